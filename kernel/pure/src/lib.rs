@@ -1,0 +1,16 @@
+//! faultline's pure logic, compiled for the host so `cargo test` can check it.
+//!
+//! Nothing lives here: every module below is a file of the kernel itself,
+//! pulled in with `#[path]` at the same module path it has in the kernel, so
+//! `crate::mm::addr` means the same thing in both builds. A file belongs in
+//! this list only if it touches no hardware: no system registers, no
+//! instructions, no MMIO (those stay under `kernel/src/arch/aarch64/`).
+#![no_std]
+
+#[cfg(test)]
+extern crate std;
+
+#[path = "../../src/mm"]
+pub mod mm {
+    pub mod addr;
+}
