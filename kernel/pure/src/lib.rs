@@ -13,4 +13,19 @@ extern crate std;
 #[path = "../../src/mm"]
 pub mod mm {
     pub mod addr;
+    pub mod pgtable;
+    pub mod buddy;
+    pub mod page;
 }
+
+#[path = "../../src/arch"]
+pub mod arch {
+    pub use self::aarch64::*;
+    pub mod aarch64 {
+        pub mod desc;
+        pub mod esr;
+    }
+}
+
+#[path = "../../src/dtb.rs"]
+pub mod dtb;

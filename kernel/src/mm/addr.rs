@@ -13,7 +13,6 @@ pub const PTRS_PER_TABLE: usize = 512;
 pub const PMD_SHIFT: u32 = 21;
 pub const PMD_SIZE: usize = 1 << PMD_SHIFT;
 pub const PUD_SHIFT: u32 = 30;
-pub const PUD_SIZE: usize = 1 << PUD_SHIFT;
 pub const PGDIR_SHIFT: u32 = 39;
 
 /// Start of the linear map: VA = PAGE_OFFSET + PA (48-bit VA, TTBR1).
@@ -25,9 +24,6 @@ pub const PAGE_OFFSET: usize = 0xffff_0000_0000_0000;
 pub struct PhysAddr(pub u64);
 
 impl PhysAddr {
-    pub const fn as_u64(self) -> u64 {
-        self.0
-    }
     pub const fn pfn(self) -> usize {
         (self.0 >> PAGE_SHIFT) as usize
     }
@@ -56,14 +52,6 @@ pub const fn phys_to_virt(pa: PhysAddr) -> usize {
 /// Physical address behind a linear-map or kernel-image address (Linux: `__pa`).
 pub const fn virt_to_phys(va: usize) -> PhysAddr {
     PhysAddr((va - PAGE_OFFSET) as u64)
-}
-
-pub const fn align_down(x: usize, align: usize) -> usize {
-    x & !(align - 1)
-}
-
-pub const fn align_up(x: usize, align: usize) -> usize {
-    (x + align - 1) & !(align - 1)
 }
 
 pub const fn is_aligned(x: usize, align: usize) -> bool {

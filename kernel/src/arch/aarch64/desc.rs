@@ -1,0 +1,185 @@
+//! Translation-table descriptors for the 4K granule, stage 1 (Arm ARM,
+//! DDI 0487, D8.3 "Translation table descriptor formats"; D5.3 in revisions
+//! before J). Linux: `arch/arm64/include/asm/pgtable-hwdef.h` and
+//! `pgtable-prot.h`. Pure encoding, host-tested; nothing here touches a
+//! register.
+//!
+//! One `Pte` type stands for a descriptor at any level, as Linux's pgd/pud/
+//! pmd/pte values share one format on arm64.
+
+use tock_registers::fields::FieldValue;
+use tock_registers::register_bitfields;
+use tock_registers::LocalRegisterCopy;
+
+use crate::mm::addr::PhysAddr;
+
+register_bitfields! [u64,
+    /// Table descriptor, levels 0-2 (Arm ARM D8.3.1, "Table descriptor").
+    pub TABLE_DESC [
+        VALID OFFSET(0) NUMBITS(1) [],
+        TYPE OFFSET(1) NUMBITS(1) [Block = 0, Table = 1],
+        NEXT_LEVEL_TABLE_ADDR OFFSET(12) NUMBITS(36) [],
+        PXN_TABLE OFFSET(59) NUMBITS(1) [],
+        UXN_TABLE OFFSET(60) NUMBITS(1) []
+    ],
+    /// Block (levels 1-2) and page (level 3) descriptors (Arm ARM D8.3.1,
+    /// "Block descriptor", "Page descriptor"; attribute fields D8.4).
+    pub LEAF_DESC [
+        VALID OFFSET(0) NUMBITS(1) [],
+        /// 0 = block at levels 1-2; 1 = page at level 3.
+        TYPE OFFSET(1) NUMBITS(1) [Block = 0, Page = 1],
+        /// Index into MAIR_EL1 (set in boot.S).
+        ATTR_INDX OFFSET(2) NUMBITS(3) [Device = 0, Normal = 1, NormalNC = 2],
+        /// AP[2:1]: EL0 access and read-only.
+        AP OFFSET(6) NUMBITS(2) [RwEl1 = 0, RwEl0 = 1, RoEl1 = 2, RoEl0 = 3],
+        SH OFFSET(8) NUMBITS(2) [NonShareable = 0, Outer = 2, Inner = 3],
+        /// Access flag: clear = the first access faults (no hardware AF on A72).
+        AF OFFSET(10) NUMBITS(1) [],
+        /// Not global: the entry is tagged with the current ASID.
+        NG OFFSET(11) NUMBITS(1) [],
+        OUTPUT_ADDR OFFSET(12) NUMBITS(36) [],
+        DBM OFFSET(51) NUMBITS(1) [],
+        /// One of 16 adjacent entries mapping a contiguous, aligned range.
+        CONTIGUOUS OFFSET(52) NUMBITS(1) [],
+        PXN OFFSET(53) NUMBITS(1) [],
+        UXN OFFSET(54) NUMBITS(1) [],
+        /// Software bit: written since it became writable (Linux PTE_DIRTY).
+        SW_DIRTY OFFSET(55) NUMBITS(1) []
+    ]
+];
+
+type Leaf = LocalRegisterCopy<u64, LEAF_DESC::Register>;
+
+/// Bits of a descriptor that hold the output / next-table address.
+const ADDR_MASK: u64 = 0x0000_ffff_ffff_f000;
+
+const fn bits(v: FieldValue<u64, LEAF_DESC::Register>) -> u64 {
+    v.value
+}
+
+/// Memory attributes and permissions of a leaf entry: every field except
+/// VALID, TYPE and the output address (Linux: `pgprot_t`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct PgProt(u64);
+
+const PROT_NORMAL: u64 = bits(LEAF_DESC::ATTR_INDX::Normal)
+    | bits(LEAF_DESC::SH::Inner)
+    | bits(LEAF_DESC::AF::SET);
+const PROT_DEVICE: u64 =
+    bits(LEAF_DESC::ATTR_INDX::Device) | bits(LEAF_DESC::AF::SET);
+const XN: u64 = bits(LEAF_DESC::PXN::SET) | bits(LEAF_DESC::UXN::SET);
+
+impl PgProt {
+    /// Kernel data: read-write, never executable.
+    pub const KERNEL: PgProt = PgProt(PROT_NORMAL | XN);
+    /// Kernel read-only data.
+    pub const KERNEL_RO: PgProt = PgProt(PROT_NORMAL | bits(LEAF_DESC::AP::RoEl1) | XN);
+    /// Kernel text: read-only, executable at EL1 only.
+    pub const KERNEL_ROX: PgProt = PgProt(
+        PROT_NORMAL | bits(LEAF_DESC::AP::RoEl1) | bits(LEAF_DESC::UXN::SET),
+    );
+    /// MMIO: Device-nGnRE, never executable.
+    pub const DEVICE: PgProt = PgProt(PROT_DEVICE | XN);
+
+    pub fn is_writable(self) -> bool {
+        let ap = Leaf::new(self.0).read(LEAF_DESC::AP);
+        ap == LEAF_DESC::AP::RwEl1.value >> 6 || ap == LEAF_DESC::AP::RwEl0.value >> 6
+    }
+    pub fn is_kernel_exec(self) -> bool {
+        !Leaf::new(self.0).is_set(LEAF_DESC::PXN)
+    }
+    pub fn is_device(self) -> bool {
+        Leaf::new(self.0).read(LEAF_DESC::ATTR_INDX) == 0
+    }
+}
+
+/// One translation-table entry at any level (Linux: `pte_t` and friends).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Default)]
+#[repr(transparent)]
+pub struct Pte(pub u64);
+
+impl Pte {
+    pub const NONE: Pte = Pte(0);
+
+    /// A table descriptor pointing at the next-level table at `pa`.
+    pub fn table(pa: PhysAddr) -> Pte {
+        debug_assert!(pa.is_aligned(4096));
+        Pte((TABLE_DESC::VALID::SET + TABLE_DESC::TYPE::Table).value | (pa.0 & ADDR_MASK))
+    }
+
+    /// A leaf: a block at levels 1-2 (`page == false`) or a page at level 3.
+    pub fn leaf(pa: PhysAddr, prot: PgProt, page: bool) -> Pte {
+        let ty = if page {
+            LEAF_DESC::TYPE::Page
+        } else {
+            LEAF_DESC::TYPE::Block
+        };
+        Pte(bits(LEAF_DESC::VALID::SET) | bits(ty) | prot.0 | (pa.0 & ADDR_MASK))
+    }
+
+    pub fn is_none(self) -> bool {
+        self.0 == 0
+    }
+    pub fn is_valid(self) -> bool {
+        Leaf::new(self.0).is_set(LEAF_DESC::VALID)
+    }
+    /// At levels 0-2: does this entry point at a next-level table? (At level
+    /// 3 the same bit pattern is a page.)
+    pub fn is_table(self) -> bool {
+        self.is_valid() && Leaf::new(self.0).is_set(LEAF_DESC::TYPE)
+    }
+    /// Output address (leaf) or next-table address (table).
+    pub fn addr(self) -> PhysAddr {
+        PhysAddr(self.0 & ADDR_MASK)
+    }
+    pub fn prot(self) -> PgProt {
+        PgProt(self.0 & !(ADDR_MASK | bits(LEAF_DESC::VALID::SET) | bits(LEAF_DESC::TYPE::Page)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_descriptor_encoding() {
+        let t = Pte::table(PhysAddr(0x4123_4000));
+        assert_eq!(t.0, 0x4123_4003);
+        assert!(t.is_valid() && t.is_table());
+        assert_eq!(t.addr(), PhysAddr(0x4123_4000));
+    }
+
+    #[test]
+    fn block_and_page_encoding() {
+        // A 2M kernel-data block: valid, block, AttrIndx 1, SH inner, AF,
+        // PXN, UXN.
+        let b = Pte::leaf(PhysAddr(0x4020_0000), PgProt::KERNEL, false);
+        assert_eq!(b.0, 0x0060_0000_4020_0705);
+        assert!(b.is_valid() && !b.is_table());
+        // The same as a level-3 page sets TYPE.
+        let p = Pte::leaf(PhysAddr(0x4020_1000), PgProt::KERNEL, true);
+        assert_eq!(p.0, 0x0060_0000_4020_1707);
+        assert_eq!(p.addr(), PhysAddr(0x4020_1000));
+        assert_eq!(p.prot(), PgProt::KERNEL);
+        assert_eq!(b.prot(), PgProt::KERNEL);
+    }
+
+    #[test]
+    fn protections() {
+        assert!(PgProt::KERNEL.is_writable() && !PgProt::KERNEL.is_kernel_exec());
+        assert!(!PgProt::KERNEL_RO.is_writable() && !PgProt::KERNEL_RO.is_kernel_exec());
+        assert!(!PgProt::KERNEL_ROX.is_writable() && PgProt::KERNEL_ROX.is_kernel_exec());
+        assert!(PgProt::DEVICE.is_device() && !PgProt::KERNEL.is_device());
+        // Text must not be executable from EL0 either.
+        assert!(Pte::leaf(PhysAddr(0), PgProt::KERNEL_ROX, true).0 & (1 << 54) != 0);
+        // Device memory: AttrIndx 0, not shareable.
+        assert_eq!(Pte::leaf(PhysAddr(0), PgProt::DEVICE, true).0 & 0x31c, 0);
+    }
+
+    #[test]
+    fn addresses_above_4g_and_none() {
+        let p = Pte::leaf(PhysAddr(0x1_3fff_f000), PgProt::KERNEL, true);
+        assert_eq!(p.addr(), PhysAddr(0x1_3fff_f000));
+        assert!(Pte::NONE.is_none() && !Pte::NONE.is_valid());
+    }
+}

@@ -1,0 +1,110 @@
+//! GICv2 distributor and CPU interface, the default interrupt controller of
+//! QEMU `virt` (Arm GIC Architecture Specification v2, IHI 0048B, 4.3-4.4).
+//! Linux: `drivers/irqchip/irq-gic.c`.
+
+use tock_registers::interfaces::{Readable, Writeable};
+use tock_registers::registers::{ReadOnly, ReadWrite, WriteOnly};
+use tock_registers::{register_bitfields, register_structs};
+
+register_bitfields! [u32,
+    /// GICD_SGIR (IHI 0048B 4.3.15).
+    SGIR [
+        TARGET_LIST_FILTER OFFSET(24) NUMBITS(2) [List = 0, AllOthers = 1, SelfOnly = 2],
+        CPU_TARGET_LIST OFFSET(16) NUMBITS(8) [],
+        INTID OFFSET(0) NUMBITS(4) []
+    ]
+];
+
+register_structs! {
+    Distributor {
+        (0x000 => ctlr: ReadWrite<u32>),
+        (0x004 => _r0),
+        (0x100 => isenabler: [ReadWrite<u32>; 32]),
+        (0x180 => _r1),
+        (0x400 => ipriorityr: [ReadWrite<u32>; 255]),
+        (0x7fc => _r2),
+        (0x800 => itargetsr: [ReadWrite<u32>; 255]),
+        (0xbfc => _r3),
+        (0xf00 => sgir: WriteOnly<u32, SGIR::Register>),
+        (0xf04 => @END),
+    },
+    CpuInterface {
+        (0x000 => ctlr: ReadWrite<u32>),
+        (0x004 => pmr: ReadWrite<u32>),
+        (0x008 => bpr: ReadWrite<u32>),
+        (0x00c => iar: ReadOnly<u32>),
+        (0x010 => eoir: WriteOnly<u32>),
+        (0x014 => @END),
+    }
+}
+
+/// IAR value meaning "no pending interrupt".
+const SPURIOUS: u32 = 1023;
+
+pub struct GicV2 {
+    dist: &'static Distributor,
+    cpu: &'static CpuInterface,
+}
+
+// SAFETY: the registers are MMIO; the ones shared between CPUs (GICD) are
+// written only during boot or are write-to-act (SGIR), and the per-CPU ones
+// are banked, so concurrent use from several CPUs is what the GIC expects.
+unsafe impl Sync for GicV2 {}
+unsafe impl Send for GicV2 {}
+
+impl GicV2 {
+    /// # Safety
+    /// The addresses must be the mapped distributor and CPU interface.
+    pub unsafe fn new(dist: usize, cpu: usize) -> Self {
+        // SAFETY: per the caller, these are the devices' register blocks.
+        unsafe {
+            GicV2 {
+                dist: &*(dist as *const Distributor),
+                cpu: &*(cpu as *const CpuInterface),
+            }
+        }
+    }
+
+    pub fn init_distributor(&self) {
+        self.dist.ctlr.set(1);
+    }
+
+    pub fn init_cpu_interface(&self) {
+        self.cpu.pmr.set(0xff);
+        self.cpu.bpr.set(0);
+        self.cpu.ctlr.set(1);
+    }
+
+    /// Enables a private interrupt (SGI/PPI, banked per CPU) on this CPU.
+    pub fn enable_private(&self, intid: u32) {
+        let reg = (intid / 4) as usize;
+        let shift = (intid % 4) * 8;
+        let prio = self.dist.ipriorityr[reg].get() & !(0xff << shift);
+        self.dist.ipriorityr[reg].set(prio | (0x80 << shift));
+        self.dist.isenabler[(intid / 32) as usize].set(1 << (intid % 32));
+    }
+
+    /// This CPU's bit in SGI target lists: ITARGETSR0 is banked and reads
+    /// back the caller's own CPU-interface mask.
+    pub fn this_cpu_target(&self) -> u32 {
+        self.dist.itargetsr[0].get() & 0xff
+    }
+
+    pub fn ack(&self) -> Option<u32> {
+        let iar = self.cpu.iar.get();
+        let intid = iar & 0x3ff;
+        (intid != SPURIOUS).then_some(iar)
+    }
+
+    pub fn eoi(&self, iar: u32) {
+        self.cpu.eoir.set(iar);
+    }
+
+    pub fn send_sgi(&self, target_mask: u32, intid: u32) {
+        self.dist.sgir.write(
+            SGIR::TARGET_LIST_FILTER::List
+                + SGIR::CPU_TARGET_LIST.val(target_mask)
+                + SGIR::INTID.val(intid),
+        );
+    }
+}

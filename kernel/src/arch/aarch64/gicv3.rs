@@ -1,0 +1,178 @@
+//! GICv3 distributor, redistributors and system-register CPU interface
+//! (`-M virt,gic-version=3`). Arm GICv3/v4 Architecture Specification
+//! (IHI 0069), 12.9 (GICD), 12.10-12.11 (GICR), 12.2 (ICC_*).
+//! Linux: `drivers/irqchip/irq-gic-v3.c`.
+
+use core::arch::asm;
+
+use tock_registers::interfaces::{Readable, Writeable};
+use tock_registers::registers::{ReadOnly, ReadWrite};
+use tock_registers::{register_bitfields, register_structs};
+
+register_bitfields! [u32,
+    /// GICD_CTLR, non-secure view (IHI 0069 12.9.4).
+    GICD_CTLR [
+        RWP OFFSET(31) NUMBITS(1) [],
+        ARE_NS OFFSET(4) NUMBITS(1) [],
+        ENABLE_GRP1A OFFSET(1) NUMBITS(1) []
+    ],
+    /// GICR_WAKER (IHI 0069 12.11.42).
+    GICR_WAKER [
+        CHILDREN_ASLEEP OFFSET(2) NUMBITS(1) [],
+        PROCESSOR_SLEEP OFFSET(1) NUMBITS(1) []
+    ]
+];
+
+register_structs! {
+    Distributor {
+        (0x0000 => ctlr: ReadWrite<u32, GICD_CTLR::Register>),
+        (0x0004 => @END),
+    },
+    /// RD_base frame of one redistributor.
+    RdBase {
+        (0x0000 => _r0),
+        (0x0008 => typer: ReadOnly<u64>),
+        (0x0010 => _r1),
+        (0x0014 => waker: ReadWrite<u32, GICR_WAKER::Register>),
+        (0x0018 => @END),
+    },
+    /// SGI_base frame (64K after RD_base): this CPU's SGIs and PPIs.
+    SgiBase {
+        (0x0000 => _r0),
+        (0x0080 => igroupr0: ReadWrite<u32>),
+        (0x0084 => _r1),
+        (0x0100 => isenabler0: ReadWrite<u32>),
+        (0x0104 => _r2),
+        (0x0400 => ipriorityr: [ReadWrite<u32>; 8]),
+        (0x0420 => @END),
+    }
+}
+
+/// Each GICv3 redistributor is two 64K frames.
+const REDIST_STRIDE: usize = 0x2_0000;
+const GICR_TYPER_LAST: u64 = 1 << 4;
+const SPURIOUS: u32 = 1023;
+
+pub struct GicV3 {
+    dist: &'static Distributor,
+    redist_base: usize,
+    redist_size: usize,
+}
+
+// SAFETY: the registers are MMIO; the ones shared between CPUs (GICD) are
+// written only during boot or are write-to-act (SGIR), and the per-CPU ones
+// are banked, so concurrent use from several CPUs is what the GIC expects.
+unsafe impl Sync for GicV3 {}
+unsafe impl Send for GicV3 {}
+
+impl GicV3 {
+    /// # Safety
+    /// The addresses must be the mapped distributor and redistributor region.
+    pub unsafe fn new(dist: usize, redist_base: usize, redist_size: usize) -> Self {
+        GicV3 {
+            // SAFETY: per the caller.
+            dist: unsafe { &*(dist as *const Distributor) },
+            redist_base,
+            redist_size,
+        }
+    }
+
+    pub fn init_distributor(&self) {
+        self.dist
+            .ctlr
+            .write(GICD_CTLR::ARE_NS::SET + GICD_CTLR::ENABLE_GRP1A::SET);
+        while self.dist.ctlr.is_set(GICD_CTLR::RWP) {
+            core::hint::spin_loop();
+        }
+    }
+
+    /// The redistributor whose GICR_TYPER affinity matches `mpidr`.
+    fn redistributor(&self, mpidr: u64) -> Option<usize> {
+        let aff = ((mpidr >> 8) & 0xff00_0000) | (mpidr & 0x00ff_ffff);
+        let mut base = self.redist_base;
+        while base + REDIST_STRIDE <= self.redist_base + self.redist_size {
+            // SAFETY: base lies inside the mapped redistributor region.
+            let rd = unsafe { &*(base as *const RdBase) };
+            let typer = rd.typer.get();
+            if typer >> 32 == aff {
+                return Some(base);
+            }
+            if typer & GICR_TYPER_LAST != 0 {
+                break;
+            }
+            base += REDIST_STRIDE;
+        }
+        None
+    }
+
+    /// Wakes this CPU's redistributor and enables the system-register CPU
+    /// interface. Returns this CPU's SGI frame for enabling PPIs.
+    pub fn init_cpu_interface(&self, mpidr: u64) -> usize {
+        let base = self
+            .redistributor(mpidr)
+            .expect("no GICv3 redistributor for this CPU");
+        // SAFETY: found by redistributor() inside the mapped region.
+        let rd = unsafe { &*(base as *const RdBase) };
+        rd.waker.write(GICR_WAKER::PROCESSOR_SLEEP::CLEAR);
+        while rd.waker.is_set(GICR_WAKER::CHILDREN_ASLEEP) {
+            core::hint::spin_loop();
+        }
+        let sgi_base = base + 0x1_0000;
+        // SAFETY: the SGI frame follows RD_base.
+        let sgi = unsafe { &*(sgi_base as *const SgiBase) };
+        sgi.igroupr0.set(0xffff_ffff);
+        // SAFETY: ICC_* system registers; ICC_SRE_EL2.Enable was set in
+        // boot.S when we came from EL2.
+        unsafe {
+            asm!(
+                "mrs {t}, icc_sre_el1",
+                "orr {t}, {t}, #1",
+                "msr icc_sre_el1, {t}",
+                "isb",
+                "msr icc_pmr_el1, {pmr}",
+                "msr icc_bpr1_el1, xzr",
+                "msr icc_igrpen1_el1, {one}",
+                "isb",
+                t = out(reg) _,
+                pmr = in(reg) 0xffu64,
+                one = in(reg) 1u64,
+                options(nostack)
+            );
+        }
+        sgi_base
+    }
+
+    pub fn enable_private(&self, sgi_base: usize, intid: u32) {
+        // SAFETY: sgi_base came from init_cpu_interface.
+        let sgi = unsafe { &*(sgi_base as *const SgiBase) };
+        let reg = (intid / 4) as usize;
+        let shift = (intid % 4) * 8;
+        let prio = sgi.ipriorityr[reg].get() & !(0xff << shift);
+        sgi.ipriorityr[reg].set(prio | (0x80 << shift));
+        sgi.isenabler0.set(1 << intid);
+    }
+
+    pub fn ack(&self) -> Option<u32> {
+        let iar: u64;
+        // SAFETY: acknowledges the highest-priority pending interrupt.
+        unsafe { asm!("mrs {}, icc_iar1_el1", out(reg) iar, options(nostack)) };
+        let intid = (iar & 0xff_ffff) as u32;
+        (intid != SPURIOUS).then_some(intid)
+    }
+
+    pub fn eoi(&self, intid: u32) {
+        // SAFETY: ends the interrupt acknowledged by ack().
+        unsafe { asm!("msr icc_eoir1_el1, {}", "isb", in(reg) intid as u64, options(nostack)) };
+    }
+
+    /// Sends SGI `intid` to the CPU with affinity `mpidr` (ICC_SGI1R_EL1).
+    pub fn send_sgi(&self, mpidr: u64, intid: u32) {
+        let aff0 = mpidr & 0xf;
+        let aff1 = (mpidr >> 8) & 0xff;
+        let aff2 = (mpidr >> 16) & 0xff;
+        let aff3 = (mpidr >> 32) & 0xff;
+        let v = (aff3 << 48) | (aff2 << 32) | ((intid as u64) << 24) | (aff1 << 16) | (1 << aff0);
+        // SAFETY: generates an SGI; no memory effects.
+        unsafe { asm!("dsb ishst", "msr icc_sgi1r_el1, {}", "isb", in(reg) v, options(nostack)) };
+    }
+}

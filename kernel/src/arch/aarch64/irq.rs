@@ -1,0 +1,39 @@
+//! The IRQ entry point called by the vectors: acknowledge, dispatch, end,
+//! then give the scheduler its chance to preempt (Linux: `el1_interrupt`,
+//! `gic_handle_irq`).
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use super::trap::TrapFrame;
+use super::{gic, smp, timer};
+use crate::task;
+
+static TIMER_INTID: AtomicU32 = AtomicU32::new(0);
+
+/// Enables this CPU's tick (the virtual timer's PPI `timer_intid`) and IPIs.
+pub fn init_this_cpu(cpu: usize, timer_intid: u32) {
+    TIMER_INTID.store(timer_intid, Ordering::Relaxed);
+    gic::init_this_cpu(cpu, &[timer_intid, smp::IPI_RESCHEDULE]);
+    timer::set_next_event(tick_interval());
+}
+
+fn tick_interval() -> u64 {
+    timer::frequency() / task::HZ
+}
+
+#[no_mangle]
+extern "C" fn handle_irq(_tf: &mut TrapFrame, _kind: u64) {
+    while let Some(ack) = gic::acknowledge() {
+        let intid = ack.intid;
+        if intid == TIMER_INTID.load(Ordering::Relaxed) {
+            timer::set_next_event(tick_interval());
+            task::tick();
+        } else if intid == smp::IPI_RESCHEDULE {
+            task::set_need_resched();
+        } else {
+            println!("irq: unexpected interrupt {}", intid);
+        }
+        gic::end_of_interrupt(ack);
+    }
+    task::preempt_on_irq_exit();
+}

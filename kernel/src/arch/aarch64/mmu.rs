@@ -1,0 +1,117 @@
+//! MMU registers and TLB maintenance: installing translation tables, asking
+//! the hardware to translate (AT), invalidating TLB entries. Linux:
+//! `arch/arm64/include/asm/tlbflush.h`, `arch/arm64/mm/proc.S`
+//! (`idmap_cpu_replace_ttbr1`).
+
+use core::arch::{asm, global_asm};
+
+use crate::mm::addr::{virt_to_phys, PhysAddr};
+
+/// Makes page-table writes visible to the hardware walker (DSB ISHST), as
+/// Linux's `__set_pte` does after writing a valid entry.
+#[inline(always)]
+pub fn publish_table_writes() {
+    // SAFETY: a barrier only.
+    unsafe { asm!("dsb ishst", "isb", options(nostack)) };
+}
+
+/// Invalidates the TLB entries for one kernel page on all CPUs
+/// (Linux: `flush_tlb_kernel_range` for one page; global entries, any ASID).
+pub fn flush_tlb_kernel_page(va: usize) {
+    // SAFETY: TLB maintenance only.
+    unsafe {
+        asm!("dsb ishst", "tlbi vaae1is, {}", "dsb ish", "isb",
+             in(reg) (va >> 12) & ((1 << 44) - 1), options(nostack))
+    };
+}
+
+extern "C" {
+    fn __replace_ttbr1(ttbr1: u64);
+}
+
+// Switching TTBR1 while running through it could meet TLB entries of the
+// old and the new tables for the same VA (a TLB conflict), so, as Linux does,
+// switch from the identity map: this code runs at its physical address
+// through TTBR0 (the boot identity map), and returns via the high LR.
+global_asm!(
+    ".section .text",
+    ".balign 4096",
+    ".global __replace_ttbr1",
+    "__replace_ttbr1:",
+    "    dsb ishst",
+    "    msr ttbr1_el1, x0",
+    "    isb",
+    "    tlbi vmalle1",
+    "    dsb nsh",
+    "    isb",
+    "    ret",
+);
+
+/// Switches this CPU's kernel half to the tables at `pgd`. TTBR0 must still
+/// hold the boot identity map.
+pub fn replace_ttbr1(pgd: PhysAddr) {
+    let pa = virt_to_phys(__replace_ttbr1 as *const () as usize);
+    // SAFETY: reinterprets the physical address of __replace_ttbr1 as a
+    // callable pointer through the identity map; the function uses no stack
+    // and `pgd` maps the kernel exactly as before.
+    unsafe {
+        let f: unsafe extern "C" fn(u64) = core::mem::transmute(pa.0 as usize);
+        f(pgd.0);
+    }
+}
+
+/// Stops using the boot identity map in TTBR0: no user space yet, so EL0
+/// addresses fault until a process installs its own tables.
+pub fn clear_ttbr0() {
+    // SAFETY: nothing runs through TTBR0 once the kernel is at its high
+    // address; EPD0 is not needed because a zero table faults every walk.
+    unsafe { asm!("msr ttbr0_el1, {}", "isb", "tlbi vmalle1", "dsb nsh", "isb", in(reg) virt_to_phys(EMPTY_PGD.0.as_ptr() as usize).0, options(nostack)) };
+}
+
+#[repr(C, align(4096))]
+struct EmptyTable([u64; 512]);
+static EMPTY_PGD: EmptyTable = EmptyTable([0; 512]);
+
+/// Which permission an `AT` translation asks about.
+#[derive(Copy, Clone, Debug)]
+pub enum AtAccess {
+    /// AT S1E1R: EL1 read.
+    KernelRead,
+    /// AT S1E1W: EL1 write.
+    KernelWrite,
+}
+
+/// Asks the MMU to translate `va` (Arm ARM: AT S1E1R/W, result in PAR_EL1).
+/// Ok(PA) on success, Err(PAR_EL1) when translation would fault.
+pub fn at_translate(va: usize, access: AtAccess) -> Result<PhysAddr, u64> {
+    let par: u64;
+    // SAFETY: AT only updates PAR_EL1, read back with IRQs masked so no
+    // interrupt handler's AT can clobber it in between.
+    unsafe {
+        let daif = super::cpu::local_irq_save();
+        match access {
+            AtAccess::KernelRead => asm!("at s1e1r, {}", in(reg) va, options(nostack)),
+            AtAccess::KernelWrite => asm!("at s1e1w, {}", in(reg) va, options(nostack)),
+        }
+        asm!("isb", "mrs {}, par_el1", out(reg) par, options(nostack));
+        super::cpu::local_irq_restore(daif);
+    }
+    if par & 1 != 0 {
+        Err(par)
+    } else {
+        Ok(PhysAddr((par & 0x0000_ffff_ffff_f000) | (va as u64 & 0xfff)))
+    }
+}
+
+/// ASID width in bits (ID_AA64MMFR0_EL1.ASIDBits; TCR_EL1.AS is set to
+/// match in boot.S).
+pub fn asid_bits() -> u32 {
+    let v: u64;
+    // SAFETY: reads an ID register.
+    unsafe { asm!("mrs {}, id_aa64mmfr0_el1", out(reg) v, options(nomem, nostack)) };
+    if (v >> 4) & 0xf == 2 {
+        16
+    } else {
+        8
+    }
+}

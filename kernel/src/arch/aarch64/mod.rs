@@ -1,0 +1,23 @@
+//! Everything that names an AArch64 system register or instruction.
+//!
+//! Generic kernel code (mm, fs, task) calls the functions exported here and
+//! never writes `asm!` itself.
+
+pub mod context;
+pub mod cpu;
+pub mod desc;
+pub mod esr;
+pub mod gic;
+mod gicv2;
+mod gicv3;
+pub mod irq;
+pub mod mmu;
+pub mod pl011;
+pub mod psci;
+pub mod semihosting;
+pub mod smp;
+pub mod timer;
+pub mod trap;
+
+core::arch::global_asm!(include_str!("boot.S"), options(raw));
+core::arch::global_asm!(include_str!("vectors.S"), options(raw));

@@ -1,0 +1,47 @@
+//! Bringing up secondary CPUs with PSCI `CPU_ON`, and inter-processor
+//! interrupts (Linux: `arch/arm64/kernel/smp.c`, `psci.c` cpu_ops).
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use super::{gic, psci};
+use crate::dtb::MAX_CPUS;
+use crate::mm::addr::{virt_to_phys, PhysAddr};
+
+/// SGI used to make another CPU reschedule (Linux: `IPI_RESCHEDULE`).
+pub const IPI_RESCHEDULE: u32 = 0;
+
+/// What `secondary_entry` in boot.S reads, by physical address, before the
+/// MMU is on. Field order is fixed by boot.S.
+#[repr(C)]
+pub struct SecondaryBoot {
+    pub stack_top: u64,
+    pub ttbr1: u64,
+    pub cpu: u64,
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const NO_MPIDR: AtomicU64 = AtomicU64::new(u64::MAX);
+static CPU_MPIDR: [AtomicU64; MAX_CPUS] = [NO_MPIDR; MAX_CPUS];
+
+/// Records each logical CPU's MPIDR (from the DTB).
+pub fn set_logical_map(map: &[u64]) {
+    for (cpu, &mpidr) in map.iter().enumerate() {
+        CPU_MPIDR[cpu].store(mpidr, Ordering::Relaxed);
+    }
+}
+
+/// Starts logical CPU `cpu`; it enters `secondary_main(record)`.
+/// `record` must stay alive until the CPU reports itself online.
+pub fn boot_secondary(cpu: usize, record: &SecondaryBoot) -> Result<(), i64> {
+    extern "C" {
+        fn secondary_entry();
+    }
+    let entry: PhysAddr = virt_to_phys(secondary_entry as *const () as usize);
+    let context = virt_to_phys(record as *const SecondaryBoot as usize);
+    psci::cpu_on(CPU_MPIDR[cpu].load(Ordering::Relaxed), entry, context.0)
+}
+
+/// Asks `cpu` to run its scheduler soon.
+pub fn send_reschedule(cpu: usize) {
+    gic::send_ipi(cpu, CPU_MPIDR[cpu].load(Ordering::Relaxed), IPI_RESCHEDULE);
+}

@@ -1,0 +1,99 @@
+// Exception vector table and trap-frame save/restore (Linux:
+// arch/arm64/kernel/entry.S). Every exception builds a TrapFrame
+// (trap.rs) on the current kernel stack and calls into Rust with x0 = frame.
+// The layout below must match `struct TrapFrame`.
+
+.equ TRAP_FRAME_SIZE, 36 * 8
+
+.macro kernel_entry
+    sub     sp, sp, #TRAP_FRAME_SIZE
+    stp     x0, x1, [sp, #16 * 0]
+    stp     x2, x3, [sp, #16 * 1]
+    stp     x4, x5, [sp, #16 * 2]
+    stp     x6, x7, [sp, #16 * 3]
+    stp     x8, x9, [sp, #16 * 4]
+    stp     x10, x11, [sp, #16 * 5]
+    stp     x12, x13, [sp, #16 * 6]
+    stp     x14, x15, [sp, #16 * 7]
+    stp     x16, x17, [sp, #16 * 8]
+    stp     x18, x19, [sp, #16 * 9]
+    stp     x20, x21, [sp, #16 * 10]
+    stp     x22, x23, [sp, #16 * 11]
+    stp     x24, x25, [sp, #16 * 12]
+    stp     x26, x27, [sp, #16 * 13]
+    stp     x28, x29, [sp, #16 * 14]
+    mrs     x21, sp_el0
+    stp     x30, x21, [sp, #16 * 15]
+    mrs     x22, elr_el1
+    mrs     x23, spsr_el1
+    stp     x22, x23, [sp, #16 * 16]
+    // A frame record (fp, pc) = (interrupted x29, interrupted pc), so a
+    // backtrace taken in the handler continues into the interrupted code.
+    stp     x29, x22, [sp, #16 * 17]
+    add     x29, sp, #16 * 17
+.endm
+
+.macro kernel_exit
+    ldp     x22, x23, [sp, #16 * 16]
+    msr     elr_el1, x22
+    msr     spsr_el1, x23
+    ldp     x30, x21, [sp, #16 * 15]
+    msr     sp_el0, x21
+    ldp     x0, x1, [sp, #16 * 0]
+    ldp     x2, x3, [sp, #16 * 1]
+    ldp     x4, x5, [sp, #16 * 2]
+    ldp     x6, x7, [sp, #16 * 3]
+    ldp     x8, x9, [sp, #16 * 4]
+    ldp     x10, x11, [sp, #16 * 5]
+    ldp     x12, x13, [sp, #16 * 6]
+    ldp     x14, x15, [sp, #16 * 7]
+    ldp     x16, x17, [sp, #16 * 8]
+    ldp     x18, x19, [sp, #16 * 9]
+    ldp     x20, x21, [sp, #16 * 10]
+    ldp     x22, x23, [sp, #16 * 11]
+    ldp     x24, x25, [sp, #16 * 12]
+    ldp     x26, x27, [sp, #16 * 13]
+    ldp     x28, x29, [sp, #16 * 14]
+    add     sp, sp, #TRAP_FRAME_SIZE
+    eret
+.endm
+
+// One 128-byte slot per (source, kind): save the frame, call the handler
+// with x0 = frame and x1 = the slot's kind, return through kernel_exit.
+.macro vector_entry handler, kind
+.balign 128
+    kernel_entry
+    mov     x0, sp
+    mov     x1, #\kind
+    bl      \handler
+    b       ret_from_exception
+.endm
+
+.section .text
+.balign 2048
+.global exception_vectors
+exception_vectors:
+    // Current EL with SP_EL0: never used (the kernel runs on SP_EL1).
+    vector_entry handle_unexpected, 0
+    vector_entry handle_unexpected, 1
+    vector_entry handle_unexpected, 2
+    vector_entry handle_unexpected, 3
+    // Current EL with SP_ELx: the kernel.
+    vector_entry handle_el1_sync, 4
+    vector_entry handle_irq, 5
+    vector_entry handle_unexpected, 6
+    vector_entry handle_unexpected, 7
+    // Lower EL, AArch64: user space (none yet).
+    vector_entry handle_unexpected, 8
+    vector_entry handle_irq, 9
+    vector_entry handle_unexpected, 10
+    vector_entry handle_unexpected, 11
+    // Lower EL, AArch32: not supported.
+    vector_entry handle_unexpected, 12
+    vector_entry handle_unexpected, 13
+    vector_entry handle_unexpected, 14
+    vector_entry handle_unexpected, 15
+
+.global ret_from_exception
+ret_from_exception:
+    kernel_exit

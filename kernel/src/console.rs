@@ -1,0 +1,97 @@
+//! The kernel console: `print!`/`println!` from any CPU, from interrupt
+//! handlers and from inside a panic.
+//!
+//! One lock serialises whole lines. It remembers its owner CPU so that a
+//! fault taken while printing (same CPU) prints instead of deadlocking, and a
+//! panicking CPU stops waiting after a bounded spin: the panic message matters
+//! more than tidy output.
+
+use core::fmt::{self, Write};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use crate::arch::cpu::{cpu_id, local_irq_restore, local_irq_save};
+use crate::arch::pl011::Pl011;
+use crate::mm::addr::{phys_to_virt, PhysAddr};
+
+const NO_OWNER: usize = usize::MAX;
+/// How long a panicking CPU waits for the console before printing anyway.
+const PANIC_SPIN_LIMIT: usize = 10_000_000;
+
+static UART_VA: AtomicUsize = AtomicUsize::new(0);
+static OWNER: AtomicUsize = AtomicUsize::new(NO_OWNER);
+static PANICKING: AtomicBool = AtomicBool::new(false);
+
+/// Starts console output on the PL011 at `base` (from the DTB).
+pub fn init(base: PhysAddr) {
+    let va = phys_to_virt(base);
+    // SAFETY: the linear map covers the UART (boot map, then the kernel map).
+    unsafe { Pl011::new(va) }.init();
+    UART_VA.store(va, Ordering::Release);
+}
+
+/// From now on every CPU's console lock waits are bounded.
+pub fn enter_panic_mode() {
+    PANICKING.store(true, Ordering::SeqCst);
+}
+
+struct Uart(Pl011);
+
+impl Write for Uart {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for b in s.bytes() {
+            if b == b'\n' {
+                self.0.putc(b'\r');
+            }
+            self.0.putc(b);
+        }
+        Ok(())
+    }
+}
+
+/// Takes the console for this CPU; returns whether we took it (false = we
+/// already held it, or barged in during a panic).
+fn console_lock() -> bool {
+    let me = cpu_id();
+    if OWNER.load(Ordering::Relaxed) == me {
+        return false;
+    }
+    let mut spins = 0;
+    while OWNER
+        .compare_exchange_weak(NO_OWNER, me, Ordering::Acquire, Ordering::Relaxed)
+        .is_err()
+    {
+        spins += 1;
+        if PANICKING.load(Ordering::Relaxed) && spins > PANIC_SPIN_LIMIT {
+            return false;
+        }
+        core::hint::spin_loop();
+    }
+    true
+}
+
+#[doc(hidden)]
+pub fn _print(args: fmt::Arguments) {
+    let va = UART_VA.load(Ordering::Acquire);
+    if va == 0 {
+        return;
+    }
+    let daif = local_irq_save();
+    let took = console_lock();
+    // SAFETY: `va` was set by init() from the DTB's PL011 address.
+    let _ = Uart(unsafe { Pl011::new(va) }).write_fmt(args);
+    if took {
+        OWNER.store(NO_OWNER, Ordering::Release);
+    }
+    local_irq_restore(daif);
+}
+
+#[macro_export]
+macro_rules! print {
+    ($($arg:tt)*) => ($crate::console::_print(format_args!($($arg)*)));
+}
+
+#[macro_export]
+macro_rules! println {
+    () => ($crate::print!("\n"));
+    ($($arg:tt)*) => ($crate::console::_print(format_args!("{}\n", format_args!($($arg)*))));
+}

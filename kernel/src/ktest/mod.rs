@@ -1,0 +1,53 @@
+//! In-kernel tests: what can only be checked on the (emulated) hardware —
+//! the allocator on real RAM, the live page tables (read back with `AT`),
+//! exceptions, SMP and preemption. Pure logic is tested on the host instead
+//! (`cargo test`). Booting with `ktest` on the command line runs them all,
+//! one line each, ending with `N passed, N failed`.
+//!
+//! A test returns `Err(reason)` rather than panicking, so one failure does
+//! not hide the rest.
+
+use alloc::string::String;
+
+mod frames;
+mod pgtable;
+mod sched;
+mod trap;
+
+pub type TestResult = Result<(), String>;
+
+/// `ensure!(cond, "why {}", x)`: fail the test with a message unless `cond`.
+macro_rules! ensure {
+    ($cond:expr, $($msg:tt)+) => {
+        if !$cond {
+            return Err(alloc::format!($($msg)+));
+        }
+    };
+}
+pub(crate) use ensure;
+
+pub struct Test {
+    pub name: &'static str,
+    pub run: fn() -> TestResult,
+}
+
+/// Runs every test; returns (passed, failed).
+pub fn run_all(verbose: bool) -> (usize, usize) {
+    let suites: [&[Test]; 4] = [frames::TESTS, pgtable::TESTS, trap::TESTS, sched::TESTS];
+    let (mut passed, mut failed) = (0, 0);
+    for test in suites.iter().flat_map(|s| s.iter()) {
+        match (test.run)() {
+            Ok(()) => {
+                passed += 1;
+                if verbose {
+                    println!("ktest {} ... ok", test.name);
+                }
+            }
+            Err(why) => {
+                failed += 1;
+                println!("ktest {} ... FAILED: {}", test.name, why);
+            }
+        }
+    }
+    (passed, failed)
+}

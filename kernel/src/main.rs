@@ -1,0 +1,197 @@
+//! faultline: an AArch64 teaching kernel for the page-fault path.
+//!
+//! `kernel_main` is the boot story; read it first. `arch/aarch64/boot.S`
+//! runs before it (EL2 -> EL1, boot page tables, MMU on) and every
+//! secondary CPU enters at `secondary_main`.
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+#[macro_use]
+mod console;
+mod arch;
+mod cmdline;
+mod dtb;
+mod ktest;
+mod mm;
+mod panic;
+mod sync;
+mod task;
+
+use arch::{cpu, gic, irq, mmu, psci, semihosting, smp, trap};
+use cmdline::Cmdline;
+use mm::addr::{phys_to_virt, virt_to_phys, PhysAddr, PAGE_SIZE};
+use mm::{frame, kmap};
+
+/// Where QEMU puts the DTB when it boots an ELF image (x0 is 0 then).
+const DEFAULT_DTB: PhysAddr = PhysAddr(0x4000_0000);
+/// Secondary CPUs' boot stacks (they become the CPUs' idle threads).
+const SECONDARY_STACK_ORDER: usize = 4;
+
+/// The boot CPU's story, from the MMU being on to the first thread.
+#[no_mangle]
+pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
+    cpu::set_cpu_id(0);
+    trap::init_this_cpu();
+
+    // 1. What machine is this? Everything comes from the device tree.
+    let dtb_pa = if dtb_pa == 0 { DEFAULT_DTB } else { PhysAddr(dtb_pa as u64) };
+    let info = read_dtb(dtb_pa);
+    console::init(info.uart.base);
+
+    // 2. Physical memory: every free frame into the buddy allocator.
+    let (ram_start, ram_end) = ram_span(&info);
+    let mut free = [(PhysAddr(0), PhysAddr(0)); 32];
+    let image = kernel_image_range();
+    let n = info.free_ranges(dtb_pa, &[image], &mut free);
+    frame::init(ram_start, ram_end, &free[..n]);
+
+    // 3. The kernel's own page tables: linear map in blocks, image W^X.
+    let ram: alloc::vec::Vec<_> = info.memory.iter().map(|r| (r.base, r.end())).collect();
+    let devices = device_ranges(&info);
+    kmap::init(&ram, &devices);
+    mmu::clear_ttbr0();
+
+    // 4. Interrupts, the tick, the scheduler, then the other CPUs.
+    psci::init(info.psci);
+    gic::init(&info.gic);
+    task::init_this_cpu();
+    irq::init_this_cpu(0, info.timer_virt_intid);
+    smp::set_logical_map(&info.cpu_logical_map);
+    SECONDARY_TIMER_INTID.store(info.timer_virt_intid, core::sync::atomic::Ordering::Relaxed);
+    for cpu in 1..info.cpu_logical_map.len() {
+        start_secondary(cpu);
+    }
+
+    print_banner(&info, boot_el);
+
+    // 5. The first thread runs the workload the command line asks for;
+    //    this CPU becomes its idle loop.
+    let cmdline = alloc::string::String::from(info.bootargs);
+    task::spawn_on(0, move || run_workload(Cmdline(&cmdline)));
+    cpu::local_irq_enable();
+    task::start_idle_loop();
+}
+
+fn read_dtb(pa: PhysAddr) -> dtb::BootInfo<'static> {
+    let va = phys_to_virt(pa);
+    // SAFETY: the boot map covers RAM, where QEMU placed the DTB; its
+    // header says how long it is, and the kernel never writes to it.
+    let header = unsafe { core::slice::from_raw_parts(va as *const u8, 64) };
+    let Some(size) = dtb::total_size(header) else {
+        semihosting::exit(2);
+    };
+    let blob = unsafe { core::slice::from_raw_parts(va as *const u8, size) };
+    dtb::parse(blob).unwrap_or_else(|_| semihosting::exit(2))
+}
+
+fn ram_span(info: &dtb::BootInfo) -> (PhysAddr, PhysAddr) {
+    let start = info.memory.iter().map(|r| r.base).min().expect("no RAM");
+    let end = info.memory.iter().map(|r| r.end()).max().expect("no RAM");
+    (start, end)
+}
+
+fn kernel_image_range() -> (PhysAddr, PhysAddr) {
+    let img = kmap::image_layout();
+    (virt_to_phys(img.text.0), virt_to_phys(img.data.1))
+}
+
+fn device_ranges(info: &dtb::BootInfo) -> [(PhysAddr, PhysAddr); 3] {
+    let r = |m: dtb::MemRegion| (m.base, m.end());
+    match info.gic {
+        dtb::GicInfo::V2 { dist, cpu_if } => [r(info.uart), r(dist), r(cpu_if)],
+        dtb::GicInfo::V3 { dist, redist } => [r(info.uart), r(dist), r(redist)],
+    }
+}
+
+static SECONDARY_TIMER_INTID: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+static mut SECONDARY_BOOT: [smp::SecondaryBoot; dtb::MAX_CPUS] =
+    [const { smp::SecondaryBoot { stack_top: 0, ttbr1: 0, cpu: 0 } }; dtb::MAX_CPUS];
+
+/// Starts `cpu` and waits (bounded) until it is online.
+fn start_secondary(cpu: usize) {
+    let stack = frame::alloc_pages(SECONDARY_STACK_ORDER).expect("secondary stack");
+    // SAFETY: each record is written once, here, before its CPU starts.
+    let record = unsafe {
+        let r = &mut (*(&raw mut SECONDARY_BOOT))[cpu];
+        r.stack_top = (phys_to_virt(stack) + (PAGE_SIZE << SECONDARY_STACK_ORDER)) as u64;
+        r.ttbr1 = kmap::kernel_pgd().0;
+        r.cpu = cpu as u64;
+        &*r
+    };
+    if let Err(e) = smp::boot_secondary(cpu, record) {
+        println!("smp: CPU {} failed to start: PSCI error {}", cpu, e);
+        return;
+    }
+    let deadline = arch::timer::counter() + arch::timer::frequency();
+    while !task::cpu_online(cpu) {
+        if arch::timer::counter() > deadline {
+            println!("smp: CPU {} did not come online", cpu);
+            return;
+        }
+        core::hint::spin_loop();
+    }
+}
+
+/// Every secondary CPU's story: its own vectors, TTBR0 and GIC interface,
+/// then its idle loop.
+#[no_mangle]
+pub extern "C" fn secondary_main(record: &smp::SecondaryBoot) -> ! {
+    let cpu = record.cpu as usize;
+    cpu::set_cpu_id(cpu);
+    trap::init_this_cpu();
+    mmu::clear_ttbr0();
+    task::init_this_cpu();
+    irq::init_this_cpu(cpu, SECONDARY_TIMER_INTID.load(core::sync::atomic::Ordering::Relaxed));
+    cpu::local_irq_enable();
+    task::start_idle_loop();
+}
+
+fn print_banner(info: &dtb::BootInfo, boot_el: usize) {
+    let ram: u64 = info.memory.iter().map(|r| r.size).sum();
+    let (blocks_1g, blocks_2m, pages) = kmap::leaf_counts();
+    println!("faultline {} on QEMU virt", env!("CARGO_PKG_VERSION"));
+    println!(
+        "  RAM {} MiB ({} MiB free), {} CPUs online, GICv{}, entered at EL{}",
+        ram >> 20,
+        (frame::free_stats().free_pages * PAGE_SIZE) >> 20,
+        task::nr_cpus_online(),
+        gic::version(),
+        boot_el
+    );
+    println!(
+        "  page tables: 4K granule, 48-bit VA, 4 levels; kernel in TTBR1: {} x 1G + {} x 2M blocks, {} x 4K pages (image W^X); {}-bit ASIDs for TTBR0",
+        blocks_1g, blocks_2m, pages, mmu::asid_bits()
+    );
+    if info.nr_cpus_ignored > 0 {
+        println!("  {} CPUs beyond the first {} ignored", info.nr_cpus_ignored, dtb::MAX_CPUS);
+    }
+    println!("  command line: \"{}\"", info.bootargs);
+}
+
+/// What `make run` and `make test` boot into, chosen on the command line:
+/// `ktest` runs the in-kernel tests verbosely, `panic=test` panics on
+/// purpose; the default is a quiet self-check.
+fn run_workload(cmdline: Cmdline) {
+    if cmdline.get("panic") == Some("test") {
+        forced_panic();
+    }
+    let verbose = cmdline.has("ktest");
+    let (passed, failed) = ktest::run_all(verbose);
+    if verbose {
+        println!("{} passed, {} failed", passed, failed);
+    } else {
+        println!("self-check: {} passed, {} failed", passed, failed);
+    }
+    if failed > 0 {
+        semihosting::exit(1);
+    }
+    println!("faultline: powering off");
+    psci::system_off();
+}
+
+#[inline(never)]
+fn forced_panic() -> ! {
+    panic!("forced by the panic=test command-line option");
+}

@@ -1,0 +1,88 @@
+//! The physical page allocator the rest of the kernel calls (Linux:
+//! `alloc_pages` / `__free_pages` and `mem_map` set-up in `mm/mm_init.c`).
+//!
+//! At boot `init` places `mem_map` (one `Page` per frame of RAM) in the first
+//! free range big enough, then hands every other free frame to the buddy
+//! allocator. One lock guards it; Linux's per-CPU page lists are left out.
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
+use crate::mm::buddy::{BuddyAllocator, BuddyError, MAX_ORDER};
+use crate::mm::page::Page;
+use crate::sync::SpinLock;
+
+static BUDDY: SpinLock<Option<BuddyAllocator>> = SpinLock::new(None);
+static TOTAL_PAGES: AtomicUsize = AtomicUsize::new(0);
+
+/// Builds `mem_map` for RAM `[ram_start, ram_end)` and frees `free` (page-
+/// aligned `[start, end)` ranges, sorted) into the allocator.
+pub fn init(ram_start: PhysAddr, ram_end: PhysAddr, free: &[(PhysAddr, PhysAddr)]) {
+    let nr_pages = (ram_end.0 - ram_start.0) as usize / PAGE_SIZE;
+    let map_bytes = nr_pages * core::mem::size_of::<Page>();
+    let (map_index, map_pa) = free
+        .iter()
+        .enumerate()
+        .find(|(_, r)| (r.1 .0 - r.0 .0) as usize >= map_bytes)
+        .map(|(i, r)| (i, r.0))
+        .expect("no free range can hold mem_map");
+    let map_end = map_pa.add(map_bytes).align_up(PAGE_SIZE);
+
+    // SAFETY: [map_pa, map_end) is free RAM, reached through the linear map,
+    // and from here on belongs to mem_map alone; from_slice initialises it.
+    let mem_map = unsafe {
+        let ptr = phys_to_virt(map_pa) as *mut Page;
+        core::ptr::write_bytes(ptr, 0, nr_pages);
+        core::slice::from_raw_parts_mut(ptr, nr_pages)
+    };
+    let mut buddy = BuddyAllocator::from_slice(mem_map, ram_start.pfn());
+    for (i, &(start, end)) in free.iter().enumerate() {
+        let start = if i == map_index { map_end } else { start };
+        if start < end {
+            buddy.free_range(start.pfn(), end.pfn());
+        }
+    }
+    TOTAL_PAGES.store(buddy.free_pages(), Ordering::Relaxed);
+    *BUDDY.lock() = Some(buddy);
+}
+
+fn with_buddy<R>(f: impl FnOnce(&mut BuddyAllocator) -> R) -> R {
+    f(BUDDY.lock().as_mut().expect("frame allocator used before init"))
+}
+
+/// A naturally aligned block of 2^order frames (Linux: `alloc_pages`).
+pub fn alloc_pages(order: usize) -> Option<PhysAddr> {
+    with_buddy(|b| b.alloc(order)).map(PhysAddr::from_pfn)
+}
+
+/// Like `alloc_pages`, with the block zeroed (Linux: `__GFP_ZERO`).
+pub fn alloc_zeroed_pages(order: usize) -> Option<PhysAddr> {
+    let pa = alloc_pages(order)?;
+    // SAFETY: a freshly allocated block, ours alone, in the linear map.
+    unsafe { core::ptr::write_bytes(phys_to_virt(pa) as *mut u8, 0, PAGE_SIZE << order) };
+    Some(pa)
+}
+
+/// Returns a block from `alloc_pages` (Linux: `__free_pages`).
+pub fn free_pages(pa: PhysAddr, order: usize) -> Result<(), BuddyError> {
+    with_buddy(|b| b.free(pa.pfn(), order))
+}
+
+/// Free frames now, in total and as free blocks per order (Linux:
+/// `/proc/buddyinfo`).
+pub struct FreeStats {
+    pub free_pages: usize,
+    pub nr_free: [usize; MAX_ORDER + 1],
+}
+
+pub fn free_stats() -> FreeStats {
+    with_buddy(|b| FreeStats {
+        free_pages: b.free_pages(),
+        nr_free: core::array::from_fn(|order| b.nr_free(order)),
+    })
+}
+
+/// Frames given to the allocator at boot (Linux: `totalram_pages`).
+pub fn total_pages() -> usize {
+    TOTAL_PAGES.load(Ordering::Relaxed)
+}

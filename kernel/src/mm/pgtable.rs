@@ -1,0 +1,406 @@
+//! The generic page-table walker: four levels (pgd, pud, pmd, pte) of 512
+//! entries over the 4K granule, with blocks allowed at the pud (1G) and pmd
+//! (2M) levels. Linux: `mm/pgtable-generic.c`, `include/linux/pgtable.h`
+//! and the kernel-map builders in `arch/arm64/mm/mmu.c`.
+//!
+//! The walker reaches table memory through [`PgtableMem`], so the same code
+//! builds the kernel's map at boot, user page tables later, and an arena of
+//! fake "physical" pages in host tests. Entries are atomics read and written
+//! one at a time (Linux's READ_ONCE/WRITE_ONCE): another CPU's hardware
+//! walker may be reading them.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::arch::desc::{PgProt, Pte};
+use crate::mm::addr::{PhysAddr, PGDIR_SHIFT, PMD_SHIFT, PTRS_PER_TABLE, PUD_SHIFT};
+
+/// One translation table: 512 entries, 4K, 4K-aligned.
+pub type PageTable = [AtomicU64; PTRS_PER_TABLE];
+
+/// A translation level, named as Linux names them (Arm levels 0-3).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Level {
+    Pgd = 0,
+    Pud = 1,
+    Pmd = 2,
+    Pte = 3,
+}
+
+impl Level {
+    pub const fn shift(self) -> u32 {
+        match self {
+            Level::Pgd => PGDIR_SHIFT,
+            Level::Pud => PUD_SHIFT,
+            Level::Pmd => PMD_SHIFT,
+            Level::Pte => crate::mm::addr::PAGE_SHIFT,
+        }
+    }
+    /// Bytes mapped by one entry at this level.
+    pub const fn size(self) -> usize {
+        1 << self.shift()
+    }
+    pub const fn index(self, va: usize) -> usize {
+        (va >> self.shift()) & (PTRS_PER_TABLE - 1)
+    }
+    pub const fn next(self) -> Option<Level> {
+        match self {
+            Level::Pgd => Some(Level::Pud),
+            Level::Pud => Some(Level::Pmd),
+            Level::Pmd => Some(Level::Pte),
+            Level::Pte => None,
+        }
+    }
+    /// Can a leaf (block or page) sit at this level? Not at the pgd.
+    pub const fn allows_leaf(self) -> bool {
+        !matches!(self, Level::Pgd)
+    }
+}
+
+/// Where the walker gets table pages and how it reaches them.
+pub trait PgtableMem {
+    /// A zeroed, 4K-aligned page for a new table, or None when out of memory.
+    fn alloc_table(&mut self) -> Option<PhysAddr>;
+    /// The table at `pa`, which came from `alloc_table` (or is the root).
+    fn table(&self, pa: PhysAddr) -> &PageTable;
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum MapError {
+    /// Something is already mapped where the new mapping would go.
+    AlreadyMapped { va: usize },
+    /// Nothing is mapped at `va`.
+    NotMapped { va: usize },
+    NoMemory,
+    /// VA, PA or size not page-aligned.
+    Misaligned,
+}
+
+/// What a walk found for one virtual address.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Translation {
+    pub pa: PhysAddr,
+    pub level: Level,
+    pub pte: Pte,
+}
+
+fn read(entry: &AtomicU64) -> Pte {
+    Pte(entry.load(Ordering::Relaxed))
+}
+
+fn write(entry: &AtomicU64, pte: Pte) {
+    entry.store(pte.0, Ordering::Relaxed);
+}
+
+/// Maps `[va, va + size)` to `[pa, pa + size)` with `prot`, using the
+/// largest leaf each piece allows: a block at a level no higher than
+/// `largest` when VA, PA and the remaining size line up, pages otherwise.
+/// Tables are allocated as needed. Existing mappings are never replaced.
+///
+/// The caller publishes the new entries to the hardware walker (DSB) and
+/// owns any TLB maintenance; none is needed for entries that were invalid.
+pub fn map_range(
+    mem: &mut impl PgtableMem,
+    pgd: PhysAddr,
+    va: usize,
+    pa: PhysAddr,
+    size: usize,
+    prot: PgProt,
+    largest: Level,
+) -> Result<(), MapError> {
+    let page = Level::Pte.size();
+    if va % page != 0 || !pa.is_aligned(page) || size % page != 0 {
+        return Err(MapError::Misaligned);
+    }
+    map_level(mem, pgd, Level::Pgd, va, pa, size, prot, largest)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn map_level(
+    mem: &mut impl PgtableMem,
+    table: PhysAddr,
+    level: Level,
+    mut va: usize,
+    mut pa: PhysAddr,
+    mut size: usize,
+    prot: PgProt,
+    largest: Level,
+) -> Result<(), MapError> {
+    while size > 0 {
+        let entry_size = level.size();
+        let chunk = (entry_size - (va & (entry_size - 1))).min(size);
+        let slot = &mem.table(table)[level.index(va)];
+        let cur = read(slot);
+        let whole_entry = chunk == entry_size && pa.is_aligned(entry_size);
+        if level == Level::Pte || (level.allows_leaf() && level >= largest && whole_entry) {
+            if !cur.is_none() {
+                return Err(MapError::AlreadyMapped { va });
+            }
+            write(slot, Pte::leaf(pa, prot, level == Level::Pte));
+        } else {
+            let next = if cur.is_none() {
+                let new = mem.alloc_table().ok_or(MapError::NoMemory)?;
+                write(&mem.table(table)[level.index(va)], Pte::table(new));
+                new
+            } else if cur.is_table() {
+                cur.addr()
+            } else {
+                return Err(MapError::AlreadyMapped { va });
+            };
+            let next_level = level.next().expect("pte level handled above");
+            map_level(mem, next, next_level, va, pa, chunk, prot, largest)?;
+        }
+        va += chunk;
+        pa = pa.add(chunk);
+        size -= chunk;
+    }
+    Ok(())
+}
+
+/// Clears the leaf entries mapping `[va, va + size)`, calling `flush(va)`
+/// for each cleared leaf once it is invalid (the caller's TLB invalidation).
+/// Leaves must lie wholly inside the range: splitting a block is the user
+/// zap path's job, not this one's. Tables are kept (Linux frees empty ones
+/// only in `free_pgtables`).
+pub fn unmap_range(
+    mem: &impl PgtableMem,
+    pgd: PhysAddr,
+    mut va: usize,
+    size: usize,
+    mut flush: impl FnMut(usize),
+) -> Result<(), MapError> {
+    let end = va.checked_add(size).ok_or(MapError::Misaligned)?;
+    while va < end {
+        let (slot, level) = find_leaf_slot(mem, pgd, va).ok_or(MapError::NotMapped { va })?;
+        let leaf_size = level.size();
+        if va % leaf_size != 0 || end - va < leaf_size {
+            return Err(MapError::Misaligned);
+        }
+        write(slot, Pte::NONE);
+        flush(va);
+        va += leaf_size;
+    }
+    Ok(())
+}
+
+/// The entry holding the leaf (block or page) that maps `va`, and its level.
+fn find_leaf_slot(mem: &impl PgtableMem, pgd: PhysAddr, va: usize) -> Option<(&AtomicU64, Level)> {
+    let mut table = pgd;
+    let mut level = Level::Pgd;
+    loop {
+        let slot = &mem.table(table)[level.index(va)];
+        let pte = read(slot);
+        if !pte.is_valid() {
+            return None;
+        }
+        if level == Level::Pte || !pte.is_table() {
+            return Some((slot, level));
+        }
+        table = pte.addr();
+        level = level.next()?;
+    }
+}
+
+/// Calls `f(va, level, pte)` for every valid leaf (block or page) whose
+/// range starts in `[start, end)`, in address order (the basis of page-table
+/// dumps and of counting blocks).
+pub fn for_each_leaf(
+    mem: &impl PgtableMem,
+    pgd: PhysAddr,
+    start: usize,
+    end: usize,
+    f: &mut impl FnMut(usize, Level, Pte),
+) {
+    visit_table(mem, pgd, Level::Pgd, start & !((1 << 48) - 1), start, end, f);
+}
+
+fn visit_table(
+    mem: &impl PgtableMem,
+    table: PhysAddr,
+    level: Level,
+    table_va: usize,
+    start: usize,
+    end: usize,
+    f: &mut impl FnMut(usize, Level, Pte),
+) {
+    for (i, slot) in mem.table(table).iter().enumerate() {
+        let va = table_va + (i << level.shift());
+        let last = va + (level.size() - 1);
+        if last < start || va >= end {
+            continue;
+        }
+        let pte = read(slot);
+        if !pte.is_valid() {
+            continue;
+        }
+        match level.next() {
+            Some(next) if pte.is_table() => visit_table(mem, pte.addr(), next, va, start, end, f),
+            _ => f(va, level, pte),
+        }
+    }
+}
+
+/// Walks the tables for `va` (Linux: a software `follow_page` walk, or what
+/// `AT S1E1R` does in hardware).
+pub fn translate(mem: &impl PgtableMem, pgd: PhysAddr, va: usize) -> Option<Translation> {
+    let (slot, level) = find_leaf_slot(mem, pgd, va)?;
+    let pte = read(slot);
+    Some(Translation {
+        pa: pte.addr().add(va & (level.size() - 1)),
+        level,
+        pte,
+    })
+}
+
+#[cfg(test)]
+pub mod tests {
+    use super::*;
+    use std::boxed::Box;
+    use std::vec::Vec;
+
+    /// Host stand-in for physical memory: table i lives at "PA" BASE + i*4K.
+    pub struct Arena {
+        tables: Vec<Box<PageTable>>,
+    }
+
+    const BASE: u64 = 0x8000_0000;
+
+    impl Arena {
+        pub fn new() -> (Self, PhysAddr) {
+            let mut a = Arena { tables: Vec::new() };
+            let root = a.alloc_table().unwrap();
+            (a, root)
+        }
+        pub fn tables_allocated(&self) -> usize {
+            self.tables.len()
+        }
+    }
+
+    impl PgtableMem for Arena {
+        fn alloc_table(&mut self) -> Option<PhysAddr> {
+            self.tables
+                .push(Box::new(core::array::from_fn(|_| AtomicU64::new(0))));
+            Some(PhysAddr(BASE + (self.tables.len() as u64 - 1) * 4096))
+        }
+        fn table(&self, pa: PhysAddr) -> &PageTable {
+            &self.tables[((pa.0 - BASE) / 4096) as usize]
+        }
+    }
+
+    const KVA: usize = 0xffff_0000_0000_0000;
+
+    #[test]
+    fn picks_blocks_where_aligned_and_pages_elsewhere() {
+        let (mut m, pgd) = Arena::new();
+        // 0x4000_0000..0x8040_1000: 2M block? no: first 1G is a 1G block,
+        // then one 2M block, then one 4K page.
+        let pa = PhysAddr(0x4000_0000);
+        let size = (1 << 30) + (2 << 20) + 4096;
+        map_range(&mut m, pgd, KVA + 0x4000_0000, pa, size, PgProt::KERNEL, Level::Pud).unwrap();
+        let t = translate(&m, pgd, KVA + 0x4000_1234).unwrap();
+        assert_eq!((t.level, t.pa), (Level::Pud, PhysAddr(0x4000_1234)));
+        let t = translate(&m, pgd, KVA + 0x8010_0000).unwrap();
+        assert_eq!((t.level, t.pa), (Level::Pmd, PhysAddr(0x8010_0000)));
+        let t = translate(&m, pgd, KVA + 0x8020_0fff).unwrap();
+        assert_eq!((t.level, t.pa), (Level::Pte, PhysAddr(0x8020_0fff)));
+        assert_eq!(translate(&m, pgd, KVA + 0x8020_1000), None);
+        // pgd + pud + pmd + pte tables.
+        assert_eq!(m.tables_allocated(), 4);
+    }
+
+    #[test]
+    fn largest_limits_block_size() {
+        let (mut m, pgd) = Arena::new();
+        map_range(&mut m, pgd, KVA, PhysAddr(0), 1 << 30, PgProt::KERNEL, Level::Pmd).unwrap();
+        assert_eq!(translate(&m, pgd, KVA + 12345).unwrap().level, Level::Pmd);
+        let (mut m, pgd) = Arena::new();
+        map_range(&mut m, pgd, KVA, PhysAddr(0), 4 << 20, PgProt::KERNEL, Level::Pte).unwrap();
+        assert_eq!(translate(&m, pgd, KVA + (3 << 20)).unwrap().level, Level::Pte);
+    }
+
+    #[test]
+    fn misaligned_pa_falls_back_to_pages() {
+        let (mut m, pgd) = Arena::new();
+        // VA 2M-aligned but PA only 4K-aligned: no block is possible.
+        map_range(&mut m, pgd, KVA + (2 << 20), PhysAddr(0x4000_1000), 2 << 20, PgProt::KERNEL, Level::Pud)
+            .unwrap();
+        let t = translate(&m, pgd, KVA + (3 << 20)).unwrap();
+        assert_eq!((t.level, t.pa), (Level::Pte, PhysAddr(0x4010_1000)));
+    }
+
+    #[test]
+    fn permissions_per_range_and_no_overlap() {
+        let (mut m, pgd) = Arena::new();
+        map_range(&mut m, pgd, KVA + 0x20_0000, PhysAddr(0x4020_0000), 0x3000, PgProt::KERNEL_ROX, Level::Pud)
+            .unwrap();
+        map_range(&mut m, pgd, KVA + 0x20_3000, PhysAddr(0x4020_3000), 0x1000, PgProt::KERNEL_RO, Level::Pud)
+            .unwrap();
+        assert_eq!(translate(&m, pgd, KVA + 0x20_2000).unwrap().pte.prot(), PgProt::KERNEL_ROX);
+        assert_eq!(translate(&m, pgd, KVA + 0x20_3000).unwrap().pte.prot(), PgProt::KERNEL_RO);
+        // Overlapping a page or sitting a block over a table both fail.
+        assert_eq!(
+            map_range(&mut m, pgd, KVA + 0x20_2000, PhysAddr(0), 0x1000, PgProt::KERNEL, Level::Pud),
+            Err(MapError::AlreadyMapped { va: KVA + 0x20_2000 })
+        );
+        assert_eq!(
+            map_range(&mut m, pgd, KVA + 0x20_0000, PhysAddr(0), 2 << 20, PgProt::KERNEL, Level::Pmd),
+            Err(MapError::AlreadyMapped { va: KVA + 0x20_0000 })
+        );
+        assert_eq!(
+            map_range(&mut m, pgd, KVA + 1, PhysAddr(0), 4096, PgProt::KERNEL, Level::Pmd),
+            Err(MapError::Misaligned)
+        );
+    }
+
+    #[test]
+    fn unmap_clears_whole_leaves_only() {
+        let (mut m, pgd) = Arena::new();
+        map_range(&mut m, pgd, KVA, PhysAddr(0x4000_0000), (2 << 20) + 0x2000, PgProt::KERNEL, Level::Pmd)
+            .unwrap();
+        // Half a 2M block cannot be unmapped here.
+        assert_eq!(unmap_range(&m, pgd, KVA, 1 << 20, |_| ()), Err(MapError::Misaligned));
+        let mut flushed = std::vec::Vec::new();
+        unmap_range(&m, pgd, KVA, (2 << 20) + 0x1000, |va| flushed.push(va)).unwrap();
+        assert_eq!(flushed, [KVA, KVA + (2 << 20)]);
+        assert_eq!(translate(&m, pgd, KVA + 5), None);
+        assert_eq!(translate(&m, pgd, KVA + (2 << 20)), None);
+        assert!(translate(&m, pgd, KVA + (2 << 20) + 0x1000).is_some());
+        assert_eq!(
+            unmap_range(&m, pgd, KVA, 0x1000, |_| ()),
+            Err(MapError::NotMapped { va: KVA })
+        );
+        // The freed range maps again.
+        map_range(&mut m, pgd, KVA, PhysAddr(0x4000_0000), 2 << 20, PgProt::KERNEL, Level::Pmd).unwrap();
+    }
+
+    #[test]
+    fn for_each_leaf_visits_in_order() {
+        let (mut m, pgd) = Arena::new();
+        let size = (1 << 30) + (2 << 20) + 0x2000;
+        map_range(&mut m, pgd, KVA + (1 << 30), PhysAddr(1 << 30), size, PgProt::KERNEL, Level::Pud).unwrap();
+        let mut seen = std::vec::Vec::new();
+        for_each_leaf(&m, pgd, KVA, KVA + (4 << 30), &mut |va, level, pte| seen.push((va, level, pte.addr())));
+        let base = KVA + (1 << 30);
+        assert_eq!(
+            seen,
+            [
+                (base, Level::Pud, PhysAddr(1 << 30)),
+                (base + (1 << 30), Level::Pmd, PhysAddr(2 << 30)),
+                (base + (1 << 30) + (2 << 20), Level::Pte, PhysAddr((2 << 30) + (2 << 20))),
+                (base + (1 << 30) + (2 << 20) + 0x1000, Level::Pte, PhysAddr((2 << 30) + (2 << 20) + 0x1000)),
+            ]
+        );
+        // A window that starts inside the 1G block still reports it.
+        let mut n = 0;
+        for_each_leaf(&m, pgd, base + 0x1000, base + 0x2000, &mut |_, _, _| n += 1);
+        assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn levels() {
+        assert_eq!(Level::Pgd.index(0xffff_8080_4020_3000), 257);
+        assert_eq!(Level::Pud.index(0xffff_0000_4020_3000), 1);
+        assert_eq!(Level::Pmd.index(0xffff_0000_4020_3000), 1);
+        assert_eq!(Level::Pte.index(0xffff_0000_4020_3000), 3);
+        assert_eq!(Level::Pmd.size(), 2 << 20);
+    }
+}

@@ -1,0 +1,229 @@
+//! Per-CPU run queues, `schedule()`, the timer tick and sleeping (Linux:
+//! `kernel/sched/core.c`: `__schedule`, `try_to_wake_up`, `scheduler_tick`;
+//! round-robin instead of CFS).
+
+use alloc::collections::VecDeque;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use crate::arch::context::switch_to;
+use crate::arch::cpu::{cpu_id, local_irq_restore, local_irq_save, wait_for_interrupt};
+use crate::arch::{smp, timer};
+use crate::dtb::MAX_CPUS;
+use crate::sync::SpinLock;
+use crate::task::thread::{State, Thread};
+
+/// Timer ticks per second; also the round-robin time slice (1 / HZ s).
+pub const HZ: u64 = 100;
+
+struct RunQueue {
+    queue: VecDeque<Arc<Thread>>,
+    current: Option<Arc<Thread>>,
+    idle: Option<Arc<Thread>>,
+    /// A dead thread we switched away from, dropped by the next thread once
+    /// its stack is no longer in use (Linux: `finish_task_switch`).
+    prev_dead: Option<Arc<Thread>>,
+    /// Threads in `msleep`, with the counter value to wake them at.
+    sleepers: Vec<(u64, Arc<Thread>)>,
+}
+
+struct Cpu {
+    rq: SpinLock<RunQueue>,
+    need_resched: AtomicBool,
+    online: AtomicBool,
+    ticks: AtomicU64,
+}
+
+#[allow(clippy::declare_interior_mutable_const)]
+const CPU_INIT: Cpu = Cpu {
+    rq: SpinLock::new(RunQueue {
+        queue: VecDeque::new(),
+        current: None,
+        idle: None,
+        prev_dead: None,
+        sleepers: Vec::new(),
+    }),
+    need_resched: AtomicBool::new(false),
+    online: AtomicBool::new(false),
+    ticks: AtomicU64::new(0),
+};
+
+static CPUS: [Cpu; MAX_CPUS] = [CPU_INIT; MAX_CPUS];
+static NR_ONLINE: AtomicUsize = AtomicUsize::new(0);
+
+fn this_cpu() -> &'static Cpu {
+    &CPUS[cpu_id()]
+}
+
+/// Makes the code running on this CPU its idle thread and marks the CPU
+/// online, ready to take threads.
+pub fn init_this_cpu() {
+    let cpu = cpu_id();
+    let idle = Thread::new_idle(cpu);
+    {
+        let mut rq = CPUS[cpu].rq.lock();
+        rq.current = Some(idle.clone());
+        rq.idle = Some(idle);
+    }
+    CPUS[cpu].online.store(true, Ordering::Release);
+    NR_ONLINE.fetch_add(1, Ordering::AcqRel);
+}
+
+pub fn cpu_online(cpu: usize) -> bool {
+    cpu < MAX_CPUS && CPUS[cpu].online.load(Ordering::Acquire)
+}
+
+pub fn nr_cpus_online() -> usize {
+    NR_ONLINE.load(Ordering::Acquire)
+}
+
+/// The thread running on this CPU.
+pub fn current() -> Arc<Thread> {
+    this_cpu().rq.lock().current.clone().expect("no current thread")
+}
+
+pub fn set_need_resched() {
+    this_cpu().need_resched.store(true, Ordering::Relaxed);
+}
+
+/// Timer ticks taken on this CPU since it came up.
+pub fn this_cpu_ticks() -> u64 {
+    this_cpu().ticks.load(Ordering::Relaxed)
+}
+
+/// Puts a Runnable thread on its CPU's run queue and pokes that CPU.
+pub(super) fn enqueue(t: Arc<Thread>) {
+    let cpu = t.cpu;
+    CPUS[cpu].rq.lock().queue.push_back(t);
+    if cpu == cpu_id() {
+        set_need_resched();
+    } else {
+        CPUS[cpu].need_resched.store(true, Ordering::Release);
+        smp::send_reschedule(cpu);
+    }
+}
+
+/// Wakes a Blocked thread (Linux: `try_to_wake_up`); no-op otherwise.
+pub fn wake_up(t: &Arc<Thread>) {
+    if t.try_wake() {
+        enqueue(t.clone());
+    }
+}
+
+/// Picks the next thread on this CPU and switches to it (Linux:
+/// `__schedule`). The current thread's state says what happens to it:
+/// Running goes to the back of the queue, Runnable is already queued by a
+/// waker, Blocked waits for `wake_up`, Dead is freed after the switch.
+pub fn schedule() {
+    let daif = local_irq_save();
+    let cpu = this_cpu();
+    cpu.need_resched.store(false, Ordering::Relaxed);
+    let mut rq = cpu.rq.lock();
+    let prev = rq.current.take().expect("no current thread");
+    match prev.state() {
+        State::Running if !prev.is_idle() => {
+            prev.set_state(State::Runnable);
+            rq.queue.push_back(prev.clone());
+        }
+        State::Dead => rq.prev_dead = Some(prev.clone()),
+        _ => {}
+    }
+    let next = match rq.queue.pop_front() {
+        Some(t) => t,
+        None => rq.idle.clone().expect("no idle thread"),
+    };
+    next.set_state(State::Running);
+    rq.current = Some(next.clone());
+    if Arc::ptr_eq(&prev, &next) {
+        drop(rq);
+        local_irq_restore(daif);
+        return;
+    }
+    let (prev_ctx, next_ctx) = (prev.context(), next.context());
+    // Drop our references before switching: the run queue (or prev_dead)
+    // keeps both threads alive across the switch.
+    drop(prev);
+    drop(next);
+    drop(rq);
+    // SAFETY: IRQs are masked; next's context was saved by its last switch
+    // (or made by spawn) and only this CPU resumes threads of this queue.
+    unsafe { switch_to(prev_ctx, next_ctx) };
+    finish_task_switch();
+    local_irq_restore(daif);
+}
+
+/// Runs on the new thread right after a switch: frees the dead thread we
+/// came from, now that its stack is no longer in use.
+pub(super) fn finish_task_switch() {
+    let dead = this_cpu().rq.lock().prev_dead.take();
+    drop(dead);
+}
+
+pub fn yield_now() {
+    set_need_resched();
+    schedule();
+}
+
+/// The timer interrupt's work (Linux: `scheduler_tick`): wake sleepers
+/// whose time has come, and ask for a reschedule when others wait.
+pub fn tick() {
+    let cpu = this_cpu();
+    cpu.ticks.fetch_add(1, Ordering::Relaxed);
+    let now = timer::counter();
+    let mut woken = Vec::new();
+    {
+        let mut rq = cpu.rq.lock();
+        rq.sleepers.retain(|(deadline, t)| {
+            let due = *deadline <= now;
+            if due {
+                woken.push(t.clone());
+            }
+            !due
+        });
+        if !rq.queue.is_empty() {
+            cpu.need_resched.store(true, Ordering::Relaxed);
+        }
+    }
+    for t in woken {
+        wake_up(&t);
+    }
+}
+
+/// Called on the way out of an interrupt: preempt if asked to.
+pub fn preempt_on_irq_exit() {
+    if this_cpu().need_resched.load(Ordering::Relaxed) {
+        schedule();
+    }
+}
+
+/// Sleeps for at least `ms` milliseconds (woken by the tick after).
+pub fn msleep(ms: u64) {
+    let deadline = timer::counter() + ms * timer::frequency() / 1000;
+    let me = current();
+    {
+        let mut rq = this_cpu().rq.lock();
+        me.set_state(State::Blocked);
+        rq.sleepers.push((deadline, me.clone()));
+    }
+    drop(me);
+    schedule();
+}
+
+/// The idle loop every CPU ends in: run threads, else wait for an interrupt.
+pub fn start_idle_loop() -> ! {
+    loop {
+        let daif = local_irq_save();
+        let cpu = this_cpu();
+        if cpu.need_resched.load(Ordering::Relaxed) || !cpu.rq.lock().queue.is_empty() {
+            local_irq_restore(daif);
+            schedule();
+        } else {
+            // WFI with IRQs masked still wakes on a pending interrupt, so
+            // a wake-up between the check and the WFI is not lost.
+            wait_for_interrupt();
+            local_irq_restore(daif);
+        }
+        crate::arch::cpu::local_irq_enable();
+    }
+}

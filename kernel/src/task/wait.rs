@@ -1,0 +1,59 @@
+//! Wait queues: sleep until a condition holds (Linux: `wait_event` /
+//! `wake_up_all`, `kernel/sched/wait.c`).
+
+use alloc::collections::VecDeque;
+use alloc::sync::Arc;
+
+use crate::sync::SpinLock;
+use crate::task::sched;
+use crate::task::thread::{State, Thread};
+
+pub struct WaitQueue {
+    waiters: SpinLock<VecDeque<Arc<Thread>>>,
+}
+
+impl Default for WaitQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WaitQueue {
+    pub const fn new() -> Self {
+        WaitQueue {
+            waiters: SpinLock::new(VecDeque::new()),
+        }
+    }
+
+    /// Sleeps until `cond()` is true. The thread marks itself Blocked and
+    /// queues itself *before* testing `cond`, so a waker that makes `cond`
+    /// true after the test still finds it (no lost wake-up).
+    pub fn wait_until(&self, mut cond: impl FnMut() -> bool) {
+        let me = sched::current();
+        loop {
+            {
+                let mut w = self.waiters.lock();
+                me.set_state(State::Blocked);
+                w.push_back(me.clone());
+            }
+            if cond() {
+                self.waiters.lock().retain(|t| !Arc::ptr_eq(t, &me));
+                if !me.try_set_running() {
+                    // A waker already queued us: let the scheduler consume
+                    // that run-queue entry rather than run twice.
+                    sched::schedule();
+                }
+                return;
+            }
+            sched::schedule();
+        }
+    }
+
+    /// Wakes every waiter; each re-tests its condition.
+    pub fn wake_all(&self) {
+        let waiters = core::mem::take(&mut *self.waiters.lock());
+        for t in waiters {
+            sched::wake_up(&t);
+        }
+    }
+}
