@@ -36,7 +36,11 @@ pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
     trap::init_this_cpu();
 
     // 1. What machine is this? Everything comes from the device tree.
-    let dtb_pa = if dtb_pa == 0 { DEFAULT_DTB } else { PhysAddr(dtb_pa as u64) };
+    let dtb_pa = if dtb_pa == 0 {
+        DEFAULT_DTB
+    } else {
+        PhysAddr(dtb_pa as u64)
+    };
     let info = read_dtb(dtb_pa);
     console::init(info.uart.base);
 
@@ -106,8 +110,13 @@ fn device_ranges(info: &dtb::BootInfo) -> [(PhysAddr, PhysAddr); 3] {
 }
 
 static SECONDARY_TIMER_INTID: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
-static mut SECONDARY_BOOT: [smp::SecondaryBoot; dtb::MAX_CPUS] =
-    [const { smp::SecondaryBoot { stack_top: 0, ttbr1: 0, cpu: 0 } }; dtb::MAX_CPUS];
+static mut SECONDARY_BOOT: [smp::SecondaryBoot; dtb::MAX_CPUS] = [const {
+    smp::SecondaryBoot {
+        stack_top: 0,
+        ttbr1: 0,
+        cpu: 0,
+    }
+}; dtb::MAX_CPUS];
 
 /// Starts `cpu` and waits (bounded) until it is online.
 fn start_secondary(cpu: usize) {
@@ -143,7 +152,10 @@ pub extern "C" fn secondary_main(record: &smp::SecondaryBoot) -> ! {
     trap::init_this_cpu();
     mmu::clear_ttbr0();
     task::init_this_cpu();
-    irq::init_this_cpu(cpu, SECONDARY_TIMER_INTID.load(core::sync::atomic::Ordering::Relaxed));
+    irq::init_this_cpu(
+        cpu,
+        SECONDARY_TIMER_INTID.load(core::sync::atomic::Ordering::Relaxed),
+    );
     cpu::local_irq_enable();
     task::start_idle_loop();
 }
@@ -153,7 +165,7 @@ fn print_banner(info: &dtb::BootInfo, boot_el: usize) {
     let (blocks_1g, blocks_2m, pages) = kmap::leaf_counts();
     println!("faultline {} on QEMU virt", env!("CARGO_PKG_VERSION"));
     println!(
-        "  RAM {} MiB ({} MiB free), {} CPUs online, GICv{}, entered at EL{}",
+        "  RAM {} MiB ({} MiB free), CPUs online: {}, GICv{}, entered at EL{}",
         ram >> 20,
         (frame::free_stats().free_pages * PAGE_SIZE) >> 20,
         task::nr_cpus_online(),
@@ -165,17 +177,24 @@ fn print_banner(info: &dtb::BootInfo, boot_el: usize) {
         blocks_1g, blocks_2m, pages, mmu::asid_bits()
     );
     if info.nr_cpus_ignored > 0 {
-        println!("  {} CPUs beyond the first {} ignored", info.nr_cpus_ignored, dtb::MAX_CPUS);
+        println!(
+            "  {} CPUs beyond the first {} ignored",
+            info.nr_cpus_ignored,
+            dtb::MAX_CPUS
+        );
     }
     println!("  command line: \"{}\"", info.bootargs);
 }
 
 /// What `make run` and `make test` boot into, chosen on the command line:
-/// `ktest` runs the in-kernel tests verbosely, `panic=test` panics on
-/// purpose; the default is a quiet self-check.
+/// `ktest` runs the in-kernel tests verbosely; `panic=test` panics on
+/// purpose and `panic=fault` takes an unexpected kernel data abort (to see
+/// and test the crash reports); the default is a quiet self-check.
 fn run_workload(cmdline: Cmdline) {
-    if cmdline.get("panic") == Some("test") {
-        forced_panic();
+    match cmdline.get("panic") {
+        Some("test") => forced_panic(),
+        Some("fault") => forced_fault(),
+        _ => {}
     }
     let verbose = cmdline.has("ktest");
     let (passed, failed) = ktest::run_all(verbose);
@@ -194,4 +213,12 @@ fn run_workload(cmdline: Cmdline) {
 #[inline(never)]
 fn forced_panic() -> ! {
     panic!("forced by the panic=test command-line option");
+}
+
+#[inline(never)]
+fn forced_fault() -> ! {
+    // SAFETY: deliberately not: address 0 is unmapped, and the data abort
+    // must be reported and end in a panic.
+    let v = unsafe { core::ptr::read_volatile(core::hint::black_box(0usize) as *const u64) };
+    unreachable!("read {:#x} from address 0", v);
 }

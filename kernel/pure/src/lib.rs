@@ -13,9 +13,9 @@ extern crate std;
 #[path = "../../src/mm"]
 pub mod mm {
     pub mod addr;
-    pub mod pgtable;
     pub mod buddy;
     pub mod page;
+    pub mod pgtable;
 }
 
 #[path = "../../src/arch"]

@@ -8,10 +8,22 @@ use crate::mm::buddy::{BuddyError, MAX_ORDER};
 use crate::mm::{frame, heap};
 
 pub const TESTS: &[Test] = &[
-    Test { name: "frames_every_order_naturally_aligned", run: every_order_aligned },
-    Test { name: "frames_no_overlap_and_all_come_back", run: no_overlap_and_all_come_back },
-    Test { name: "frames_bad_free_rejected", run: bad_free_rejected },
-    Test { name: "heap_grows_from_page_allocator", run: heap_grows },
+    Test {
+        name: "frames_every_order_naturally_aligned",
+        run: every_order_aligned,
+    },
+    Test {
+        name: "frames_no_overlap_and_all_come_back",
+        run: no_overlap_and_all_come_back,
+    },
+    Test {
+        name: "frames_bad_free_rejected",
+        run: bad_free_rejected,
+    },
+    Test {
+        name: "heap_grows_from_page_allocator",
+        run: heap_grows,
+    },
 ];
 
 fn fill(pa: PhysAddr, order: usize, tag: u64) {
@@ -33,15 +45,35 @@ fn check(pa: PhysAddr, order: usize, tag: u64) -> bool {
 fn every_order_aligned() -> TestResult {
     let before = frame::free_stats();
     for order in 0..=MAX_ORDER {
-        let pa = frame::alloc_pages(order).ok_or_else(|| alloc::format!("order {} failed", order))?;
-        ensure!(pa.is_aligned(PAGE_SIZE << order), "order {} block at {:#x} misaligned", order, pa.0);
+        let pa =
+            frame::alloc_pages(order).ok_or_else(|| alloc::format!("order {} failed", order))?;
+        ensure!(
+            pa.is_aligned(PAGE_SIZE << order),
+            "order {} block at {:#x} misaligned",
+            order,
+            pa.0
+        );
         fill(pa, order, 0x5a5a_0000 + order as u64);
-        ensure!(check(pa, order, 0x5a5a_0000 + order as u64), "order {} readback", order);
+        ensure!(
+            check(pa, order, 0x5a5a_0000 + order as u64),
+            "order {} readback",
+            order
+        );
         frame::free_pages(pa, order).map_err(|e| alloc::format!("{:?}", e))?;
     }
     let after = frame::free_stats();
-    ensure!(after.free_pages == before.free_pages, "free pages {} -> {}", before.free_pages, after.free_pages);
-    ensure!(after.nr_free == before.nr_free, "per-order counts changed: {:?} -> {:?}", before.nr_free, after.nr_free);
+    ensure!(
+        after.free_pages == before.free_pages,
+        "free pages {} -> {}",
+        before.free_pages,
+        after.free_pages
+    );
+    ensure!(
+        after.nr_free == before.nr_free,
+        "per-order counts changed: {:?} -> {:?}",
+        before.nr_free,
+        after.nr_free
+    );
     Ok(())
 }
 
@@ -59,26 +91,55 @@ fn no_overlap_and_all_come_back() -> TestResult {
     sorted.sort();
     for w in sorted.windows(2) {
         let end = w[0].0 .0 + (PAGE_SIZE << w[0].1) as u64;
-        ensure!(end <= w[1].0 .0, "blocks {:#x} and {:#x} overlap", w[0].0 .0, w[1].0 .0);
+        ensure!(
+            end <= w[1].0 .0,
+            "blocks {:#x} and {:#x} overlap",
+            w[0].0 .0,
+            w[1].0 .0
+        );
     }
     for (i, &(pa, order)) in blocks.iter().enumerate() {
-        ensure!(check(pa, order, i as u64), "block {} at {:#x} was overwritten", i, pa.0);
+        ensure!(
+            check(pa, order, i as u64),
+            "block {} at {:#x} was overwritten",
+            i,
+            pa.0
+        );
     }
     for &(pa, order) in blocks.iter().rev() {
         frame::free_pages(pa, order).map_err(|e| alloc::format!("{:?}", e))?;
     }
     let after = frame::free_stats();
-    ensure!(after.free_pages == before.free_pages, "free pages {} -> {}", before.free_pages, after.free_pages);
-    ensure!(after.nr_free == before.nr_free, "blocks did not merge back: {:?} -> {:?}", before.nr_free, after.nr_free);
+    ensure!(
+        after.free_pages == before.free_pages,
+        "free pages {} -> {}",
+        before.free_pages,
+        after.free_pages
+    );
+    ensure!(
+        after.nr_free == before.nr_free,
+        "blocks did not merge back: {:?} -> {:?}",
+        before.nr_free,
+        after.nr_free
+    );
     Ok(())
 }
 
 fn bad_free_rejected() -> TestResult {
     let pa = frame::alloc_pages(2).ok_or("out of memory")?;
-    ensure!(frame::free_pages(pa.add(PAGE_SIZE), 0) == Err(BuddyError::NotAllocated), "freeing a tail page");
-    ensure!(frame::free_pages(pa, 1) == Err(BuddyError::WrongOrder), "freeing with the wrong order");
+    ensure!(
+        frame::free_pages(pa.add(PAGE_SIZE), 0) == Err(BuddyError::NotAllocated),
+        "freeing a tail page"
+    );
+    ensure!(
+        frame::free_pages(pa, 1) == Err(BuddyError::WrongOrder),
+        "freeing with the wrong order"
+    );
     ensure!(frame::free_pages(pa, 2).is_ok(), "the real free");
-    ensure!(frame::free_pages(pa, 2) == Err(BuddyError::NotAllocated), "double free accepted");
+    ensure!(
+        frame::free_pages(pa, 2) == Err(BuddyError::NotAllocated),
+        "double free accepted"
+    );
     Ok(())
 }
 
@@ -86,10 +147,22 @@ fn heap_grows() -> TestResult {
     let grown_before = heap::heap_size();
     let free_before = frame::free_stats().free_pages;
     let big: Vec<u64> = (0..(1 << 17)).collect(); // 1 MiB
-    ensure!(heap::heap_size() >= grown_before + (1 << 20), "heap did not grow");
-    ensure!(frame::free_stats().free_pages < free_before, "growth took no frames");
-    ensure!(big.iter().enumerate().all(|(i, &v)| v == i as u64), "1 MiB vector readback");
+    ensure!(
+        heap::heap_size() >= grown_before + (1 << 20),
+        "heap did not grow"
+    );
+    ensure!(
+        frame::free_stats().free_pages < free_before,
+        "growth took no frames"
+    );
+    ensure!(
+        big.iter().enumerate().all(|(i, &v)| v == i as u64),
+        "1 MiB vector readback"
+    );
     let small: Vec<alloc::boxed::Box<u32>> = (0..10_000).map(alloc::boxed::Box::new).collect();
-    ensure!(small.iter().enumerate().all(|(i, b)| **b == i as u32), "small boxes readback");
+    ensure!(
+        small.iter().enumerate().all(|(i, b)| **b == i as u32),
+        "small boxes readback"
+    );
     Ok(())
 }

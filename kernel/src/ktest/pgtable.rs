@@ -7,17 +7,35 @@ use crate::arch::esr::FaultStatus;
 use crate::arch::mmu::{at_translate, AtAccess};
 use crate::arch::trap::{probe_load, probe_store};
 use crate::mm::addr::{phys_to_virt, virt_to_phys, PAGE_SIZE, PMD_SIZE};
+use crate::mm::frame;
 use crate::mm::kmap::{self, KernelTables};
 use crate::mm::pgtable::{translate, Level};
-use crate::mm::frame;
 
 pub const TESTS: &[Test] = &[
-    Test { name: "kmap_linear_map_uses_blocks", run: linear_map_uses_blocks },
-    Test { name: "kmap_image_is_w_xor_x", run: image_is_w_xor_x },
-    Test { name: "kmap_write_to_text_faults", run: write_to_text_faults },
-    Test { name: "kmap_write_to_rodata_faults", run: write_to_rodata_faults },
-    Test { name: "kmap_devices_are_device_memory", run: devices_are_device_memory },
-    Test { name: "kmap_map_and_unmap_page_and_block", run: map_and_unmap },
+    Test {
+        name: "kmap_linear_map_uses_blocks",
+        run: linear_map_uses_blocks,
+    },
+    Test {
+        name: "kmap_image_is_w_xor_x",
+        run: image_is_w_xor_x,
+    },
+    Test {
+        name: "kmap_write_to_text_faults",
+        run: write_to_text_faults,
+    },
+    Test {
+        name: "kmap_write_to_rodata_faults",
+        run: write_to_rodata_faults,
+    },
+    Test {
+        name: "kmap_devices_are_device_memory",
+        run: devices_are_device_memory,
+    },
+    Test {
+        name: "kmap_map_and_unmap_page_and_block",
+        run: map_and_unmap,
+    },
 ];
 
 static RODATA_PROBE: u64 = 0x1234_5678;
@@ -28,9 +46,14 @@ fn linear_map_uses_blocks() -> TestResult {
     let pa = frame::alloc_pages(9).ok_or("no 2M block")?;
     let va = phys_to_virt(pa) + PMD_SIZE - PAGE_SIZE;
     let t = translate(&KernelTables, kmap::kernel_pgd(), va).ok_or("linear map hole")?;
-    let hw = at_translate(va, AtAccess::KernelWrite).map_err(|par| alloc::format!("AT S1E1W failed: PAR {:#x}", par));
+    let hw = at_translate(va, AtAccess::KernelWrite)
+        .map_err(|par| alloc::format!("AT S1E1W failed: PAR {:#x}", par));
     frame::free_pages(pa, 9).map_err(|e| alloc::format!("{:?}", e))?;
-    ensure!(t.level == Level::Pmd || t.level == Level::Pud, "linear map at {:?}, not a block", t.level);
+    ensure!(
+        t.level == Level::Pmd || t.level == Level::Pud,
+        "linear map at {:?}, not a block",
+        t.level
+    );
     ensure!(t.pa == virt_to_phys(va), "walker says {:#x}", t.pa.0);
     ensure!(hw? == virt_to_phys(va), "AT disagrees with the linear map");
     let (g1, m2, _) = kmap::leaf_counts();
@@ -43,16 +66,48 @@ fn image_is_w_xor_x() -> TestResult {
     let text = linear_map_uses_blocks as *const () as usize;
     let rodata = &RODATA_PROBE as *const u64 as usize;
     let data = &DATA_PROBE as *const _ as usize;
-    ensure!((img.text.0..img.text.1).contains(&text), "test fn not in .text");
-    for (va, want) in [(text, PgProt::KERNEL_ROX), (rodata, PgProt::KERNEL_RO), (data, PgProt::KERNEL)] {
+    ensure!(
+        (img.text.0..img.text.1).contains(&text),
+        "test fn not in .text"
+    );
+    for (va, want) in [
+        (text, PgProt::KERNEL_ROX),
+        (rodata, PgProt::KERNEL_RO),
+        (data, PgProt::KERNEL),
+    ] {
         let t = translate(&KernelTables, kmap::kernel_pgd(), va).ok_or("image not mapped")?;
-        ensure!(t.level == Level::Pte, "image mapped at {:?} at {:#x}", t.level, va);
-        ensure!(t.pte.prot() == want, "{:#x}: {:?}, want {:?}", va, t.pte.prot(), want);
-        ensure!(!(t.pte.prot().is_writable() && t.pte.prot().is_kernel_exec()), "{:#x} is W+X", va);
+        ensure!(
+            t.level == Level::Pte,
+            "image mapped at {:?} at {:#x}",
+            t.level,
+            va
+        );
+        ensure!(
+            t.pte.prot() == want,
+            "{:#x}: {:?}, want {:?}",
+            va,
+            t.pte.prot(),
+            want
+        );
+        ensure!(
+            !(t.pte.prot().is_writable() && t.pte.prot().is_kernel_exec()),
+            "{:#x} is W+X",
+            va
+        );
         let read = at_translate(va, AtAccess::KernelRead);
-        ensure!(read == Ok(virt_to_phys(va)), "AT S1E1R {:#x}: {:?}", va, read);
+        ensure!(
+            read == Ok(virt_to_phys(va)),
+            "AT S1E1R {:#x}: {:?}",
+            va,
+            read
+        );
         let write = at_translate(va, AtAccess::KernelWrite);
-        ensure!(write.is_ok() == want.is_writable(), "AT S1E1W {:#x}: {:?}", va, write);
+        ensure!(
+            write.is_ok() == want.is_writable(),
+            "AT S1E1W {:#x}: {:?}",
+            va,
+            write
+        );
     }
     Ok(())
 }
@@ -65,7 +120,11 @@ fn expect_permission_fault_on_write(va: usize) -> TestResult {
         Err(f) => {
             ensure!(f.far == va as u64, "FAR {:#x}, want {:#x}", f.far, va);
             ensure!(f.esr.is_write(), "ESR {} not a write", f.esr);
-            ensure!(f.esr.fault_status() == Some(FaultStatus::Permission(3)), "ESR {}", f.esr);
+            ensure!(
+                f.esr.fault_status() == Some(FaultStatus::Permission(3)),
+                "ESR {}",
+                f.esr
+            );
             Ok(())
         }
     }
@@ -82,7 +141,11 @@ fn write_to_rodata_faults() -> TestResult {
 fn devices_are_device_memory() -> TestResult {
     let uart = phys_to_virt(crate::mm::addr::PhysAddr(0x0900_0000));
     let t = translate(&KernelTables, kmap::kernel_pgd(), uart).ok_or("UART not mapped")?;
-    ensure!(t.pte.prot() == PgProt::DEVICE && t.pte.prot().is_device(), "UART mapped {:?}", t.pte.prot());
+    ensure!(
+        t.pte.prot() == PgProt::DEVICE && t.pte.prot().is_device(),
+        "UART mapped {:?}",
+        t.pte.prot()
+    );
     Ok(())
 }
 
@@ -93,26 +156,47 @@ fn map_and_unmap() -> TestResult {
     let page = frame::alloc_zeroed_pages(0).ok_or("oom")?;
     let block = frame::alloc_pages(9).ok_or("no 2M block")?;
     let block_va = TEST_VA + PMD_SIZE;
-    kmap::map_kernel_range(TEST_VA, page, PAGE_SIZE, PgProt::KERNEL).map_err(|e| alloc::format!("{:?}", e))?;
-    kmap::map_kernel_range(block_va, block, PMD_SIZE, PgProt::KERNEL_RO).map_err(|e| alloc::format!("{:?}", e))?;
+    kmap::map_kernel_range(TEST_VA, page, PAGE_SIZE, PgProt::KERNEL)
+        .map_err(|e| alloc::format!("{:?}", e))?;
+    kmap::map_kernel_range(block_va, block, PMD_SIZE, PgProt::KERNEL_RO)
+        .map_err(|e| alloc::format!("{:?}", e))?;
     let result = (|| {
         // SAFETY: TEST_VA maps our fresh page.
         unsafe { probe_store(TEST_VA + 8, 0xfeed) }.map_err(|f| alloc::format!("{:?}", f))?;
         // SAFETY: the same page through the linear map.
         let via_linear = unsafe { *((phys_to_virt(page) + 8) as *const u64) };
         ensure!(via_linear == 0xfeed, "alias reads {:#x}", via_linear);
-        ensure!(at_translate(TEST_VA, AtAccess::KernelWrite) == Ok(page), "AT on the page");
-        let t = translate(&KernelTables, kmap::kernel_pgd(), block_va + 0x12345).ok_or("block missing")?;
+        ensure!(
+            at_translate(TEST_VA, AtAccess::KernelWrite) == Ok(page),
+            "AT on the page"
+        );
+        let t = translate(&KernelTables, kmap::kernel_pgd(), block_va + 0x12345)
+            .ok_or("block missing")?;
         ensure!(t.level == Level::Pmd, "2M mapped at {:?}", t.level);
-        ensure!(at_translate(block_va + 0x12345, AtAccess::KernelRead) == Ok(block.add(0x12345)), "AT on the block");
-        ensure!(at_translate(block_va, AtAccess::KernelWrite).is_err(), "read-only block is writable");
+        ensure!(
+            at_translate(block_va + 0x12345, AtAccess::KernelRead) == Ok(block.add(0x12345)),
+            "AT on the block"
+        );
+        ensure!(
+            at_translate(block_va, AtAccess::KernelWrite).is_err(),
+            "read-only block is writable"
+        );
         Ok(())
     })();
     kmap::unmap_kernel_range(TEST_VA, PAGE_SIZE).map_err(|e| alloc::format!("{:?}", e))?;
     kmap::unmap_kernel_range(block_va, PMD_SIZE).map_err(|e| alloc::format!("{:?}", e))?;
-    ensure!(at_translate(TEST_VA, AtAccess::KernelRead).is_err(), "page still translates after unmap");
-    let f = probe_load(block_va).err().ok_or("block still readable after unmap")?;
-    ensure!(matches!(f.esr.fault_status(), Some(FaultStatus::Translation(_))), "ESR {}", f.esr);
+    ensure!(
+        at_translate(TEST_VA, AtAccess::KernelRead).is_err(),
+        "page still translates after unmap"
+    );
+    let f = probe_load(block_va)
+        .err()
+        .ok_or("block still readable after unmap")?;
+    ensure!(
+        matches!(f.esr.fault_status(), Some(FaultStatus::Translation(_))),
+        "ESR {}",
+        f.esr
+    );
     frame::free_pages(page, 0).map_err(|e| alloc::format!("{:?}", e))?;
     frame::free_pages(block, 9).map_err(|e| alloc::format!("{:?}", e))?;
     result

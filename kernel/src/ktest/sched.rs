@@ -10,17 +10,36 @@ use crate::mm::{frame, heap};
 use crate::task::{self, WaitQueue};
 
 pub const TESTS: &[Test] = &[
-    Test { name: "smp_every_cpu_runs_threads", run: every_cpu_runs_threads },
-    Test { name: "sched_timer_ticks_on_every_cpu", run: ticks_on_every_cpu },
-    Test { name: "sched_preemption_stops_a_spinner_starving_others", run: preemption },
-    Test { name: "sched_msleep_sleeps_long_enough", run: msleep_duration },
-    Test { name: "sched_waitqueue_wakes_across_cpus", run: waitqueue_across_cpus },
-    Test { name: "sched_many_threads_and_stacks_come_back", run: many_threads },
+    Test {
+        name: "smp_every_cpu_runs_threads",
+        run: every_cpu_runs_threads,
+    },
+    Test {
+        name: "sched_timer_ticks_on_every_cpu",
+        run: ticks_on_every_cpu,
+    },
+    Test {
+        name: "sched_preemption_stops_a_spinner_starving_others",
+        run: preemption,
+    },
+    Test {
+        name: "sched_msleep_sleeps_long_enough",
+        run: msleep_duration,
+    },
+    Test {
+        name: "sched_waitqueue_wakes_across_cpus",
+        run: waitqueue_across_cpus,
+    },
+    Test {
+        name: "sched_many_threads_and_stacks_come_back",
+        run: many_threads,
+    },
 ];
 
 fn every_cpu_runs_threads() -> TestResult {
     let n = task::nr_cpus_online();
-    let ran_on: Arc<Vec<AtomicUsize>> = Arc::new((0..n).map(|_| AtomicUsize::new(usize::MAX)).collect());
+    let ran_on: Arc<Vec<AtomicUsize>> =
+        Arc::new((0..n).map(|_| AtomicUsize::new(usize::MAX)).collect());
     let threads: Vec<_> = (0..n)
         .map(|c| {
             let ran_on = ran_on.clone();
@@ -29,7 +48,12 @@ fn every_cpu_runs_threads() -> TestResult {
         .collect();
     threads.iter().for_each(|t| t.join());
     for (c, r) in ran_on.iter().enumerate() {
-        ensure!(r.load(Ordering::SeqCst) == c, "thread for CPU {} ran on {}", c, r.load(Ordering::SeqCst));
+        ensure!(
+            r.load(Ordering::SeqCst) == c,
+            "thread for CPU {} ran on {}",
+            c,
+            r.load(Ordering::SeqCst)
+        );
     }
     Ok(())
 }
@@ -49,7 +73,12 @@ fn ticks_on_every_cpu() -> TestResult {
         .collect();
     threads.iter().for_each(|t| t.join());
     for (c, d) in deltas.iter().enumerate() {
-        ensure!(d.load(Ordering::SeqCst) >= 3, "CPU {} ticked {} times in 50 ms", c, d.load(Ordering::SeqCst));
+        ensure!(
+            d.load(Ordering::SeqCst) >= 3,
+            "CPU {} ticked {} times in 50 ms",
+            c,
+            d.load(Ordering::SeqCst)
+        );
     }
     Ok(())
 }
@@ -74,7 +103,10 @@ fn preemption() -> TestResult {
     let setter = task::spawn_on(cpu, move || f2.store(true, Ordering::SeqCst));
     spinner.join();
     setter.join();
-    ensure!(saw_flag.load(Ordering::SeqCst), "the spinner starved the other thread for 1 s");
+    ensure!(
+        saw_flag.load(Ordering::SeqCst),
+        "the spinner starved the other thread for 1 s"
+    );
     Ok(())
 }
 
@@ -101,11 +133,19 @@ fn waitqueue_across_cpus() -> TestResult {
         })
         .collect();
     task::msleep(20);
-    ensure!(woke.load(Ordering::SeqCst) == 0, "a waiter ran before the wake-up");
+    ensure!(
+        woke.load(Ordering::SeqCst) == 0,
+        "a waiter ran before the wake-up"
+    );
     ready.store(true, Ordering::SeqCst);
     wq.wake_all();
     waiters.iter().for_each(|t| t.join());
-    ensure!(woke.load(Ordering::SeqCst) == n, "{} of {} waiters woke", woke.load(Ordering::SeqCst), n);
+    ensure!(
+        woke.load(Ordering::SeqCst) == n,
+        "{} of {} waiters woke",
+        woke.load(Ordering::SeqCst),
+        n
+    );
     Ok(())
 }
 
@@ -115,6 +155,8 @@ fn frames_in_use() -> usize {
 }
 
 fn many_threads() -> TestResult {
+    // Threads of earlier tests are freed at their CPU's next switch.
+    task::msleep(30);
     let before = frames_in_use();
     let counter = Arc::new(AtomicUsize::new(0));
     for _round in 0..4 {
@@ -131,10 +173,19 @@ fn many_threads() -> TestResult {
             .collect();
         threads.iter().for_each(|t| t.join());
     }
-    ensure!(counter.load(Ordering::SeqCst) == 4 * 32 * 10, "count {}", counter.load(Ordering::SeqCst));
+    ensure!(
+        counter.load(Ordering::SeqCst) == 4 * 32 * 10,
+        "count {}",
+        counter.load(Ordering::SeqCst)
+    );
     // Each dead thread is freed at its CPU's next switch; let every CPU tick.
     task::msleep(30);
     let after = frames_in_use();
-    ensure!(after == before, "frames in use {} -> {}: kernel stacks leaked", before, after);
+    ensure!(
+        after == before,
+        "frames in use {} -> {}: kernel stacks leaked",
+        before,
+        after
+    );
     Ok(())
 }

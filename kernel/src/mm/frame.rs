@@ -47,7 +47,10 @@ pub fn init(ram_start: PhysAddr, ram_end: PhysAddr, free: &[(PhysAddr, PhysAddr)
 }
 
 fn with_buddy<R>(f: impl FnOnce(&mut BuddyAllocator) -> R) -> R {
-    f(BUDDY.lock().as_mut().expect("frame allocator used before init"))
+    f(BUDDY
+        .lock()
+        .as_mut()
+        .expect("frame allocator used before init"))
 }
 
 /// A naturally aligned block of 2^order frames (Linux: `alloc_pages`).

@@ -64,8 +64,16 @@ fn map(pgd: PhysAddr, pa_start: PhysAddr, pa_end: PhysAddr, prot: PgProt) {
         return;
     }
     let size = (pa_end.0 - pa_start.0) as usize;
-    pgtable::map_range(&mut KernelTables, pgd, phys_to_virt(pa_start), pa_start, size, prot, Level::Pud)
-        .expect("building the kernel map");
+    pgtable::map_range(
+        &mut KernelTables,
+        pgd,
+        phys_to_virt(pa_start),
+        pa_start,
+        size,
+        prot,
+        Level::Pud,
+    )
+    .expect("building the kernel map");
 }
 
 /// Builds the kernel map for `ram` and `devices` (physical ranges) and
@@ -91,15 +99,33 @@ pub fn init(ram: &[(PhysAddr, PhysAddr)], devices: &[(PhysAddr, PhysAddr)]) {
         map(pgd, img_end, end, PgProt::KERNEL);
     }
     for &(start, end) in devices {
-        map(pgd, start.align_down(PAGE_SIZE), end.align_up(PAGE_SIZE), PgProt::DEVICE);
+        map(
+            pgd,
+            start.align_down(PAGE_SIZE),
+            end.align_up(PAGE_SIZE),
+            PgProt::DEVICE,
+        );
     }
     mmu::replace_ttbr1(pgd);
     KERNEL_PGD.call_once(|| pgd);
 }
 
 /// Maps `[va, va+size)` of the kernel half to `pa` in the live kernel map.
-pub fn map_kernel_range(va: usize, pa: PhysAddr, size: usize, prot: PgProt) -> Result<(), MapError> {
-    let r = pgtable::map_range(&mut KernelTables, kernel_pgd(), va, pa, size, prot, Level::Pmd);
+pub fn map_kernel_range(
+    va: usize,
+    pa: PhysAddr,
+    size: usize,
+    prot: PgProt,
+) -> Result<(), MapError> {
+    let r = pgtable::map_range(
+        &mut KernelTables,
+        kernel_pgd(),
+        va,
+        pa,
+        size,
+        prot,
+        Level::Pmd,
+    );
     mmu::publish_table_writes();
     r
 }
@@ -107,18 +133,24 @@ pub fn map_kernel_range(va: usize, pa: PhysAddr, size: usize, prot: PgProt) -> R
 /// Removes the leaf mappings of `[va, va+size)` from the live kernel map and
 /// flushes their TLB entries.
 pub fn unmap_kernel_range(va: usize, size: usize) -> Result<(), MapError> {
-    pgtable::unmap_range(&KernelTables, kernel_pgd(), va, size, |va| mmu::flush_tlb_kernel_page(va))
+    pgtable::unmap_range(&KernelTables, kernel_pgd(), va, size, |va| {
+        mmu::flush_tlb_kernel_page(va)
+    })
 }
 
 /// How the kernel half is mapped: (1G blocks, 2M blocks, 4K pages).
 pub fn leaf_counts() -> (usize, usize, usize) {
     let mut counts = (0, 0, 0);
-    pgtable::for_each_leaf(&KernelTables, kernel_pgd(), PAGE_OFFSET, usize::MAX, &mut |_, level, _| {
-        match level {
+    pgtable::for_each_leaf(
+        &KernelTables,
+        kernel_pgd(),
+        PAGE_OFFSET,
+        usize::MAX,
+        &mut |_, level, _| match level {
             Level::Pud => counts.0 += 1,
             Level::Pmd => counts.1 += 1,
             _ => counts.2 += 1,
-        }
-    });
+        },
+    );
     counts
 }

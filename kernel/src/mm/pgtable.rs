@@ -67,9 +67,13 @@ pub trait PgtableMem {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum MapError {
     /// Something is already mapped where the new mapping would go.
-    AlreadyMapped { va: usize },
+    AlreadyMapped {
+        va: usize,
+    },
     /// Nothing is mapped at `va`.
-    NotMapped { va: usize },
+    NotMapped {
+        va: usize,
+    },
     NoMemory,
     /// VA, PA or size not page-aligned.
     Misaligned,
@@ -210,7 +214,15 @@ pub fn for_each_leaf(
     end: usize,
     f: &mut impl FnMut(usize, Level, Pte),
 ) {
-    visit_table(mem, pgd, Level::Pgd, start & !((1 << 48) - 1), start, end, f);
+    visit_table(
+        mem,
+        pgd,
+        Level::Pgd,
+        start & !((1 << 48) - 1),
+        start,
+        end,
+        f,
+    );
 }
 
 fn visit_table(
@@ -295,7 +307,16 @@ pub mod tests {
         // then one 2M block, then one 4K page.
         let pa = PhysAddr(0x4000_0000);
         let size = (1 << 30) + (2 << 20) + 4096;
-        map_range(&mut m, pgd, KVA + 0x4000_0000, pa, size, PgProt::KERNEL, Level::Pud).unwrap();
+        map_range(
+            &mut m,
+            pgd,
+            KVA + 0x4000_0000,
+            pa,
+            size,
+            PgProt::KERNEL,
+            Level::Pud,
+        )
+        .unwrap();
         let t = translate(&m, pgd, KVA + 0x4000_1234).unwrap();
         assert_eq!((t.level, t.pa), (Level::Pud, PhysAddr(0x4000_1234)));
         let t = translate(&m, pgd, KVA + 0x8010_0000).unwrap();
@@ -310,19 +331,48 @@ pub mod tests {
     #[test]
     fn largest_limits_block_size() {
         let (mut m, pgd) = Arena::new();
-        map_range(&mut m, pgd, KVA, PhysAddr(0), 1 << 30, PgProt::KERNEL, Level::Pmd).unwrap();
+        map_range(
+            &mut m,
+            pgd,
+            KVA,
+            PhysAddr(0),
+            1 << 30,
+            PgProt::KERNEL,
+            Level::Pmd,
+        )
+        .unwrap();
         assert_eq!(translate(&m, pgd, KVA + 12345).unwrap().level, Level::Pmd);
         let (mut m, pgd) = Arena::new();
-        map_range(&mut m, pgd, KVA, PhysAddr(0), 4 << 20, PgProt::KERNEL, Level::Pte).unwrap();
-        assert_eq!(translate(&m, pgd, KVA + (3 << 20)).unwrap().level, Level::Pte);
+        map_range(
+            &mut m,
+            pgd,
+            KVA,
+            PhysAddr(0),
+            4 << 20,
+            PgProt::KERNEL,
+            Level::Pte,
+        )
+        .unwrap();
+        assert_eq!(
+            translate(&m, pgd, KVA + (3 << 20)).unwrap().level,
+            Level::Pte
+        );
     }
 
     #[test]
     fn misaligned_pa_falls_back_to_pages() {
         let (mut m, pgd) = Arena::new();
         // VA 2M-aligned but PA only 4K-aligned: no block is possible.
-        map_range(&mut m, pgd, KVA + (2 << 20), PhysAddr(0x4000_1000), 2 << 20, PgProt::KERNEL, Level::Pud)
-            .unwrap();
+        map_range(
+            &mut m,
+            pgd,
+            KVA + (2 << 20),
+            PhysAddr(0x4000_1000),
+            2 << 20,
+            PgProt::KERNEL,
+            Level::Pud,
+        )
+        .unwrap();
         let t = translate(&m, pgd, KVA + (3 << 20)).unwrap();
         assert_eq!((t.level, t.pa), (Level::Pte, PhysAddr(0x4010_1000)));
     }
@@ -330,23 +380,73 @@ pub mod tests {
     #[test]
     fn permissions_per_range_and_no_overlap() {
         let (mut m, pgd) = Arena::new();
-        map_range(&mut m, pgd, KVA + 0x20_0000, PhysAddr(0x4020_0000), 0x3000, PgProt::KERNEL_ROX, Level::Pud)
-            .unwrap();
-        map_range(&mut m, pgd, KVA + 0x20_3000, PhysAddr(0x4020_3000), 0x1000, PgProt::KERNEL_RO, Level::Pud)
-            .unwrap();
-        assert_eq!(translate(&m, pgd, KVA + 0x20_2000).unwrap().pte.prot(), PgProt::KERNEL_ROX);
-        assert_eq!(translate(&m, pgd, KVA + 0x20_3000).unwrap().pte.prot(), PgProt::KERNEL_RO);
+        map_range(
+            &mut m,
+            pgd,
+            KVA + 0x20_0000,
+            PhysAddr(0x4020_0000),
+            0x3000,
+            PgProt::KERNEL_ROX,
+            Level::Pud,
+        )
+        .unwrap();
+        map_range(
+            &mut m,
+            pgd,
+            KVA + 0x20_3000,
+            PhysAddr(0x4020_3000),
+            0x1000,
+            PgProt::KERNEL_RO,
+            Level::Pud,
+        )
+        .unwrap();
+        assert_eq!(
+            translate(&m, pgd, KVA + 0x20_2000).unwrap().pte.prot(),
+            PgProt::KERNEL_ROX
+        );
+        assert_eq!(
+            translate(&m, pgd, KVA + 0x20_3000).unwrap().pte.prot(),
+            PgProt::KERNEL_RO
+        );
         // Overlapping a page or sitting a block over a table both fail.
         assert_eq!(
-            map_range(&mut m, pgd, KVA + 0x20_2000, PhysAddr(0), 0x1000, PgProt::KERNEL, Level::Pud),
-            Err(MapError::AlreadyMapped { va: KVA + 0x20_2000 })
+            map_range(
+                &mut m,
+                pgd,
+                KVA + 0x20_2000,
+                PhysAddr(0),
+                0x1000,
+                PgProt::KERNEL,
+                Level::Pud
+            ),
+            Err(MapError::AlreadyMapped {
+                va: KVA + 0x20_2000
+            })
         );
         assert_eq!(
-            map_range(&mut m, pgd, KVA + 0x20_0000, PhysAddr(0), 2 << 20, PgProt::KERNEL, Level::Pmd),
-            Err(MapError::AlreadyMapped { va: KVA + 0x20_0000 })
+            map_range(
+                &mut m,
+                pgd,
+                KVA + 0x20_0000,
+                PhysAddr(0),
+                2 << 20,
+                PgProt::KERNEL,
+                Level::Pmd
+            ),
+            Err(MapError::AlreadyMapped {
+                va: KVA + 0x20_0000
+            })
         );
         assert_eq!(
-            map_range(&mut m, pgd, KVA + 1, PhysAddr(0), 4096, PgProt::KERNEL, Level::Pmd),
+            map_range(
+                &mut m,
+                pgd,
+                KVA + 1,
+                PhysAddr(0),
+                4096,
+                PgProt::KERNEL,
+                Level::Pmd
+            ),
             Err(MapError::Misaligned)
         );
     }
@@ -354,10 +454,21 @@ pub mod tests {
     #[test]
     fn unmap_clears_whole_leaves_only() {
         let (mut m, pgd) = Arena::new();
-        map_range(&mut m, pgd, KVA, PhysAddr(0x4000_0000), (2 << 20) + 0x2000, PgProt::KERNEL, Level::Pmd)
-            .unwrap();
+        map_range(
+            &mut m,
+            pgd,
+            KVA,
+            PhysAddr(0x4000_0000),
+            (2 << 20) + 0x2000,
+            PgProt::KERNEL,
+            Level::Pmd,
+        )
+        .unwrap();
         // Half a 2M block cannot be unmapped here.
-        assert_eq!(unmap_range(&m, pgd, KVA, 1 << 20, |_| ()), Err(MapError::Misaligned));
+        assert_eq!(
+            unmap_range(&m, pgd, KVA, 1 << 20, |_| ()),
+            Err(MapError::Misaligned)
+        );
         let mut flushed = std::vec::Vec::new();
         unmap_range(&m, pgd, KVA, (2 << 20) + 0x1000, |va| flushed.push(va)).unwrap();
         assert_eq!(flushed, [KVA, KVA + (2 << 20)]);
@@ -369,24 +480,52 @@ pub mod tests {
             Err(MapError::NotMapped { va: KVA })
         );
         // The freed range maps again.
-        map_range(&mut m, pgd, KVA, PhysAddr(0x4000_0000), 2 << 20, PgProt::KERNEL, Level::Pmd).unwrap();
+        map_range(
+            &mut m,
+            pgd,
+            KVA,
+            PhysAddr(0x4000_0000),
+            2 << 20,
+            PgProt::KERNEL,
+            Level::Pmd,
+        )
+        .unwrap();
     }
 
     #[test]
     fn for_each_leaf_visits_in_order() {
         let (mut m, pgd) = Arena::new();
         let size = (1 << 30) + (2 << 20) + 0x2000;
-        map_range(&mut m, pgd, KVA + (1 << 30), PhysAddr(1 << 30), size, PgProt::KERNEL, Level::Pud).unwrap();
+        map_range(
+            &mut m,
+            pgd,
+            KVA + (1 << 30),
+            PhysAddr(1 << 30),
+            size,
+            PgProt::KERNEL,
+            Level::Pud,
+        )
+        .unwrap();
         let mut seen = std::vec::Vec::new();
-        for_each_leaf(&m, pgd, KVA, KVA + (4 << 30), &mut |va, level, pte| seen.push((va, level, pte.addr())));
+        for_each_leaf(&m, pgd, KVA, KVA + (4 << 30), &mut |va, level, pte| {
+            seen.push((va, level, pte.addr()))
+        });
         let base = KVA + (1 << 30);
         assert_eq!(
             seen,
             [
                 (base, Level::Pud, PhysAddr(1 << 30)),
                 (base + (1 << 30), Level::Pmd, PhysAddr(2 << 30)),
-                (base + (1 << 30) + (2 << 20), Level::Pte, PhysAddr((2 << 30) + (2 << 20))),
-                (base + (1 << 30) + (2 << 20) + 0x1000, Level::Pte, PhysAddr((2 << 30) + (2 << 20) + 0x1000)),
+                (
+                    base + (1 << 30) + (2 << 20),
+                    Level::Pte,
+                    PhysAddr((2 << 30) + (2 << 20))
+                ),
+                (
+                    base + (1 << 30) + (2 << 20) + 0x1000,
+                    Level::Pte,
+                    PhysAddr((2 << 30) + (2 << 20) + 0x1000)
+                ),
             ]
         );
         // A window that starts inside the 1G block still reports it.

@@ -80,7 +80,12 @@ pub fn nr_cpus_online() -> usize {
 
 /// The thread running on this CPU.
 pub fn current() -> Arc<Thread> {
-    this_cpu().rq.lock().current.clone().expect("no current thread")
+    this_cpu()
+        .rq
+        .lock()
+        .current
+        .clone()
+        .expect("no current thread")
 }
 
 pub fn set_need_resched() {

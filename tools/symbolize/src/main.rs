@@ -21,11 +21,10 @@
 //!         (inlined) faultline::mm::map at kernel/src/mm/mod.rs:88
 //! ```
 //!
-//! Frame #0 is looked up at its exact pc; frames #1 and up are taken to be
-//! return addresses (the saved LR of a frame record) and are looked up at
-//! `pc - 1`, i.e. inside the call instruction. Otherwise a call that ends a
-//! function (a call to a `-> !` function such as a panic) would be reported as
-//! whatever function the linker placed next.
+//! Every pc is looked up exactly: the kernel prints the address of the call
+//! instruction (return address - 4) for each frame, and the faulting pc for
+//! a frame that crosses an exception, so a call that ends a function (to a
+//! `-> !` function such as a panic) is not reported as whatever comes next.
 //!
 //! The tool never hides kernel output: an unreadable ELF, a missing argument or
 //! an unknown address only turn the annotation into ` ??`.
@@ -171,7 +170,7 @@ impl<'s, W: Write> Filter<'s, W> {
     }
 
     fn end_line(&mut self) -> io::Result<()> {
-        if let Scan::Complete { frame, pc } = scan(&self.line) {
+        if let Scan::Complete { pc, .. } = scan(&self.line) {
             let content_len = self.line.len() - count_trailing_blanks(&self.line);
             if self.written < content_len {
                 self.out.write_all(&self.line[self.written..content_len])?;
@@ -181,7 +180,7 @@ impl<'s, W: Write> Filter<'s, W> {
             } else {
                 "\n"
             };
-            let mut frames = self.symbolizer.describe(frame, pc).into_iter();
+            let mut frames = self.symbolizer.describe(pc).into_iter();
             let innermost = frames.next().unwrap_or_else(|| "??".to_owned());
             write!(self.out, " {innermost}{eol}")?;
             for caller in frames {
@@ -345,11 +344,11 @@ impl Symbolizer {
         }
     }
 
-    /// The annotation for backtrace frame `frame` at `pc`: innermost
-    /// (inlined) function first, the function owning the stack frame last.
-    /// Empty when nothing is known about the address.
-    fn describe(&self, frame: u32, pc: u64) -> Vec<String> {
-        let probe = if frame == 0 { pc } else { pc.wrapping_sub(1) };
+    /// The annotation for a backtrace frame at `pc`: innermost (inlined)
+    /// function first, the function owning the stack frame last. Empty when
+    /// nothing is known about the address.
+    fn describe(&self, pc: u64) -> Vec<String> {
+        let probe = pc;
         // DWARF for functions the linker discarded still claims addresses
         // near 0, so a pc that is not in code would get a bogus name.
         if !self.symbols.is_code(probe) {
@@ -693,14 +692,6 @@ mod tests {
                  at tools/symbolize/src/main.rs:{line}\r\n"
             )
         );
-
-        // A return address just past the function's start is looked up one
-        // byte back, so it still lands in the function.
-        let described = symbolizer.describe(1, addr + 1);
-        assert!(
-            described[0].starts_with("symbolize::tests::symbolize_test_marker at "),
-            "{described:?}"
-        );
     }
 
     #[test]
@@ -734,8 +725,8 @@ mod tests {
     #[test]
     fn unknown_addresses_get_question_marks() {
         let (symbolizer, _) = open_self();
-        assert!(symbolizer.describe(0, 0).is_empty());
-        assert!(symbolizer.describe(0, u64::MAX - 7).is_empty());
+        assert!(symbolizer.describe(0).is_empty());
+        assert!(symbolizer.describe(u64::MAX - 7).is_empty());
         let out = filter_chunks(&symbolizer, &[b"  #4 pc 0xfffffffffffffff0\n"]);
         assert_eq!(out, b"  #4 pc 0xfffffffffffffff0 ??\n");
     }

@@ -62,11 +62,9 @@ const fn bits(v: FieldValue<u64, LEAF_DESC::Register>) -> u64 {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct PgProt(u64);
 
-const PROT_NORMAL: u64 = bits(LEAF_DESC::ATTR_INDX::Normal)
-    | bits(LEAF_DESC::SH::Inner)
-    | bits(LEAF_DESC::AF::SET);
-const PROT_DEVICE: u64 =
-    bits(LEAF_DESC::ATTR_INDX::Device) | bits(LEAF_DESC::AF::SET);
+const PROT_NORMAL: u64 =
+    bits(LEAF_DESC::ATTR_INDX::Normal) | bits(LEAF_DESC::SH::Inner) | bits(LEAF_DESC::AF::SET);
+const PROT_DEVICE: u64 = bits(LEAF_DESC::ATTR_INDX::Device) | bits(LEAF_DESC::AF::SET);
 const XN: u64 = bits(LEAF_DESC::PXN::SET) | bits(LEAF_DESC::UXN::SET);
 
 impl PgProt {
@@ -75,9 +73,8 @@ impl PgProt {
     /// Kernel read-only data.
     pub const KERNEL_RO: PgProt = PgProt(PROT_NORMAL | bits(LEAF_DESC::AP::RoEl1) | XN);
     /// Kernel text: read-only, executable at EL1 only.
-    pub const KERNEL_ROX: PgProt = PgProt(
-        PROT_NORMAL | bits(LEAF_DESC::AP::RoEl1) | bits(LEAF_DESC::UXN::SET),
-    );
+    pub const KERNEL_ROX: PgProt =
+        PgProt(PROT_NORMAL | bits(LEAF_DESC::AP::RoEl1) | bits(LEAF_DESC::UXN::SET));
     /// MMIO: Device-nGnRE, never executable.
     pub const DEVICE: PgProt = PgProt(PROT_DEVICE | XN);
 

@@ -27,9 +27,9 @@ fn gic() -> &'static Gic {
 pub fn init(info: &GicInfo) {
     let gic = GIC.call_once(|| match *info {
         // SAFETY: the DTB's register ranges, reachable through the linear map.
-        GicInfo::V2 { dist, cpu_if } => Gic::V2(unsafe {
-            GicV2::new(phys_to_virt(dist.base), phys_to_virt(cpu_if.base))
-        }),
+        GicInfo::V2 { dist, cpu_if } => {
+            Gic::V2(unsafe { GicV2::new(phys_to_virt(dist.base), phys_to_virt(cpu_if.base)) })
+        }
         // SAFETY: as above.
         GicInfo::V3 { dist, redist } => Gic::V3(unsafe {
             GicV3::new(

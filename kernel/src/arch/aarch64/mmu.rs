@@ -65,7 +65,9 @@ pub fn replace_ttbr1(pgd: PhysAddr) {
 pub fn clear_ttbr0() {
     // SAFETY: nothing runs through TTBR0 once the kernel is at its high
     // address; EPD0 is not needed because a zero table faults every walk.
-    unsafe { asm!("msr ttbr0_el1, {}", "isb", "tlbi vmalle1", "dsb nsh", "isb", in(reg) virt_to_phys(EMPTY_PGD.0.as_ptr() as usize).0, options(nostack)) };
+    unsafe {
+        asm!("msr ttbr0_el1, {}", "isb", "tlbi vmalle1", "dsb nsh", "isb", in(reg) virt_to_phys(EMPTY_PGD.0.as_ptr() as usize).0, options(nostack))
+    };
 }
 
 #[repr(C, align(4096))]
@@ -99,7 +101,9 @@ pub fn at_translate(va: usize, access: AtAccess) -> Result<PhysAddr, u64> {
     if par & 1 != 0 {
         Err(par)
     } else {
-        Ok(PhysAddr((par & 0x0000_ffff_ffff_f000) | (va as u64 & 0xfff)))
+        Ok(PhysAddr(
+            (par & 0x0000_ffff_ffff_f000) | (va as u64 & 0xfff),
+        ))
     }
 }
 

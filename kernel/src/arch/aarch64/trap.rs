@@ -19,7 +19,7 @@ pub struct TrapFrame {
     pub sp_el0: u64,
     pub elr: u64,
     pub spsr: u64,
-    /// Frame record (x29, elr) so backtraces continue past the exception.
+    /// Frame record (x29, elr + 4) so backtraces continue past the exception.
     frame_record: [u64; 2],
 }
 
@@ -46,7 +46,9 @@ impl fmt::Display for TrapFrame {
 fn read_esr_far() -> (Esr, u64) {
     let (esr, far): (u64, u64);
     // SAFETY: reads the syndrome registers of the exception being handled.
-    unsafe { asm!("mrs {}, esr_el1", "mrs {}, far_el1", out(reg) esr, out(reg) far, options(nomem, nostack)) };
+    unsafe {
+        asm!("mrs {}, esr_el1", "mrs {}, far_el1", out(reg) esr, out(reg) far, options(nomem, nostack))
+    };
     (Esr(esr), far)
 }
 
@@ -86,10 +88,22 @@ extern "C" fn handle_el1_sync(tf: &mut TrapFrame, _kind: u64) {
 }
 
 const VECTOR_NAMES: [&str; 16] = [
-    "EL1t sync", "EL1t IRQ", "EL1t FIQ", "EL1t SError",
-    "EL1h sync", "EL1h IRQ", "EL1h FIQ", "EL1h SError",
-    "EL0 sync", "EL0 IRQ", "EL0 FIQ", "EL0 SError",
-    "EL0 (AArch32) sync", "EL0 (AArch32) IRQ", "EL0 (AArch32) FIQ", "EL0 (AArch32) SError",
+    "EL1t sync",
+    "EL1t IRQ",
+    "EL1t FIQ",
+    "EL1t SError",
+    "EL1h sync",
+    "EL1h IRQ",
+    "EL1h FIQ",
+    "EL1h SError",
+    "EL0 sync",
+    "EL0 IRQ",
+    "EL0 FIQ",
+    "EL0 SError",
+    "EL0 (AArch32) sync",
+    "EL0 (AArch32) IRQ",
+    "EL0 (AArch32) FIQ",
+    "EL0 (AArch32) SError",
 ];
 
 #[no_mangle]
@@ -189,5 +203,7 @@ pub fn init_this_cpu() {
         static exception_vectors: u8;
     }
     // SAFETY: VBAR_EL1 gets the 2K-aligned table from vectors.S.
-    unsafe { asm!("msr vbar_el1, {}", "isb", in(reg) &raw const exception_vectors, options(nostack)) };
+    unsafe {
+        asm!("msr vbar_el1, {}", "isb", in(reg) &raw const exception_vectors, options(nostack))
+    };
 }

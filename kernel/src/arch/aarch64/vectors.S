@@ -27,9 +27,11 @@
     mrs     x22, elr_el1
     mrs     x23, spsr_el1
     stp     x22, x23, [sp, #16 * 16]
-    // A frame record (fp, pc) = (interrupted x29, interrupted pc), so a
-    // backtrace taken in the handler continues into the interrupted code.
-    stp     x29, x22, [sp, #16 * 17]
+    // A frame record (fp, lr) = (interrupted x29, interrupted pc + 4), so a
+    // backtrace taken in the handler continues into the interrupted code;
+    // the unwinder prints lr - 4, which is then exactly the faulting pc.
+    add     x24, x22, #4
+    stp     x29, x24, [sp, #16 * 17]
     add     x29, sp, #16 * 17
 .endm
 

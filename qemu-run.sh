@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The one place that knows QEMU's flags. Boots the faultline kernel on QEMU
+# `virt` and exits with the kernel's exit code (semihosting), or 124 on the
+# --timeout watchdog. Console output goes through tools/symbolize so panic
+# backtraces show function names and source lines.
+#
+#   ./qemu-run.sh [options] [--kernel ELF] [ELF]
+#     --smp N           CPUs (default 2)
+#     --mem M           RAM, QEMU syntax: 128M, 1G, 4G (default 128M)
+#     --cpu MODEL       cortex-a72 (default), or max (= max,pauth-impdef=on)
+#     --gic 2|3         interrupt controller version (default 2)
+#     --el2             start at EL2 (-machine virtualization=on)
+#     --append "ARGS"   kernel command line
+#     --icount          deterministic time: 1 virtual ns per instruction
+#     --gdb             start halted with a gdb server on $FAULTLINE_GDB_PORT (1234)
+#     --timeout S       watchdog: kill QEMU after S seconds (exit code 124)
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")" && pwd)
+kernel="$root/target/aarch64-unknown-none-softfloat/release/faultline"
+smp=2 mem=128M cpu=cortex-a72 gic=2 el2=off append="" icount=() gdb=() timeout_s=0
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --smp) smp=$2; shift 2 ;;
+        --mem) mem=$2; shift 2 ;;
+        --cpu) cpu=$2; shift 2 ;;
+        --gic) gic=$2; shift 2 ;;
+        --el2) el2=on; shift ;;
+        --append) append=$2; shift 2 ;;
+        --icount) icount=(-icount shift=0,sleep=off); shift ;;
+        --gdb) gdb=(-S -gdb "tcp::${FAULTLINE_GDB_PORT:-1234}"); shift ;;
+        --timeout) timeout_s=$2; shift 2 ;;
+        --kernel) kernel=$2; shift 2 ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -*) echo "qemu-run.sh: unknown option $1" >&2; exit 2 ;;
+        *) kernel=$1; shift ;;
+    esac
+done
+
+# Plain `max` emulates pointer authentication very slowly; faultline does
+# not use it.
+[ "$cpu" = max ] && cpu=max,pauth-impdef=on
+
+if ! command -v qemu-system-aarch64 >/dev/null; then
+    echo "qemu-run.sh: qemu-system-aarch64 not found: run 'make setup' (or: apt-get install qemu-system-arm)" >&2
+    exit 127
+fi
+[ -f "$kernel" ] || { echo "qemu-run.sh: no kernel at $kernel: run 'make build'" >&2; exit 2; }
+
+qemu=(qemu-system-aarch64
+    -machine "virt,gic-version=$gic,virtualization=$el2"
+    -cpu "$cpu" -smp "$smp" -m "$mem"
+    -nographic -no-reboot
+    -semihosting-config enable=on,target=native
+    -kernel "$kernel" -append "$append"
+    "${icount[@]}" "${gdb[@]}")
+
+if [ "$timeout_s" != 0 ]; then
+    qemu=(timeout --foreground -k 2 "$timeout_s" "${qemu[@]}")
+fi
+
+symbolize="$root/target/release/symbolize"
+if [ -x "$symbolize" ]; then
+    set +e
+    "${qemu[@]}" | "$symbolize" "$kernel"
+    status=("${PIPESTATUS[@]}")
+    set -e
+    exit "${status[0]}"
+else
+    exec "${qemu[@]}"
+fi
