@@ -13,7 +13,7 @@ impl<'a> Cmdline<'a> {
             .filter_map(|w| w.split_once('='))
             .filter(|(k, _)| *k == key)
             .map(|(_, v)| v)
-            .last()
+            .next_back()
     }
 
     /// Whether the bare word `flag` appears.

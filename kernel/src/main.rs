@@ -21,7 +21,9 @@ mod task;
 
 use arch::{cpu, gic, irq, mmu, psci, semihosting, smp, trap};
 use cmdline::Cmdline;
+use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use mm::addr::{phys_to_virt, virt_to_phys, PhysAddr, PAGE_SIZE};
+
 use mm::{frame, kmap};
 
 /// Where QEMU puts the DTB when it boots an ELF image (x0 is 0 then).
@@ -63,7 +65,7 @@ pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
     task::init_this_cpu();
     irq::init_this_cpu(0, info.timer_virt_intid);
     smp::set_logical_map(&info.cpu_logical_map);
-    SECONDARY_TIMER_INTID.store(info.timer_virt_intid, core::sync::atomic::Ordering::Relaxed);
+    SECONDARY_TIMER_INTID.store(info.timer_virt_intid, Relaxed);
     for cpu in 1..info.cpu_logical_map.len() {
         start_secondary(cpu);
     }
@@ -109,26 +111,18 @@ fn device_ranges(info: &dtb::BootInfo) -> [(PhysAddr, PhysAddr); 3] {
     }
 }
 
-static SECONDARY_TIMER_INTID: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
-static mut SECONDARY_BOOT: [smp::SecondaryBoot; dtb::MAX_CPUS] = [const {
-    smp::SecondaryBoot {
-        stack_top: 0,
-        ttbr1: 0,
-        cpu: 0,
-    }
-}; dtb::MAX_CPUS];
+static SECONDARY_TIMER_INTID: AtomicU32 = AtomicU32::new(0);
+static SECONDARY_BOOT: [smp::SecondaryBoot; dtb::MAX_CPUS] =
+    [const { smp::SecondaryBoot::new() }; dtb::MAX_CPUS];
 
 /// Starts `cpu` and waits (bounded) until it is online.
 fn start_secondary(cpu: usize) {
     let stack = frame::alloc_pages(SECONDARY_STACK_ORDER).expect("secondary stack");
-    // SAFETY: each record is written once, here, before its CPU starts.
-    let record = unsafe {
-        let r = &mut (*(&raw mut SECONDARY_BOOT))[cpu];
-        r.stack_top = (phys_to_virt(stack) + (PAGE_SIZE << SECONDARY_STACK_ORDER)) as u64;
-        r.ttbr1 = kmap::kernel_pgd().0;
-        r.cpu = cpu as u64;
-        &*r
-    };
+    let record = &SECONDARY_BOOT[cpu];
+    let stack_top = phys_to_virt(stack) + (PAGE_SIZE << SECONDARY_STACK_ORDER);
+    record.stack_top.store(stack_top as u64, Relaxed);
+    record.ttbr1.store(kmap::kernel_pgd().0, Relaxed);
+    record.cpu.store(cpu as u64, Relaxed);
     if let Err(e) = smp::boot_secondary(cpu, record) {
         println!("smp: CPU {} failed to start: PSCI error {}", cpu, e);
         return;
@@ -147,15 +141,12 @@ fn start_secondary(cpu: usize) {
 /// then its idle loop.
 #[no_mangle]
 pub extern "C" fn secondary_main(record: &smp::SecondaryBoot) -> ! {
-    let cpu = record.cpu as usize;
+    let cpu = record.cpu.load(Relaxed) as usize;
     cpu::set_cpu_id(cpu);
     trap::init_this_cpu();
     mmu::clear_ttbr0();
     task::init_this_cpu();
-    irq::init_this_cpu(
-        cpu,
-        SECONDARY_TIMER_INTID.load(core::sync::atomic::Ordering::Relaxed),
-    );
+    irq::init_this_cpu(cpu, SECONDARY_TIMER_INTID.load(Relaxed));
     cpu::local_irq_enable();
     task::start_idle_loop();
 }

@@ -18,7 +18,7 @@ fn print_backtrace() {
     // Our own record returns into core's panic machinery: skip it.
     let mut fp = arch::trap::probe_load(arch::cpu::frame_pointer()).unwrap_or(0) as usize;
     for n in 0..MAX_FRAMES {
-        if fp == 0 || fp % 8 != 0 {
+        if fp == 0 || !fp.is_multiple_of(8) {
             break;
         }
         let (Ok(next), Ok(lr)) = (arch::trap::probe_load(fp), arch::trap::probe_load(fp + 8))

@@ -112,7 +112,7 @@ pub fn map_range(
     largest: Level,
 ) -> Result<(), MapError> {
     let page = Level::Pte.size();
-    if va % page != 0 || !pa.is_aligned(page) || size % page != 0 {
+    if !va.is_multiple_of(page) || !pa.is_aligned(page) || !size.is_multiple_of(page) {
         return Err(MapError::Misaligned);
     }
     map_level(mem, pgd, Level::Pgd, va, pa, size, prot, largest)
@@ -176,7 +176,7 @@ pub fn unmap_range(
     while va < end {
         let (slot, level) = find_leaf_slot(mem, pgd, va).ok_or(MapError::NotMapped { va })?;
         let leaf_size = level.size();
-        if va % leaf_size != 0 || end - va < leaf_size {
+        if !va.is_multiple_of(leaf_size) || end - va < leaf_size {
             return Err(MapError::Misaligned);
         }
         write(slot, Pte::NONE);

@@ -59,6 +59,8 @@ _start:
     br      x1
 
 primary_high:
+    .cfi_startproc
+    .cfi_undefined x30              // debuggers: the outermost frame
     ldr     x1, =boot_stack_top
     mov     sp, x1
     mov     x29, xzr                // terminate the frame-pointer chain
@@ -67,6 +69,7 @@ primary_high:
     mov     x1, x20
     bl      kernel_main
     b       .
+    .cfi_endproc
 
 // PSCI CPU_ON lands here with x0 = the physical address of this CPU's
 // SecondaryBoot record: { stack_top (VA), ttbr1 (PA), cpu }.
@@ -81,6 +84,8 @@ secondary_entry:
     br      x1
 
 secondary_high:
+    .cfi_startproc
+    .cfi_undefined x30
     ldr     x1, =PAGE_OFFSET
     add     x19, x19, x1            // the record, through the linear map
     ldr     x1, [x19]
@@ -90,6 +95,7 @@ secondary_high:
     mov     x0, x19
     bl      secondary_main
     b       .
+    .cfi_endproc
 
 // Leave EL2 (QEMU -machine virtualization=on) for EL1 with EL1 allowed to use
 // the timers and the GICv3 system registers. Returns at EL1 either way, with

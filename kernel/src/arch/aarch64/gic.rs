@@ -2,6 +2,8 @@
 //! describes, behind one small interface (ack, end, enable a per-CPU
 //! interrupt, send an IPI).
 
+use core::sync::atomic::{AtomicUsize, Ordering};
+
 use spin::Once;
 
 use super::gicv2::GicV2;
@@ -17,7 +19,9 @@ enum Gic {
 static GIC: Once<Gic> = Once::new();
 
 /// Per-CPU SGI target: the GICv2 CPU-interface mask, or the GICv3 SGI frame.
-static mut CPU_IF: [usize; crate::dtb::MAX_CPUS] = [0; crate::dtb::MAX_CPUS];
+#[allow(clippy::declare_interior_mutable_const)]
+const NO_CPU_IF: AtomicUsize = AtomicUsize::new(0);
+static CPU_IF: [AtomicUsize; crate::dtb::MAX_CPUS] = [NO_CPU_IF; crate::dtb::MAX_CPUS];
 
 fn gic() -> &'static Gic {
     GIC.get().expect("GIC used before gic::init")
@@ -61,9 +65,8 @@ pub fn init_this_cpu(cpu: usize, private_irqs: &[u32]) {
         }
         Gic::V3(g) => g.init_cpu_interface(super::cpu::mpidr()),
     };
-    // SAFETY: each CPU writes only its own slot, before it takes interrupts
-    // or is sent IPIs (the sender waits for the CPU to come online).
-    unsafe { (*(&raw mut CPU_IF))[cpu] = handle };
+    // Published before the CPU is marked online, so IPI senders see it.
+    CPU_IF[cpu].store(handle, Ordering::Release);
     for &intid in private_irqs {
         match gic() {
             Gic::V2(g) => g.enable_private(intid),
@@ -99,11 +102,7 @@ pub fn end_of_interrupt(ack: Ack) {
 /// MPIDR is `mpidr`.
 pub fn send_ipi(cpu: usize, mpidr: u64, intid: u32) {
     match gic() {
-        Gic::V2(g) => {
-            // SAFETY: the slot was written when `cpu` came online.
-            let mask = unsafe { (*(&raw const CPU_IF))[cpu] };
-            g.send_sgi(mask as u32, intid)
-        }
+        Gic::V2(g) => g.send_sgi(CPU_IF[cpu].load(Ordering::Acquire) as u32, intid),
         Gic::V3(g) => g.send_sgi(mpidr, intid),
     }
 }

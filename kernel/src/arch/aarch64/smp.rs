@@ -1,6 +1,7 @@
 //! Bringing up secondary CPUs with PSCI `CPU_ON`, and inter-processor
 //! interrupts (Linux: `arch/arm64/kernel/smp.c`, `psci.c` cpu_ops).
 
+use core::arch::asm;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::{gic, psci};
@@ -14,9 +15,19 @@ pub const IPI_RESCHEDULE: u32 = 0;
 /// MMU is on. Field order is fixed by boot.S.
 #[repr(C)]
 pub struct SecondaryBoot {
-    pub stack_top: u64,
-    pub ttbr1: u64,
-    pub cpu: u64,
+    pub stack_top: AtomicU64,
+    pub ttbr1: AtomicU64,
+    pub cpu: AtomicU64,
+}
+
+impl SecondaryBoot {
+    pub const fn new() -> Self {
+        SecondaryBoot {
+            stack_top: AtomicU64::new(0),
+            ttbr1: AtomicU64::new(0),
+            cpu: AtomicU64::new(0),
+        }
+    }
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -37,7 +48,12 @@ pub fn boot_secondary(cpu: usize, record: &SecondaryBoot) -> Result<(), i64> {
         fn secondary_entry();
     }
     let entry: PhysAddr = virt_to_phys(secondary_entry as *const () as usize);
-    let context = virt_to_phys(record as *const SecondaryBoot as usize);
+    let va = record as *const SecondaryBoot as usize;
+    // The new CPU reads the record with its MMU (and so its caches) off:
+    // clean it to memory first (DC CVAC; a no-op on QEMU, needed on silicon).
+    // SAFETY: cache maintenance by VA on a mapped kernel object.
+    unsafe { asm!("dc cvac, {}", "dsb sy", in(reg) va, options(nostack)) };
+    let context = virt_to_phys(va);
     psci::cpu_on(CPU_MPIDR[cpu].load(Ordering::Relaxed), entry, context.0)
 }
 

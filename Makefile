@@ -1,0 +1,38 @@
+# faultline's front door. `make run` and `make test` set up what is missing.
+KERNEL := target/aarch64-unknown-none-softfloat/release/faultline
+SYMBOLIZE := target/release/symbolize
+
+.PHONY: all build run test gdb lint doc setup clean
+
+all: build
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	cargo kbuild
+	cargo build --release -q -p symbolize
+
+# Boot on QEMU and run the default workload. Pass QEMU_ARGS for more, e.g.
+#   make run QEMU_ARGS="--smp 4 --mem 1G"
+run: build
+	./qemu-run.sh $(QEMU_ARGS)
+
+test: build
+	scripts/test.sh
+
+# QEMU halted with a gdb server, and gdb-multiarch attached to it with
+# symbols and a breakpoint at kernel_main.
+gdb: build
+	scripts/gdb.sh $(QEMU_ARGS)
+
+lint: setup
+	cargo fmt --all --check
+	cargo clippy --all-targets -- -D warnings
+	cargo kclippy -- -D warnings
+
+doc: setup
+	cargo doc -p faultline-kernel --target aarch64-unknown-none-softfloat --document-private-items --no-deps
+
+clean:
+	cargo clean

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# `make test`: every test faultline has, ending with one line
+# `N passed, N failed` (exit status non-zero on any failure).
+#   1. lint: rustfmt and clippy (host crates and the kernel) are clean
+#   2. host unit tests (cargo test): the pure logic
+#   3. in-kernel tests (ktest) in QEMU, on several machine shapes
+#   4. boot, shutdown and crash reports (panic backtrace, fault decoding)
+#   5. gdb: breakpoints, backtraces, secondary CPUs
+# Every QEMU run has a watchdog, so a hang is a failure, not a stuck CI.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+passed=0
+failed=0
+failures=()
+logdir=$(mktemp -d)
+trap 'rm -rf "$logdir"' EXIT
+
+pass() { passed=$((passed + 1)); echo "$1 ... ok"; }
+fail() { failed=$((failed + 1)); failures+=("$1"); echo "$1 ... FAILED${2:+: $2}"; }
+
+# --- 1. lint -------------------------------------------------------------
+if cargo fmt --all --check >"$logdir/fmt" 2>&1; then pass "lint: rustfmt"; else
+    fail "lint: rustfmt" "run 'cargo fmt'"; head -20 "$logdir/fmt"; fi
+if cargo clippy -q --all-targets -- -D warnings >"$logdir/clippy" 2>&1 &&
+    cargo kclippy -q -- -D warnings >>"$logdir/clippy" 2>&1; then
+    pass "lint: clippy"
+else
+    fail "lint: clippy"; head -40 "$logdir/clippy"
+fi
+
+# --- 2. host unit tests --------------------------------------------------
+cargo test 2>&1 | tee "$logdir/host" | grep -E "^test .* (FAILED|ok)$" | grep FAILED
+host_rc=${PIPESTATUS[0]}
+read -r hp hf < <(awk '/^test result:/ { p += $4; f += $6 } END { print p+0, f+0 }' "$logdir/host")
+echo "host: cargo test: $hp passed, $hf failed"
+passed=$((passed + hp))
+failed=$((failed + hf))
+if [ "$host_rc" != 0 ] && [ "$hf" = 0 ]; then
+    fail "host: cargo test (build)"; tail -30 "$logdir/host"
+fi
+
+# --- 3. in-kernel tests --------------------------------------------------
+# run_ktest NAME QEMU-ARGS...: each `ktest X ... ok|FAILED` line is a test;
+# the run itself must end with `N passed, 0 failed` and exit 0.
+run_ktest() {
+    local name=$1; shift
+    ./qemu-run.sh "$@" --append ktest --timeout 120 >"$logdir/$name" 2>&1
+    local rc=$?
+    local ok bad
+    ok=$(grep -c '^ktest .* \.\.\. ok' "$logdir/$name")
+    bad=$(grep -c '^ktest .* \.\.\. FAILED' "$logdir/$name")
+    passed=$((passed + ok))
+    failed=$((failed + bad))
+    grep '^ktest .* FAILED' "$logdir/$name" | sed "s/^/$name: /"
+    echo "$name: $ok passed, $bad failed (exit $rc)"
+    if [ "$rc" != 0 ] || [ "$ok" = 0 ] || ! grep -q "^$ok passed, 0 failed" "$logdir/$name"; then
+        fail "$name: clean run" "exit $rc"; tail -40 "$logdir/$name"
+    fi
+}
+run_ktest "ktest[smp4,1G,gicv2,el1]" --smp 4 --mem 1G
+run_ktest "ktest[smp1,128M]" --smp 1 --mem 128M
+run_ktest "ktest[smp8,4G,gicv3,el2]" --smp 8 --mem 4G --gic 3 --el2
+run_ktest "ktest[smp2,256M,max,el2]" --smp 2 --mem 256M --cpu max --el2
+
+# --- 4. boot, shutdown, crash reports --------------------------------------
+# expect NAME WANT-EXIT LOG REGEX...: exit status and every regex must match.
+expect() {
+    local name=$1 want=$2 log=$3; shift 3
+    local rc
+    rc=$(cat "$log.rc")
+    if [ "$rc" != "$want" ]; then fail "$name" "exit $rc, want $want"; tail -30 "$log"; return; fi
+    for re in "$@"; do
+        if ! grep -Eq -- "$re" "$log"; then fail "$name" "no match for /$re/"; tail -30 "$log"; return; fi
+    done
+    pass "$name"
+}
+boot() { # LOG QEMU-ARGS...
+    local log=$1; shift
+    ./qemu-run.sh "$@" --timeout 60 >"$log" 2>&1
+    echo $? >"$log.rc"
+}
+boot "$logdir/run" --smp 2 --mem 128M
+expect "boot: default workload powers off cleanly" 0 "$logdir/run" \
+    '^faultline ' 'RAM 128 MiB' 'CPUs online: 2' 'page tables: 4K granule, 48-bit VA, 4 levels' \
+    '^self-check: [0-9]+ passed, 0 failed' 'powering off'
+boot "$logdir/big" --smp 4 --mem 1G
+expect "boot: --smp 4 --mem 1G" 0 "$logdir/big" 'RAM 1024 MiB' 'CPUs online: 4'
+boot "$logdir/gic3" --smp 8 --mem 4G --gic 3 --el2
+expect "boot: --smp 8 --mem 4G GICv3 from EL2" 0 "$logdir/gic3" \
+    'RAM 4096 MiB' 'CPUs online: 8' 'GICv3' 'entered at EL2' '[1-9][0-9]* x 1G \+'
+boot "$logdir/panic" --append panic=test
+expect "crash: panic prints a symbolized backtrace, exits non-zero" 1 "$logdir/panic" \
+    '^Kernel panic on CPU 0: .*kernel/src/main.rs' 'forced by the panic=test' \
+    '^  #0 pc 0x[0-9a-f]{16} faultline::forced_panic at kernel/src/main.rs:[0-9]+' \
+    'faultline::task::thread::thread_main at kernel/src/task/thread.rs'
+boot "$logdir/fault" --append panic=fault
+expect "crash: kernel data abort is decoded, backtrace crosses the exception" 1 "$logdir/fault" \
+    'Unexpected kernel exception on CPU 0: ESR 0x96000004 \(DataAbortSameEl, Translation\(0\), read\)' \
+    'FAR 0x0000000000000000' '^  x0  0x' 'sp_el0 0x' \
+    'handle_el1_sync at kernel/src/arch/aarch64/trap.rs' \
+    '\(inlined\) faultline::forced_fault at kernel/src/main.rs'
+
+# --- 5. gdb ---------------------------------------------------------------
+while read -r line; do
+    case "$line" in
+        *" ... ok") pass "${line% ... ok}" ;;
+        *" ... FAILED") fail "${line% ... FAILED}" ;;
+        *) echo "$line" ;;
+    esac
+done < <(bash scripts/gdb-test.sh 2>&1)
+
+if [ ${#failures[@]} -gt 0 ]; then
+    echo "failed:"; printf '  %s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
