@@ -94,6 +94,9 @@ expect "crash: panic prints a symbolized backtrace, exits non-zero" 1 "$logdir/p
     '^Kernel panic on CPU 0: .*kernel/src/main.rs' 'forced by the panic=test' \
     '^  #0 pc 0x[0-9a-f]{16} faultline::forced_panic at kernel/src/main.rs:[0-9]+' \
     'faultline::task::thread::thread_main at kernel/src/task/thread.rs'
+boot "$logdir/console" --append panic=console
+expect "crash: a panic while the console lock is held still prints" 1 "$logdir/console" \
+    '^half a line, then ' '^Kernel panic on CPU 0: .*forced by panic=console' '^---\[ end Kernel panic \]---'
 boot "$logdir/fault" --append panic=fault
 expect "crash: kernel data abort is decoded, backtrace crosses the exception" 1 "$logdir/fault" \
     'Unexpected kernel exception on CPU 0: ESR 0x96000004 \(DataAbortSameEl, Translation\(0\), read\)' \

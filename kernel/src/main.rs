@@ -179,12 +179,14 @@ fn print_banner(info: &dtb::BootInfo, boot_el: usize) {
 
 /// What `make run` and `make test` boot into, chosen on the command line:
 /// `ktest` runs the in-kernel tests verbosely; `panic=test` panics on
-/// purpose and `panic=fault` takes an unexpected kernel data abort (to see
-/// and test the crash reports); the default is a quiet self-check.
+/// purpose, `panic=fault` takes an unexpected kernel data abort and
+/// `panic=console` panics while holding the console lock (to see and test
+/// the crash reports); the default is a quiet self-check.
 fn run_workload(cmdline: Cmdline) {
     match cmdline.get("panic") {
         Some("test") => forced_panic(),
         Some("fault") => forced_fault(),
+        Some("console") => println!("{}", PanicsWhenPrinted),
         _ => {}
     }
     let verbose = cmdline.has("ktest");
@@ -204,6 +206,15 @@ fn run_workload(cmdline: Cmdline) {
 #[inline(never)]
 fn forced_panic() -> ! {
     panic!("forced by the panic=test command-line option");
+}
+
+struct PanicsWhenPrinted;
+
+impl core::fmt::Display for PanicsWhenPrinted {
+    fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
+        f.write_str("half a line, then ")?;
+        panic!("forced by panic=console, inside println!");
+    }
 }
 
 #[inline(never)]

@@ -229,6 +229,5 @@ pub fn start_idle_loop() -> ! {
             wait_for_interrupt();
             local_irq_restore(daif);
         }
-        crate::arch::cpu::local_irq_enable();
     }
 }
