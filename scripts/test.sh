@@ -96,7 +96,7 @@ expect "crash: panic prints a symbolized backtrace, exits non-zero" 1 "$logdir/p
     'faultline::task::thread::thread_main at kernel/src/task/thread.rs'
 boot "$logdir/console" --append panic=console
 expect "crash: a panic while the console lock is held still prints" 1 "$logdir/console" \
-    '^half a line, then ' '^Kernel panic on CPU 0: .*forced by panic=console' '^---\[ end Kernel panic \]---'
+    '^half a line, then ' '^Kernel panic on CPU 0: ' '^forced by panic=console, inside println!' '^---\[ end Kernel panic \]---'
 boot "$logdir/fault" --append panic=fault
 expect "crash: kernel data abort is decoded, backtrace crosses the exception" 1 "$logdir/fault" \
     'Unexpected kernel exception on CPU 0: ESR 0x96000004 \(DataAbortSameEl, Translation\(0\), read\)' \
