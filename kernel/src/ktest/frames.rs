@@ -42,6 +42,24 @@ fn check(pa: PhysAddr, order: usize, tag: u64) -> bool {
     (0..words).all(|i| unsafe { p.add(i).read_volatile() } == tag ^ i as u64)
 }
 
+/// Every frame is back and every block merged back into the same shape.
+fn unchanged_since(before: &frame::FreeStats) -> TestResult {
+    let after = frame::free_stats();
+    ensure!(
+        after.free_pages == before.free_pages,
+        "free pages {} -> {}",
+        before.free_pages,
+        after.free_pages
+    );
+    ensure!(
+        after.nr_free == before.nr_free,
+        "free blocks per order {:?} -> {:?}",
+        before.nr_free,
+        after.nr_free
+    );
+    Ok(())
+}
+
 fn every_order_aligned() -> TestResult {
     let before = frame::free_stats();
     for order in 0..=MAX_ORDER {
@@ -61,20 +79,7 @@ fn every_order_aligned() -> TestResult {
         );
         frame::free_pages(pa, order).map_err(|e| alloc::format!("{:?}", e))?;
     }
-    let after = frame::free_stats();
-    ensure!(
-        after.free_pages == before.free_pages,
-        "free pages {} -> {}",
-        before.free_pages,
-        after.free_pages
-    );
-    ensure!(
-        after.nr_free == before.nr_free,
-        "per-order counts changed: {:?} -> {:?}",
-        before.nr_free,
-        after.nr_free
-    );
-    Ok(())
+    unchanged_since(&before)
 }
 
 fn no_overlap_and_all_come_back() -> TestResult {
@@ -109,20 +114,7 @@ fn no_overlap_and_all_come_back() -> TestResult {
     for &(pa, order) in blocks.iter().rev() {
         frame::free_pages(pa, order).map_err(|e| alloc::format!("{:?}", e))?;
     }
-    let after = frame::free_stats();
-    ensure!(
-        after.free_pages == before.free_pages,
-        "free pages {} -> {}",
-        before.free_pages,
-        after.free_pages
-    );
-    ensure!(
-        after.nr_free == before.nr_free,
-        "blocks did not merge back: {:?} -> {:?}",
-        before.nr_free,
-        after.nr_free
-    );
-    Ok(())
+    unchanged_since(&before)
 }
 
 fn bad_free_rejected() -> TestResult {
