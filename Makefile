@@ -11,7 +11,9 @@ setup:
 
 build: setup
 	cargo kbuild
-	cargo build --release -q -p symbolize
+	cargo build --release -q -p symbolize -p mkinitrd
+	@mkdir -p build
+	target/release/mkinitrd -o build/initrd.cpio --dir rootfs
 
 # Boot on QEMU and run the default workload. Pass QEMU_ARGS for more, e.g.
 #   make run QEMU_ARGS="--smp 4 --mem 1G"

@@ -11,6 +11,7 @@
 #     --gic 2|3         interrupt controller version (default 2)
 #     --el2             start at EL2 (-machine virtualization=on)
 #     --append "ARGS"   kernel command line
+#     --initrd FILE     initrd (cpio newc; default build/initrd.cpio, made by make)
 #     --icount          deterministic time: 1 virtual ns per instruction
 #     --gdb             start halted with a gdb server on $FAULTLINE_GDB_PORT (1234)
 #     --timeout S       watchdog: kill QEMU after S seconds (exit code 124)
@@ -18,6 +19,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")" && pwd)
 kernel="$root/target/aarch64-unknown-none-softfloat/release/faultline"
+initrd="$root/build/initrd.cpio"
 smp=2 mem=128M cpu=cortex-a72 gic=2 el2=off append="" icount=() gdb=() timeout_s=0
 
 while [ $# -gt 0 ]; do
@@ -28,6 +30,7 @@ while [ $# -gt 0 ]; do
         --gic) gic=$2; shift 2 ;;
         --el2) el2=on; shift ;;
         --append) append=$2; shift 2 ;;
+        --initrd) initrd=$2; shift 2 ;;
         --icount) icount=(-icount shift=0,sleep=off); shift ;;
         --gdb) gdb=(-S -gdb "tcp::${FAULTLINE_GDB_PORT:-1234}"); shift ;;
         --timeout) timeout_s=$2; shift 2 ;;
@@ -48,12 +51,22 @@ if ! command -v qemu-system-aarch64 >/dev/null; then
 fi
 [ -f "$kernel" ] || { echo "qemu-run.sh: no kernel at $kernel: run 'make build'" >&2; exit 2; }
 
+# QEMU passes -initrd only to Linux-format images, not to an ELF kernel:
+# load it at a fixed address and say where on the command line, with
+# Linux's own initrd=<start>,<size> syntax.
+initrd_addr=0x41000000
+loader=()
+if [ -f "$initrd" ]; then
+    loader=(-device "loader,file=$initrd,addr=$initrd_addr,force-raw=on")
+    append="${append:+$append }initrd=$initrd_addr,$(stat -c %s "$initrd")"
+fi
+
 qemu=(qemu-system-aarch64
     -machine "virt,gic-version=$gic,virtualization=$el2"
     -cpu "$cpu" -smp "$smp" -m "$mem"
     -nographic -no-reboot
     -semihosting-config enable=on,target=native
-    -kernel "$kernel" -append "$append"
+    -kernel "$kernel" -append "$append" "${loader[@]}"
     "${icount[@]}" "${gdb[@]}")
 
 if [ "$timeout_s" != 0 ]; then

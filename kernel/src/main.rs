@@ -13,6 +13,8 @@ mod console;
 mod arch;
 mod cmdline;
 mod dtb;
+mod errno;
+mod fs;
 mod ktest;
 mod mm;
 mod panic;
@@ -43,8 +45,14 @@ pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
     } else {
         PhysAddr(dtb_pa as u64)
     };
-    let info = read_dtb(dtb_pa);
+    let mut info = read_dtb(dtb_pa);
     console::init(info.uart.base);
+    if let (None, Some((base, size))) = (info.initrd, Cmdline(info.bootargs).initrd()) {
+        info.initrd = Some(dtb::MemRegion {
+            base: PhysAddr(base),
+            size,
+        });
+    }
 
     // 2. Physical memory: every free frame into the buddy allocator.
     let (ram_start, ram_end) = ram_span(&info);
@@ -72,7 +80,30 @@ pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
 
     print_banner(&info, boot_el);
 
-    // 5. The first thread runs the workload the command line asks for;
+    // 5. Files: a tmpfs root with /proc and /sys, the initrd unpacked into
+    //    it, and the initrd's memory given back.
+    let initrd = info.initrd.map(|r| {
+        // SAFETY: the DTB's initrd range is RAM the page allocator was
+        // kept away from; it is read here once, then freed below.
+        unsafe { core::slice::from_raw_parts(phys_to_virt(r.base) as *const u8, r.size as usize) }
+    });
+    if let Some(done) = fs::init(Cmdline(info.bootargs), initrd) {
+        println!(
+            "  initramfs: {} entries unpacked, {} skipped{}",
+            done.created,
+            done.skipped,
+            if done.error.is_some() {
+                " (archive damaged)"
+            } else {
+                ""
+            }
+        );
+    }
+    if let Some(r) = info.initrd {
+        frame::free_boot_range(r.base.align_up(PAGE_SIZE), r.end().align_down(PAGE_SIZE));
+    }
+
+    // 6. The first thread runs the workload the command line asks for;
     //    this CPU becomes its idle loop.
     let cmdline = alloc::string::String::from(info.bootargs);
     task::spawn_on(0, move || run_workload(Cmdline(&cmdline)));

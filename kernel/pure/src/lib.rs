@@ -7,6 +7,8 @@
 //! instructions, no MMIO (those stay under `kernel/src/arch/aarch64/`).
 #![no_std]
 
+extern crate alloc;
+
 #[cfg(test)]
 extern crate std;
 
@@ -14,6 +16,7 @@ extern crate std;
 pub mod mm {
     pub mod addr;
     pub mod buddy;
+    pub mod folio_index;
     pub mod page;
     pub mod pgtable;
 }
@@ -27,5 +30,16 @@ pub mod arch {
     }
 }
 
+#[path = "../../src/cmdline.rs"]
+pub mod cmdline;
+
 #[path = "../../src/dtb.rs"]
 pub mod dtb;
+
+#[path = "../../src/fs"]
+pub mod fs {
+    pub mod cpio;
+    pub mod tmpfs {
+        pub mod huge;
+    }
+}

@@ -10,6 +10,7 @@
 use alloc::string::String;
 
 mod frames;
+mod fs;
 mod pgtable;
 mod sched;
 mod trap;
@@ -33,7 +34,13 @@ pub struct Test {
 
 /// Runs every test; returns (passed, failed).
 pub fn run_all(verbose: bool) -> (usize, usize) {
-    let suites: [&[Test]; 4] = [frames::TESTS, pgtable::TESTS, trap::TESTS, sched::TESTS];
+    let suites: [&[Test]; 5] = [
+        frames::TESTS,
+        pgtable::TESTS,
+        trap::TESTS,
+        sched::TESTS,
+        fs::TESTS,
+    ];
     let (mut passed, mut failed) = (0, 0);
     for test in suites.iter().flat_map(|s| s.iter()) {
         match (test.run)() {

@@ -9,17 +9,20 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
 use crate::mm::buddy::{BuddyAllocator, BuddyError, MAX_ORDER};
+use crate::mm::folio::{self, FolioMeta};
 use crate::mm::page::Page;
 use crate::sync::SpinLock;
 
 static BUDDY: SpinLock<Option<BuddyAllocator>> = SpinLock::new(None);
 static TOTAL_PAGES: AtomicUsize = AtomicUsize::new(0);
 
-/// Builds `mem_map` for RAM `[ram_start, ram_end)` and frees `free` (page-
-/// aligned `[start, end)` ranges, sorted) into the allocator.
+/// Builds `mem_map` (and the folio state beside it) for RAM `[ram_start,
+/// ram_end)` and frees `free` (page-aligned `[start, end)` ranges, sorted)
+/// into the allocator.
 pub fn init(ram_start: PhysAddr, ram_end: PhysAddr, free: &[(PhysAddr, PhysAddr)]) {
     let nr_pages = (ram_end.0 - ram_start.0) as usize / PAGE_SIZE;
-    let map_bytes = nr_pages * core::mem::size_of::<Page>();
+    let page_bytes = nr_pages * core::mem::size_of::<Page>();
+    let map_bytes = page_bytes + nr_pages * core::mem::size_of::<FolioMeta>();
     let (map_index, map_pa) = free
         .iter()
         .enumerate()
@@ -29,12 +32,21 @@ pub fn init(ram_start: PhysAddr, ram_end: PhysAddr, free: &[(PhysAddr, PhysAddr)
     let map_end = map_pa.add(map_bytes).align_up(PAGE_SIZE);
 
     // SAFETY: [map_pa, map_end) is free RAM, reached through the linear map,
-    // and from here on belongs to mem_map alone; from_slice initialises it.
-    let mem_map = unsafe {
+    // and from here on belongs to these two arrays alone; both are
+    // initialised before the slices are made (from_slice then resets Page).
+    let (mem_map, folio_meta) = unsafe {
         let ptr = phys_to_virt(map_pa) as *mut Page;
         core::ptr::write_bytes(ptr, 0, nr_pages);
-        core::slice::from_raw_parts_mut(ptr, nr_pages)
+        let meta = phys_to_virt(map_pa.add(page_bytes)) as *mut FolioMeta;
+        for i in 0..nr_pages {
+            meta.add(i).write(FolioMeta::new());
+        }
+        (
+            core::slice::from_raw_parts_mut(ptr, nr_pages),
+            core::slice::from_raw_parts(meta, nr_pages),
+        )
     };
+    folio::init(ram_start.pfn(), folio_meta);
     let mut buddy = BuddyAllocator::from_slice(mem_map, ram_start.pfn());
     for (i, &(start, end)) in free.iter().enumerate() {
         let start = if i == map_index { map_end } else { start };
@@ -44,6 +56,18 @@ pub fn init(ram_start: PhysAddr, ram_end: PhysAddr, free: &[(PhysAddr, PhysAddr)
     }
     TOTAL_PAGES.store(buddy.free_pages(), Ordering::Relaxed);
     *BUDDY.lock() = Some(buddy);
+}
+
+/// Gives RAM that boot kept aside (the initrd, once unpacked) to the
+/// allocator (Linux: `free_initrd_mem`).
+pub fn free_boot_range(start: PhysAddr, end: PhysAddr) {
+    if start < end {
+        let pages = with_buddy(|b| {
+            b.free_range(start.pfn(), end.pfn());
+            (end.0 - start.0) as usize / PAGE_SIZE
+        });
+        TOTAL_PAGES.fetch_add(pages, Ordering::Relaxed);
+    }
 }
 
 fn with_buddy<R>(f: impl FnOnce(&mut BuddyAllocator) -> R) -> R {

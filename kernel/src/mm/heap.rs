@@ -26,7 +26,9 @@ pub fn heap_size() -> usize {
 }
 
 fn grow(heap: &mut buddy_system_allocator::Heap<32>, layout: Layout) -> bool {
-    let need = layout.size().max(layout.align()).next_power_of_two() * 2;
+    // A block of the request's power-of-two size, aligned to it, holds it
+    // exactly: the buddy heap splits what it is given into aligned blocks.
+    let need = layout.size().max(layout.align()).next_power_of_two();
     let order = (need.trailing_zeros() as usize)
         .saturating_sub(PAGE_SHIFT as usize)
         .max(MIN_GROW_ORDER);

@@ -1,4 +1,7 @@
-//! Locks that are safe against this CPU's own interrupt handlers.
+//! Locks: an IRQ-safe spin lock for short critical sections and a sleeping
+//! mutex for long ones.
+mod mutex;
 mod spinlock;
 
+pub use mutex::Mutex;
 pub use spinlock::SpinLock;

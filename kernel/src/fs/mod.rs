@@ -1,0 +1,33 @@
+//! Files: the VFS, tmpfs with its page cache of large folios, the /proc and
+//! /sys pseudo filesystems, and the initramfs unpacked at boot.
+
+pub mod cpio;
+pub mod initramfs;
+pub mod procfs;
+pub mod sysfs;
+pub mod tmpfs;
+pub mod vfs;
+
+use alloc::sync::Arc;
+
+use crate::cmdline::Cmdline;
+use vfs::Inode;
+
+/// Mounts the root tmpfs with /proc and /sys on it, applies the huge-page
+/// knobs from the command line, and unpacks the initrd into it.
+pub fn init(cmdline: Cmdline, initrd: Option<&[u8]>) -> Option<initramfs::Unpacked> {
+    tmpfs::init_huge_settings();
+    tmpfs::apply_cmdline(cmdline);
+    let root = tmpfs::new_mount("").expect("default tmpfs options");
+    vfs::set_root(root.clone());
+    link(&root, "proc", procfs::build());
+    link(&root, "sys", sysfs::build());
+    initrd.map(|archive| initramfs::unpack(&root, archive))
+}
+
+fn link(root: &Arc<Inode>, name: &str, dir: Arc<Inode>) {
+    root.dir()
+        .expect("root is a directory")
+        .link(root, name, dir)
+        .expect("fresh root");
+}

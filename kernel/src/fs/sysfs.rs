@@ -1,0 +1,70 @@
+//! /sys: the transparent-hugepage knobs for shmem, readable and writable
+//! with Linux's formats (Linux: `mm/huge_memory.c`'s sysfs attributes and
+//! `mm/shmem.c`'s `shmem_enabled_show/store`). A bad value is EINVAL and
+//! changes nothing.
+
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::sync::Arc;
+
+use super::tmpfs::huge::{self, HugeKnob, MIN_LARGE_ORDER, PMD_ORDER};
+use super::tmpfs::{huge_settings, update_huge_settings};
+use super::vfs::{Inode, InodeKind, PseudoFile, S_IFREG};
+use crate::errno::{Errno, KResult};
+
+/// `shmem_enabled` at the top (None) or for one folio order.
+struct ShmemEnabledKnob(Option<u8>);
+
+impl PseudoFile for ShmemEnabledKnob {
+    fn show(&self) -> String {
+        let s = huge_settings();
+        match self.0 {
+            None => format!("{}", s.shmem_enabled.sysfs_show()),
+            Some(order) => format!("{}", s.per_size(order).sysfs_show()),
+        }
+    }
+    fn is_writable(&self) -> bool {
+        true
+    }
+    fn store(&self, data: &str) -> KResult<()> {
+        update_huge_settings(|s| match self.0 {
+            None => s.store_shmem_enabled(data),
+            Some(order) => s.store_per_size(order, data),
+        })
+        .map_err(|_| Errno::EINVAL)
+    }
+}
+
+fn add_dir(parent: &Arc<Inode>, name: &str) -> Arc<Inode> {
+    let dir = Inode::new_dir(0o755, None);
+    parent
+        .dir()
+        .expect("a directory")
+        .link(parent, name, dir.clone())
+        .expect("fresh name");
+    dir
+}
+
+fn add_knob(dir: &Arc<Inode>, name: &str, knob: ShmemEnabledKnob) {
+    let inode = Inode::new(S_IFREG | 0o644, InodeKind::Pseudo(Box::new(knob)));
+    dir.dir()
+        .expect("a directory")
+        .link(dir, name, inode)
+        .expect("fresh name");
+}
+
+/// Builds the /sys tree.
+pub fn build() -> Arc<Inode> {
+    let sys = Inode::new_dir(0o555, None);
+    let thp = add_dir(
+        &add_dir(&add_dir(&sys, "kernel"), "mm"),
+        "transparent_hugepage",
+    );
+    add_knob(&thp, "shmem_enabled", ShmemEnabledKnob(None));
+    for order in MIN_LARGE_ORDER..=PMD_ORDER {
+        let dir = add_dir(&thp, huge::per_size_name(order));
+        add_knob(&dir, "shmem_enabled", ShmemEnabledKnob(Some(order)));
+    }
+    sys
+}

@@ -1,0 +1,290 @@
+//! A tmpfs regular file: its size and its page cache of large folios, and
+//! the read, write, truncate and fallocate paths over them (Linux:
+//! `mm/shmem.c`: `shmem_file_read_iter`, `shmem_write_begin`/`write_end`
+//! under `generic_perform_write`, `shmem_get_folio_gfp`,
+//! `shmem_alloc_and_add_folio`, `shmem_setattr`, `shmem_fallocate`).
+
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use super::TmpfsSb;
+use crate::errno::{Errno, KResult};
+use crate::mm::addr::{PAGE_SHIFT, PAGE_SIZE};
+use crate::mm::filemap::AddressSpace;
+use crate::mm::folio::Folio;
+use crate::mm::vmstat;
+use crate::sync::Mutex;
+
+/// Largest file size (Linux: `MAX_LFS_FILESIZE`).
+pub const MAX_FILE_SIZE: u64 = i64::MAX as u64;
+/// The PMD order: 2M folios.
+const PMD_ORDER: u8 = 9;
+
+pub struct ShmemFile {
+    sb: Arc<TmpfsSb>,
+    /// Serialises size changes and writers (Linux: `inode->i_rwsem`).
+    lock: Mutex<()>,
+    size: AtomicU64,
+    pub mapping: AddressSpace,
+}
+
+fn index_of(pos: u64) -> u64 {
+    pos >> PAGE_SHIFT
+}
+
+impl ShmemFile {
+    pub fn new(sb: Arc<TmpfsSb>) -> Self {
+        ShmemFile {
+            sb,
+            lock: Mutex::new(()),
+            size: AtomicU64::new(0),
+            mapping: AddressSpace::new(),
+        }
+    }
+
+    /// `i_size`, in bytes.
+    pub fn size(&self) -> u64 {
+        self.size.load(Ordering::Acquire)
+    }
+
+    /// Pages cached (what `st_blocks` counts).
+    pub fn nr_pages(&self) -> u64 {
+        self.mapping.nr_pages()
+    }
+
+    /// Copies from the page cache; holes read as zeros without allocating
+    /// (Linux: `shmem_file_read_iter` with `SGP_READ`).
+    pub fn read_at(&self, pos: u64, buf: &mut [u8]) -> KResult<usize> {
+        let size = self.size();
+        if pos >= size {
+            return Ok(0);
+        }
+        let len = buf.len().min((size - pos) as usize);
+        let mut done = 0;
+        while done < len {
+            let cur = pos + done as u64;
+            let n = match self.mapping.get_folio(index_of(cur)) {
+                Some((folio, page)) => {
+                    let off = page * PAGE_SIZE + (cur as usize % PAGE_SIZE);
+                    let n = (folio.size() - off).min(len - done);
+                    folio.read_at(off, &mut buf[done..done + n]);
+                    n
+                }
+                None => {
+                    let n = (PAGE_SIZE - cur as usize % PAGE_SIZE).min(len - done);
+                    buf[done..done + n].fill(0);
+                    n
+                }
+            };
+            done += n;
+        }
+        Ok(done)
+    }
+
+    /// Writes at `pos` (Linux: `generic_perform_write`). Returns a short
+    /// count if memory or the mount's size limit runs out part-way, and
+    /// ENOSPC if not a byte could be written.
+    pub fn write_at(&self, pos: u64, data: &[u8]) -> KResult<usize> {
+        let _i_rwsem = self.lock.lock();
+        self.write_locked(pos, data)
+    }
+
+    /// An O_APPEND write: the position is the size, under the same lock.
+    /// Returns the bytes written and the new end.
+    pub fn append(&self, data: &[u8]) -> KResult<(usize, u64)> {
+        let _i_rwsem = self.lock.lock();
+        let pos = self.size();
+        let n = self.write_locked(pos, data)?;
+        Ok((n, pos + n as u64))
+    }
+
+    fn write_locked(&self, pos: u64, data: &[u8]) -> KResult<usize> {
+        if data.is_empty() {
+            return Ok(0);
+        }
+        if pos >= MAX_FILE_SIZE {
+            return Err(Errno::EFBIG);
+        }
+        let len = data.len().min((MAX_FILE_SIZE - pos) as usize);
+        let end = pos + len as u64;
+        let mut done = 0;
+        while done < len {
+            let cur = pos + done as u64;
+            let (folio, page) = match self.write_begin(index_of(cur), end) {
+                Ok(found) => found,
+                Err(e) if done == 0 => return Err(e),
+                Err(_) => break,
+            };
+            let off = page * PAGE_SIZE + (cur as usize % PAGE_SIZE);
+            let n = (folio.size() - off).min(len - done);
+            folio.write_at(off, &data[done..done + n]);
+            // shmem_write_end: the folio was zeroed at allocation, so it is
+            // uptodate however much of it this write covered.
+            folio.mark_uptodate();
+            folio.mark_dirty();
+            done += n;
+            if cur + n as u64 > self.size() {
+                self.size.store(cur + n as u64, Ordering::Release);
+            }
+        }
+        Ok(done)
+    }
+
+    /// The folio caching page `index`, allocating one if there is none
+    /// (Linux: `shmem_write_begin` -> `shmem_get_folio`). `write_end` is
+    /// the byte the write reaches: it bounds the folio size.
+    fn write_begin(&self, index: u64, write_end: u64) -> KResult<(Folio, usize)> {
+        loop {
+            if let Some(found) = self.mapping.get_folio(index) {
+                return Ok(found);
+            }
+            let orders = self.sb.write_orders(self.size(), index, write_end, |s, n| {
+                self.mapping.range_is_empty(s, n)
+            });
+            match self.alloc_and_add_folio(index, orders)? {
+                Some(found) => return Ok(found),
+                // Another thread cached the page first: use theirs.
+                None => continue,
+            }
+        }
+    }
+
+    /// Allocates a folio of the first order in `orders` that the page
+    /// allocator and the mount's size limit can give, and caches it at its
+    /// aligned index (Linux: `shmem_alloc_and_add_folio`). Each failed order
+    /// counts a fallback. Ok(None): somebody else filled the range first.
+    fn alloc_and_add_folio(
+        &self,
+        index: u64,
+        orders: impl Iterator<Item = u8>,
+    ) -> KResult<Option<(Folio, usize)>> {
+        for order in orders {
+            let nr = 1u64 << order;
+            let folio = if self.sb.charge(nr) {
+                Folio::alloc(order).or_else(|| {
+                    self.sb.uncharge(nr);
+                    None
+                })
+            } else {
+                None
+            };
+            let Some(folio) = folio else {
+                vmstat::FOLIO_FALLBACK[order as usize].inc();
+                if order == PMD_ORDER {
+                    vmstat::THP_FILE_FALLBACK.inc();
+                }
+                continue;
+            };
+            let start = index & !(nr - 1);
+            if let Err(folio) = self.mapping.add_folio(folio.clone(), start) {
+                self.sb.uncharge(nr);
+                drop(folio);
+                return Ok(None);
+            }
+            vmstat::NR_SHMEM.add(nr);
+            if order == PMD_ORDER {
+                vmstat::THP_FILE_ALLOC.inc();
+                vmstat::NR_SHMEM_HUGEPAGES.add(nr);
+            }
+            return Ok(Some((folio, (index - start) as usize)));
+        }
+        Err(Errno::ENOSPC)
+    }
+
+    /// Forgets folios that left the cache: accounting, then the reference.
+    fn release(&self, folios: alloc::vec::Vec<Folio>) {
+        for folio in folios {
+            let nr = folio.nr_pages() as u64;
+            self.sb.uncharge(nr);
+            vmstat::NR_SHMEM.sub(nr);
+            if folio.order() == PMD_ORDER {
+                vmstat::NR_SHMEM_HUGEPAGES.sub(nr);
+            }
+        }
+    }
+
+    /// Sets the size (Linux: `shmem_setattr` -> `truncate_setsize` +
+    /// `shmem_truncate_range`): growing leaves a hole; shrinking frees the
+    /// folios wholly past the new end and zeroes the tail of a folio that
+    /// straddles it. Order: set i_size, unmap, drop the cache, unmap again,
+    /// so a racing fault sees either the old page or SIGBUS, never stale data.
+    pub fn truncate(&self, new_size: u64) -> KResult<()> {
+        if new_size > MAX_FILE_SIZE {
+            return Err(Errno::EFBIG);
+        }
+        let _i_rwsem = self.lock.lock();
+        let old = self.size();
+        self.size.store(new_size, Ordering::Release);
+        if new_size < old {
+            self.drop_range(new_size, u64::MAX);
+        }
+        Ok(())
+    }
+
+    fn drop_range(&self, start: u64, end: u64) {
+        let (first, last) = (
+            index_of(start),
+            index_of(end.saturating_add(PAGE_SIZE as u64 - 1)),
+        );
+        self.mapping.unmap_mapping_range(first, last);
+        let removed = self.mapping.remove_range(start, end);
+        self.release(removed);
+        self.mapping.unmap_mapping_range(first, last);
+    }
+
+    /// FALLOC_FL_PUNCH_HOLE: drop the cache of `[start, end)`, zeroing the
+    /// parts of folios that straddle its edges; the size does not change.
+    pub fn punch_hole(&self, start: u64, end: u64) {
+        let _i_rwsem = self.lock.lock();
+        self.drop_range(start, end);
+    }
+
+    /// fallocate mode 0 / KEEP_SIZE: make sure every page of `[start, end)`
+    /// is cached (zero-filled where new), growing the size if `extend`.
+    pub fn allocate(&self, start: u64, end: u64, extend: bool) -> KResult<()> {
+        if end > MAX_FILE_SIZE {
+            return Err(Errno::EFBIG);
+        }
+        let _i_rwsem = self.lock.lock();
+        let end_index = index_of(end - 1) + 1;
+        let mut index = index_of(start);
+        while index < end_index {
+            let (folio, page) = self.write_begin(index, end)?;
+            folio.mark_uptodate();
+            index += (folio.nr_pages() - page) as u64;
+        }
+        if extend && end > self.size() {
+            self.size.store(end, Ordering::Release);
+        }
+        Ok(())
+    }
+
+    /// SEEK_DATA / SEEK_HOLE from `offset` (Linux: `shmem_file_llseek`):
+    /// cached pages are data, everything else (and EOF) a hole.
+    pub fn seek_data_hole(&self, offset: u64, data: bool) -> KResult<u64> {
+        let size = self.size();
+        if offset >= size {
+            return Err(Errno::ENXIO);
+        }
+        let index = index_of(offset);
+        let found = if data {
+            let next = self.mapping.next_data(index).ok_or(Errno::ENXIO)?;
+            (next << PAGE_SHIFT).max(offset)
+        } else {
+            (self.mapping.next_hole(index) << PAGE_SHIFT).max(offset)
+        };
+        match found.min(size) {
+            pos if data && pos >= size => Err(Errno::ENXIO),
+            pos => Ok(pos),
+        }
+    }
+}
+
+impl Drop for ShmemFile {
+    /// The last reference to the inode is gone: free its page cache
+    /// (Linux: `shmem_evict_inode`).
+    fn drop(&mut self) {
+        let removed = self.mapping.remove_range(0, u64::MAX);
+        self.release(removed);
+    }
+}

@@ -1,0 +1,209 @@
+//! tmpfs: files that live only in the page cache (Linux: `mm/shmem.c`).
+//! A mount (`TmpfsSb`, Linux's `shmem_sb_info`) carries its `huge=` option
+//! and `size=` limit; the system-wide huge-page knobs live here too. The
+//! kernel's internal mount holds memfd files.
+
+mod file;
+pub mod huge;
+
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use spin::Once;
+
+pub use file::ShmemFile;
+use huge::{
+    allowable_orders, suitable_orders, Access, FallbackOrders, HugeKnob, HugeSettings,
+    InodeKind as HugeKind, MountHuge,
+};
+
+use super::vfs::{self, File, Inode, InodeKind, O_RDWR, S_IFREG};
+use crate::errno::{Errno, KResult};
+use crate::mm::frame;
+use crate::sync::SpinLock;
+
+/// `/sys/kernel/mm/transparent_hugepage/{shmem_enabled, hugepages-*/shmem_enabled}`.
+static HUGE_SETTINGS: SpinLock<HugeSettings> = SpinLock::new(HugeSettings {
+    shmem_enabled: huge::ShmemEnabled::Never,
+    per_size: [huge::PerSizeEnabled::Never; huge::NR_PER_SIZE],
+});
+
+/// Sets the boot defaults (the 2M knob inherits), before anything reads them.
+pub fn init_huge_settings() {
+    *HUGE_SETTINGS.lock() = HugeSettings::default();
+}
+
+pub fn huge_settings() -> HugeSettings {
+    *HUGE_SETTINGS.lock()
+}
+
+/// Changes the knobs through `f`, all or nothing.
+pub fn update_huge_settings<R>(f: impl FnOnce(&mut HugeSettings) -> R) -> R {
+    f(&mut HUGE_SETTINGS.lock())
+}
+
+/// One tmpfs mount.
+pub struct TmpfsSb {
+    huge: HugeKind,
+    /// `size=` in pages.
+    max_pages: u64,
+    used_pages: AtomicU64,
+}
+
+impl TmpfsSb {
+    pub fn new(huge: HugeKind, max_pages: u64) -> Arc<TmpfsSb> {
+        Arc::new(TmpfsSb {
+            huge,
+            max_pages,
+            used_pages: AtomicU64::new(0),
+        })
+    }
+
+    /// A new, empty regular file on this mount (not yet in any directory).
+    pub fn new_file(self: &Arc<Self>, mode: u32) -> Arc<Inode> {
+        Inode::new(
+            S_IFREG | (mode & 0o7777),
+            InodeKind::File(ShmemFile::new(self.clone())),
+        )
+    }
+
+    /// Orders to try for a folio holding page `index` that a write up to
+    /// byte `write_end` needs, highest first.
+    fn write_orders(
+        &self,
+        i_size: u64,
+        index: u64,
+        write_end: u64,
+        range_is_empty: impl Fn(u64, u64) -> bool,
+    ) -> FallbackOrders {
+        let mask = allowable_orders(
+            &huge_settings(),
+            self.huge,
+            Access::Write { end: write_end },
+            i_size,
+            index,
+        );
+        suitable_orders(mask, index, range_is_empty)
+    }
+
+    /// Takes `nr` pages of the mount's `size=` budget (Linux:
+    /// `shmem_inode_acct_blocks`); false when it would be exceeded.
+    fn charge(&self, nr: u64) -> bool {
+        self.used_pages
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |used| {
+                (used + nr <= self.max_pages).then_some(used + nr)
+            })
+            .is_ok()
+    }
+
+    fn uncharge(&self, nr: u64) {
+        self.used_pages.fetch_sub(nr, Ordering::AcqRel);
+    }
+}
+
+/// Default `size=`: half of RAM, as Linux's tmpfs.
+fn default_max_pages() -> u64 {
+    frame::total_pages() as u64 / 2
+}
+
+/// Parses tmpfs mount options: `huge=never|always|within_size|advise` and
+/// `size=N[k|m|g]` (Linux: `shmem_parse_one`).
+pub fn parse_options(options: &str) -> KResult<(MountHuge, u64)> {
+    let mut huge = MountHuge::Never;
+    let mut max_pages = default_max_pages();
+    for opt in options.split(',').filter(|o| !o.is_empty()) {
+        match opt.split_once('=') {
+            Some(("huge", v)) => huge = MountHuge::from_name(v).map_err(|_| Errno::EINVAL)?,
+            Some(("size", v)) => max_pages = parse_size(v)?.div_ceil(4096),
+            _ => return Err(Errno::EINVAL),
+        }
+    }
+    Ok((huge, max_pages))
+}
+
+fn parse_size(v: &str) -> KResult<u64> {
+    let (digits, shift) = match v.as_bytes().last() {
+        Some(b'k' | b'K') => (&v[..v.len() - 1], 10),
+        Some(b'm' | b'M') => (&v[..v.len() - 1], 20),
+        Some(b'g' | b'G') => (&v[..v.len() - 1], 30),
+        _ => (v, 0),
+    };
+    let n: u64 = digits.parse().map_err(|_| Errno::EINVAL)?;
+    n.checked_mul(1 << shift).ok_or(Errno::EINVAL)
+}
+
+/// A new tmpfs root directory for `options` (Linux: `shmem_fill_super`).
+pub fn new_mount(options: &str) -> KResult<Arc<Inode>> {
+    let (huge, max_pages) = parse_options(options)?;
+    Ok(Inode::new_dir(
+        0o1777,
+        Some(TmpfsSb::new(HugeKind::Mounted(huge), max_pages)),
+    ))
+}
+
+/// Mounts a new tmpfs at `path` (a new directory there).
+pub fn mount(start: &Arc<Inode>, path: &str, options: &str) -> KResult<()> {
+    let root = new_mount(options)?;
+    let (dir, name) = vfs::lookup_parent(start, path)?;
+    dir.dir()?.link(&dir, name, root)
+}
+
+static INTERNAL: Once<Arc<TmpfsSb>> = Once::new();
+
+fn internal_mount() -> &'static Arc<TmpfsSb> {
+    INTERNAL.call_once(|| TmpfsSb::new(HugeKind::Internal, default_max_pages()))
+}
+
+pub const MFD_CLOEXEC: u32 = 0x1;
+pub const MFD_ALLOW_SEALING: u32 = 0x2;
+const MFD_NAME_MAX: usize = 249;
+
+/// An anonymous tmpfs file on the internal mount, open read-write (Linux:
+/// `memfd_create`; the name only labels it in /proc, which we skip). Its
+/// faults follow the per-size huge-page knobs.
+pub fn memfd_create(name: &str, flags: u32) -> KResult<Arc<File>> {
+    if flags & !(MFD_CLOEXEC | MFD_ALLOW_SEALING) != 0 || name.len() > MFD_NAME_MAX {
+        return Err(Errno::EINVAL);
+    }
+    File::new(internal_mount().new_file(0o777), O_RDWR)
+}
+
+/// Boot-time knobs (Linux 6.13+): `transparent_hugepage_shmem=<value>` for
+/// the top-level knob and `thp_shmem=<size>[KMG][-<size>[KMG]],...:<value>;...`
+/// for the per-size ones, e.g. `thp_shmem=64K:always;2M:inherit`. A bad
+/// value is reported and ignored.
+pub fn apply_cmdline(cmdline: crate::cmdline::Cmdline) {
+    if let Some(v) = cmdline.get("transparent_hugepage_shmem") {
+        if update_huge_settings(|s| s.store_shmem_enabled(v)).is_err() {
+            println!("tmpfs: ignoring transparent_hugepage_shmem={}", v);
+        }
+    }
+    if let Some(spec) = cmdline.get("thp_shmem") {
+        if apply_thp_shmem(spec).is_err() {
+            println!("tmpfs: ignoring (part of) thp_shmem={}", spec);
+        }
+    }
+}
+
+fn apply_thp_shmem(spec: &str) -> KResult<()> {
+    for part in spec.split(';') {
+        let (sizes, policy) = part.split_once(':').ok_or(Errno::EINVAL)?;
+        for range in sizes.split(',') {
+            let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+            let (lo, hi) = (parse_size(lo)?, parse_size(hi)?);
+            let mut matched = false;
+            for order in huge::MIN_LARGE_ORDER..=huge::PMD_ORDER {
+                let size = 4096u64 << order;
+                if (lo..=hi).contains(&size) {
+                    update_huge_settings(|s| s.store_per_size(order, policy))
+                        .map_err(|_| Errno::EINVAL)?;
+                    matched = true;
+                }
+            }
+            if !matched {
+                return Err(Errno::EINVAL);
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,267 @@
+//! Open files (Linux: `struct file`, `fs/open.c`, `fs/read_write.c`,
+//! `fs/readdir.c`): an inode, the access mode and flags it was opened
+//! with, and a file position shared by everyone using this open file.
+
+use alloc::string::String;
+use alloc::sync::Arc;
+
+use super::inode::{Inode, InodeKind, Stat, S_IFMT, S_IFREG};
+use super::path;
+use crate::errno::{Errno, KResult};
+use crate::sync::SpinLock;
+
+// open(2) flags, Linux arm64 values (`asm-generic/fcntl.h`).
+pub const O_ACCMODE: u32 = 0o3;
+pub const O_RDONLY: u32 = 0o0;
+pub const O_WRONLY: u32 = 0o1;
+pub const O_RDWR: u32 = 0o2;
+pub const O_CREAT: u32 = 0o100;
+pub const O_EXCL: u32 = 0o200;
+pub const O_TRUNC: u32 = 0o1000;
+pub const O_APPEND: u32 = 0o2000;
+pub const O_DIRECTORY: u32 = 0o200000;
+pub const O_NOFOLLOW: u32 = 0o400000;
+
+pub const SEEK_SET: u32 = 0;
+pub const SEEK_CUR: u32 = 1;
+pub const SEEK_END: u32 = 2;
+pub const SEEK_DATA: u32 = 3;
+pub const SEEK_HOLE: u32 = 4;
+
+/// fallocate(2) modes.
+pub const FALLOC_FL_KEEP_SIZE: u32 = 0x01;
+pub const FALLOC_FL_PUNCH_HOLE: u32 = 0x02;
+
+pub struct File {
+    pub inode: Arc<Inode>,
+    flags: u32,
+    pos: SpinLock<u64>,
+    /// A pseudo file's text, made when it was opened (Linux: the seq_file
+    /// buffer), so reads in pieces see one consistent snapshot.
+    text: Option<String>,
+}
+
+/// Opens (and with O_CREAT maybe creates) `path` (Linux: `do_sys_openat2`).
+pub fn open(start: &Arc<Inode>, path: &str, flags: u32, mode: u32) -> KResult<Arc<File>> {
+    let inode = match path::lookup(start, path, flags & O_NOFOLLOW == 0) {
+        Ok(_) if flags & O_CREAT != 0 && flags & O_EXCL != 0 => return Err(Errno::EEXIST),
+        Ok(inode) => inode,
+        Err(Errno::ENOENT) if flags & O_CREAT != 0 => {
+            match path::create_file(start, path, S_IFREG | (mode & 0o7777)) {
+                // Lost a race with another creator: open theirs.
+                Err(Errno::EEXIST) if flags & O_EXCL == 0 => path::lookup(start, path, true)?,
+                other => other?,
+            }
+        }
+        Err(e) => return Err(e),
+    };
+    File::new(inode, flags)
+}
+
+impl File {
+    /// An open file for `inode`, after the checks `open` makes.
+    pub fn new(inode: Arc<Inode>, flags: u32) -> KResult<Arc<File>> {
+        let writable = flags & O_ACCMODE != O_RDONLY;
+        if flags & O_ACCMODE == O_ACCMODE {
+            return Err(Errno::EINVAL);
+        }
+        match &inode.kind {
+            InodeKind::Dir(_) if writable || flags & O_CREAT != 0 => return Err(Errno::EISDIR),
+            InodeKind::Dir(_) => {}
+            _ if flags & O_DIRECTORY != 0 => return Err(Errno::ENOTDIR),
+            InodeKind::Symlink(_) => return Err(Errno::ELOOP),
+            InodeKind::Pseudo(p) if writable && !p.is_writable() => return Err(Errno::EACCES),
+            InodeKind::File(f) if writable && flags & O_TRUNC != 0 => f.truncate(0)?,
+            _ => {}
+        }
+        let text = match &inode.kind {
+            InodeKind::Pseudo(p) if !writable => Some(p.show()),
+            _ => None,
+        };
+        Ok(Arc::new(File {
+            inode,
+            flags,
+            pos: SpinLock::new(0),
+            text,
+        }))
+    }
+
+    fn readable(&self) -> bool {
+        self.flags & O_ACCMODE != O_WRONLY
+    }
+    fn writable(&self) -> bool {
+        self.flags & O_ACCMODE != O_RDONLY
+    }
+
+    /// Reads at the file position and advances it (Linux: `vfs_read`).
+    pub fn read(&self, buf: &mut [u8]) -> KResult<usize> {
+        let pos = *self.pos.lock();
+        let n = self.pread(buf, pos)?;
+        *self.pos.lock() = pos + n as u64;
+        Ok(n)
+    }
+
+    /// Writes at the file position (at the end with O_APPEND) and advances
+    /// it (Linux: `vfs_write`).
+    pub fn write(&self, data: &[u8]) -> KResult<usize> {
+        if !self.writable() {
+            return Err(Errno::EBADF);
+        }
+        if let InodeKind::File(f) = &self.inode.kind {
+            if self.flags & O_APPEND != 0 {
+                let (n, end) = f.append(data)?;
+                *self.pos.lock() = end;
+                return Ok(n);
+            }
+        }
+        let pos = *self.pos.lock();
+        let n = self.pwrite(data, pos)?;
+        *self.pos.lock() = pos + n as u64;
+        Ok(n)
+    }
+
+    pub fn pread(&self, buf: &mut [u8], offset: u64) -> KResult<usize> {
+        if !self.readable() {
+            return Err(Errno::EBADF);
+        }
+        match &self.inode.kind {
+            InodeKind::File(f) => f.read_at(offset, buf),
+            InodeKind::Dir(_) => Err(Errno::EISDIR),
+            InodeKind::Pseudo(_) => {
+                let text = self.text.as_deref().unwrap_or("").as_bytes();
+                let start = (offset as usize).min(text.len());
+                let n = buf.len().min(text.len() - start);
+                buf[..n].copy_from_slice(&text[start..start + n]);
+                Ok(n)
+            }
+            InodeKind::Symlink(_) => Err(Errno::EINVAL),
+        }
+    }
+
+    pub fn pwrite(&self, data: &[u8], offset: u64) -> KResult<usize> {
+        if !self.writable() {
+            return Err(Errno::EBADF);
+        }
+        match &self.inode.kind {
+            InodeKind::File(f) => f.write_at(offset, data),
+            InodeKind::Pseudo(p) => {
+                let text = core::str::from_utf8(data).map_err(|_| Errno::EINVAL)?;
+                p.store(text).map(|_| data.len())
+            }
+            InodeKind::Dir(_) => Err(Errno::EISDIR),
+            InodeKind::Symlink(_) => Err(Errno::EINVAL),
+        }
+    }
+
+    /// Moves the file position (Linux: `generic_file_llseek`, plus
+    /// SEEK_DATA / SEEK_HOLE as shmem implements them).
+    pub fn lseek(&self, offset: i64, whence: u32) -> KResult<u64> {
+        let mut pos = self.pos.lock();
+        let size = match &self.inode.kind {
+            InodeKind::File(f) => f.size(),
+            _ => 0,
+        };
+        let new = match whence {
+            SEEK_SET => offset,
+            SEEK_CUR => (*pos as i64).checked_add(offset).ok_or(Errno::EINVAL)?,
+            SEEK_END => (size as i64).checked_add(offset).ok_or(Errno::EINVAL)?,
+            SEEK_DATA | SEEK_HOLE => {
+                let InodeKind::File(f) = &self.inode.kind else {
+                    return Err(Errno::EINVAL);
+                };
+                if offset < 0 {
+                    return Err(Errno::ENXIO);
+                }
+                f.seek_data_hole(offset as u64, whence == SEEK_DATA)? as i64
+            }
+            _ => return Err(Errno::EINVAL),
+        };
+        if new < 0 {
+            return Err(Errno::EINVAL);
+        }
+        *pos = new as u64;
+        Ok(new as u64)
+    }
+
+    pub fn ftruncate(&self, length: i64) -> KResult<()> {
+        let InodeKind::File(f) = &self.inode.kind else {
+            return Err(Errno::EINVAL);
+        };
+        if length < 0 || !self.writable() {
+            return Err(Errno::EINVAL);
+        }
+        f.truncate(length as u64)
+    }
+
+    pub fn fallocate(&self, mode: u32, offset: i64, len: i64) -> KResult<()> {
+        if offset < 0 || len <= 0 {
+            return Err(Errno::EINVAL);
+        }
+        if !self.writable() {
+            return Err(Errno::EBADF);
+        }
+        let InodeKind::File(f) = &self.inode.kind else {
+            return Err(if self.inode.is_dir() {
+                Errno::EISDIR
+            } else {
+                Errno::ENODEV
+            });
+        };
+        let end = (offset as u64)
+            .checked_add(len as u64)
+            .ok_or(Errno::EFBIG)?;
+        match mode {
+            0 | FALLOC_FL_KEEP_SIZE => f.allocate(offset as u64, end, mode == 0),
+            m if m == FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE => {
+                f.punch_hole(offset as u64, end);
+                Ok(())
+            }
+            FALLOC_FL_PUNCH_HOLE => Err(Errno::EINVAL),
+            _ => Err(Errno::EOPNOTSUPP),
+        }
+    }
+
+    pub fn fstat(&self) -> Stat {
+        self.inode.stat()
+    }
+
+    /// Fills `buf` with `struct linux_dirent64` records and advances the
+    /// position by the entries returned (Linux: `getdents64`; the position is
+    /// an entry count: 0 = ".", 1 = "..", then names in sorted order).
+    pub fn getdents64(&self, buf: &mut [u8]) -> KResult<usize> {
+        let dir = self.inode.dir()?;
+        let mut pos = self.pos.lock();
+        let parent = dir.parent().unwrap_or_else(|| self.inode.clone());
+        let entries = dir.entries.lock();
+        let specials = [(".", self.inode.clone()), ("..", parent)];
+        let all = specials
+            .iter()
+            .map(|(n, i)| (*n, i.clone()))
+            .chain(entries.iter().map(|(n, i)| (n.as_str(), i.clone())));
+        let mut written = 0;
+        for (name, inode) in all.skip(*pos as usize) {
+            let reclen = (19 + name.len() + 1).next_multiple_of(8);
+            if written + reclen > buf.len() {
+                if written == 0 {
+                    return Err(Errno::EINVAL);
+                }
+                break;
+            }
+            let rec = &mut buf[written..written + reclen];
+            rec.fill(0);
+            rec[0..8].copy_from_slice(&inode.ino.to_ne_bytes());
+            rec[8..16].copy_from_slice(&(*pos as i64 + 1).to_ne_bytes());
+            rec[16..18].copy_from_slice(&(reclen as u16).to_ne_bytes());
+            rec[18] = dirent_type(inode.mode);
+            rec[19..19 + name.len()].copy_from_slice(name.as_bytes());
+            written += reclen;
+            *pos += 1;
+        }
+        Ok(written)
+    }
+}
+
+/// `d_type` of a directory entry (Linux: `fs_umode_to_dtype`).
+fn dirent_type(mode: u32) -> u8 {
+    ((mode & S_IFMT) >> 12) as u8
+}

@@ -1,0 +1,187 @@
+//! Inodes: files, directories, symbolic links and pseudo files, and the
+//! `stat` view of them (Linux: `struct inode`, `struct dentry` folded in:
+//! a directory maps names straight to child inodes; there is no dentry
+//! cache because every filesystem here lives in memory).
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::sync::{Arc, Weak};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use crate::errno::{Errno, KResult};
+use crate::fs::tmpfs::{ShmemFile, TmpfsSb};
+use crate::sync::SpinLock;
+
+pub const S_IFMT: u32 = 0o170000;
+pub const S_IFREG: u32 = 0o100000;
+pub const S_IFDIR: u32 = 0o040000;
+pub const S_IFLNK: u32 = 0o120000;
+
+/// Longest name of one path component (Linux: `NAME_MAX`).
+pub const NAME_MAX: usize = 255;
+
+/// A file whose contents the kernel makes up on the spot: `/proc` and
+/// `/sys` (Linux: `seq_file` show / sysfs `store`).
+pub trait PseudoFile: Send + Sync {
+    /// The whole text of the file, produced when it is opened.
+    fn show(&self) -> String;
+    /// May the file be opened for writing?
+    fn is_writable(&self) -> bool {
+        false
+    }
+    /// Handles a write of `data` (called only if `is_writable`).
+    fn store(&self, _data: &str) -> KResult<()> {
+        Err(Errno::EACCES)
+    }
+}
+
+pub enum InodeKind {
+    File(ShmemFile),
+    Dir(Directory),
+    Symlink(String),
+    Pseudo(Box<dyn PseudoFile>),
+}
+
+pub struct Directory {
+    pub(super) entries: SpinLock<BTreeMap<String, Arc<Inode>>>,
+    parent: SpinLock<Weak<Inode>>,
+    /// The tmpfs that new entries are created in; None for /proc and /sys,
+    /// whose trees only the kernel builds.
+    pub sb: Option<Arc<TmpfsSb>>,
+}
+
+pub struct Inode {
+    pub ino: u64,
+    /// File type and permission bits (`st_mode`).
+    pub mode: u32,
+    nlink: AtomicU32,
+    pub kind: InodeKind,
+}
+
+static NEXT_INO: AtomicU64 = AtomicU64::new(1);
+
+impl Inode {
+    pub fn new(mode: u32, kind: InodeKind) -> Arc<Inode> {
+        let nlink = if matches!(kind, InodeKind::Dir(_)) {
+            2
+        } else {
+            1
+        };
+        Arc::new(Inode {
+            ino: NEXT_INO.fetch_add(1, Ordering::Relaxed),
+            mode,
+            nlink: AtomicU32::new(nlink),
+            kind,
+        })
+    }
+
+    /// A new empty directory; `parent` is set when it is linked in.
+    pub fn new_dir(perm: u32, sb: Option<Arc<TmpfsSb>>) -> Arc<Inode> {
+        Inode::new(
+            S_IFDIR | (perm & 0o7777),
+            InodeKind::Dir(Directory {
+                entries: SpinLock::new(BTreeMap::new()),
+                parent: SpinLock::new(Weak::new()),
+                sb,
+            }),
+        )
+    }
+
+    pub fn is_dir(&self) -> bool {
+        self.mode & S_IFMT == S_IFDIR
+    }
+
+    pub fn dir(&self) -> KResult<&Directory> {
+        match &self.kind {
+            InodeKind::Dir(d) => Ok(d),
+            _ => Err(Errno::ENOTDIR),
+        }
+    }
+
+    pub fn nlink(&self) -> u32 {
+        self.nlink.load(Ordering::Relaxed)
+    }
+    pub(super) fn inc_nlink(&self) {
+        self.nlink.fetch_add(1, Ordering::Relaxed);
+    }
+    pub(super) fn dec_nlink(&self) {
+        self.nlink.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// The `stat` of this inode (Linux: `generic_fillattr`).
+    pub fn stat(&self) -> Stat {
+        let (size, blocks) = match &self.kind {
+            InodeKind::File(f) => (f.size(), f.nr_pages() * 8),
+            InodeKind::Symlink(target) => (target.len() as u64, 0),
+            InodeKind::Dir(d) => (d.entries.lock().len() as u64 * 20, 0),
+            InodeKind::Pseudo(_) => (0, 0),
+        };
+        Stat {
+            st_dev: 0,
+            st_ino: self.ino,
+            st_mode: self.mode,
+            st_nlink: self.nlink(),
+            st_size: size as i64,
+            st_blksize: 4096,
+            st_blocks: blocks as i64,
+            ..Stat::default()
+        }
+    }
+}
+
+impl Directory {
+    pub fn lookup(&self, name: &str) -> Option<Arc<Inode>> {
+        self.entries.lock().get(name).cloned()
+    }
+
+    pub fn parent(&self) -> Option<Arc<Inode>> {
+        self.parent.lock().upgrade()
+    }
+
+    /// Links `child` in as `name` (Linux: `d_instantiate` after `create`).
+    pub fn link(&self, dir: &Arc<Inode>, name: &str, child: Arc<Inode>) -> KResult<()> {
+        let mut entries = self.entries.lock();
+        if entries.contains_key(name) {
+            return Err(Errno::EEXIST);
+        }
+        if let InodeKind::Dir(d) = &child.kind {
+            *d.parent.lock() = Arc::downgrade(dir);
+            dir.inc_nlink();
+        }
+        entries.insert(String::from(name), child);
+        Ok(())
+    }
+
+    pub(super) fn set_parent(&self, parent: &Arc<Inode>) {
+        *self.parent.lock() = Arc::downgrade(parent);
+    }
+}
+
+/// `struct stat` as the Linux arm64 ABI lays it out (`asm-generic/stat.h`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stat {
+    pub st_dev: u64,
+    pub st_ino: u64,
+    pub st_mode: u32,
+    pub st_nlink: u32,
+    pub st_uid: u32,
+    pub st_gid: u32,
+    pub st_rdev: u64,
+    pub __pad1: u64,
+    pub st_size: i64,
+    pub st_blksize: i32,
+    pub __pad2: i32,
+    /// 512-byte blocks allocated.
+    pub st_blocks: i64,
+    pub st_atime: i64,
+    pub st_atime_nsec: u64,
+    pub st_mtime: i64,
+    pub st_mtime_nsec: u64,
+    pub st_ctime: i64,
+    pub st_ctime_nsec: u64,
+    pub __unused: [u32; 2],
+}
+
+const _: () = assert!(core::mem::size_of::<Stat>() == 128);

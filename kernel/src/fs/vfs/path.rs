@@ -1,0 +1,301 @@
+//! Path lookup and the operations that change the namespace: create,
+//! mkdir, unlink, rmdir, rename, symlink (Linux: `fs/namei.c`).
+//!
+//! Paths are absolute (from the root) or relative to a starting directory;
+//! `.` and `..` are handled as the walk goes, symbolic links are followed
+//! (at most `MAX_SYMLINKS` of them). Namespace changes lock one directory
+//! at a time; rename additionally holds one global mutex, as Linux's
+//! `s_vfs_rename_mutex` does, so two renames can never deadlock.
+
+use alloc::string::String;
+use alloc::sync::Arc;
+
+use spin::Once;
+
+use super::inode::{Inode, InodeKind, NAME_MAX, S_IFLNK};
+use crate::errno::{Errno, KResult};
+use crate::sync::Mutex;
+
+/// Longest path accepted (Linux: `PATH_MAX`, counting the NUL).
+pub const PATH_MAX: usize = 4096;
+/// Symbolic links followed in one lookup before ELOOP (Linux: 40).
+const MAX_SYMLINKS: usize = 40;
+
+static ROOT: Once<Arc<Inode>> = Once::new();
+static RENAME_LOCK: Mutex<()> = Mutex::new(());
+
+/// Makes `root` the root directory (once, at boot).
+pub fn set_root(root: Arc<Inode>) {
+    if let InodeKind::Dir(d) = &root.kind {
+        d.set_parent(&root);
+    }
+    ROOT.call_once(|| root);
+}
+
+pub fn root() -> Arc<Inode> {
+    ROOT.get().expect("no root filesystem").clone()
+}
+
+fn check_path(path: &str) -> KResult<()> {
+    if path.is_empty() {
+        return Err(Errno::ENOENT);
+    }
+    if path.len() >= PATH_MAX {
+        return Err(Errno::ENAMETOOLONG);
+    }
+    Ok(())
+}
+
+fn step(dir: &Arc<Inode>, name: &str) -> KResult<Arc<Inode>> {
+    let d = dir.dir()?;
+    match name {
+        "" | "." => Ok(dir.clone()),
+        ".." => Ok(d.parent().unwrap_or_else(|| dir.clone())),
+        _ if name.len() > NAME_MAX => Err(Errno::ENAMETOOLONG),
+        _ => d.lookup(name).ok_or(Errno::ENOENT),
+    }
+}
+
+/// Follows `link` (found in `dir`) to what it names.
+fn follow(dir: &Arc<Inode>, link: &Arc<Inode>, budget: &mut usize) -> KResult<Arc<Inode>> {
+    let InodeKind::Symlink(target) = &link.kind else {
+        return Ok(link.clone());
+    };
+    if *budget == 0 {
+        return Err(Errno::ELOOP);
+    }
+    *budget -= 1;
+    walk(dir, target, true, budget)
+}
+
+fn walk(
+    start: &Arc<Inode>,
+    path: &str,
+    follow_last: bool,
+    budget: &mut usize,
+) -> KResult<Arc<Inode>> {
+    check_path(path)?;
+    let mut cur = if path.starts_with('/') {
+        root()
+    } else {
+        start.clone()
+    };
+    let mut names = path.split('/').filter(|n| !n.is_empty()).peekable();
+    while let Some(name) = names.next() {
+        let next = step(&cur, name)?;
+        let last = names.peek().is_none();
+        cur = if next.mode & super::inode::S_IFMT == S_IFLNK && (!last || follow_last) {
+            follow(&cur, &next, budget)?
+        } else {
+            next
+        };
+    }
+    if path.ends_with('/') && !cur.is_dir() {
+        return Err(Errno::ENOTDIR);
+    }
+    Ok(cur)
+}
+
+/// The inode `path` names, following symbolic links (`stat`) or not at the
+/// last component (`lstat`).
+pub fn lookup(start: &Arc<Inode>, path: &str, follow_last: bool) -> KResult<Arc<Inode>> {
+    walk(start, path, follow_last, &mut MAX_SYMLINKS.clone())
+}
+
+/// The directory that would hold `path`'s last component, and that name.
+/// The name may be "." or ".." (callers reject those where they must).
+pub fn lookup_parent<'p>(start: &Arc<Inode>, path: &'p str) -> KResult<(Arc<Inode>, &'p str)> {
+    check_path(path)?;
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() {
+        // "/" itself: its "parent" is the root and its name is ".".
+        return Ok((root(), "."));
+    }
+    let (dir_path, name) = match trimmed.rfind('/') {
+        Some(0) => ("/", &trimmed[1..]),
+        Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
+        None => (".", trimmed),
+    };
+    if name.len() > NAME_MAX {
+        return Err(Errno::ENAMETOOLONG);
+    }
+    let dir = lookup(start, dir_path, true)?;
+    dir.dir()?;
+    Ok((dir, name))
+}
+
+/// Creates a new inode of `make(sb)` as `path` (Linux: `vfs_create`,
+/// `vfs_mkdir`, `vfs_symlink`). EEXIST if the name is taken; EPERM in
+/// /proc and /sys, whose trees only the kernel builds.
+fn create(
+    start: &Arc<Inode>,
+    path: &str,
+    make: impl FnOnce(&Arc<crate::fs::tmpfs::TmpfsSb>) -> KResult<Arc<Inode>>,
+) -> KResult<Arc<Inode>> {
+    let (dir, name) = lookup_parent(start, path)?;
+    if name == "." || name == ".." {
+        return Err(Errno::EEXIST);
+    }
+    let d = dir.dir()?;
+    let sb = d.sb.as_ref().ok_or(Errno::EPERM)?;
+    if d.lookup(name).is_some() {
+        return Err(Errno::EEXIST);
+    }
+    let inode = make(sb)?;
+    d.link(&dir, name, inode.clone())?;
+    Ok(inode)
+}
+
+/// A new empty regular file (the O_CREAT half of `open`).
+pub fn create_file(start: &Arc<Inode>, path: &str, mode: u32) -> KResult<Arc<Inode>> {
+    if path.ends_with('/') {
+        return Err(Errno::EISDIR);
+    }
+    create(start, path, |sb| Ok(sb.new_file(mode)))
+}
+
+pub fn mkdir(start: &Arc<Inode>, path: &str, mode: u32) -> KResult<()> {
+    create(start, path, |sb| Ok(Inode::new_dir(mode, Some(sb.clone())))).map(|_| ())
+}
+
+pub fn symlink(target: &str, start: &Arc<Inode>, path: &str) -> KResult<()> {
+    if target.is_empty() {
+        return Err(Errno::ENOENT);
+    }
+    create(start, path, |_| {
+        Ok(Inode::new(
+            S_IFLNK | 0o777,
+            InodeKind::Symlink(String::from(target)),
+        ))
+    })
+    .map(|_| ())
+}
+
+/// Removes a name; the inode lives on while open files still hold it
+/// (Linux: `vfs_unlink`).
+pub fn unlink(start: &Arc<Inode>, path: &str) -> KResult<()> {
+    let (dir, name) = lookup_parent(start, path)?;
+    let d = dir.dir()?;
+    if d.sb.is_none() {
+        return Err(Errno::EPERM);
+    }
+    let mut entries = d.entries.lock();
+    let inode = entries.get(name).ok_or(Errno::ENOENT)?;
+    if inode.is_dir() || name == "." || name == ".." {
+        return Err(Errno::EISDIR);
+    }
+    if path.ends_with('/') {
+        return Err(Errno::ENOTDIR);
+    }
+    let inode = entries.remove(name).expect("looked up above");
+    inode.dec_nlink();
+    Ok(())
+}
+
+/// Removes an empty directory (Linux: `vfs_rmdir`).
+pub fn rmdir(start: &Arc<Inode>, path: &str) -> KResult<()> {
+    let (dir, name) = lookup_parent(start, path)?;
+    match name {
+        "." => return Err(Errno::EINVAL),
+        ".." => return Err(Errno::ENOTEMPTY),
+        _ => {}
+    }
+    let d = dir.dir()?;
+    if d.sb.is_none() {
+        return Err(Errno::EPERM);
+    }
+    let mut entries = d.entries.lock();
+    let victim = entries.get(name).ok_or(Errno::ENOENT)?;
+    let vd = victim.dir()?;
+    if !same_sb(d, vd) {
+        return Err(Errno::EBUSY);
+    }
+    if !vd.entries.lock().is_empty() {
+        return Err(Errno::ENOTEMPTY);
+    }
+    let victim = entries.remove(name).expect("looked up above");
+    victim.dec_nlink();
+    dir.dec_nlink();
+    Ok(())
+}
+
+fn same_sb(a: &super::inode::Directory, b: &super::inode::Directory) -> bool {
+    match (&a.sb, &b.sb) {
+        (Some(x), Some(y)) => Arc::ptr_eq(x, y),
+        _ => false,
+    }
+}
+
+/// Is `inode` `dir` or one of its ancestors? (A directory may not move
+/// into its own subtree.)
+fn is_ancestor(inode: &Arc<Inode>, dir: &Arc<Inode>) -> bool {
+    let mut cur = dir.clone();
+    loop {
+        if Arc::ptr_eq(&cur, inode) {
+            return true;
+        }
+        match cur.dir().ok().and_then(|d| d.parent()) {
+            Some(p) if !Arc::ptr_eq(&p, &cur) => cur = p,
+            _ => return false,
+        }
+    }
+}
+
+/// Moves `old` to `new`, replacing a compatible `new` (Linux: `vfs_rename`
+/// without flags).
+pub fn rename(start: &Arc<Inode>, old: &str, new: &str) -> KResult<()> {
+    let _serialise = RENAME_LOCK.lock();
+    let (old_dir, old_name) = lookup_parent(start, old)?;
+    let (new_dir, new_name) = lookup_parent(start, new)?;
+    for n in [old_name, new_name] {
+        if n == "." || n == ".." {
+            return Err(Errno::EBUSY);
+        }
+    }
+    let (od, nd) = (old_dir.dir()?, new_dir.dir()?);
+    if od.sb.is_none() || nd.sb.is_none() {
+        return Err(Errno::EPERM);
+    }
+    if !same_sb(od, nd) {
+        return Err(Errno::EXDEV);
+    }
+    let inode = od.lookup(old_name).ok_or(Errno::ENOENT)?;
+    if (old.ends_with('/') || new.ends_with('/')) && !inode.is_dir() {
+        return Err(Errno::ENOTDIR);
+    }
+    if inode.is_dir() && is_ancestor(&inode, &new_dir) {
+        return Err(Errno::EINVAL);
+    }
+    if let Some(target) = nd.lookup(new_name) {
+        if Arc::ptr_eq(&target, &inode) {
+            return Ok(());
+        }
+        match (inode.is_dir(), target.is_dir()) {
+            (false, true) => return Err(Errno::EISDIR),
+            (true, false) => return Err(Errno::ENOTDIR),
+            (true, true) if !target.dir()?.entries.lock().is_empty() => {
+                return Err(Errno::ENOTEMPTY)
+            }
+            _ => {}
+        }
+    }
+    od.entries.lock().remove(old_name);
+    if inode.is_dir() {
+        old_dir.dec_nlink();
+    }
+    let replaced = nd
+        .entries
+        .lock()
+        .insert(String::from(new_name), inode.clone());
+    if let Some(old_target) = replaced {
+        old_target.dec_nlink();
+        if old_target.is_dir() {
+            new_dir.dec_nlink();
+        }
+    }
+    if let InodeKind::Dir(d) = &inode.kind {
+        d.set_parent(&new_dir);
+        new_dir.inc_nlink();
+    }
+    Ok(())
+}

@@ -1,0 +1,102 @@
+//! A file's page cache, `struct address_space` (Linux: `mm/filemap.c`):
+//! the folios holding the file's data, indexed by page offset, and the list
+//! of mappings of the file (`i_mmap`) that truncation must unmap.
+//!
+//! The folio index sits under a spin lock (Linux: the xarray's `xa_lock`);
+//! lookups take a folio reference under it and then work without it, so
+//! copying data never holds the lock.
+
+use alloc::vec::Vec;
+
+use crate::mm::folio::Folio;
+use crate::mm::folio_index::{undo_range_plan, FolioIndex, UndoAction};
+use crate::sync::SpinLock;
+
+pub struct AddressSpace {
+    i_pages: SpinLock<FolioIndex<Folio>>,
+}
+
+impl Default for AddressSpace {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl AddressSpace {
+    pub const fn new() -> Self {
+        AddressSpace {
+            i_pages: SpinLock::new(FolioIndex::new()),
+        }
+    }
+
+    /// The folio caching page `index`, with a reference, and the page's
+    /// position inside it (Linux: `filemap_get_folio`).
+    pub fn get_folio(&self, index: u64) -> Option<(Folio, usize)> {
+        let pages = self.i_pages.lock();
+        let (start, _, folio) = pages.lookup(index)?;
+        Some((folio.clone(), (index - start) as usize))
+    }
+
+    /// Inserts `folio` as the cache of pages `[index, index + nr)`; gives it
+    /// back if any of them is cached already (Linux: `filemap_add_folio`).
+    pub fn add_folio(&self, folio: Folio, index: u64) -> Result<(), Folio> {
+        folio.set_index(index);
+        let order = folio.order();
+        self.i_pages
+            .lock()
+            .insert(index, order, folio)
+            .map_err(|(_, folio)| folio)
+    }
+
+    /// Is no page of `[index, index + nr)` cached?
+    pub fn range_is_empty(&self, index: u64, nr: u64) -> bool {
+        self.i_pages.lock().range_is_empty(index, nr)
+    }
+
+    pub fn nr_pages(&self) -> u64 {
+        self.i_pages.lock().nr_pages()
+    }
+
+    pub fn nr_folios(&self) -> usize {
+        self.i_pages.lock().nr_folios()
+    }
+
+    /// First cached page at or after `index` (SEEK_DATA) and first uncached
+    /// one (SEEK_HOLE).
+    pub fn next_data(&self, index: u64) -> Option<u64> {
+        self.i_pages.lock().next_data(index)
+    }
+    pub fn next_hole(&self, index: u64) -> u64 {
+        self.i_pages.lock().next_hole(index)
+    }
+
+    /// Drops the cache of bytes `[start, end)`: folios wholly inside go,
+    /// folios partly inside have that part zeroed (Linux:
+    /// `truncate_inode_pages_range`, which splits large folios where it can;
+    /// we never split). Returns the removed folios, so the caller can update
+    /// its accounting before dropping them.
+    pub fn remove_range(&self, start: u64, end: u64) -> Vec<Folio> {
+        let mut pages = self.i_pages.lock();
+        let mut removed = Vec::new();
+        for action in undo_range_plan(&pages, start, end) {
+            match action {
+                UndoAction::Remove { start } => {
+                    if let Some((_, folio)) = pages.remove(start) {
+                        removed.push(folio);
+                    }
+                }
+                UndoAction::Zero { start, from, to } => {
+                    if let Some((_, _, folio)) = pages.lookup(start) {
+                        folio.zero_range(from, to);
+                    }
+                }
+            }
+        }
+        removed
+    }
+
+    /// Unmaps pages `[start, end)` of the file from every process mapping
+    /// it (Linux: `unmap_mapping_range` over `i_mmap`). Nothing can map a
+    /// file yet (mmap arrives with user space), so there is nothing to do.
+    pub fn unmap_mapping_range(&self, _start: u64, _end: u64) {}
+}

@@ -1,0 +1,198 @@
+//! Folios: a naturally aligned, physically contiguous block of 2^order
+//! pages handled as one unit, as the page cache and (later) the fault path
+//! see memory (Linux: `struct folio` in `include/linux/mm_types.h`,
+//! `folio_alloc`, `folio_get`, `folio_put`).
+//!
+//! Each frame has a `FolioMeta` next to its buddy `Page` (Linux keeps both
+//! in one `struct page` union). Only a folio's first frame, its head, holds
+//! the folio's state; every frame records how far its head is, so a PFN
+//! read from a page table leads back to its folio. `Folio` is a counted
+//! reference: cloning it is `folio_get`, dropping it is `folio_put`, and the
+//! last put returns the frames to the page allocator.
+
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+
+use spin::Once;
+
+use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
+use crate::mm::{frame, vmstat};
+
+/// Set once every byte of the folio holds the file's data (Linux: `PG_uptodate`).
+const PG_UPTODATE: u32 = 1 << 0;
+/// Written since it was last clean (Linux: `PG_dirty`).
+const PG_DIRTY: u32 = 1 << 1;
+
+/// Per-frame folio state; meaningful on a folio's head frame.
+pub struct FolioMeta {
+    refcount: AtomicU32,
+    flags: AtomicU32,
+    order: AtomicU8,
+    /// This frame's distance from its folio's head, in frames.
+    head_offset: AtomicU32,
+    /// The folio's page index in its file (Linux: `folio->index`).
+    index: AtomicU64,
+}
+
+impl FolioMeta {
+    pub const fn new() -> Self {
+        FolioMeta {
+            refcount: AtomicU32::new(0),
+            flags: AtomicU32::new(0),
+            order: AtomicU8::new(0),
+            head_offset: AtomicU32::new(0),
+            index: AtomicU64::new(0),
+        }
+    }
+}
+
+struct FolioMap {
+    base_pfn: usize,
+    meta: &'static [FolioMeta],
+}
+
+static FOLIO_MAP: Once<FolioMap> = Once::new();
+
+/// Installs the per-frame folio state for frames from `base_pfn` on.
+pub(super) fn init(base_pfn: usize, meta: &'static [FolioMeta]) {
+    FOLIO_MAP.call_once(|| FolioMap { base_pfn, meta });
+}
+
+fn meta(pfn: usize) -> &'static FolioMeta {
+    let map = FOLIO_MAP.get().expect("folio map not initialised");
+    &map.meta[pfn - map.base_pfn]
+}
+
+/// A counted reference to a folio.
+pub struct Folio {
+    pfn: usize,
+}
+
+impl Folio {
+    /// A new, zeroed folio of 2^order pages with one reference (Linux:
+    /// `folio_alloc` with `__GFP_ZERO`). Counts the allocation by order.
+    pub fn alloc(order: u8) -> Option<Folio> {
+        let pa = frame::alloc_zeroed_pages(order as usize)?;
+        let pfn = pa.pfn();
+        let head = meta(pfn);
+        head.refcount.store(1, Ordering::Relaxed);
+        head.flags.store(0, Ordering::Relaxed);
+        head.order.store(order, Ordering::Relaxed);
+        head.index.store(0, Ordering::Relaxed);
+        for i in 0..1usize << order {
+            meta(pfn + i).head_offset.store(i as u32, Ordering::Relaxed);
+        }
+        vmstat::FOLIO_ALLOC[order as usize].inc();
+        Some(Folio { pfn })
+    }
+
+    /// The folio containing frame `pfn`, with a new reference (Linux:
+    /// `page_folio` + `folio_get`). The frame must belong to a live folio.
+    pub fn from_pfn(pfn: usize) -> Folio {
+        let head = pfn - meta(pfn).head_offset.load(Ordering::Relaxed) as usize;
+        let folio = Folio { pfn: head };
+        folio.head().refcount.fetch_add(1, Ordering::Relaxed);
+        folio
+    }
+
+    fn head(&self) -> &'static FolioMeta {
+        meta(self.pfn)
+    }
+
+    pub fn pfn(&self) -> usize {
+        self.pfn
+    }
+    pub fn phys(&self) -> PhysAddr {
+        PhysAddr::from_pfn(self.pfn)
+    }
+    pub fn order(&self) -> u8 {
+        self.head().order.load(Ordering::Relaxed)
+    }
+    pub fn nr_pages(&self) -> usize {
+        1 << self.order()
+    }
+    pub fn size(&self) -> usize {
+        PAGE_SIZE << self.order()
+    }
+    pub fn refcount(&self) -> u32 {
+        self.head().refcount.load(Ordering::Relaxed)
+    }
+    pub fn index(&self) -> u64 {
+        self.head().index.load(Ordering::Relaxed)
+    }
+    pub fn set_index(&self, index: u64) {
+        self.head().index.store(index, Ordering::Relaxed);
+    }
+    pub fn is_uptodate(&self) -> bool {
+        self.head().flags.load(Ordering::Acquire) & PG_UPTODATE != 0
+    }
+    pub fn mark_uptodate(&self) {
+        self.head().flags.fetch_or(PG_UPTODATE, Ordering::Release);
+    }
+    pub fn is_dirty(&self) -> bool {
+        self.head().flags.load(Ordering::Relaxed) & PG_DIRTY != 0
+    }
+    pub fn mark_dirty(&self) {
+        self.head().flags.fetch_or(PG_DIRTY, Ordering::Relaxed);
+    }
+
+    /// The folio's bytes, through the linear map.
+    ///
+    /// The page cache lets several threads read and write a file's folio at
+    /// once, as Linux does: concurrent writers to the same bytes race, and
+    /// readers may see a mix, exactly as with `write()` on Linux.
+    pub fn as_ptr(&self) -> *mut u8 {
+        phys_to_virt(self.phys()) as *mut u8
+    }
+
+    /// Copies `src` into the folio at byte `offset`.
+    pub fn write_at(&self, offset: usize, src: &[u8]) {
+        assert!(offset + src.len() <= self.size());
+        // SAFETY: in bounds of the folio, which we hold a reference on.
+        unsafe {
+            core::ptr::copy_nonoverlapping(src.as_ptr(), self.as_ptr().add(offset), src.len())
+        };
+    }
+
+    /// Copies bytes at `offset` out of the folio into `dst`.
+    pub fn read_at(&self, offset: usize, dst: &mut [u8]) {
+        assert!(offset + dst.len() <= self.size());
+        // SAFETY: in bounds of the folio, which we hold a reference on.
+        unsafe {
+            core::ptr::copy_nonoverlapping(self.as_ptr().add(offset), dst.as_mut_ptr(), dst.len())
+        };
+    }
+
+    /// Zeroes bytes [from, to) of the folio (Linux: `folio_zero_range`).
+    pub fn zero_range(&self, from: usize, to: usize) {
+        assert!(from <= to && to <= self.size());
+        // SAFETY: in bounds of the folio, which we hold a reference on.
+        unsafe { core::ptr::write_bytes(self.as_ptr().add(from), 0, to - from) };
+    }
+}
+
+impl Clone for Folio {
+    fn clone(&self) -> Self {
+        self.head().refcount.fetch_add(1, Ordering::Relaxed);
+        Folio { pfn: self.pfn }
+    }
+}
+
+impl Drop for Folio {
+    fn drop(&mut self) {
+        if self.head().refcount.fetch_sub(1, Ordering::AcqRel) == 1 {
+            frame::free_pages(self.phys(), self.order() as usize).expect("folio freed twice");
+        }
+    }
+}
+
+impl core::fmt::Debug for Folio {
+    fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
+        write!(
+            f,
+            "Folio(pfn {:#x}, order {}, index {})",
+            self.pfn,
+            self.order(),
+            self.index()
+        )
+    }
+}

@@ -1,0 +1,83 @@
+//! Event and state counters shown in `/proc/vmstat` and `/proc/meminfo`
+//! (Linux: `mm/vmstat.c`, `include/linux/vm_event_item.h`). One global
+//! atomic per counter: Linux's per-CPU batching is left out.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::mm::buddy::MAX_ORDER;
+
+/// A named counter. The name is the `/proc/vmstat` key.
+pub struct Counter {
+    pub name: &'static str,
+    value: AtomicU64,
+}
+
+impl Counter {
+    pub const fn new(name: &'static str) -> Self {
+        Counter {
+            name,
+            value: AtomicU64::new(0),
+        }
+    }
+    pub fn add(&self, n: u64) {
+        self.value.fetch_add(n, Ordering::Relaxed);
+    }
+    pub fn sub(&self, n: u64) {
+        self.value.fetch_sub(n, Ordering::Relaxed);
+    }
+    pub fn inc(&self) {
+        self.add(1);
+    }
+    pub fn get(&self) -> u64 {
+        self.value.load(Ordering::Relaxed)
+    }
+}
+
+/// Pages held by shmem/tmpfs page caches (Linux: `NR_SHMEM`).
+pub static NR_SHMEM: Counter = Counter::new("nr_shmem");
+/// Of those, pages in PMD-sized (2M) folios (Linux: `NR_SHMEM_THPS`).
+pub static NR_SHMEM_HUGEPAGES: Counter = Counter::new("nr_shmem_hugepages");
+/// PMD-order file folios allocated / failed (Linux: `THP_FILE_ALLOC`,
+/// `THP_FILE_FALLBACK`).
+pub static THP_FILE_ALLOC: Counter = Counter::new("thp_file_alloc");
+pub static THP_FILE_FALLBACK: Counter = Counter::new("thp_file_fallback");
+
+/// One counter per folio order, named `<prefix>_<order>`.
+macro_rules! per_order {
+    ($p:literal) => {
+        [
+            Counter::new(concat!($p, "_0")),
+            Counter::new(concat!($p, "_1")),
+            Counter::new(concat!($p, "_2")),
+            Counter::new(concat!($p, "_3")),
+            Counter::new(concat!($p, "_4")),
+            Counter::new(concat!($p, "_5")),
+            Counter::new(concat!($p, "_6")),
+            Counter::new(concat!($p, "_7")),
+            Counter::new(concat!($p, "_8")),
+            Counter::new(concat!($p, "_9")),
+            Counter::new(concat!($p, "_10")),
+        ]
+    };
+}
+
+/// Folio allocations that succeeded / fell back to a lower order, per order
+/// (faultline's own lines; Linux keeps the large orders in
+/// `/sys/kernel/mm/transparent_hugepage/hugepages-<N>kB/stats/`).
+pub static FOLIO_ALLOC: [Counter; MAX_ORDER + 1] = per_order!("folio_alloc_order");
+pub static FOLIO_FALLBACK: [Counter; MAX_ORDER + 1] = per_order!("folio_fallback_order");
+
+/// Every counter, in `/proc/vmstat` order.
+pub fn for_each(mut f: impl FnMut(&'static str, u64)) {
+    for c in [
+        &NR_SHMEM,
+        &NR_SHMEM_HUGEPAGES,
+        &THP_FILE_ALLOC,
+        &THP_FILE_FALLBACK,
+    ] {
+        f(c.name, c.get());
+    }
+    for c in FOLIO_ALLOC.iter().chain(FOLIO_FALLBACK.iter()) {
+        f(c.name, c.get());
+    }
+}

@@ -1,0 +1,72 @@
+//! A sleeping mutex (Linux: `struct mutex`, `kernel/locking/mutex.c`): a
+//! waiter blocks on a wait queue instead of spinning, so it may be held
+//! across long work (copying megabytes into the page cache) and while
+//! sleeping, unlike `SpinLock`. Only threads may take it, never interrupt
+//! handlers. No owner tracking or optimistic spinning.
+
+use core::cell::UnsafeCell;
+use core::ops::{Deref, DerefMut};
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use crate::task::WaitQueue;
+
+pub struct Mutex<T: ?Sized> {
+    locked: AtomicBool,
+    waiters: WaitQueue,
+    value: UnsafeCell<T>,
+}
+
+// SAFETY: the lock gives one thread at a time access to `value`.
+unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
+unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
+
+pub struct MutexGuard<'a, T: ?Sized> {
+    mutex: &'a Mutex<T>,
+}
+
+impl<T> Mutex<T> {
+    pub const fn new(value: T) -> Self {
+        Mutex {
+            locked: AtomicBool::new(false),
+            waiters: WaitQueue::new(),
+            value: UnsafeCell::new(value),
+        }
+    }
+}
+
+impl<T: ?Sized> Mutex<T> {
+    fn try_acquire(&self) -> bool {
+        self.locked
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }
+
+    pub fn lock(&self) -> MutexGuard<'_, T> {
+        if !self.try_acquire() {
+            self.waiters.wait_until(|| self.try_acquire());
+        }
+        MutexGuard { mutex: self }
+    }
+}
+
+impl<T: ?Sized> Deref for MutexGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: we hold the lock.
+        unsafe { &*self.mutex.value.get() }
+    }
+}
+
+impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: we hold the lock.
+        unsafe { &mut *self.mutex.value.get() }
+    }
+}
+
+impl<T: ?Sized> Drop for MutexGuard<'_, T> {
+    fn drop(&mut self) {
+        self.mutex.locked.store(false, Ordering::Release);
+        self.mutex.waiters.wake_all();
+    }
+}
