@@ -89,6 +89,13 @@ expect "boot: --smp 4 --mem 1G" 0 "$logdir/big" 'RAM 1024 MiB' 'CPUs online: 4'
 boot "$logdir/gic3" --smp 8 --mem 4G --gic 3 --el2
 expect "boot: --smp 8 --mem 4G GICv3 from EL2" 0 "$logdir/gic3" \
     'RAM 4096 MiB' 'CPUs online: 8' 'GICv3' 'entered at EL2' '[1-9][0-9]* x 1G \+'
+thp=/sys/kernel/mm/transparent_hugepage
+boot "$logdir/knobs" --append "transparent_hugepage_shmem=within_size thp_shmem=64K,128K:always;2M:never show=$thp/shmem_enabled,$thp/hugepages-64kB/shmem_enabled,$thp/hugepages-128kB/shmem_enabled,$thp/hugepages-2048kB/shmem_enabled,$thp/hugepages-16kB/shmem_enabled,/etc/motd"
+expect "boot: huge-page knobs from the command line, files from the initrd" 0 "$logdir/knobs" \
+    '^always \[within_size\] advise never deny force' \
+    '^==> .*hugepages-64kB/shmem_enabled <==' '^\[always\] inherit within_size advise never' \
+    '^==> .*hugepages-2048kB/shmem_enabled <==' '^always inherit within_size advise \[never\]' \
+    '^Welcome to faultline' 'initramfs: 3 entries unpacked, 0 skipped'
 boot "$logdir/panic" --append panic=test
 expect "crash: panic prints a symbolized backtrace, exits non-zero" 1 "$logdir/panic" \
     '^Kernel panic on CPU 0: .*kernel/src/main.rs' 'forced by the panic=test' \

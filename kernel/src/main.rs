@@ -212,13 +212,17 @@ fn print_banner(info: &dtb::BootInfo, boot_el: usize) {
 /// `ktest` runs the in-kernel tests verbosely; `panic=test` panics on
 /// purpose, `panic=fault` takes an unexpected kernel data abort and
 /// `panic=console` panics while holding the console lock (to see and test
-/// the crash reports); the default is a quiet self-check.
+/// the crash reports); `show=PATH[,PATH...]` prints files, e.g. a /proc or
+/// /sys file; the default is a quiet self-check.
 fn run_workload(cmdline: Cmdline) {
     match cmdline.get("panic") {
         Some("test") => forced_panic(),
         Some("fault") => forced_fault(),
         Some("console") => println!("{}", PanicsWhenPrinted),
         _ => {}
+    }
+    for path in cmdline.get("show").into_iter().flat_map(|p| p.split(',')) {
+        show_file(path);
     }
     let verbose = cmdline.has("ktest");
     let (passed, failed) = ktest::run_all(verbose);
@@ -232,6 +236,19 @@ fn run_workload(cmdline: Cmdline) {
     }
     println!("faultline: powering off");
     psci::system_off();
+}
+
+/// Prints a file, like `cat`, under a `==> path <==` header.
+fn show_file(path: &str) {
+    println!("==> {} <==", path);
+    let file = match fs::vfs::open(&fs::vfs::root(), path, fs::vfs::O_RDONLY, 0) {
+        Ok(f) => f,
+        Err(e) => return println!("{:?}", e),
+    };
+    let mut buf = [0u8; 512];
+    while let Ok(n @ 1..) = file.read(&mut buf) {
+        print!("{}", alloc::string::String::from_utf8_lossy(&buf[..n]));
+    }
 }
 
 #[inline(never)]

@@ -68,6 +68,10 @@ pub const TESTS: &[Test] = &[
         run: size_limit,
     },
     Test {
+        name: "tmpfs_out_of_memory_short_write_then_enospc",
+        run: out_of_memory,
+    },
+    Test {
         name: "tmpfs_fallocate_and_seek_data_hole",
         run: fallocate_and_seek,
     },
@@ -153,10 +157,14 @@ fn frames_in_use() -> usize {
     frame::total_pages() - frame::free_stats().free_pages - heap::heap_size() / PAGE_SIZE
 }
 
-/// Runs `f` with the huge-page knobs changed by `set`, then restores them.
+/// Runs `f` with the huge-page knobs at Linux's defaults changed by `set`
+/// (whatever the command line chose), then restores them.
 fn with_knobs<R>(set: impl FnOnce(&mut huge::HugeSettings), f: impl FnOnce() -> R) -> R {
     let saved = tmpfs::huge_settings();
-    tmpfs::update_huge_settings(set);
+    tmpfs::update_huge_settings(|s| {
+        *s = huge::HugeSettings::default();
+        set(s)
+    });
     let r = f();
     tmpfs::update_huge_settings(|s| *s = saved);
     r
@@ -222,7 +230,7 @@ fn check_4m(file: &File, want_order: u8) -> TestResult {
 fn write_4m_huge_mount() -> TestResult {
     tmpfs::mount(&root(), "/mnt-huge", "huge=always").map_err(e)?;
     let f = open("/mnt-huge/big", O_CREAT | O_RDWR)?;
-    let r = check_4m(&f, huge::PMD_ORDER);
+    let r = with_knobs(|_| {}, || check_4m(&f, huge::PMD_ORDER));
     drop(f);
     vfs::unlink(&root(), "/mnt-huge/big").map_err(e)?;
     vfs::rmdir(&root(), "/mnt-huge")
@@ -254,7 +262,7 @@ fn write_4m_memfd_pmd_knob() -> TestResult {
 
 fn write_4m_never() -> TestResult {
     let f = open("/never-4m", O_CREAT | O_RDWR)?;
-    let r = check_4m(&f, 0);
+    let r = with_knobs(|_| {}, || check_4m(&f, 0));
     vfs::unlink(&root(), "/never-4m").map_err(e)?;
     r
 }
@@ -509,6 +517,82 @@ fn size_limit() -> TestResult {
     ensure!(
         tmpfs::mount(&root(), "/bad", "size=lots") == Err(Errno::EINVAL),
         "bad size="
+    );
+    Ok(())
+}
+
+/// With RAM nearly gone, a write stops short and then fails with ENOSPC;
+/// the file stays consistent, the kernel (its heap) keeps working, and
+/// every frame comes back afterwards.
+fn out_of_memory() -> TestResult {
+    // Pages left for the file: 32 MiB above the kernel's reserve.
+    let left = frame::min_free_pages() + 8192;
+    let before = frames_in_use();
+    let mut hog: Vec<(crate::mm::addr::PhysAddr, usize)> = Vec::with_capacity(8192);
+    while frame::free_stats().free_pages > left && hog.len() < hog.capacity() {
+        let order = if frame::free_stats().free_pages > left + 256 {
+            8
+        } else {
+            0
+        };
+        hog.push((
+            frame::alloc_pages(order).ok_or("RAM ran out while hogging")?,
+            order,
+        ));
+    }
+    tmpfs::mount(&root(), "/oom", "size=64g").map_err(e)?;
+    let result = (|| {
+        let f = open("/oom/f", O_CREAT | O_RDWR)?;
+        let chunk = pattern(256 * 1024, 11);
+        let mut total = 0u64;
+        let error = loop {
+            match f.write(&chunk) {
+                Ok(n) if n > 0 => total += n as u64,
+                Ok(_) => break Errno::EINVAL,
+                Err(err) => break err,
+            }
+            ensure!(
+                total < (left * PAGE_SIZE) as u64,
+                "wrote {} bytes into {} free pages",
+                total,
+                left
+            );
+        };
+        ensure!(error == Errno::ENOSPC, "out of memory gave {:?}", error);
+        ensure!(
+            total > (8192 * PAGE_SIZE / 2) as u64,
+            "gave up early at {} bytes",
+            total
+        );
+        ensure!(
+            f.fstat().st_size as u64 == total,
+            "size {} after writing {}",
+            f.fstat().st_size,
+            total
+        );
+        let last = total - total % chunk.len() as u64;
+        ensure!(
+            read_back(&f, 0, 4096)? == chunk[..4096],
+            "first page after OOM"
+        );
+        ensure!(
+            read_back(&f, last, (total - last) as usize)? == chunk[..(total - last) as usize],
+            "tail after OOM"
+        );
+        let heap_still_works: Vec<u64> = (0..10_000).collect();
+        ensure!(heap_still_works[9_999] == 9_999, "kernel heap");
+        Ok(())
+    })();
+    vfs::unlink(&root(), "/oom/f").map_err(e)?;
+    for (pa, order) in hog {
+        frame::free_pages(pa, order).map_err(e)?;
+    }
+    result?;
+    ensure!(
+        frames_in_use() == before,
+        "frames in use {} -> {}",
+        before,
+        frames_in_use()
     );
     Ok(())
 }
@@ -806,6 +890,7 @@ fn sysfs_knobs() -> TestResult {
     let k64 = "/sys/kernel/mm/transparent_hugepage/hugepages-64kB/shmem_enabled";
     let k2m = "/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/shmem_enabled";
     let saved = tmpfs::huge_settings();
+    tmpfs::update_huge_settings(|s| *s = huge::HugeSettings::default());
     let r = (|| {
         ensure!(
             read_text(top)? == "always within_size advise [never] deny force\n",

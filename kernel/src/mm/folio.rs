@@ -69,9 +69,12 @@ pub struct Folio {
 
 impl Folio {
     /// A new, zeroed folio of 2^order pages with one reference (Linux:
-    /// `folio_alloc` with `__GFP_ZERO`). Counts the allocation by order.
+    /// `folio_alloc` with `__GFP_ZERO`), never from the kernel's reserve.
+    /// Counts the allocation by order.
     pub fn alloc(order: u8) -> Option<Folio> {
-        let pa = frame::alloc_zeroed_pages(order as usize)?;
+        let pa = frame::alloc_pages_above_min(order as usize)?;
+        // SAFETY: a fresh block, ours alone, in the linear map.
+        unsafe { core::ptr::write_bytes(phys_to_virt(pa) as *mut u8, 0, PAGE_SIZE << order) };
         let pfn = pa.pfn();
         let head = meta(pfn);
         head.refcount.store(1, Ordering::Relaxed);

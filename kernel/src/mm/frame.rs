@@ -82,6 +82,26 @@ pub fn alloc_pages(order: usize) -> Option<PhysAddr> {
     with_buddy(|b| b.alloc(order)).map(PhysAddr::from_pfn)
 }
 
+/// Frames only the kernel itself may take (Linux: the `min` watermark,
+/// `min_free_kbytes`): page-cache and user memory stop short of them, so
+/// the kernel heap can still grow, and the kernel keep working, when a
+/// file system fills memory.
+pub fn min_free_pages() -> usize {
+    (total_pages() / 128).max(256)
+}
+
+/// Like `alloc_pages`, but fails rather than dip into the kernel's reserve:
+/// for memory user space can make the kernel allocate without bound.
+pub fn alloc_pages_above_min(order: usize) -> Option<PhysAddr> {
+    with_buddy(|b| {
+        if b.free_pages() < min_free_pages() + (1 << order) {
+            return None;
+        }
+        b.alloc(order)
+    })
+    .map(PhysAddr::from_pfn)
+}
+
 /// Like `alloc_pages`, with the block zeroed (Linux: `__GFP_ZERO`).
 pub fn alloc_zeroed_pages(order: usize) -> Option<PhysAddr> {
     let pa = alloc_pages(order)?;

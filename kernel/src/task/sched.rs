@@ -203,9 +203,11 @@ pub fn preempt_on_irq_exit() {
 }
 
 /// Sleeps for at least `ms` milliseconds (woken by the tick after).
+/// Interrupts stay masked from Blocked to `schedule()`, as in `wait_until`.
 pub fn msleep(ms: u64) {
     let deadline = timer::counter() + ms * timer::frequency() / 1000;
     let me = current();
+    let daif = local_irq_save();
     {
         let mut rq = this_cpu().rq.lock();
         me.set_state(State::Blocked);
@@ -213,6 +215,7 @@ pub fn msleep(ms: u64) {
     }
     drop(me);
     schedule();
+    local_irq_restore(daif);
 }
 
 /// The idle loop every CPU ends in: run threads, else wait for an interrupt.

@@ -129,6 +129,9 @@ extern "C" fn thread_main(thread: usize) -> ! {
     let t = unsafe { &*(thread as *const Thread) };
     let f = unsafe { (*t.entry.get()).take() }.expect("thread entry run twice");
     f();
+    // No preemption from here: a preempted Dead thread never runs again,
+    // and its joiners would wait for the wake-up below forever.
+    crate::arch::cpu::local_irq_save();
     t.set_state(State::Dead);
     t.exited.wake_all();
     sched::schedule();

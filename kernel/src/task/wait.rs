@@ -4,6 +4,7 @@
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 
+use crate::arch::cpu::{local_irq_restore, local_irq_save};
 use crate::sync::SpinLock;
 use crate::task::sched;
 use crate::task::thread::{State, Thread};
@@ -27,10 +28,16 @@ impl WaitQueue {
 
     /// Sleeps until `cond()` is true. The thread marks itself Blocked and
     /// queues itself *before* testing `cond`, so a waker that makes `cond`
-    /// true after the test still finds it (no lost wake-up).
+    /// true after the test still finds it (no lost wake-up). `cond` runs with
+    /// interrupts masked and must not sleep.
+    ///
+    /// Interrupts stay masked from marking Blocked to `schedule()`: a tick
+    /// preempting us in between would switch away from a Blocked thread that
+    /// may already have missed its wake-up, and it would never run again.
     pub fn wait_until(&self, mut cond: impl FnMut() -> bool) {
         let me = sched::current();
         loop {
+            let daif = local_irq_save();
             {
                 let mut w = self.waiters.lock();
                 me.set_state(State::Blocked);
@@ -43,9 +50,11 @@ impl WaitQueue {
                     // that run-queue entry rather than run twice.
                     sched::schedule();
                 }
+                local_irq_restore(daif);
                 return;
             }
             sched::schedule();
+            local_irq_restore(daif);
         }
     }
 
