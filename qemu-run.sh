@@ -58,7 +58,7 @@ initrd_addr=0x41000000
 loader=()
 if [ -f "$initrd" ]; then
     loader=(-device "loader,file=$initrd,addr=$initrd_addr,force-raw=on")
-    append="${append:+$append }initrd=$initrd_addr,$(stat -c %s "$initrd")"
+    append="initrd=$initrd_addr,$(stat -c %s "$initrd")${append:+ $append}"
 fi
 
 qemu=(qemu-system-aarch64

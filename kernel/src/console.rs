@@ -85,6 +85,38 @@ pub fn _print(args: fmt::Arguments) {
     local_irq_restore(daif);
 }
 
+/// Writes raw bytes (a user program's output) under the console lock.
+pub fn write_bytes(data: &[u8]) {
+    let va = UART_VA.load(Ordering::Acquire);
+    if va == 0 {
+        return;
+    }
+    let daif = local_irq_save();
+    let took = console_lock();
+    // SAFETY: `va` was set by init() from the DTB's PL011 address.
+    let uart = unsafe { Pl011::new(va) };
+    for &b in data {
+        if b == b'\n' {
+            uart.putc(b'\r');
+        }
+        uart.putc(b);
+    }
+    if took {
+        OWNER.store(NO_OWNER, Ordering::Release);
+    }
+    local_irq_restore(daif);
+}
+
+/// One byte typed on the console, if one is waiting.
+pub fn getc() -> Option<u8> {
+    let va = UART_VA.load(Ordering::Acquire);
+    if va == 0 {
+        return None;
+    }
+    // SAFETY: as in write_bytes.
+    unsafe { Pl011::new(va) }.getc()
+}
+
 #[macro_export]
 macro_rules! print {
     ($($arg:tt)*) => ($crate::console::_print(format_args!($($arg)*)));

@@ -9,9 +9,17 @@
 pub enum Errno {
     EPERM = 1,
     ENOENT = 2,
+    ESRCH = 3,
+    EINTR = 4,
     ENXIO = 6,
+    E2BIG = 7,
+    ENOEXEC = 8,
     EBADF = 9,
+    ECHILD = 10,
+    EAGAIN = 11,
+    ENOMEM = 12,
     EACCES = 13,
+    EFAULT = 14,
     EBUSY = 16,
     EEXIST = 17,
     EXDEV = 18,
@@ -20,12 +28,25 @@ pub enum Errno {
     EISDIR = 21,
     EINVAL = 22,
     EMFILE = 24,
+    ENOTTY = 25,
     EFBIG = 27,
+    ESPIPE = 29,
     ENOSPC = 28,
+    EPIPE = 32,
+    ERANGE = 34,
     ENAMETOOLONG = 36,
+    ENOSYS = 38,
     ENOTEMPTY = 39,
     ELOOP = 40,
     EOPNOTSUPP = 95,
+    ETIMEDOUT = 110,
 }
 
 pub type KResult<T> = Result<T, Errno>;
+
+impl Errno {
+    /// What a system call returns for this error: `-errno`.
+    pub const fn as_neg(self) -> i64 {
+        -(self as i32 as i64)
+    }
+}

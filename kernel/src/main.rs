@@ -18,7 +18,9 @@ mod fs;
 mod ktest;
 mod mm;
 mod panic;
+mod random;
 mod sync;
+mod syscall;
 mod task;
 
 use arch::{cpu, gic, irq, mmu, psci, semihosting, smp, trap};
@@ -37,6 +39,7 @@ const SECONDARY_STACK_ORDER: usize = 4;
 #[no_mangle]
 pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
     cpu::set_cpu_id(0);
+    cpu::enable_fpsimd();
     trap::init_this_cpu();
 
     // 1. What machine is this? Everything comes from the device tree.
@@ -174,6 +177,7 @@ fn start_secondary(cpu: usize) {
 pub extern "C" fn secondary_main(record: &smp::SecondaryBoot) -> ! {
     let cpu = record.cpu.load(Relaxed) as usize;
     cpu::set_cpu_id(cpu);
+    cpu::enable_fpsimd();
     trap::init_this_cpu();
     mmu::clear_ttbr0();
     task::init_this_cpu();
@@ -209,7 +213,10 @@ fn print_banner(info: &dtb::BootInfo, boot_el: usize) {
 }
 
 /// What `make run` and `make test` boot into, chosen on the command line:
-/// `ktest` runs the in-kernel tests verbosely; `panic=test` panics on
+/// `ktest` runs the in-kernel tests verbosely; otherwise user space starts
+/// with `/init` from the initrd, given the words after `--` as arguments
+/// (as Linux passes them), and without an `/init` the kernel runs a quiet
+/// self-check. `panic=test` panics on
 /// purpose, `panic=fault` takes an unexpected kernel data abort and
 /// `panic=console` panics while holding the console lock (to see and test
 /// the crash reports); `show=PATH[,PATH...]` prints files, e.g. a /proc or
@@ -225,6 +232,18 @@ fn run_workload(cmdline: Cmdline) {
         show_file(path);
     }
     let verbose = cmdline.has("ktest");
+    syscall::STRACE.store(cmdline.has("strace"), core::sync::atomic::Ordering::Relaxed);
+    if !verbose && fs::vfs::lookup(&fs::vfs::root(), "/init", true).is_ok() {
+        let args = cmdline.0.split_once(" -- ").map_or("", |(_, a)| a);
+        let argv: alloc::vec::Vec<_> = core::iter::once("/init")
+            .chain(args.split_ascii_whitespace())
+            .map(|a| a.as_bytes().to_vec())
+            .collect();
+        match start_init(argv) {
+            Ok(()) => return,
+            Err(e) => panic!("could not start /init: {:?}", e),
+        }
+    }
     let (passed, failed) = ktest::run_all(verbose);
     if verbose {
         println!("{} passed, {} failed", passed, failed);
@@ -254,6 +273,38 @@ fn show_file(path: &str) {
 #[inline(never)]
 fn forced_panic() -> ! {
     panic!("forced by the panic=test command-line option");
+}
+
+/// Starts PID 1 from `/init`, with the console as fds 0-2 (Linux:
+/// `kernel_init` -> `run_init_process`).
+fn start_init(argv: alloc::vec::Vec<alloc::vec::Vec<u8>>) -> errno::KResult<()> {
+    use task::process::{register_thread, Process, UserThread};
+    let root = fs::vfs::root();
+    let env = [b"HOME=/".to_vec(), b"TERM=linux".to_vec()];
+    let loaded = task::exec::load(&root, "/init", &argv, &env)?;
+    let mut files = fs::vfs::FdTable::new();
+    for f in syscall::console_files()? {
+        files.install(f)?;
+    }
+    let pid = task::process::alloc_pid();
+    let actions = [Default::default(); task::signal_abi::NSIG as usize];
+    let process = Process::new_with_pid(pid, loaded.mm, files, root, alloc::sync::Weak::new(), actions);
+    *process.exe.lock() = alloc::string::String::from("/init");
+    let frame = arch::trap::TrapFrame::new_user(loaded.entry, loaded.sp);
+    let thread = task::spawn_user(0, UserThread::new(process, pid, 0), frame, 0).ok_or(errno::Errno::ENOMEM)?;
+    register_thread(&thread);
+    Ok(())
+}
+
+/// PID 1 has exited: the machine powers off, and QEMU's exit status says
+/// how init ended (its exit code, or 128 + the signal that killed it).
+pub fn init_exited(status: u32) -> ! {
+    let code = if status & 0x7f == 0 { (status >> 8) & 0xff } else { 128 + (status & 0x7f) };
+    println!("faultline: init exited with status {}, powering off", code);
+    if code == 0 {
+        psci::system_off();
+    }
+    semihosting::exit(code);
 }
 
 struct PanicsWhenPrinted;

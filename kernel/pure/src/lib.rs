@@ -19,6 +19,7 @@ pub mod mm {
     pub mod folio_index;
     pub mod page;
     pub mod pgtable;
+    pub mod vma_tree;
 }
 
 #[path = "../../src/arch"]
@@ -28,6 +29,13 @@ pub mod arch {
         pub mod desc;
         pub mod esr;
     }
+}
+
+#[path = "../../src/task"]
+pub mod task {
+    pub mod elf;
+    pub mod signal_abi;
+    pub mod stack;
 }
 
 #[path = "../../src/cmdline.rs"]

@@ -2,6 +2,7 @@
 //! /sys pseudo filesystems, and the initramfs unpacked at boot.
 
 pub mod cpio;
+pub mod device;
 pub mod initramfs;
 pub mod procfs;
 pub mod sysfs;

@@ -15,6 +15,9 @@ pub const PMD_SIZE: usize = 1 << PMD_SHIFT;
 pub const PUD_SHIFT: u32 = 30;
 pub const PGDIR_SHIFT: u32 = 39;
 
+/// End of the user half (TTBR0): user addresses are below 2^48.
+pub const USER_TOP: usize = 1 << 48;
+
 /// Start of the linear map: VA = PAGE_OFFSET + PA (48-bit VA, TTBR1).
 pub const PAGE_OFFSET: usize = 0xffff_0000_0000_0000;
 
@@ -56,4 +59,8 @@ pub const fn virt_to_phys(va: usize) -> PhysAddr {
 
 pub const fn is_aligned(x: usize, align: usize) -> bool {
     x & (align - 1) == 0
+}
+
+pub const fn align_up(x: usize, align: usize) -> usize {
+    (x + align - 1) & !(align - 1)
 }

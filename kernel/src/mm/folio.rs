@@ -10,7 +10,7 @@
 //! reference: cloning it is `folio_get`, dropping it is `folio_put`, and the
 //! last put returns the frames to the page allocator.
 
-use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
 use spin::Once;
 
@@ -21,10 +21,16 @@ use crate::mm::{frame, vmstat};
 const PG_UPTODATE: u32 = 1 << 0;
 /// Written since it was last clean (Linux: `PG_dirty`).
 const PG_DIRTY: u32 = 1 << 1;
+/// Anonymous memory (a process's private page), not page cache (Linux:
+/// `folio_test_anon`).
+const PG_ANON: u32 = 1 << 2;
 
 /// Per-frame folio state; meaningful on a folio's head frame.
 pub struct FolioMeta {
     refcount: AtomicU32,
+    /// Page-table entries mapping pages of this folio (Linux: the folio's
+    /// total mapcount).
+    mapcount: AtomicI32,
     flags: AtomicU32,
     order: AtomicU8,
     /// This frame's distance from its folio's head, in frames.
@@ -37,6 +43,7 @@ impl FolioMeta {
     pub const fn new() -> Self {
         FolioMeta {
             refcount: AtomicU32::new(0),
+            mapcount: AtomicI32::new(0),
             flags: AtomicU32::new(0),
             order: AtomicU8::new(0),
             head_offset: AtomicU32::new(0),
@@ -78,6 +85,7 @@ impl Folio {
         let pfn = pa.pfn();
         let head = meta(pfn);
         head.refcount.store(1, Ordering::Relaxed);
+        head.mapcount.store(0, Ordering::Relaxed);
         head.flags.store(0, Ordering::Relaxed);
         head.order.store(order, Ordering::Relaxed);
         head.index.store(0, Ordering::Relaxed);
@@ -95,6 +103,35 @@ impl Folio {
         let folio = Folio { pfn: head };
         folio.head().refcount.fetch_add(1, Ordering::Relaxed);
         folio
+    }
+
+    /// Takes over the reference a page-table entry held on the folio of
+    /// frame `pfn` (the entry is being cleared), without adding one.
+    ///
+    /// # Safety
+    /// The caller must own that reference: each mapped entry holds one, and
+    /// it may be taken over once.
+    pub unsafe fn from_mapped_pfn(pfn: usize) -> Folio {
+        Folio {
+            pfn: pfn - meta(pfn).head_offset.load(Ordering::Relaxed) as usize,
+        }
+    }
+
+    /// Hands one reference to a page-table entry that now maps a page of
+    /// the folio (the entry keeps it until `from_mapped_pfn` takes it back),
+    /// and counts the mapping.
+    pub fn into_mapping(self) {
+        self.head().mapcount.fetch_add(1, Ordering::Relaxed);
+        core::mem::forget(self);
+    }
+
+    /// An entry stopped mapping a page of this folio.
+    pub fn unmapped(&self) {
+        self.head().mapcount.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    pub fn mapcount(&self) -> i32 {
+        self.head().mapcount.load(Ordering::Relaxed)
     }
 
     fn head(&self) -> &'static FolioMeta {
@@ -136,6 +173,12 @@ impl Folio {
     }
     pub fn mark_dirty(&self) {
         self.head().flags.fetch_or(PG_DIRTY, Ordering::Relaxed);
+    }
+    pub fn is_anon(&self) -> bool {
+        self.head().flags.load(Ordering::Relaxed) & PG_ANON != 0
+    }
+    pub fn mark_anon(&self) {
+        self.head().flags.fetch_or(PG_ANON, Ordering::Relaxed);
     }
 
     /// The folio's bytes, through the linear map.

@@ -2,12 +2,19 @@
 //! the kernel's own map.
 pub mod addr;
 pub mod buddy;
+pub mod fault;
 pub mod filemap;
 pub mod folio;
 pub mod folio_index;
 pub mod frame;
 pub mod heap;
 pub mod kmap;
+pub mod memory;
+pub mod mmap;
+pub mod mm_struct;
 pub mod page;
 pub mod pgtable;
+pub mod uaccess;
+pub mod vma;
+pub mod vma_tree;
 pub mod vmstat;

@@ -160,6 +160,46 @@ fn map_level(
     Ok(())
 }
 
+/// The level-3 entry for `va`, allocating the tables above it if `alloc`
+/// (Linux: `pte_alloc_map` after `pmd_alloc`...). None if a table is
+/// missing and `alloc` is false, if memory runs out, or if a block maps `va`.
+pub fn pte_slot<M: PgtableMem>(mem: &mut M, pgd: PhysAddr, va: usize, alloc: bool) -> Option<&AtomicU64> {
+    let mut table = pgd;
+    let mut level = Level::Pgd;
+    while level != Level::Pte {
+        let pte = read(&mem.table(table)[level.index(va)]);
+        table = if pte.is_none() && alloc {
+            let new = mem.alloc_table()?;
+            write(&mem.table(table)[level.index(va)], Pte::table(new));
+            new
+        } else if pte.is_table() {
+            pte.addr()
+        } else {
+            return None;
+        };
+        level = level.next()?;
+    }
+    Some(&mem.table(table)[Level::Pte.index(va)])
+}
+
+/// Frees every table page below `pgd` (not `pgd` itself) by calling
+/// `free(pa)` for each, leaves first (Linux: `free_pgtables`). The caller
+/// has already removed every leaf.
+pub fn free_tables(mem: &impl PgtableMem, pgd: PhysAddr, free: &mut impl FnMut(PhysAddr)) {
+    free_below(mem, pgd, Level::Pgd, free);
+}
+
+fn free_below(mem: &impl PgtableMem, table: PhysAddr, level: Level, free: &mut impl FnMut(PhysAddr)) {
+    let Some(next) = level.next() else { return };
+    for slot in mem.table(table).iter() {
+        let pte = read(slot);
+        if pte.is_table() {
+            free_below(mem, pte.addr(), next, free);
+            free(pte.addr());
+        }
+    }
+}
+
 /// Clears the leaf entries mapping `[va, va + size)`, calling `flush(va)`
 /// for each cleared leaf once it is invalid (the caller's TLB invalidation).
 /// Leaves must lie wholly inside the range: splitting a block is the user
@@ -214,25 +254,30 @@ pub fn for_each_leaf(
     end: usize,
     f: &mut impl FnMut(usize, Level, Pte),
 ) {
-    visit_table(
-        mem,
-        pgd,
-        Level::Pgd,
-        start & !((1 << 48) - 1),
-        start,
-        end,
-        f,
-    );
+    for_each_leaf_slot(mem, pgd, start, end, &mut |va, level, slot| f(va, level, read(slot)));
 }
 
-fn visit_table(
-    mem: &impl PgtableMem,
+/// Like `for_each_leaf`, handing out the entry itself so the caller can
+/// change it; only tables that exist are visited (Linux: the
+/// `zap_p*_range` / `copy_p*_range` walkers).
+pub fn for_each_leaf_slot<'m>(
+    mem: &'m impl PgtableMem,
+    pgd: PhysAddr,
+    start: usize,
+    end: usize,
+    f: &mut impl FnMut(usize, Level, &'m AtomicU64),
+) {
+    visit_table(mem, pgd, Level::Pgd, start & !((1 << 48) - 1), start, end, f);
+}
+
+fn visit_table<'m>(
+    mem: &'m impl PgtableMem,
     table: PhysAddr,
     level: Level,
     table_va: usize,
     start: usize,
     end: usize,
-    f: &mut impl FnMut(usize, Level, Pte),
+    f: &mut impl FnMut(usize, Level, &'m AtomicU64),
 ) {
     for (i, slot) in mem.table(table).iter().enumerate() {
         let va = table_va + (i << level.shift());
@@ -246,7 +291,7 @@ fn visit_table(
         }
         match level.next() {
             Some(next) if pte.is_table() => visit_table(mem, pte.addr(), next, va, start, end, f),
-            _ => f(va, level, pte),
+            _ => f(va, level, slot),
         }
     }
 }
@@ -532,6 +577,28 @@ pub mod tests {
         let mut n = 0;
         for_each_leaf(&m, pgd, base + 0x1000, base + 0x2000, &mut |_, _, _| n += 1);
         assert_eq!(n, 1);
+    }
+
+    #[test]
+    fn pte_slot_allocates_on_demand_and_tables_free() {
+        let (mut m, pgd) = Arena::new();
+        assert!(pte_slot(&mut m, pgd, 0x40_0000, false).is_none());
+        let slot = pte_slot(&mut m, pgd, 0x40_1000, true).unwrap();
+        slot.store(Pte::leaf(PhysAddr(0x8000_0000), PgProt::KERNEL, true).0, Ordering::Relaxed);
+        assert_eq!(translate(&m, pgd, 0x40_1234).unwrap().pa, PhysAddr(0x8000_0234));
+        assert_eq!(m.tables_allocated(), 4);
+        // The same table serves a neighbour; a far address needs new ones.
+        pte_slot(&mut m, pgd, 0x40_2000, true).unwrap();
+        assert_eq!(m.tables_allocated(), 4);
+        pte_slot(&mut m, pgd, 0x80_0000_0000, true).unwrap();
+        assert_eq!(m.tables_allocated(), 7);
+        let mut freed = std::vec::Vec::new();
+        free_tables(&m, pgd, &mut |pa| freed.push(pa));
+        assert_eq!(freed.len(), 6, "every table but the pgd");
+        // A block in the way: no slot.
+        let (mut m, pgd) = Arena::new();
+        map_range(&mut m, pgd, 0, PhysAddr(0), 2 << 20, PgProt::KERNEL, Level::Pmd).unwrap();
+        assert!(pte_slot(&mut m, pgd, 0x1000, true).is_none());
     }
 
     #[test]

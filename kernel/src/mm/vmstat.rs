@@ -33,6 +33,8 @@ impl Counter {
     }
 }
 
+/// Page faults resolved (Linux: `PGFAULT`).
+pub static PGFAULT: Counter = Counter::new("pgfault");
 /// Pages held by shmem/tmpfs page caches (Linux: `NR_SHMEM`).
 pub static NR_SHMEM: Counter = Counter::new("nr_shmem");
 /// Of those, pages in PMD-sized (2M) folios (Linux: `NR_SHMEM_THPS`).

@@ -41,6 +41,11 @@ impl<T: ?Sized> Mutex<T> {
             .is_ok()
     }
 
+    /// The value, through exclusive access (no locking needed).
+    pub fn get_mut(&mut self) -> &mut T {
+        self.value.get_mut()
+    }
+
     pub fn lock(&self) -> MutexGuard<'_, T> {
         if !self.try_acquire() {
             self.waiters.wait_until(|| self.try_acquire());

@@ -1,17 +1,59 @@
-//! Threads and the scheduler.
+//! Threads, processes and the scheduler.
 //!
 //! Each CPU has its own run queue and an idle thread (the CPU's boot
 //! context); threads stay on the CPU they were given at spawn (no load
 //! balancing, unlike Linux's CFS). Preemption happens on the timer tick when
 //! interrupts were enabled, which is never while a spin lock is held.
+//! A user thread is a kernel thread with a `UserThread`: a process it
+//! belongs to, whose address space the scheduler switches to.
 
+pub mod elf;
+pub mod exec;
+pub mod exit;
+pub mod fork;
+pub mod futex;
+pub mod process;
 mod sched;
+pub mod signal;
+pub mod signal_abi;
+pub mod stack;
 mod thread;
 mod wait;
 
+use alloc::sync::Arc;
+use core::sync::atomic::Ordering;
+
+use crate::arch::trap::TrapFrame;
+use crate::mm::mm_struct::Mm;
 pub use sched::{
-    cpu_online, init_this_cpu, msleep, nr_cpus_online, preempt_on_irq_exit, set_need_resched,
-    start_idle_loop, this_cpu_ticks, tick, yield_now, HZ,
+    cpu_online, current, exit_current_thread, init_this_cpu, msleep, nr_cpus_online, preempt_on_irq_exit,
+    set_need_resched, sleep_until, start_idle_loop, this_cpu_ticks, tick, wake_up, yield_now, HZ,
 };
-pub use thread::{spawn, spawn_on};
+pub use thread::{spawn, spawn_on, spawn_user, Thread};
 pub use wait::WaitQueue;
+
+use process::Process;
+
+/// The process of the running thread, if it is a user thread.
+pub fn current_process() -> Option<Arc<Process>> {
+    current().user.as_ref().map(|u| u.process.clone())
+}
+
+/// The address space user memory accesses and faults go to.
+pub fn current_mm() -> Option<Arc<Mm>> {
+    current_process().map(|p| p.mm())
+}
+
+pub fn count_minor_fault() {
+    if let Some(p) = current_process() {
+        p.minflt.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// The way back to EL0 after any kernel entry (Linux:
+/// `exit_to_user_mode`): deliver pending signals, die if the process is
+/// exiting, reschedule if asked.
+pub fn exit_to_user(tf: &mut TrapFrame) {
+    signal::do_signal(tf);
+    preempt_on_irq_exit();
+}

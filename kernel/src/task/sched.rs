@@ -126,6 +126,7 @@ pub fn schedule() {
     cpu.need_resched.store(false, Ordering::Relaxed);
     let mut rq = cpu.rq.lock();
     let prev = rq.current.take().expect("no current thread");
+    prev.check_stack();
     match prev.state() {
         State::Running if !prev.is_idle() => {
             prev.set_state(State::Runnable);
@@ -144,6 +145,12 @@ pub fn schedule() {
         drop(rq);
         local_irq_restore(daif);
         return;
+    }
+    // The next thread's user address space (kernel threads get an empty
+    // one, so no CPU walks the tables of a process that is going away).
+    match &next.user {
+        Some(u) => u.process.mm().activate(),
+        None => crate::arch::mmu::switch_to_empty(),
     }
     let (prev_ctx, next_ctx) = (prev.context(), next.context());
     // Drop our references before switching: the run queue (or prev_dead)
@@ -203,19 +210,50 @@ pub fn preempt_on_irq_exit() {
 }
 
 /// Sleeps for at least `ms` milliseconds (woken by the tick after).
-/// Interrupts stay masked from Blocked to `schedule()`, as in `wait_until`.
 pub fn msleep(ms: u64) {
     let deadline = timer::counter() + ms * timer::frequency() / 1000;
+    while timer::counter() < deadline {
+        sleep_until(deadline, || false);
+    }
+}
+
+/// Sleeps until the counter reaches `deadline` (u64::MAX: no deadline) or
+/// someone wakes the thread (a futex wake, a signal), unless `woken()` is
+/// already true. `woken` is tested after the thread is marked Blocked, so a
+/// waker that sets it and then calls `wake_up` is never missed. Callers
+/// re-check what they wait for. Interrupts stay masked from Blocked to
+/// `schedule()`, as in `wait_until`.
+pub fn sleep_until(deadline: u64, woken: impl Fn() -> bool) {
     let me = current();
     let daif = local_irq_save();
     {
         let mut rq = this_cpu().rq.lock();
         me.set_state(State::Blocked);
-        rq.sleepers.push((deadline, me.clone()));
+        if deadline != u64::MAX {
+            rq.sleepers.push((deadline, me.clone()));
+        }
     }
+    if woken() && me.try_set_running() {
+        // Nobody queued us: carry on.
+    } else {
+        schedule();
+    }
+    // Woken early: our timer entry must not keep the thread alive.
+    this_cpu().rq.lock().sleepers.retain(|(_, t)| !Arc::ptr_eq(t, &me));
+    drop(me);
+    local_irq_restore(daif);
+}
+
+/// Ends the calling thread: it is Dead once it switches away, and freed by
+/// the next thread on this CPU.
+pub fn exit_current_thread() -> ! {
+    local_irq_save();
+    let me = current();
+    me.set_state(State::Dead);
+    me.wake_joiners();
     drop(me);
     schedule();
-    local_irq_restore(daif);
+    unreachable!("a dead thread was scheduled");
 }
 
 /// The idle loop every CPU ends in: run threads, else wait for an interrupt.

@@ -7,13 +7,19 @@ use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use crate::arch::context::Context;
+use crate::arch::trap::TrapFrame;
+use crate::task::process::UserThread;
 use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
 use crate::mm::frame;
 use crate::task::sched;
 use crate::task::wait::WaitQueue;
 
-/// 16K kernel stacks, as on arm64 Linux.
-const KSTACK_ORDER: usize = 2;
+/// 32K kernel stacks (arm64 Linux uses 16K; our Rust frames are larger).
+const KSTACK_ORDER: usize = 3;
+/// Written at the bottom of every kernel stack and checked at each switch:
+/// a thread that overran its stack is caught before it corrupts more
+/// (Linux catches it with guard pages around vmapped stacks).
+const STACK_CANARY: u64 = 0x57ac_c0de_57ac_c0de;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[repr(u8)]
@@ -29,6 +35,8 @@ pub enum State {
 }
 
 pub struct Thread {
+    /// The process this thread runs user code for; None for kernel threads.
+    pub user: Option<UserThread>,
     /// The CPU whose run queue this thread lives on.
     pub cpu: usize,
     state: AtomicU8,
@@ -51,6 +59,7 @@ impl Thread {
     /// The thread a CPU was already running when it came up.
     pub(super) fn new_idle(cpu: usize) -> Arc<Thread> {
         Arc::new(Thread {
+            user: None,
             cpu,
             state: AtomicU8::new(State::Running as u8),
             context: UnsafeCell::new(Context::default()),
@@ -102,8 +111,28 @@ impl Thread {
         self.context.get()
     }
 
+    /// Where this user thread's registers are saved while it is in the
+    /// kernel: the top of its kernel stack.
+    pub fn user_frame(&self) -> *mut TrapFrame {
+        let stack = self.kstack.expect("a user thread has a kernel stack");
+        (phys_to_virt(stack) + (PAGE_SIZE << KSTACK_ORDER) - core::mem::size_of::<TrapFrame>()) as *mut TrapFrame
+    }
+
+    /// Panics if this thread has overrun its kernel stack.
+    pub(super) fn check_stack(&self) {
+        if let Some(stack) = self.kstack {
+            // SAFETY: the lowest word of this thread's own stack.
+            let canary = unsafe { *(phys_to_virt(stack) as *const u64) };
+            assert!(canary == STACK_CANARY, "kernel stack overflow");
+        }
+    }
+
     pub fn is_idle(&self) -> bool {
         self.kstack.is_none()
+    }
+
+    pub(super) fn wake_joiners(&self) {
+        self.exited.wake_all();
     }
 
     /// Waits until the thread has finished.
@@ -129,20 +158,46 @@ extern "C" fn thread_main(thread: usize) -> ! {
     let t = unsafe { &*(thread as *const Thread) };
     let f = unsafe { (*t.entry.get()).take() }.expect("thread entry run twice");
     f();
-    // No preemption from here: a preempted Dead thread never runs again,
-    // and its joiners would wait for the wake-up below forever.
-    crate::arch::cpu::local_irq_save();
-    t.set_state(State::Dead);
-    t.exited.wake_all();
-    sched::schedule();
-    unreachable!("a dead thread was scheduled");
+    sched::exit_current_thread();
 }
 
 /// Starts `f` in a new kernel thread on CPU `cpu`.
 pub fn spawn_on(cpu: usize, f: impl FnOnce() + Send + 'static) -> Arc<Thread> {
-    let stack = frame::alloc_pages(KSTACK_ORDER).expect("no memory for a kernel stack");
-    let stack_top = phys_to_virt(stack) + (PAGE_SIZE << KSTACK_ORDER);
+    spawn_with(cpu, None, f).expect("no memory for a kernel stack")
+}
+
+/// Starts a thread of a user process on CPU `cpu`: it enters user space
+/// with the registers in `frame` (Linux: `copy_thread` + `ret_from_fork`).
+/// Also copies the caller's FP/SIMD registers, as fork and clone do, and
+/// sets TPIDR_EL0 to `tls`.
+pub fn spawn_user(cpu: usize, user: UserThread, frame: TrapFrame, tls: u64) -> Option<Arc<Thread>> {
+    let t = spawn_with(cpu, Some((user, frame, tls)), || {})?;
+    Some(t)
+}
+
+fn spawn_with(
+    cpu: usize,
+    user: Option<(UserThread, TrapFrame, u64)>,
+    f: impl FnOnce() + Send + 'static,
+) -> Option<Arc<Thread>> {
+    let stack = frame::alloc_pages(KSTACK_ORDER)?;
+    // SAFETY: the bottom word of a fresh stack, ours alone.
+    unsafe { (phys_to_virt(stack) as *mut u64).write(STACK_CANARY) };
+    let mut stack_top = phys_to_virt(stack) + (PAGE_SIZE << KSTACK_ORDER);
+    let (user, tls, fpsimd) = match user {
+        Some((u, tf, tls)) => {
+            // The user registers sit at the very top of the kernel stack,
+            // where every later exception from EL0 will put them too.
+            stack_top -= core::mem::size_of::<TrapFrame>();
+            // SAFETY: the top of a fresh stack, ours alone.
+            unsafe { (stack_top as *mut TrapFrame).write(tf) };
+            (Some(u), tls, crate::arch::context::fpsimd_save())
+        }
+        None => (None, 0, Default::default()),
+    };
+    let is_user = user.is_some();
     let t = Arc::new(Thread {
+        user,
         cpu,
         state: AtomicU8::new(State::Runnable as u8),
         context: UnsafeCell::new(Context::default()),
@@ -150,10 +205,25 @@ pub fn spawn_on(cpu: usize, f: impl FnOnce() + Send + 'static) -> Arc<Thread> {
         entry: UnsafeCell::new(Some(Box::new(f))),
         exited: WaitQueue::new(),
     });
+    let entry = if is_user { user_thread_main } else { thread_main };
+    let mut ctx = Context::new(stack_top, entry, Arc::as_ptr(&t) as usize);
+    ctx.tpidr_el0 = tls;
+    ctx.fpsimd = fpsimd;
     // SAFETY: the thread is not yet visible to any scheduler.
-    unsafe { *t.context.get() = Context::new(stack_top, thread_main, Arc::as_ptr(&t) as usize) };
+    unsafe { *t.context.get() = ctx };
     sched::enqueue(t.clone());
-    t
+    Some(t)
+}
+
+/// Entry of a new user thread: straight out to EL0 through the registers
+/// spawn_user left at the top of its stack.
+extern "C" fn user_thread_main(thread: usize) -> ! {
+    sched::finish_task_switch();
+    // SAFETY: as in thread_main: the run queue keeps the thread alive.
+    let t = unsafe { &*(thread as *const Thread) };
+    crate::arch::cpu::local_irq_enable();
+    crate::task::process::schedule_tail(t.user.as_ref().expect("a user thread"));
+    crate::arch::trap::return_to_user(t.user_frame())
 }
 
 /// Starts `f` in a new kernel thread, spreading threads over online CPUs.

@@ -5,6 +5,7 @@ use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 
 use crate::arch::cpu::{local_irq_restore, local_irq_save};
+use crate::errno::{Errno, KResult};
 use crate::sync::SpinLock;
 use crate::task::sched;
 use crate::task::thread::{State, Thread};
@@ -55,6 +56,21 @@ impl WaitQueue {
             }
             sched::schedule();
             local_irq_restore(daif);
+        }
+    }
+
+    /// Like `wait_until`, but a signal for the calling user thread ends the
+    /// wait early with EINTR (Linux: `wait_event_interruptible`).
+    pub fn wait_interruptible(&self, mut cond: impl FnMut() -> bool) -> KResult<()> {
+        let mut interrupted = false;
+        self.wait_until(|| {
+            interrupted = crate::task::signal::signal_pending();
+            interrupted || cond()
+        });
+        if interrupted {
+            Err(Errno::EINTR)
+        } else {
+            Ok(())
         }
     }
 

@@ -1,20 +1,36 @@
-//! Kernel-thread context switch (Linux: `cpu_switch_to` in
-//! `arch/arm64/kernel/entry.S`). Only callee-saved registers are switched:
-//! everything else was saved by the caller of `switch_to` (or by the trap
-//! frame, when a thread is preempted from an interrupt).
+//! Thread context switch (Linux: `cpu_switch_to` in
+//! `arch/arm64/kernel/entry.S`, `fpsimd_thread_switch`). Switched: the
+//! callee-saved registers (everything else was saved by the caller of
+//! `switch_to`, or by the trap frame when a thread is preempted from an
+//! interrupt), and the user state the kernel itself never touches: the
+//! FP/SIMD registers (the kernel is built soft-float) and TPIDR_EL0.
+//! Linux switches FP state lazily; we save and load it every time.
 
 use core::arch::global_asm;
 
-/// Saved state of a thread that is not running. User FP/SIMD state and
-/// TPIDR_EL0 will join it when threads run user code.
-#[repr(C)]
+/// The FP/SIMD registers (Linux: `struct user_fpsimd_state`).
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Default)]
+pub struct FpsimdState {
+    pub vregs: [u128; 32],
+    pub fpsr: u64,
+    pub fpcr: u64,
+}
+
+/// Saved state of a thread that is not running. Offsets are fixed by the
+/// assembly below.
+#[repr(C, align(16))]
 #[derive(Default)]
 pub struct Context {
     x19_x28: [u64; 10],
     fp: u64,
     lr: u64,
     sp: u64,
+    pub tpidr_el0: u64,
+    pub fpsimd: FpsimdState,
 }
+
+const _: () = assert!(core::mem::offset_of!(Context, fpsimd) == 112);
 
 impl Context {
     /// A context that starts at `entry(arg)` on the stack ending at `stack_top`.
@@ -33,10 +49,62 @@ impl Context {
 extern "C" {
     fn __switch_to(prev: *mut Context, next: *const Context);
     fn __thread_start();
+    fn __fpsimd_save(state: *mut FpsimdState);
+    fn __fpsimd_load(state: *const FpsimdState);
 }
 
 global_asm!(
     ".section .text",
+    ".arch_extension fp",
+    ".arch_extension simd",
+    // x0 = FpsimdState to fill from the live registers. Clobbers x9-x11.
+    ".global __fpsimd_save",
+    "__fpsimd_save:",
+    "    stp q0, q1, [x0, #32 * 0]",
+    "    stp q2, q3, [x0, #32 * 1]",
+    "    stp q4, q5, [x0, #32 * 2]",
+    "    stp q6, q7, [x0, #32 * 3]",
+    "    stp q8, q9, [x0, #32 * 4]",
+    "    stp q10, q11, [x0, #32 * 5]",
+    "    stp q12, q13, [x0, #32 * 6]",
+    "    stp q14, q15, [x0, #32 * 7]",
+    "    stp q16, q17, [x0, #32 * 8]",
+    "    stp q18, q19, [x0, #32 * 9]",
+    "    stp q20, q21, [x0, #32 * 10]",
+    "    stp q22, q23, [x0, #32 * 11]",
+    "    stp q24, q25, [x0, #32 * 12]",
+    "    stp q26, q27, [x0, #32 * 13]",
+    "    stp q28, q29, [x0, #32 * 14]",
+    "    stp q30, q31, [x0, #32 * 15]",
+    "    mrs x9, fpsr",
+    "    mrs x10, fpcr",
+    "    add x11, x0, #512",
+    "    stp x9, x10, [x11]",
+    "    ret",
+    // x0 = FpsimdState to load into the registers. Clobbers x9-x11.
+    ".global __fpsimd_load",
+    "__fpsimd_load:",
+    "    ldp q0, q1, [x0, #32 * 0]",
+    "    ldp q2, q3, [x0, #32 * 1]",
+    "    ldp q4, q5, [x0, #32 * 2]",
+    "    ldp q6, q7, [x0, #32 * 3]",
+    "    ldp q8, q9, [x0, #32 * 4]",
+    "    ldp q10, q11, [x0, #32 * 5]",
+    "    ldp q12, q13, [x0, #32 * 6]",
+    "    ldp q14, q15, [x0, #32 * 7]",
+    "    ldp q16, q17, [x0, #32 * 8]",
+    "    ldp q18, q19, [x0, #32 * 9]",
+    "    ldp q20, q21, [x0, #32 * 10]",
+    "    ldp q22, q23, [x0, #32 * 11]",
+    "    ldp q24, q25, [x0, #32 * 12]",
+    "    ldp q26, q27, [x0, #32 * 13]",
+    "    ldp q28, q29, [x0, #32 * 14]",
+    "    ldp q30, q31, [x0, #32 * 15]",
+    "    add x11, x0, #512",
+    "    ldp x9, x10, [x11]",
+    "    msr fpsr, x9",
+    "    msr fpcr, x10",
+    "    ret",
     ".global __switch_to",
     "__switch_to:",
     "    stp x19, x20, [x0, #16 * 0]",
@@ -46,15 +114,24 @@ global_asm!(
     "    stp x27, x28, [x0, #16 * 4]",
     "    stp x29, x30, [x0, #16 * 5]",
     "    mov x9, sp",
-    "    str x9, [x0, #16 * 6]",
+    "    mrs x10, tpidr_el0",
+    "    stp x9, x10, [x0, #16 * 6]",
+    "    mov x19, x0",
+    "    mov x20, x1",
+    "    add x0, x19, #112",
+    "    bl __fpsimd_save",
+    "    add x0, x20, #112",
+    "    bl __fpsimd_load",
+    "    mov x1, x20",
     "    ldp x19, x20, [x1, #16 * 0]",
     "    ldp x21, x22, [x1, #16 * 1]",
     "    ldp x23, x24, [x1, #16 * 2]",
     "    ldp x25, x26, [x1, #16 * 3]",
     "    ldp x27, x28, [x1, #16 * 4]",
     "    ldp x29, x30, [x1, #16 * 5]",
-    "    ldr x9, [x1, #16 * 6]",
+    "    ldp x9, x10, [x1, #16 * 6]",
     "    mov sp, x9",
+    "    msr tpidr_el0, x10",
     "    ret",
     // A new thread 'returns' here from its first switch: x19 = entry,
     // x20 = argument; a zero frame pointer ends backtraces.
@@ -75,4 +152,31 @@ global_asm!(
 pub unsafe fn switch_to(prev: *mut Context, next: *const Context) {
     // SAFETY: per the caller's contract.
     unsafe { __switch_to(prev, next) }
+}
+
+/// The running thread's FP/SIMD registers (for fork and signal frames).
+pub fn fpsimd_save() -> FpsimdState {
+    let mut state = FpsimdState::default();
+    // SAFETY: writes only into `state`.
+    unsafe { __fpsimd_save(&mut state) };
+    state
+}
+
+/// Loads FP/SIMD registers (at sigreturn and exec).
+pub fn fpsimd_load(state: &FpsimdState) {
+    // SAFETY: reads only `state`; the kernel itself never uses FP registers.
+    unsafe { __fpsimd_load(state) };
+}
+
+/// The running thread's TLS register (TPIDR_EL0).
+pub fn read_tpidr_el0() -> u64 {
+    let v: u64;
+    // SAFETY: reads a system register.
+    unsafe { core::arch::asm!("mrs {}, tpidr_el0", out(reg) v, options(nomem, nostack)) };
+    v
+}
+
+pub fn write_tpidr_el0(v: u64) {
+    // SAFETY: user-owned register; the kernel does not use it.
+    unsafe { core::arch::asm!("msr tpidr_el0, {}", in(reg) v, options(nomem, nostack)) };
 }

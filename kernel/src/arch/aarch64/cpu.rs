@@ -64,3 +64,11 @@ pub fn frame_pointer() -> usize {
     unsafe { asm!("mov {}, x29", out(reg) fp, options(nomem, nostack)) };
     fp
 }
+
+/// Lets EL0 and EL1 use the FP/SIMD registers without trapping
+/// (CPACR_EL1.FPEN = 0b11). The kernel is soft-float and touches them only
+/// to save and restore user state.
+pub fn enable_fpsimd() {
+    // SAFETY: changes only whether FP/SIMD instructions trap.
+    unsafe { asm!("mrs {t}, cpacr_el1", "orr {t}, {t}, #(3 << 20)", "msr cpacr_el1, {t}", "isb", t = out(reg) _, options(nomem, nostack)) };
+}

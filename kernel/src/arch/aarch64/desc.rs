@@ -78,6 +78,22 @@ impl PgProt {
     /// MMIO: Device-nGnRE, never executable.
     pub const DEVICE: PgProt = PgProt(PROT_DEVICE | XN);
 
+    /// A user page (Linux: `PAGE_READONLY`, `PAGE_SHARED`,
+    /// `PAGE_READONLY_EXEC`...): EL0-accessible, not global (tagged with the
+    /// ASID), never executable by the kernel.
+    pub fn user(write: bool, exec: bool) -> PgProt {
+        let ap = if write { LEAF_DESC::AP::RwEl0 } else { LEAF_DESC::AP::RoEl0 };
+        let uxn = if exec { 0 } else { bits(LEAF_DESC::UXN::SET) };
+        PgProt(PROT_NORMAL | bits(ap) | bits(LEAF_DESC::NG::SET) | bits(LEAF_DESC::PXN::SET) | uxn)
+    }
+
+    /// A user page made PROT_NONE: it keeps its frame, but EL0 may not
+    /// touch it (Linux uses an invalid entry with a software bit; ours stays
+    /// valid and kernel-readable, not global).
+    pub fn user_none() -> PgProt {
+        PgProt(PROT_NORMAL | bits(LEAF_DESC::AP::RoEl1) | bits(LEAF_DESC::NG::SET) | XN)
+    }
+
     pub fn is_writable(self) -> bool {
         let ap = Leaf::new(self.0).read(LEAF_DESC::AP);
         ap == LEAF_DESC::AP::RwEl1.value >> 6 || ap == LEAF_DESC::AP::RwEl0.value >> 6
@@ -112,6 +128,14 @@ impl Pte {
             LEAF_DESC::TYPE::Block
         };
         Pte(bits(LEAF_DESC::VALID::SET) | bits(ty) | prot.0 | (pa.0 & ADDR_MASK))
+    }
+
+    /// The same mapping, read-only (for copy-on-write after fork).
+    pub fn wrprotect(self) -> Pte {
+        let mut leaf = Leaf::new(self.0);
+        let ap = if leaf.read(LEAF_DESC::AP) & 1 != 0 { LEAF_DESC::AP::RoEl0 } else { LEAF_DESC::AP::RoEl1 };
+        leaf.modify(ap);
+        Pte(leaf.get())
     }
 
     pub fn is_none(self) -> bool {
@@ -171,6 +195,22 @@ mod tests {
         assert!(Pte::leaf(PhysAddr(0), PgProt::KERNEL_ROX, true).0 & (1 << 54) != 0);
         // Device memory: AttrIndx 0, not shareable.
         assert_eq!(Pte::leaf(PhysAddr(0), PgProt::DEVICE, true).0 & 0x31c, 0);
+    }
+
+    #[test]
+    fn user_protections() {
+        let rw = PgProt::user(true, false);
+        let p = Pte::leaf(PhysAddr(0x4123_4000), rw, true);
+        // AP = 01 (EL0 RW), nG, PXN, UXN, AF, SH inner, normal memory.
+        assert_eq!(p.0, 0x0060_0000_4123_4f47);
+        assert!(rw.is_writable() && !rw.is_kernel_exec());
+        let rx = PgProt::user(false, true);
+        assert!(!rx.is_writable());
+        assert_eq!(Pte::leaf(PhysAddr(0), rx, true).0 & (1 << 54), 0, "user exec clears UXN");
+        // wrprotect keeps EL0 access, drops write.
+        let ro = p.wrprotect();
+        assert_eq!(ro.prot(), PgProt::user(false, false));
+        assert_eq!(ro.addr(), p.addr());
     }
 
     #[test]

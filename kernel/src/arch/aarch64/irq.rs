@@ -37,3 +37,11 @@ extern "C" fn handle_irq(_tf: &mut TrapFrame, _kind: u64) {
     }
     task::preempt_on_irq_exit();
 }
+
+/// An interrupt that arrived while user code ran: on the way back, deliver
+/// signals and reschedule as after any kernel entry from EL0.
+#[no_mangle]
+extern "C" fn handle_el0_irq(tf: &mut TrapFrame, kind: u64) {
+    handle_irq(tf, kind);
+    task::exit_to_user(tf);
+}

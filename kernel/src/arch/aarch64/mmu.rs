@@ -119,3 +119,33 @@ pub fn asid_bits() -> u32 {
         8
     }
 }
+
+/// Runs user space through `pgd`, tagged with `asid` (Linux: `cpu_switch_mm`).
+/// No TLB flush: entries of other address spaces carry other ASIDs.
+pub fn switch_mm(pgd: PhysAddr, asid: u16) {
+    let ttbr0 = pgd.0 | ((asid as u64) << 48);
+    // SAFETY: the kernel runs through TTBR1; TTBR0 only maps user space.
+    unsafe { asm!("msr ttbr0_el1, {}", "isb", in(reg) ttbr0, options(nostack)) };
+}
+
+/// Points TTBR0 at the empty table with ASID 0, for kernel threads. No TLB
+/// flush: nothing is ever cached for ASID 0.
+pub fn switch_to_empty() {
+    switch_mm(virt_to_phys(EMPTY_PGD.0.as_ptr() as usize), 0);
+}
+
+/// Invalidates one user page of address space `asid` on all CPUs, after
+/// its entry was changed (Linux: `flush_tlb_page`).
+pub fn flush_tlb_user_page(asid: u16, va: usize) {
+    let arg = ((asid as u64) << 48) | ((va as u64 >> 12) & ((1 << 44) - 1));
+    // SAFETY: TLB maintenance only.
+    unsafe { asm!("dsb ishst", "tlbi vale1is, {}", "dsb ish", "isb", in(reg) arg, options(nostack)) };
+}
+
+/// Invalidates every TLB entry of address space `asid` on all CPUs (Linux:
+/// `flush_tlb_mm`).
+pub fn flush_tlb_asid(asid: u16) {
+    let arg = (asid as u64) << 48;
+    // SAFETY: TLB maintenance only.
+    unsafe { asm!("dsb ishst", "tlbi aside1is, {}", "dsb ish", "isb", in(reg) arg, options(nostack)) };
+}

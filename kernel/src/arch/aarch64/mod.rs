@@ -4,6 +4,7 @@
 //! never writes `asm!` itself.
 
 pub mod context;
+pub mod asid;
 pub mod cpu;
 pub mod desc;
 pub mod esr;
@@ -18,6 +19,7 @@ pub mod semihosting;
 pub mod smp;
 pub mod timer;
 pub mod trap;
+pub mod uaccess;
 
 core::arch::global_asm!(include_str!("boot.S"), options(raw));
 core::arch::global_asm!(include_str!("vectors.S"), options(raw));

@@ -1,6 +1,6 @@
 //! PL011 UART, the console of QEMU `virt` (Arm PrimeCell UART TRM, DDI 0183).
 //!
-//! Polled output only: the console must work from any CPU, with interrupts
+//! Polled input and output: the console must work from any CPU, with interrupts
 //! masked and inside a panic, so it never waits for an interrupt.
 
 use tock_registers::interfaces::{Readable, Writeable};
@@ -11,6 +11,7 @@ register_bitfields! [u32,
     /// Flag register (PL011 TRM 3.3.3).
     FR [
         TXFF OFFSET(5) NUMBITS(1) [],
+        RXFE OFFSET(4) NUMBITS(1) [],
         BUSY OFFSET(3) NUMBITS(1) []
     ],
     /// Control register (PL011 TRM 3.3.8).
@@ -65,5 +66,13 @@ impl Pl011 {
             core::hint::spin_loop();
         }
         self.regs().dr.set(c as u32);
+    }
+
+    pub fn getc(&self) -> Option<u8> {
+        if self.regs().fr.is_set(FR::RXFE) {
+            None
+        } else {
+            Some(self.regs().dr.get() as u8)
+        }
     }
 }

@@ -2,15 +2,20 @@
 //! vectors in `vectors.S` call, and exception-table fixups (Linux:
 //! `arch/arm64/kernel/entry-common.c`, `arch/arm64/mm/extable.c`).
 //!
-//! A kernel data abort at an instruction listed in `__ex_table` is expected
-//! (a probe, later a user copy): it resumes at the fixup with x0 = ESR and
-//! x1 = FAR. Any other unexpected exception prints the decoded ESR, FAR,
-//! ELR and registers, then panics.
+//! A kernel data abort at an instruction listed in `__ex_table` is expected:
+//! a probe resumes at its fixup with x0 = ESR and x1 = FAR; a user-memory
+//! access (uaccess.rs) first tries to fault the page in, as a user access
+//! would, and only then resumes at its fixup (EFAULT). Any other unexpected
+//! kernel exception prints the decoded ESR, FAR, ELR and registers, then
+//! panics. Exceptions from EL0 go to the system-call, page-fault and signal
+//! code.
 
 use core::arch::{asm, global_asm};
 use core::fmt;
 
-use super::esr::Esr;
+use super::esr::{Esr, ExceptionClass, FaultStatus};
+use crate::mm::addr::USER_TOP;
+use crate::mm::fault::Access;
 
 /// Registers saved on exception entry; layout shared with `vectors.S`.
 #[repr(C)]
@@ -24,6 +29,64 @@ pub struct TrapFrame {
 }
 
 const _: () = assert!(core::mem::size_of::<TrapFrame>() == 36 * 8);
+
+/// PSTATE.I: IRQs masked.
+const PSR_I: u64 = 1 << 7;
+
+impl TrapFrame {
+    /// Registers for a first entry to EL0 at `pc` with stack `sp`
+    /// (SPSR = EL0t, interrupts unmasked).
+    pub fn new_user(pc: u64, sp: u64) -> TrapFrame {
+        TrapFrame {
+            x: [0; 31],
+            sp_el0: sp,
+            elr: pc,
+            spsr: 0,
+            frame_record: [0; 2],
+        }
+    }
+    /// Linux AArch64 system-call convention: number in x8, arguments in
+    /// x0-x5, result in x0.
+    pub fn syscall_nr(&self) -> usize {
+        self.x[8] as usize
+    }
+    pub fn arg(&self, i: usize) -> u64 {
+        self.x[i]
+    }
+    pub fn set_reg(&mut self, i: usize, v: u64) {
+        self.x[i] = v;
+    }
+    pub fn set_return(&mut self, v: i64) {
+        self.x[0] = v as u64;
+    }
+    pub fn pc(&self) -> u64 {
+        self.elr
+    }
+    pub fn set_pc(&mut self, pc: u64) {
+        self.elr = pc;
+    }
+    pub fn sp(&self) -> u64 {
+        self.sp_el0
+    }
+    pub fn set_sp(&mut self, sp: u64) {
+        self.sp_el0 = sp;
+    }
+    pub fn pstate(&self) -> u64 {
+        self.spsr
+    }
+    pub fn set_pstate(&mut self, pstate: u64) {
+        self.spsr = pstate;
+    }
+}
+
+/// Leaves the kernel for EL0 with the registers in `tf`, which must lie at
+/// the top of the current thread's kernel stack (where exceptions from EL0
+/// will put the next trap frame).
+pub fn return_to_user(tf: *const TrapFrame) -> ! {
+    // SAFETY: ret_from_exception restores every register from the frame
+    // and erets; nothing on this stack below the frame is needed again.
+    unsafe { asm!("mov sp, {}", "b ret_from_exception", in(reg) tf, options(noreturn)) }
+}
 
 impl fmt::Display for TrapFrame {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -52,14 +115,21 @@ fn read_esr_far() -> (Esr, u64) {
     (Esr(esr), far)
 }
 
-/// One `__ex_table` entry: a faulting instruction and where to resume.
+/// One `__ex_table` entry: a faulting instruction, where to resume, and
+/// what kind of access it is.
 #[repr(C)]
 struct ExTableEntry {
     insn: u64,
     fixup: u64,
+    kind: u64,
 }
 
-fn search_exception_table(pc: u64) -> Option<u64> {
+/// `ExTableEntry::kind`: a probe (report ESR/FAR in x0/x1).
+const EX_PROBE: u64 = 0;
+/// `ExTableEntry::kind`: a user-memory access (fault the page in first).
+const EX_UACCESS: u64 = 1;
+
+fn search_exception_table(pc: u64) -> Option<&'static ExTableEntry> {
     extern "C" {
         static __start___ex_table: ExTableEntry;
         static __stop___ex_table: ExTableEntry;
@@ -70,21 +140,70 @@ fn search_exception_table(pc: u64) -> Option<u64> {
         let stop = &raw const __stop___ex_table;
         core::slice::from_raw_parts(start, stop.offset_from(start) as usize)
     };
-    table.iter().find(|e| e.insn == pc).map(|e| e.fixup)
+    table.iter().find(|e| e.insn == pc)
+}
+
+/// What a data or instruction abort asked for.
+fn access_of(esr: Esr) -> Access {
+    match esr.class() {
+        ExceptionClass::InstrAbortLowerEl | ExceptionClass::InstrAbortSameEl => Access::Exec,
+        _ if esr.is_write() => Access::Write,
+        _ => Access::Read,
+    }
+}
+
+fn is_permission_fault(esr: Esr) -> bool {
+    matches!(esr.fault_status(), Some(FaultStatus::Permission(_)))
 }
 
 #[no_mangle]
 extern "C" fn handle_el1_sync(tf: &mut TrapFrame, _kind: u64) {
     let (esr, far) = read_esr_far();
-    if esr.class().is_abort() {
-        if let Some(fixup) = search_exception_table(tf.elr) {
+    let entry = esr.class().is_abort().then(|| search_exception_table(tf.elr)).flatten();
+    match entry.map(|e| (e.kind, e.fixup)) {
+        Some((EX_UACCESS, fixup)) => {
+            // The copy touched user memory: resolve it as a user fault
+            // would (that may sleep: let interrupts in if they were on),
+            // and retry the instruction if that worked.
+            if tf.spsr & PSR_I == 0 {
+                super::cpu::local_irq_enable();
+            }
+            let user = (far as usize) < USER_TOP;
+            let resolved =
+                user && crate::mm::fault::handle_uaccess_fault(far as usize, access_of(esr), is_permission_fault(esr));
+            super::cpu::local_irq_save();
+            if !resolved {
+                tf.elr = fixup;
+            }
+        }
+        Some((EX_PROBE, fixup)) => {
             tf.x[0] = esr.0;
             tf.x[1] = far;
             tf.elr = fixup;
-            return;
         }
+        _ => die("kernel exception", tf, esr, far),
     }
-    die("kernel exception", tf, esr, far);
+}
+
+/// A synchronous exception from user space: a system call, a page fault,
+/// or something that becomes a signal (Linux: `el0t_64_sync_handler`).
+#[no_mangle]
+extern "C" fn handle_el0_sync(tf: &mut TrapFrame, _kind: u64) {
+    use crate::task::signal::{self, force_fault_signal};
+    let (esr, far) = read_esr_far();
+    super::cpu::local_irq_enable();
+    match esr.class() {
+        ExceptionClass::Svc64 => crate::syscall::syscall(tf),
+        ExceptionClass::DataAbortLowerEl | ExceptionClass::InstrAbortLowerEl => {
+            crate::mm::fault::do_user_fault(far as usize, access_of(esr), is_permission_fault(esr))
+        }
+        ExceptionClass::PcAlignment | ExceptionClass::SpAlignment => {
+            force_fault_signal(signal::SIGBUS, signal::BUS_ADRALN, far)
+        }
+        ExceptionClass::Brk64 => force_fault_signal(signal::SIGTRAP, signal::TRAP_BRKPT, tf.pc()),
+        _ => force_fault_signal(signal::SIGILL, signal::ILL_ILLOPC, tf.pc()),
+    }
+    crate::task::exit_to_user(tf);
 }
 
 const VECTOR_NAMES: [&str; 16] = [
@@ -163,8 +282,8 @@ global_asm!(
     "   mov x1, xzr",
     "4: ret",
     ".pushsection __ex_table, \"a\"",
-    ".quad 1b, 2b",
-    ".quad 3b, 4b",
+    ".quad 1b, 2b, 0",
+    ".quad 3b, 4b, 0",
     ".popsection",
 );
 

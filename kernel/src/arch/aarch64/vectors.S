@@ -85,9 +85,9 @@ exception_vectors:
     vector_entry handle_irq, 5
     vector_entry handle_unexpected, 6
     vector_entry handle_unexpected, 7
-    // Lower EL, AArch64: user space (none yet).
-    vector_entry handle_unexpected, 8
-    vector_entry handle_irq, 9
+    // Lower EL, AArch64: user space.
+    vector_entry handle_el0_sync, 8
+    vector_entry handle_el0_irq, 9
     vector_entry handle_unexpected, 10
     vector_entry handle_unexpected, 11
     // Lower EL, AArch32: not supported.
@@ -96,6 +96,9 @@ exception_vectors:
     vector_entry handle_unexpected, 14
     vector_entry handle_unexpected, 15
 
+// Interrupts are masked from here to the eret: an IRQ taken between
+// restoring ELR/SPSR and the eret would overwrite them.
 .global ret_from_exception
 ret_from_exception:
+    msr     daifset, #2
     kernel_exit

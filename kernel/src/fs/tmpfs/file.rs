@@ -191,6 +191,25 @@ impl ShmemFile {
         Err(Errno::ENOSPC)
     }
 
+    /// The folio caching file page `index` for a fault through a mapping,
+    /// allocating one if there is none (Linux: `shmem_fault` ->
+    /// `shmem_get_folio_gfp`). Past the end of the file: SIGBUS (Err). One
+    /// page per fault for now: a fault allocates order 0.
+    pub fn fault_folio(&self, index: u64) -> KResult<(Folio, usize)> {
+        loop {
+            if index >= self.size().div_ceil(PAGE_SIZE as u64) {
+                return Err(Errno::EFAULT);
+            }
+            if let Some(found) = self.mapping.get_folio(index) {
+                return Ok(found);
+            }
+            if let Some(found) = self.alloc_and_add_folio(index, core::iter::once(0))? {
+                found.0.mark_uptodate();
+                return Ok(found);
+            }
+        }
+    }
+
     /// Forgets folios that left the cache: accounting, then the reference.
     fn release(&self, folios: alloc::vec::Vec<Folio>) {
         for folio in folios {

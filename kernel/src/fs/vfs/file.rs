@@ -19,6 +19,7 @@ pub const O_CREAT: u32 = 0o100;
 pub const O_EXCL: u32 = 0o200;
 pub const O_TRUNC: u32 = 0o1000;
 pub const O_APPEND: u32 = 0o2000;
+pub const O_NONBLOCK: u32 = 0o4000;
 pub const O_DIRECTORY: u32 = 0o200000;
 pub const O_NOFOLLOW: u32 = 0o400000;
 
@@ -76,6 +77,10 @@ impl File {
         }
         let text = match &inode.kind {
             InodeKind::Pseudo(p) if !writable => Some(p.show()),
+            InodeKind::Device(d) => {
+                d.opened(writable);
+                None
+            }
             _ => None,
         };
         Ok(Arc::new(File {
@@ -92,9 +97,15 @@ impl File {
     fn writable(&self) -> bool {
         self.flags & O_ACCMODE != O_RDONLY
     }
+    fn nonblock(&self) -> bool {
+        self.flags & O_NONBLOCK != 0
+    }
 
     /// Reads at the file position and advances it (Linux: `vfs_read`).
     pub fn read(&self, buf: &mut [u8]) -> KResult<usize> {
+        if let InodeKind::Device(d) = &self.inode.kind {
+            return if self.readable() { d.read(buf, self.nonblock()) } else { Err(Errno::EBADF) };
+        }
         let pos = *self.pos.lock();
         let n = self.pread(buf, pos)?;
         *self.pos.lock() = pos + n as u64;
@@ -106,6 +117,9 @@ impl File {
     pub fn write(&self, data: &[u8]) -> KResult<usize> {
         if !self.writable() {
             return Err(Errno::EBADF);
+        }
+        if let InodeKind::Device(d) = &self.inode.kind {
+            return d.write(data, self.nonblock());
         }
         if let InodeKind::File(f) = &self.inode.kind {
             if self.flags & O_APPEND != 0 {
@@ -135,6 +149,7 @@ impl File {
                 Ok(n)
             }
             InodeKind::Symlink(_) => Err(Errno::EINVAL),
+            InodeKind::Device(_) => Err(Errno::ESPIPE),
         }
     }
 
@@ -150,12 +165,29 @@ impl File {
             }
             InodeKind::Dir(_) => Err(Errno::EISDIR),
             InodeKind::Symlink(_) => Err(Errno::EINVAL),
+            InodeKind::Device(_) => Err(Errno::ESPIPE),
+        }
+    }
+
+    /// The open flags (F_GETFL).
+    pub fn flags(&self) -> u32 {
+        self.flags
+    }
+
+    /// A device's ioctl (TCGETS on the console).
+    pub fn ioctl(&self, cmd: u32) -> KResult<Option<alloc::vec::Vec<u8>>> {
+        match &self.inode.kind {
+            InodeKind::Device(d) => d.ioctl(cmd),
+            _ => Err(Errno::ENOTTY),
         }
     }
 
     /// Moves the file position (Linux: `generic_file_llseek`, plus
     /// SEEK_DATA / SEEK_HOLE as shmem implements them).
     pub fn lseek(&self, offset: i64, whence: u32) -> KResult<u64> {
+        if let InodeKind::Device(_) = &self.inode.kind {
+            return Err(Errno::ESPIPE);
+        }
         let mut pos = self.pos.lock();
         let size = match &self.inode.kind {
             InodeKind::File(f) => f.size(),
@@ -258,6 +290,14 @@ impl File {
             *pos += 1;
         }
         Ok(written)
+    }
+}
+
+impl Drop for File {
+    fn drop(&mut self) {
+        if let InodeKind::Device(d) = &self.inode.kind {
+            d.released(self.writable());
+        }
     }
 }
 

@@ -17,6 +17,8 @@ pub const S_IFMT: u32 = 0o170000;
 pub const S_IFREG: u32 = 0o100000;
 pub const S_IFDIR: u32 = 0o040000;
 pub const S_IFLNK: u32 = 0o120000;
+pub const S_IFCHR: u32 = 0o020000;
+pub const S_IFIFO: u32 = 0o010000;
 
 /// Longest name of one path component (Linux: `NAME_MAX`).
 pub const NAME_MAX: usize = 255;
@@ -38,6 +40,8 @@ pub trait PseudoFile: Send + Sync {
 
 pub enum InodeKind {
     File(ShmemFile),
+    /// A character device or a pipe.
+    Device(Arc<dyn crate::fs::device::Device>),
     Dir(Directory),
     Symlink(String),
     Pseudo(Box<dyn PseudoFile>),
@@ -115,7 +119,7 @@ impl Inode {
             InodeKind::File(f) => (f.size(), f.nr_pages() * 8),
             InodeKind::Symlink(target) => (target.len() as u64, 0),
             InodeKind::Dir(d) => (d.entries.lock().len() as u64 * 20, 0),
-            InodeKind::Pseudo(_) => (0, 0),
+            InodeKind::Pseudo(_) | InodeKind::Device(_) => (0, 0),
         };
         Stat {
             st_dev: 0,

@@ -299,3 +299,31 @@ pub fn rename(start: &Arc<Inode>, old: &str, new: &str) -> KResult<()> {
     }
     Ok(())
 }
+
+/// The absolute path of directory `dir` (getcwd), found by walking up
+/// through ".." and looking each directory up in its parent.
+pub fn path_of(dir: &Arc<Inode>) -> String {
+    let mut names = alloc::vec::Vec::new();
+    let mut cur = dir.clone();
+    while let Some(parent) = cur.dir().ok().and_then(|d| d.parent()) {
+        if Arc::ptr_eq(&parent, &cur) {
+            break;
+        }
+        let entries = parent.dir().expect("a parent is a directory").entries.lock();
+        match entries.iter().find(|(_, i)| Arc::ptr_eq(i, &cur)) {
+            Some((name, _)) => names.push(name.clone()),
+            None => break,
+        }
+        drop(entries);
+        cur = parent;
+    }
+    let mut path = String::new();
+    for name in names.iter().rev() {
+        path.push('/');
+        path.push_str(name);
+    }
+    if path.is_empty() {
+        path.push('/');
+    }
+    path
+}

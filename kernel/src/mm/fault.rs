@@ -1,0 +1,214 @@
+//! The page-fault handler (Linux: `arch/arm64/mm/fault.c` `do_page_fault`,
+//! and `mm/memory.c` `handle_mm_fault`, `do_anonymous_page`,
+//! `do_read_fault`, `do_cow_fault`, `do_shared_fault`, `do_wp_page`).
+//!
+//! One page per fault, under `mmap_lock`: the starting point the fault-path
+//! issue turns into per-VMA locks, fault-around and multi-page
+//! `finish_fault`. Read it top to bottom: find the VMA, check the access,
+//! find or allocate the page table, then decide by what the entry holds.
+
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::arch::desc::{PgProt, Pte};
+use crate::fs::vfs::InodeKind;
+use crate::mm::addr::{phys_to_virt, PAGE_SIZE};
+use crate::mm::folio::Folio;
+use crate::mm::memory::{replace_pte, set_pte};
+use crate::mm::mm_struct::Mm;
+use crate::mm::pgtable;
+use crate::mm::vma::{Vma, VM_EXEC, VM_READ, VM_SHARED, VM_WRITE};
+use crate::mm::vmstat;
+use crate::task::signal::{self, force_fault_signal};
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+    Exec,
+}
+
+/// Why a fault could not be resolved: the signal and `si_code` it becomes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum FaultError {
+    Segv(i32),
+    Bus(i32),
+    /// No memory for a page or a page table (Linux: `VM_FAULT_OOM`).
+    Oom,
+}
+
+/// A fault from EL0: resolve it or signal the thread.
+pub fn do_user_fault(addr: usize, access: Access, _permission_fault: bool) {
+    match handle_fault(addr, access) {
+        Ok(()) => {}
+        Err(FaultError::Segv(code)) => force_fault_signal(signal::SIGSEGV, code, addr as u64),
+        Err(FaultError::Bus(code)) => force_fault_signal(signal::SIGBUS, code, addr as u64),
+        Err(FaultError::Oom) => force_fault_signal(signal::SIGBUS, signal::BUS_ADRERR, addr as u64),
+    }
+}
+
+/// A fault the kernel took copying to or from user memory; false means
+/// the copy must fail with EFAULT.
+pub fn handle_uaccess_fault(addr: usize, access: Access, _permission_fault: bool) -> bool {
+    handle_fault(addr, access).is_ok()
+}
+
+fn handle_fault(addr: usize, access: Access) -> Result<(), FaultError> {
+    let mm = crate::task::current_mm().ok_or(FaultError::Segv(signal::SEGV_MAPERR))?;
+    fault_in(&mm, addr, access)?;
+    vmstat::PGFAULT.inc();
+    crate::task::count_minor_fault();
+    Ok(())
+}
+
+/// Makes `addr` accessible in `mm` as `access` asks, as a fault there
+/// would (Linux: `fixup_user_fault`). Used by faults and to fill a new
+/// process's memory before it runs.
+pub fn fault_in(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
+    let map = mm.mmap_lock.lock();
+    let (start, _, vma) = map.vmas.find(addr).ok_or(FaultError::Segv(signal::SEGV_MAPERR))?;
+    let needed = match access {
+        Access::Read => VM_READ,
+        Access::Write => VM_WRITE,
+        Access::Exec => VM_EXEC,
+    };
+    if vma.flags & needed == 0 {
+        return Err(FaultError::Segv(signal::SEGV_ACCERR));
+    }
+    let vma = vma.clone();
+    let result = handle_mm_fault(mm, &vma, start, addr & !(PAGE_SIZE - 1), access);
+    drop(map);
+    result
+}
+
+/// Copies `bytes` to `addr` in `mm`, which need not be the current address
+/// space (Linux: `access_remote_vm`): each page is faulted in for writing
+/// and written through the kernel's linear map.
+pub fn copy_to_mm(mm: &Arc<Mm>, mut addr: usize, mut bytes: &[u8]) -> Result<(), FaultError> {
+    while !bytes.is_empty() {
+        fault_in(mm, addr, Access::Write)?;
+        let pa = {
+            let _ptl = mm.page_table_lock.lock();
+            pgtable::translate(&&**mm, mm.pgd, addr).ok_or(FaultError::Segv(signal::SEGV_MAPERR))?.pa
+        };
+        let n = (PAGE_SIZE - addr % PAGE_SIZE).min(bytes.len());
+        // SAFETY: a page of `mm` just made writable and present, reached
+        // through the linear map; mm is not running anywhere else yet.
+        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), phys_to_virt(pa) as *mut u8, n) };
+        addr += n;
+        bytes = &bytes[n..];
+    }
+    Ok(())
+}
+
+/// Linux: `handle_mm_fault` -> `__handle_mm_fault` -> `handle_pte_fault`.
+fn handle_mm_fault(mm: &Arc<Mm>, vma: &Vma, start: usize, addr: usize, access: Access) -> Result<(), FaultError> {
+    let mut mem: &Mm = mm;
+    let slot = pgtable::pte_slot(&mut mem, mm.pgd, addr, true).ok_or(FaultError::Oom)?;
+    let pte = Pte(slot.load(Ordering::Acquire));
+    if pte.is_none() {
+        return match (&vma.file, access) {
+            (None, _) => do_anonymous_page(mm, vma, slot),
+            (Some(_), Access::Write) if !vma.is_shared() => do_cow_fault(mm, vma, start, addr, slot),
+            (Some(_), _) => do_file_fault(mm, vma, start, addr, slot),
+        };
+    }
+    if access == Access::Write && !pte.prot().is_writable() {
+        return do_wp_page(mm, vma, addr, slot);
+    }
+    // Another thread mapped it first: nothing to do.
+    Ok(())
+}
+
+/// The protection a VMA gives a page it maps (Linux: `vm_get_page_prot`).
+/// Private pages start read-only unless they are the process's own copy.
+fn vma_prot(vma: &Vma, own_copy: bool) -> PgProt {
+    let write = vma.flags & VM_WRITE != 0 && (vma.flags & VM_SHARED != 0 || own_copy);
+    PgProt::user(write, vma.flags & VM_EXEC != 0)
+}
+
+/// Installs `page` of `folio` unless another thread filled the entry first.
+fn finish_fault(mm: &Mm, slot: &AtomicU64, folio: Folio, page: usize, prot: PgProt) {
+    let _ptl = mm.page_table_lock.lock();
+    if slot.load(Ordering::Acquire) == 0 {
+        set_pte(mm, slot, folio, page, prot);
+    }
+}
+
+/// First touch of anonymous memory: a new zeroed page.
+fn do_anonymous_page(mm: &Mm, vma: &Vma, slot: &AtomicU64) -> Result<(), FaultError> {
+    let folio = Folio::alloc(0).ok_or(FaultError::Oom)?;
+    folio.mark_anon();
+    finish_fault(mm, slot, folio, 0, vma_prot(vma, true));
+    Ok(())
+}
+
+/// The page-cache folio holding file page `pgoff` of the VMA's file (Linux:
+/// `vma->vm_ops->fault`, `shmem_fault`); SIGBUS past the end of the file.
+fn file_folio(vma: &Vma, pgoff: u64) -> Result<(Folio, usize), FaultError> {
+    let inode = vma.file.as_ref().expect("a file VMA");
+    let InodeKind::File(file) = &inode.kind else {
+        return Err(FaultError::Bus(signal::BUS_ADRERR));
+    };
+    file.fault_folio(pgoff).map_err(|_| FaultError::Bus(signal::BUS_ADRERR))
+}
+
+/// Read (or shared write) fault on a file page: map the page-cache page
+/// itself (Linux: `do_read_fault` / `do_shared_fault`).
+fn do_file_fault(mm: &Mm, vma: &Vma, start: usize, addr: usize, slot: &AtomicU64) -> Result<(), FaultError> {
+    let (folio, page) = file_folio(vma, vma.pgoff_of(start, addr))?;
+    if vma.is_shared() {
+        folio.mark_dirty();
+    }
+    finish_fault(mm, slot, folio, page, vma_prot(vma, false));
+    Ok(())
+}
+
+/// Allocates a private anonymous copy of `src` (a whole page).
+fn copy_page(src: &Folio, page: usize) -> Result<Folio, FaultError> {
+    let copy = Folio::alloc(0).ok_or(FaultError::Oom)?;
+    copy.mark_anon();
+    let mut buf = [0u8; 512];
+    for chunk in 0..PAGE_SIZE / buf.len() {
+        src.read_at(page * PAGE_SIZE + chunk * buf.len(), &mut buf);
+        copy.write_at(chunk * buf.len(), &buf);
+    }
+    Ok(copy)
+}
+
+/// Write to a not-yet-mapped page of a private file mapping: copy the
+/// file's page into a new private page (Linux: `do_cow_fault`).
+fn do_cow_fault(mm: &Mm, vma: &Vma, start: usize, addr: usize, slot: &AtomicU64) -> Result<(), FaultError> {
+    let (folio, page) = file_folio(vma, vma.pgoff_of(start, addr))?;
+    let copy = copy_page(&folio, page)?;
+    finish_fault(mm, slot, copy, 0, vma_prot(vma, true));
+    Ok(())
+}
+
+/// Write to a present read-only page of a writable VMA: copy-on-write
+/// (Linux: `do_wp_page`). An anonymous page nobody else maps is reused in
+/// place; anything else (a page-cache page, a page shared since fork) is
+/// copied.
+fn do_wp_page(mm: &Mm, vma: &Vma, addr: usize, slot: &AtomicU64) -> Result<(), FaultError> {
+    let _ptl = mm.page_table_lock.lock();
+    let pte = Pte(slot.load(Ordering::Acquire));
+    if pte.is_none() || pte.prot().is_writable() {
+        return Ok(()); // changed under us: let the access retry
+    }
+    let pfn = pte.addr().pfn();
+    let folio = Folio::from_pfn(pfn);
+    // Our reference and the entry's: nobody else holds this page.
+    let exclusive = folio.is_anon() && folio.refcount() == 2 && vma.flags & VM_SHARED == 0;
+    let prot = vma_prot(vma, true);
+    if exclusive {
+        drop(replace_pte(mm, slot, addr, Pte::leaf(pte.addr(), prot, true)));
+        folio.into_mapping();
+        return Ok(());
+    }
+    let page = pfn - folio.pfn();
+    let copy = copy_page(&folio, page)?;
+    let new = Pte::leaf(copy.phys(), prot, true);
+    drop(replace_pte(mm, slot, addr, new));
+    copy.into_mapping();
+    Ok(())
+}

@@ -1,0 +1,343 @@
+//! The memory-mapping system calls' work on an address space (Linux:
+//! `mm/mmap.c` `do_mmap`, `do_munmap`, `do_brk_flags`; `mm/mprotect.c`;
+//! `mm/madvise.c`; `mm/mremap.c`; `mm/mincore.c`). Each takes `mmap_lock`
+//! for the whole change.
+
+use alloc::sync::Arc;
+
+use crate::arch::desc::{PgProt, Pte};
+use crate::errno::{Errno, KResult};
+use crate::fs::tmpfs;
+use crate::fs::vfs::{File, InodeKind};
+use crate::mm::addr::{align_up, PAGE_SIZE};
+use crate::mm::fault::{fault_in, Access};
+use crate::mm::folio::Folio;
+use crate::mm::memory;
+use crate::mm::mm_struct::{Mm, MmMap, MMAP_BOTTOM, MMAP_TOP};
+use crate::mm::vma::{Vma, VM_EXEC, VM_HUGEPAGE, VM_MAYWRITE, VM_READ, VM_SHARED, VM_WRITE};
+
+pub const PROT_READ: u32 = 1;
+pub const PROT_WRITE: u32 = 2;
+pub const PROT_EXEC: u32 = 4;
+pub const MAP_SHARED: u32 = 0x01;
+pub const MAP_PRIVATE: u32 = 0x02;
+pub const MAP_SHARED_VALIDATE: u32 = 0x03;
+pub const MAP_FIXED: u32 = 0x10;
+pub const MAP_ANONYMOUS: u32 = 0x20;
+pub const MAP_POPULATE: u32 = 0x8000;
+pub const MAP_FIXED_NOREPLACE: u32 = 0x100000;
+/// Flags accepted and ignored: MAP_GROWSDOWN, MAP_DENYWRITE, MAP_EXECUTABLE,
+/// MAP_LOCKED, MAP_NORESERVE, MAP_NONBLOCK, MAP_STACK, MAP_HUGETLB is not.
+const MAP_IGNORED: u32 = 0x100 | 0x800 | 0x1000 | 0x2000 | 0x4000 | 0x10000 | 0x20000;
+
+pub const MADV_NORMAL: u32 = 0;
+pub const MADV_RANDOM: u32 = 1;
+pub const MADV_SEQUENTIAL: u32 = 2;
+pub const MADV_WILLNEED: u32 = 3;
+pub const MADV_DONTNEED: u32 = 4;
+pub const MADV_HUGEPAGE: u32 = 14;
+pub const MADV_NOHUGEPAGE: u32 = 15;
+
+pub const MREMAP_MAYMOVE: u32 = 1;
+pub const MREMAP_FIXED: u32 = 2;
+
+fn prot_flags(prot: u32) -> u32 {
+    (if prot & PROT_READ != 0 { VM_READ } else { 0 })
+        | (if prot & PROT_WRITE != 0 { VM_WRITE } else { 0 })
+        | (if prot & PROT_EXEC != 0 { VM_EXEC } else { 0 })
+}
+
+fn check_range(addr: usize, len: usize) -> KResult<usize> {
+    if addr % PAGE_SIZE != 0 || len == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let len = align_up(len, PAGE_SIZE);
+    match addr.checked_add(len) {
+        Some(end) if end <= crate::mm::addr::USER_TOP => Ok(end),
+        _ => Err(Errno::ENOMEM),
+    }
+}
+
+/// Is every page of [start, end) inside some VMA?
+fn fully_mapped(map: &MmMap, start: usize, end: usize) -> bool {
+    let mut at = start;
+    for (s, e, _) in map.vmas.range(start, end) {
+        if s > at {
+            return false;
+        }
+        at = e;
+    }
+    at >= end
+}
+
+/// mmap(2). Returns the address mapped.
+pub fn mmap(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32, flags: u32, file: Option<Arc<File>>, off: i64) -> KResult<usize> {
+    if len == 0 || off < 0 || off as usize % PAGE_SIZE != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let shared = match flags & MAP_SHARED_VALIDATE {
+        MAP_SHARED | MAP_SHARED_VALIDATE => true,
+        MAP_PRIVATE => false,
+        _ => return Err(Errno::EINVAL),
+    };
+    let known = MAP_SHARED_VALIDATE | MAP_FIXED | MAP_ANONYMOUS | MAP_POPULATE | MAP_FIXED_NOREPLACE | MAP_IGNORED;
+    if flags & !known != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let len = align_up(len, PAGE_SIZE);
+    if len > MMAP_TOP {
+        return Err(Errno::ENOMEM);
+    }
+    let mut vflags = prot_flags(prot) | if shared { VM_SHARED } else { 0 };
+    let (inode, pgoff) = if flags & MAP_ANONYMOUS != 0 {
+        if shared {
+            // Shared anonymous memory is a file on the internal tmpfs.
+            let f = tmpfs::memfd_create("dev/zero", 0)?;
+            f.ftruncate(len as i64)?;
+            (Some(f.inode.clone()), 0)
+        } else {
+            (None, 0)
+        }
+    } else {
+        let f = file.ok_or(Errno::EBADF)?;
+        if !matches!(f.inode.kind, InodeKind::File(_)) {
+            return Err(Errno::ENODEV);
+        }
+        let access = f.flags() & crate::fs::vfs::O_ACCMODE;
+        if access == crate::fs::vfs::O_WRONLY {
+            return Err(Errno::EACCES);
+        }
+        let writable_file = access == crate::fs::vfs::O_RDWR;
+        if shared && prot & PROT_WRITE != 0 && !writable_file {
+            return Err(Errno::EACCES);
+        }
+        if !shared || writable_file {
+            vflags |= VM_MAYWRITE;
+        }
+        (Some(f.inode.clone()), (off as usize / PAGE_SIZE) as u64)
+    };
+    if inode.is_none() || flags & MAP_ANONYMOUS != 0 {
+        vflags |= VM_MAYWRITE;
+    }
+    let mut map = mm.mmap_lock.lock();
+    let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
+        let end = check_range(addr, len)?;
+        if map.vmas.overlaps(addr, end) {
+            if flags & MAP_FIXED_NOREPLACE != 0 {
+                return Err(Errno::EEXIST);
+            }
+            map.vmas.remove_range(addr, end);
+            memory::zap_range(mm, addr, end);
+        }
+        addr
+    } else {
+        let hint = (addr != 0 && addr % PAGE_SIZE == 0).then_some(addr);
+        map.vmas
+            .get_unmapped_area(len, PAGE_SIZE, hint, MMAP_BOTTOM, MMAP_TOP)
+            .ok_or(Errno::ENOMEM)?
+    };
+    let vma = Vma {
+        flags: vflags,
+        file: inode,
+        pgoff,
+    };
+    map.vmas.insert(start, start + len, Arc::new(vma)).map_err(|_| Errno::ENOMEM)?;
+    drop(map);
+    if flags & MAP_POPULATE != 0 {
+        let access = if prot & PROT_WRITE != 0 { Access::Write } else { Access::Read };
+        for page in (start..start + len).step_by(PAGE_SIZE) {
+            if fault_in(mm, page, access).is_err() {
+                break;
+            }
+        }
+    }
+    Ok(start)
+}
+
+/// munmap(2).
+pub fn munmap(mm: &Arc<Mm>, addr: usize, len: usize) -> KResult<()> {
+    let end = check_range(addr, len)?;
+    let mut map = mm.mmap_lock.lock();
+    map.vmas.remove_range(addr, end);
+    memory::zap_range(mm, addr, end);
+    Ok(())
+}
+
+/// mprotect(2): new permissions for whole pages, splitting VMAs at the
+/// edges and rewriting the entries already present.
+pub fn mprotect(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32) -> KResult<()> {
+    if prot & !(PROT_READ | PROT_WRITE | PROT_EXEC) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let end = check_range(addr, len)?;
+    let mut map = mm.mmap_lock.lock();
+    if !fully_mapped(&map, addr, end) {
+        return Err(Errno::ENOMEM);
+    }
+    if prot & PROT_WRITE != 0 && map.vmas.range(addr, end).any(|(_, _, v)| v.flags & VM_MAYWRITE == 0) {
+        return Err(Errno::EACCES);
+    }
+    map.vmas.split_at_boundaries(addr, end);
+    let new_flags = prot_flags(prot);
+    for (start, vend, vma) in map.vmas.range_mut(addr, end) {
+        let mut v = (**vma).clone();
+        v.flags = (v.flags & !(VM_READ | VM_WRITE | VM_EXEC)) | new_flags;
+        let shared = v.flags & VM_SHARED != 0;
+        memory::change_protection(mm, start, vend, |pte| {
+            if new_flags & VM_READ == 0 && new_flags & VM_EXEC == 0 && new_flags & VM_WRITE == 0 {
+                // PROT_NONE: keep the page but make every access fault.
+                return protnone(pte);
+            }
+            let own = shared || Folio::from_pfn(pte.addr().pfn()).is_anon();
+            let write = new_flags & VM_WRITE != 0 && own;
+            Pte::leaf(pte.addr(), PgProt::user(write, new_flags & VM_EXEC != 0), true)
+        });
+        *vma = Arc::new(v);
+    }
+    Ok(())
+}
+
+/// A PROT_NONE entry: still holding its page, but with no EL0 access.
+fn protnone(pte: Pte) -> Pte {
+    Pte::leaf(pte.addr(), PgProt::user_none(), true)
+}
+
+/// madvise(2).
+pub fn madvise(mm: &Arc<Mm>, addr: usize, len: usize, advice: u32) -> KResult<()> {
+    if addr % PAGE_SIZE != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if !matches!(
+        advice,
+        MADV_NORMAL | MADV_RANDOM | MADV_SEQUENTIAL | MADV_WILLNEED | MADV_DONTNEED | MADV_HUGEPAGE | MADV_NOHUGEPAGE
+    ) {
+        return Err(Errno::EINVAL);
+    }
+    if len == 0 {
+        return Ok(());
+    }
+    let end = check_range(addr, len)?;
+    let mut map = mm.mmap_lock.lock();
+    if !fully_mapped(&map, addr, end) {
+        return Err(Errno::ENOMEM);
+    }
+    match advice {
+        MADV_DONTNEED => memory::zap_range(mm, addr, end),
+        MADV_HUGEPAGE | MADV_NOHUGEPAGE => {
+            map.vmas.split_at_boundaries(addr, end);
+            for (_, _, vma) in map.vmas.range_mut(addr, end) {
+                let mut v = (**vma).clone();
+                v.flags = if advice == MADV_HUGEPAGE { v.flags | VM_HUGEPAGE } else { v.flags & !VM_HUGEPAGE };
+                *vma = Arc::new(v);
+            }
+        }
+        // Hints about access patterns change nothing here.
+        _ => {}
+    }
+    Ok(())
+}
+
+/// brk(2): moves the end of the heap; returns the (possibly unchanged) end.
+pub fn brk(mm: &Arc<Mm>, new: usize) -> usize {
+    let mut map = mm.mmap_lock.lock();
+    let (start, old) = (map.start_brk, map.brk);
+    if new < start {
+        return old;
+    }
+    let (old_end, new_end) = (align_up(old, PAGE_SIZE), align_up(new, PAGE_SIZE));
+    if new_end > old_end {
+        if map.vmas.overlaps(old_end, new_end) {
+            return old;
+        }
+        let vma = Vma::anon(VM_READ | VM_WRITE | VM_MAYWRITE);
+        if map.vmas.insert(old_end, new_end, Arc::new(vma)).is_err() {
+            return old;
+        }
+    } else if new_end < old_end {
+        map.vmas.remove_range(new_end, old_end);
+        memory::zap_range(mm, new_end, old_end);
+    }
+    map.brk = new;
+    new
+}
+
+/// mremap(2): shrink in place, or move (MREMAP_MAYMOVE) to a new place,
+/// page tables and all. Growing in place is not attempted.
+pub fn mremap(mm: &Arc<Mm>, old: usize, old_len: usize, new_len: usize, flags: u32, new_addr: usize) -> KResult<usize> {
+    if flags & !(MREMAP_MAYMOVE | MREMAP_FIXED) != 0 || (flags & MREMAP_FIXED != 0 && flags & MREMAP_MAYMOVE == 0) {
+        return Err(Errno::EINVAL);
+    }
+    let old_end = check_range(old, old_len)?;
+    if new_len == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let new_len = align_up(new_len, PAGE_SIZE);
+    let old_len = old_end - old;
+    let mut map = mm.mmap_lock.lock();
+    let Some((vstart, vend, vma)) = map.vmas.find(old).map(|(s, e, v)| (s, e, v.clone())) else {
+        return Err(Errno::EFAULT);
+    };
+    if old_end > vend {
+        return Err(Errno::EFAULT);
+    }
+    if flags & MREMAP_FIXED == 0 && new_len <= old_len {
+        map.vmas.remove_range(old + new_len, old_end);
+        memory::zap_range(mm, old + new_len, old_end);
+        return Ok(old);
+    }
+    if flags & MREMAP_MAYMOVE == 0 {
+        return Err(Errno::ENOMEM);
+    }
+    let target = if flags & MREMAP_FIXED != 0 {
+        let end = check_range(new_addr, new_len)?;
+        if new_addr < old_end && old < end {
+            return Err(Errno::EINVAL);
+        }
+        map.vmas.remove_range(new_addr, end);
+        memory::zap_range(mm, new_addr, end);
+        new_addr
+    } else {
+        map.vmas
+            .get_unmapped_area(new_len, PAGE_SIZE, None, MMAP_BOTTOM, MMAP_TOP)
+            .ok_or(Errno::ENOMEM)?
+    };
+    let moved = Vma {
+        pgoff: vma.pgoff_of(vstart, old),
+        ..(*vma).clone()
+    };
+    map.vmas.remove_range(old, old_end);
+    map.vmas.insert(target, target + new_len, Arc::new(moved)).map_err(|_| Errno::ENOMEM)?;
+    let keep = old_len.min(new_len);
+    if !memory::move_range(mm, old, target, keep) {
+        return Err(Errno::ENOMEM);
+    }
+    memory::zap_range(mm, old + keep, old_end);
+    Ok(target)
+}
+
+/// msync(2): tmpfs has nothing to write back; only the range is checked.
+pub fn msync(mm: &Arc<Mm>, addr: usize, len: usize, flags: u32) -> KResult<()> {
+    const MS_ASYNC: u32 = 1;
+    const MS_INVALIDATE: u32 = 2;
+    const MS_SYNC: u32 = 4;
+    if addr % PAGE_SIZE != 0 || flags & !(MS_ASYNC | MS_INVALIDATE | MS_SYNC) != 0 || flags & MS_ASYNC != 0 && flags & MS_SYNC != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if len == 0 {
+        return Ok(());
+    }
+    let end = check_range(addr, len)?;
+    if !fully_mapped(&mm.mmap_lock.lock(), addr, end) {
+        return Err(Errno::ENOMEM);
+    }
+    Ok(())
+}
+
+/// mincore(2): one byte per page, 1 if it is mapped in memory now.
+pub fn mincore(mm: &Arc<Mm>, addr: usize, len: usize) -> KResult<alloc::vec::Vec<u8>> {
+    let end = check_range(addr, len)?;
+    if !fully_mapped(&mm.mmap_lock.lock(), addr, end) {
+        return Err(Errno::ENOMEM);
+    }
+    Ok((addr..end).step_by(PAGE_SIZE).map(|va| memory::is_mapped(mm, va) as u8).collect())
+}

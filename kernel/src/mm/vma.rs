@@ -1,0 +1,60 @@
+//! A virtual memory area: one run of a process's address space with the
+//! same permissions and backing (Linux: `struct vm_area_struct`). The VMA's
+//! range is its key in the address space's `VmaTree`.
+
+use alloc::sync::Arc;
+
+use crate::fs::vfs::Inode;
+use crate::mm::addr::PAGE_SHIFT;
+use crate::mm::vma_tree::Splittable;
+
+/// `vm_flags` bits (Linux: `VM_READ`...).
+pub const VM_READ: u32 = 1 << 0;
+pub const VM_WRITE: u32 = 1 << 1;
+pub const VM_EXEC: u32 = 1 << 2;
+/// MAP_SHARED: writes reach the file (or are shared with forked children).
+pub const VM_SHARED: u32 = 1 << 3;
+/// May be made writable by mprotect (a read-only file opened O_RDONLY may not).
+pub const VM_MAYWRITE: u32 = 1 << 4;
+/// MADV_HUGEPAGE was asked for.
+pub const VM_HUGEPAGE: u32 = 1 << 5;
+/// The stack: its VMA grows down (only used to name it in /proc).
+pub const VM_GROWSDOWN: u32 = 1 << 6;
+
+#[derive(Clone)]
+pub struct Vma {
+    pub flags: u32,
+    /// The file mapped (tmpfs inode), or None for anonymous memory. Shared
+    /// anonymous memory is backed by an internal tmpfs file, as in Linux.
+    pub file: Option<Arc<Inode>>,
+    /// File page mapped at the VMA's start (Linux: `vm_pgoff`).
+    pub pgoff: u64,
+}
+
+impl Vma {
+    pub fn anon(flags: u32) -> Vma {
+        Vma {
+            flags,
+            file: None,
+            pgoff: 0,
+        }
+    }
+
+    pub fn is_shared(&self) -> bool {
+        self.flags & VM_SHARED != 0
+    }
+
+    /// The file page at `addr`, for a VMA starting at `start`.
+    pub fn pgoff_of(&self, start: usize, addr: usize) -> u64 {
+        self.pgoff + ((addr - start) >> PAGE_SHIFT) as u64
+    }
+}
+
+impl Splittable for Arc<Vma> {
+    fn split_off(&self, start: usize, at: usize) -> Self {
+        Arc::new(Vma {
+            pgoff: self.pgoff_of(start, at),
+            ..(**self).clone()
+        })
+    }
+}

@@ -1,0 +1,131 @@
+//! The Linux AArch64 system-call interface (Linux: `arch/arm64/kernel/
+//! syscall.c`, numbers from `include/uapi/asm-generic/unistd.h`). `svc #0`
+//! with the number in x8 and arguments in x0-x5 lands in `syscall()`, which
+//! dispatches to one function per call, grouped by area in the files
+//! beside this one. A result is returned in x0: the value, or -errno.
+//! Unimplemented calls return ENOSYS and are logged once each.
+
+mod fs;
+pub use fs::console_files;
+mod mm;
+mod proc;
+mod signal;
+mod time;
+
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+/// `strace` on the kernel command line: log every system call and its
+/// result, for following what a program does.
+pub static STRACE: AtomicBool = AtomicBool::new(false);
+
+use crate::arch::trap::TrapFrame;
+use crate::errno::{Errno, KResult};
+
+/// Every call's result: a non-negative value or an errno.
+pub type SysResult = KResult<i64>;
+
+/// Calls logged as unimplemented already (one bit per number below 1024).
+static LOGGED: [AtomicU64; 16] = [const { AtomicU64::new(0) }; 16];
+
+fn log_enosys(nr: usize) {
+    if nr < 1024 {
+        let bit = 1 << (nr % 64);
+        if LOGGED[nr / 64].fetch_or(bit, Ordering::Relaxed) & bit != 0 {
+            return;
+        }
+    }
+    println!("syscall: {} not implemented (ENOSYS)", nr);
+}
+
+/// Entry from `handle_el0_sync` for `svc #0`.
+pub fn syscall(tf: &mut TrapFrame) {
+    let nr = tf.syscall_nr();
+    let a = [tf.arg(0), tf.arg(1), tf.arg(2), tf.arg(3), tf.arg(4), tf.arg(5)];
+    let result = match nr {
+        // Files (fs.rs).
+        17 => fs::getcwd(a[0] as usize, a[1] as usize),
+        23 => fs::dup(a[0] as i32),
+        24 => fs::dup3(a[0] as i32, a[1] as i32, a[2] as u32),
+        25 => fs::fcntl(a[0] as i32, a[1] as u32, a[2]),
+        29 => fs::ioctl(a[0] as i32, a[1] as u32, a[2] as usize),
+        34 => fs::mkdirat(a[0] as i32, a[1] as usize, a[2] as u32),
+        35 => fs::unlinkat(a[0] as i32, a[1] as usize, a[2] as u32),
+        38 => fs::renameat2(a[0] as i32, a[1] as usize, a[2] as i32, a[3] as usize, 0),
+        46 => fs::ftruncate(a[0] as i32, a[1] as i64),
+        47 => fs::fallocate(a[0] as i32, a[1] as u32, a[2] as i64, a[3] as i64),
+        49 => fs::chdir(a[0] as usize),
+        56 => fs::openat(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
+        57 => fs::close(a[0] as i32),
+        59 => fs::pipe2(a[0] as usize, a[1] as u32),
+        61 => fs::getdents64(a[0] as i32, a[1] as usize, a[2] as usize),
+        62 => fs::lseek(a[0] as i32, a[1] as i64, a[2] as u32),
+        63 => fs::read(a[0] as i32, a[1] as usize, a[2] as usize),
+        64 => fs::write(a[0] as i32, a[1] as usize, a[2] as usize),
+        65 => fs::readv(a[0] as i32, a[1] as usize, a[2] as usize),
+        66 => fs::writev(a[0] as i32, a[1] as usize, a[2] as usize),
+        67 => fs::pread64(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as i64),
+        68 => fs::pwrite64(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as i64),
+        78 => fs::readlinkat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
+        79 => fs::newfstatat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
+        80 => fs::fstat(a[0] as i32, a[1] as usize),
+        276 => fs::renameat2(a[0] as i32, a[1] as usize, a[2] as i32, a[3] as usize, a[4] as u32),
+        279 => fs::memfd_create(a[0] as usize, a[1] as u32),
+        // Processes and threads (proc.rs).
+        93 => proc::exit(a[0] as i32),
+        94 => proc::exit_group(a[0] as i32),
+        96 => proc::set_tid_address(a[0] as usize),
+        98 => proc::futex(a[0] as usize, a[1] as u32, a[2] as u32, a[3] as usize),
+        99 => Ok(0), // set_robust_list: accepted, never used (no robust futexes)
+        124 => proc::sched_yield(),
+        160 => proc::uname(a[0] as usize),
+        163 | 261 => proc::prlimit64(nr, a),
+        165 => proc::getrusage(a[0] as i32, a[1] as usize),
+        172 => proc::getpid(),
+        173 => proc::getppid(),
+        174..=177 => Ok(0), // getuid, geteuid, getgid, getegid: everyone is root
+        178 => proc::gettid(),
+        220 => proc::clone(tf, a[0], a[1], a[2] as usize, a[3], a[4] as usize),
+        221 => proc::execve(tf, a[0] as usize, a[1] as usize, a[2] as usize),
+        260 => proc::wait4(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as usize),
+        278 => proc::getrandom(a[0] as usize, a[1] as usize, a[2] as u32),
+        // Memory (mm.rs).
+        214 => mm::brk(a[0] as usize),
+        215 => mm::munmap(a[0] as usize, a[1] as usize),
+        216 => mm::mremap(a[0] as usize, a[1] as usize, a[2] as usize, a[3] as u32, a[4] as usize),
+        222 => mm::mmap(a[0] as usize, a[1] as usize, a[2] as u32, a[3] as u32, a[4] as i32, a[5] as i64),
+        226 => mm::mprotect(a[0] as usize, a[1] as usize, a[2] as u32),
+        227 => mm::msync(a[0] as usize, a[1] as usize, a[2] as u32),
+        232 => mm::mincore(a[0] as usize, a[1] as usize, a[2] as usize),
+        233 => mm::madvise(a[0] as usize, a[1] as usize, a[2] as u32),
+        // Signals (signal.rs).
+        129 => signal::kill(a[0] as i32, a[1] as i32),
+        130 => signal::tkill(a[0] as i32, a[1] as i32),
+        131 => signal::tgkill(a[0] as i32, a[1] as i32, a[2] as i32),
+        134 => signal::rt_sigaction(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
+        135 => signal::rt_sigprocmask(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
+        139 => {
+            crate::task::signal::sigreturn(tf);
+            // x0 is what the frame restored: leave it.
+            return;
+        }
+        // Time (time.rs).
+        101 => time::nanosleep(a[0] as usize, a[1] as usize),
+        113 => time::clock_gettime(a[0] as i32, a[1] as usize),
+        114 => time::clock_getres(a[0] as i32, a[1] as usize),
+        115 => time::clock_nanosleep(a[0] as i32, a[1] as u32, a[2] as usize, a[3] as usize),
+        _ => {
+            log_enosys(nr);
+            Err(Errno::ENOSYS)
+        }
+    };
+    // execve rewrote the registers: it returns 0 in the new program's x0.
+    let ret = match result {
+        Ok(v) => v,
+        Err(e) => e.as_neg(),
+    };
+    if STRACE.load(Ordering::Relaxed) {
+        let tid = crate::task::current().user.as_ref().map_or(0, |u| u.tid);
+        println!("[{}] {}({:#x}, {:#x}, {:#x}, {:#x}) = {:#x}", tid, nr, a[0], a[1], a[2], a[3], ret);
+    }
+    tf.set_return(ret);
+}

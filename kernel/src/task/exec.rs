@@ -1,0 +1,177 @@
+//! execve(2): replace the calling process's program with a static ELF
+//! from the file system (Linux: `fs/exec.c` `do_execve`, `begin_new_exec`;
+//! `fs/binfmt_elf.c` `load_elf_binary`). The ELF is parsed by `elf.rs`, the
+//! first stack laid out by `stack.rs`; this file builds the new address
+//! space from them and switches the process over.
+//!
+//! Where we simplify: no dynamic loader (PT_INTERP is refused); the stack is
+//! a fixed 8 MiB VMA; a multi-threaded process may not exec (EAGAIN;
+//! Linux kills the other threads first).
+
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
+
+use crate::arch::context::{fpsimd_load, write_tpidr_el0};
+use crate::arch::trap::TrapFrame;
+use crate::errno::{Errno, KResult};
+use crate::fs::vfs::{self, Inode, InodeKind};
+use crate::mm::addr::{align_up, PAGE_SHIFT, PAGE_SIZE};
+use crate::mm::fault::copy_to_mm;
+use crate::mm::mm_struct::Mm;
+use crate::mm::vma::{Vma, VM_EXEC, VM_GROWSDOWN, VM_MAYWRITE, VM_READ, VM_WRITE};
+use crate::task::elf::{self, LoadPlan, PHENT_SIZE};
+use crate::task::process::Process;
+use crate::task::signal_abi::{SIG_DFL, SIG_IGN};
+use crate::task::stack::{self, ExecArgs};
+
+/// Top of the user stack (Linux: `STACK_TOP`, minus randomisation).
+pub const STACK_TOP: usize = 0x0000_ffff_ffff_0000;
+pub const STACK_SIZE: usize = 8 << 20;
+/// Where a static-pie is loaded (Linux: `ELF_ET_DYN_BASE`, 2/3 of the space).
+const ET_DYN_BASE: u64 = 0x0000_aaaa_aaaa_0000;
+/// AT_HWCAP: only what the kernel really enables: FP and Advanced SIMD.
+const HWCAP_FP: u64 = 1 << 0;
+const HWCAP_ASIMD: u64 = 1 << 1;
+
+/// What a loaded image starts with.
+pub struct Loaded {
+    pub mm: Arc<Mm>,
+    pub entry: u64,
+    pub sp: u64,
+}
+
+fn read_whole(inode: &Inode) -> KResult<Vec<u8>> {
+    let InodeKind::File(f) = &inode.kind else {
+        return Err(Errno::EACCES);
+    };
+    let mut image = vec![0u8; f.size() as usize];
+    let n = f.read_at(0, &mut image)?;
+    image.truncate(n);
+    Ok(image)
+}
+
+fn map(map: &mut crate::mm::mm_struct::MmMap, start: usize, end: usize, vma: Vma) -> KResult<()> {
+    if start < end {
+        map.vmas.insert(start, end, Arc::new(vma)).map_err(|_| Errno::ENOEXEC)?;
+    }
+    Ok(())
+}
+
+/// Builds a new address space holding the program at `path` with its first
+/// stack (Linux: `load_elf_binary` up to `start_thread`).
+pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<Loaded> {
+    let inode = vfs::lookup(cwd, path, true)?;
+    if inode.is_dir() {
+        return Err(Errno::EACCES);
+    }
+    let image = read_whole(&inode)?;
+    let mut plan: LoadPlan = elf::parse(&image).map_err(|_| Errno::ENOEXEC)?;
+    if plan.is_dyn {
+        plan = plan.with_base(ET_DYN_BASE).map_err(|_| Errno::ENOEXEC)?;
+    }
+    let mm = Mm::new()?;
+    let mut brk = 0;
+    let mut zero_tails = Vec::new();
+    {
+        let mut m = mm.mmap_lock.lock();
+        for seg in &plan.segments {
+            let flags = if seg.prot.read { VM_READ } else { 0 }
+                | if seg.prot.write { VM_WRITE | VM_MAYWRITE } else { 0 }
+                | if seg.prot.exec { VM_EXEC } else { 0 };
+            let start = seg.vaddr as usize & !(PAGE_SIZE - 1);
+            let file_end = align_up((seg.vaddr + seg.filesz) as usize, PAGE_SIZE);
+            let mem_end = align_up((seg.vaddr + seg.memsz) as usize, PAGE_SIZE);
+            let file_vma = Vma {
+                flags,
+                file: Some(inode.clone()),
+                pgoff: seg.offset >> PAGE_SHIFT,
+            };
+            map(&mut m, start, file_end, file_vma)?;
+            map(&mut m, file_end, mem_end, Vma::anon(flags))?;
+            // The rest of the last file page belongs to .bss: zero it.
+            let tail = (seg.vaddr + seg.filesz) as usize;
+            if seg.memsz > seg.filesz && tail % PAGE_SIZE != 0 {
+                zero_tails.push((tail, (file_end.min(mem_end)) - tail));
+            }
+            brk = brk.max(mem_end);
+        }
+        let stack_flags = VM_READ | VM_WRITE | VM_MAYWRITE | VM_GROWSDOWN;
+        map(&mut m, STACK_TOP - STACK_SIZE, STACK_TOP, Vma::anon(stack_flags))?;
+        m.start_brk = brk;
+        m.brk = brk;
+    }
+    for (addr, len) in zero_tails {
+        copy_to_mm(&mm, addr, &vec![0u8; len]).map_err(|_| Errno::EFAULT)?;
+    }
+
+    let argv: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
+    let envp: Vec<&[u8]> = envp.iter().map(|e| e.as_slice()).collect();
+    let mut random = [0u8; 16];
+    crate::random::fill(&mut random);
+    let auxv = [
+        (stack::AT_PHDR, plan.phdr_vaddr),
+        (stack::AT_PHENT, PHENT_SIZE as u64),
+        (stack::AT_PHNUM, plan.phnum as u64),
+        (stack::AT_PAGESZ, PAGE_SIZE as u64),
+        (stack::AT_BASE, 0),
+        (stack::AT_FLAGS, 0),
+        (stack::AT_ENTRY, plan.entry),
+        (stack::AT_UID, 0),
+        (stack::AT_EUID, 0),
+        (stack::AT_GID, 0),
+        (stack::AT_EGID, 0),
+        (stack::AT_SECURE, 0),
+        (stack::AT_HWCAP, HWCAP_FP | HWCAP_ASIMD),
+        (stack::AT_CLKTCK, crate::task::HZ),
+    ];
+    let args = ExecArgs {
+        argv: &argv,
+        envp: &envp,
+        execfn: path.as_bytes(),
+        random,
+        auxv: &auxv,
+    };
+    let initial = stack::create_elf_tables(STACK_TOP as u64, STACK_SIZE / 4, &args).map_err(|_| Errno::E2BIG)?;
+    copy_to_mm(&mm, initial.sp as usize, &initial.bytes).map_err(|_| Errno::EFAULT)?;
+    Ok(Loaded {
+        mm,
+        entry: plan.entry,
+        sp: initial.sp,
+    })
+}
+
+/// Makes `loaded` the program of `process` (Linux: `begin_new_exec` and
+/// `start_thread`): new address space, close-on-exec files closed, caught
+/// signals reset, registers set to start at the entry point.
+pub fn commit(process: &Arc<Process>, loaded: Loaded, path: &str, tf: &mut TrapFrame) {
+    loaded.mm.activate();
+    let old = core::mem::replace(&mut *process.mm.lock(), loaded.mm);
+    drop(old);
+    process.files.lock().close_on_exec();
+    for a in process.actions.lock().iter_mut() {
+        if a.handler != SIG_IGN {
+            a.handler = SIG_DFL;
+        }
+    }
+    *process.exe.lock() = String::from(path);
+    process.vfork_released.store(true, Ordering::Release);
+    process.vfork_done.wake_all();
+    *tf = TrapFrame::new_user(loaded.entry, loaded.sp);
+    write_tpidr_el0(0);
+    fpsimd_load(&Default::default());
+}
+
+/// execve(2) for the calling thread.
+pub fn execve(tf: &mut TrapFrame, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<()> {
+    let process = crate::task::current_process().ok_or(Errno::EINVAL)?;
+    if process.live_threads().len() > 1 {
+        return Err(Errno::EAGAIN);
+    }
+    let cwd = process.cwd.lock().clone();
+    let loaded = load(&cwd, path, argv, envp)?;
+    commit(&process, loaded, path, tf);
+    Ok(())
+}

@@ -1,0 +1,118 @@
+//! clone(2): a new thread in this process, or a new process with a copy
+//! of this one's address space (copy-on-write), files and handlers
+//! (Linux: `kernel/fork.c` `kernel_clone`, `copy_process`, `dup_mmap`).
+
+use alloc::sync::Arc;
+use core::sync::atomic::Ordering;
+
+use crate::arch::context::read_tpidr_el0;
+use crate::arch::trap::TrapFrame;
+use crate::errno::{Errno, KResult};
+use crate::mm::memory;
+use crate::mm::mm_struct::Mm;
+use crate::mm::uaccess::write_user;
+use crate::mm::vma::{VM_SHARED, VM_WRITE};
+use crate::task::process::{self, Process, UserThread};
+use crate::task::{current, spawn_user};
+
+pub const CLONE_VM: u64 = 0x100;
+pub const CLONE_FS: u64 = 0x200;
+pub const CLONE_FILES: u64 = 0x400;
+pub const CLONE_SIGHAND: u64 = 0x800;
+pub const CLONE_VFORK: u64 = 0x4000;
+pub const CLONE_THREAD: u64 = 0x10000;
+pub const CLONE_SYSVSEM: u64 = 0x40000;
+pub const CLONE_SETTLS: u64 = 0x80000;
+pub const CLONE_PARENT_SETTID: u64 = 0x100000;
+pub const CLONE_CHILD_CLEARTID: u64 = 0x200000;
+pub const CLONE_CHILD_SETTID: u64 = 0x1000000;
+/// The low byte: the signal to send the parent at exit (SIGCHLD for fork).
+const CSIGNAL: u64 = 0xff;
+
+const SUPPORTED: u64 = CSIGNAL
+    | CLONE_VM
+    | CLONE_FS
+    | CLONE_FILES
+    | CLONE_SIGHAND
+    | CLONE_VFORK
+    | CLONE_THREAD
+    | CLONE_SYSVSEM
+    | CLONE_SETTLS
+    | CLONE_PARENT_SETTID
+    | CLONE_CHILD_CLEARTID
+    | CLONE_CHILD_SETTID;
+
+/// A copy of `src` for a forked child: the same VMAs; shared pages shared,
+/// private pages copy-on-write (Linux: `dup_mmap`).
+fn dup_mm(src: &Arc<Mm>) -> KResult<Arc<Mm>> {
+    let dst = Mm::new()?;
+    let map = src.mmap_lock.lock();
+    let mut dst_map = dst.mmap_lock.lock();
+    dst_map.start_brk = map.start_brk;
+    dst_map.brk = map.brk;
+    for (start, end, vma) in map.vmas.iter() {
+        let cow = vma.flags & VM_SHARED == 0 && vma.flags & VM_WRITE != 0;
+        if !memory::copy_range(&dst, src, start, end, cow) {
+            return Err(Errno::ENOMEM);
+        }
+        let _ = dst_map.vmas.insert(start, end, vma.clone());
+    }
+    drop(dst_map);
+    Ok(dst)
+}
+
+/// clone(2) with the Linux arm64 argument order: flags, newsp, parent_tid,
+/// tls, child_tid. Returns the child's TID.
+pub fn clone(tf: &TrapFrame, flags: u64, newsp: u64, parent_tid: usize, tls: u64, child_tid: usize) -> KResult<u32> {
+    if flags & !SUPPORTED != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let thread_flags = CLONE_VM | CLONE_THREAD | CLONE_SIGHAND;
+    if flags & CLONE_THREAD != 0 && flags & thread_flags != thread_flags {
+        return Err(Errno::EINVAL);
+    }
+    let me = current();
+    let parent_user = me.user.as_ref().ok_or(Errno::EINVAL)?;
+    let parent = parent_user.process.clone();
+    let tid = process::alloc_pid();
+
+    let process = if flags & CLONE_THREAD != 0 {
+        parent.clone()
+    } else {
+        let mm = if flags & CLONE_VM != 0 { parent.mm() } else { dup_mm(&parent.mm())? };
+        let files = parent.files.lock().clone();
+        let cwd = parent.cwd.lock().clone();
+        let actions = **parent.actions.lock();
+        let child = Process::new_with_pid(tid, mm, files, cwd, Arc::downgrade(&parent), actions);
+        *child.exe.lock() = parent.exe.lock().clone();
+        parent.children.lock().push(child.clone());
+        child
+    };
+
+    let mut frame = TrapFrame::new_user(tf.pc(), if newsp != 0 { newsp } else { tf.sp() });
+    for i in 1..31 {
+        frame.set_reg(i, tf.arg(i));
+    }
+    frame.set_reg(0, 0);
+    frame.set_pstate(tf.pstate());
+    let tls = if flags & CLONE_SETTLS != 0 { tls } else { read_tpidr_el0() };
+    let user = UserThread::new(process.clone(), tid, parent_user.sigmask.load(Ordering::Relaxed));
+    if flags & CLONE_CHILD_CLEARTID != 0 {
+        user.clear_child_tid.store(child_tid, Ordering::Relaxed);
+    }
+    if flags & CLONE_PARENT_SETTID != 0 {
+        write_user(parent_tid, &tid)?;
+    }
+    if flags & CLONE_CHILD_SETTID != 0 {
+        // Written by the child itself, in its own address space, when it
+        // first runs (Linux: `schedule_tail`).
+        user.set_child_tid.store(child_tid, Ordering::Relaxed);
+    }
+    let cpu = process::next_cpu();
+    let thread = spawn_user(cpu, user, frame, tls).ok_or(Errno::ENOMEM)?;
+    process::register_thread(&thread);
+    if flags & CLONE_VFORK != 0 {
+        let _ = process.vfork_done.wait_interruptible(|| process.vfork_released.load(Ordering::Acquire));
+    }
+    Ok(tid)
+}

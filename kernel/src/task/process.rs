@@ -1,0 +1,184 @@
+//! Processes (Linux: the process half of `struct task_struct`,
+//! `kernel/fork.c`, `kernel/exit.c`): an address space, open files, a
+//! working directory, signal handlers and a set of threads; the parent and
+//! child links that `wait4` follows.
+//!
+//! Where we simplify: one thread group per process (threads share
+//! everything; `CLONE_*` flags that split mm, files or handlers between
+//! threads are not supported), no sessions, process groups or credentials
+//! (everyone is root), and a process exiting leaves its children to PID 1.
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+use crate::fs::vfs::{FdTable, Inode};
+use crate::mm::mm_struct::Mm;
+use crate::sync::SpinLock;
+use crate::task::signal_abi::{SigAction, SigInfo, NSIG};
+use crate::task::thread::Thread;
+use crate::task::WaitQueue;
+
+pub struct Process {
+    pub pid: u32,
+    pub mm: SpinLock<Arc<Mm>>,
+    pub files: SpinLock<FdTable>,
+    pub cwd: SpinLock<Arc<Inode>>,
+    /// The path this process last exec'd (`/proc/self/exe`).
+    pub exe: SpinLock<String>,
+    pub parent: SpinLock<Weak<Process>>,
+    pub children: SpinLock<Vec<Arc<Process>>>,
+    pub threads: SpinLock<Vec<Weak<Thread>>>,
+    /// Signal handlers, shared by all threads (Linux: `sighand_struct`).
+    pub actions: SpinLock<Box<[SigAction; NSIG as usize]>>,
+    /// Signals sent to the process as a whole, not yet taken by a thread,
+    /// and what each is about.
+    pub shared_pending: AtomicU64,
+    pub shared_info: SpinLock<Box<[Option<SigInfo>; NSIG as usize]>>,
+    /// Set once the process is on its way out (exit_group, a fatal signal);
+    /// `exit_status` holds its wait status.
+    pub exiting: AtomicBool,
+    pub exit_status: AtomicU32,
+    /// True once every thread has gone: the parent may reap it.
+    pub zombie: AtomicBool,
+    /// Children changing state wake the parent here (Linux: `wait_chldexit`).
+    pub child_wait: WaitQueue,
+    /// A vfork parent waits here until the child execs or exits.
+    pub vfork_done: WaitQueue,
+    pub vfork_released: AtomicBool,
+    /// Minor page faults (getrusage's `ru_minflt`).
+    pub minflt: AtomicU64,
+}
+
+/// What a thread of a user process carries besides its kernel thread.
+pub struct UserThread {
+    pub process: Arc<Process>,
+    pub tid: u32,
+    /// CLONE_CHILD_CLEARTID / set_tid_address: zeroed and futex-woken at
+    /// exit, which is how pthread_join learns a thread has finished.
+    pub clear_child_tid: AtomicUsize,
+    /// CLONE_CHILD_SETTID: where the child stores its TID on its first run.
+    pub set_child_tid: AtomicUsize,
+    pub sigmask: AtomicU64,
+    /// Signals sent to this thread, and what each is about (a fault's
+    /// address, a tgkill's sender).
+    pub pending: AtomicU64,
+    pub info: SpinLock<Box<[Option<SigInfo>; NSIG as usize]>>,
+}
+
+static NEXT_PID: AtomicU32 = AtomicU32::new(1);
+static PROCESSES: SpinLock<BTreeMap<u32, Weak<Process>>> = SpinLock::new(BTreeMap::new());
+static THREADS: SpinLock<BTreeMap<u32, Weak<Thread>>> = SpinLock::new(BTreeMap::new());
+
+/// A new PID/TID (one number space, as in Linux).
+pub fn alloc_pid() -> u32 {
+    NEXT_PID.fetch_add(1, Ordering::Relaxed)
+}
+
+static NEXT_CPU: AtomicUsize = AtomicUsize::new(0);
+
+/// The CPU a new user thread goes to: round robin over the online CPUs.
+pub fn next_cpu() -> usize {
+    NEXT_CPU.fetch_add(1, Ordering::Relaxed) % crate::task::nr_cpus_online()
+}
+
+/// A new thread's first act before it enters user space (Linux:
+/// `schedule_tail`): store its TID where CLONE_CHILD_SETTID asked.
+pub fn schedule_tail(user: &UserThread) {
+    let at = user.set_child_tid.swap(0, Ordering::Relaxed);
+    if at != 0 {
+        let _ = crate::mm::uaccess::write_user(at, &user.tid);
+    }
+}
+
+impl Process {
+    /// A new process numbered `pid` (the TID of its first thread).
+    pub fn new_with_pid(
+        pid: u32,
+        mm: Arc<Mm>,
+        files: FdTable,
+        cwd: Arc<Inode>,
+        parent: Weak<Process>,
+        actions: [SigAction; NSIG as usize],
+    ) -> Arc<Process> {
+        let p = Arc::new(Process {
+            pid,
+            mm: SpinLock::new(mm),
+            files: SpinLock::new(files),
+            cwd: SpinLock::new(cwd),
+            exe: SpinLock::new(String::new()),
+            parent: SpinLock::new(parent),
+            children: SpinLock::new(Vec::new()),
+            threads: SpinLock::new(Vec::new()),
+            actions: SpinLock::new(Box::new(actions)),
+            shared_pending: AtomicU64::new(0),
+            shared_info: SpinLock::new(Box::new([None; NSIG as usize])),
+            exiting: AtomicBool::new(false),
+            exit_status: AtomicU32::new(0),
+            zombie: AtomicBool::new(false),
+            child_wait: WaitQueue::new(),
+            vfork_done: WaitQueue::new(),
+            vfork_released: AtomicBool::new(false),
+            minflt: AtomicU64::new(0),
+        });
+        PROCESSES.lock().insert(pid, Arc::downgrade(&p));
+        p
+    }
+
+    pub fn mm(&self) -> Arc<Mm> {
+        self.mm.lock().clone()
+    }
+
+    pub fn parent(&self) -> Option<Arc<Process>> {
+        self.parent.lock().upgrade()
+    }
+
+    pub fn live_threads(&self) -> Vec<Arc<Thread>> {
+        self.threads.lock().iter().filter_map(Weak::upgrade).collect()
+    }
+}
+
+pub fn find_process(pid: u32) -> Option<Arc<Process>> {
+    PROCESSES.lock().get(&pid).and_then(Weak::upgrade)
+}
+
+pub fn find_thread(tid: u32) -> Option<Arc<Thread>> {
+    THREADS.lock().get(&tid).and_then(Weak::upgrade)
+}
+
+/// Makes `thread` findable by its TID and a member of its process.
+pub fn register_thread(thread: &Arc<Thread>) {
+    let user = thread.user.as_ref().expect("a user thread");
+    THREADS.lock().insert(user.tid, Arc::downgrade(thread));
+    user.process.threads.lock().push(Arc::downgrade(thread));
+}
+
+pub fn unregister_thread(thread: &Thread) {
+    let user = thread.user.as_ref().expect("a user thread");
+    THREADS.lock().remove(&user.tid);
+    user.process
+        .threads
+        .lock()
+        .retain(|t| t.upgrade().is_some_and(|t| !core::ptr::eq(&*t, thread)));
+}
+
+pub fn forget_process(pid: u32) {
+    PROCESSES.lock().remove(&pid);
+}
+
+impl UserThread {
+    pub fn new(process: Arc<Process>, tid: u32, sigmask: u64) -> UserThread {
+        UserThread {
+            process,
+            tid,
+            clear_child_tid: AtomicUsize::new(0),
+            set_child_tid: AtomicUsize::new(0),
+            sigmask: AtomicU64::new(sigmask),
+            pending: AtomicU64::new(0),
+            info: SpinLock::new(Box::new([None; NSIG as usize])),
+        }
+    }
+}

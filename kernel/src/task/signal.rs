@@ -1,0 +1,300 @@
+//! Signals: sending them, choosing one to deliver on the way back to user
+//! space, running the default action or building a handler's frame, and
+//! `rt_sigreturn` (Linux: `kernel/signal.c` `send_signal`, `get_signal`,
+//! `force_sig_fault`; `arch/arm64/kernel/signal.c` `do_signal`,
+//! `setup_rt_frame`, `sys_rt_sigreturn`). The frame layout itself lives in
+//! `signal_abi.rs`.
+//!
+//! Where we simplify: no stop/continue (those signals are ignored), no
+//! alternate signal stacks, no restart of interrupted system calls (they
+//! return EINTR).
+
+use alloc::sync::Arc;
+use core::sync::atomic::Ordering;
+
+use crate::arch::context::{fpsimd_load, fpsimd_save, FpsimdState};
+use crate::arch::trap::TrapFrame;
+use crate::errno::{Errno, KResult};
+use crate::mm::uaccess::{copy_from_user, copy_to_user};
+use crate::task::exit::do_group_exit;
+use crate::task::process::{Process, UserThread};
+use crate::task::signal_abi::{
+    default_action, parse_sigreturn, signaled, sigmask, DefaultAction, FpState, SigAction, SigInfo, SignalDelivery,
+    UserRegs, NSIG, RT_SIGFRAME_SIZE, SA_NODEFER, SA_RESETHAND, SIGFRAME_SIZE, SIG_DFL, SIG_IGN, SIG_KERNEL_ONLY_MASK,
+    SI_KERNEL, SI_TKILL, SI_USER,
+};
+pub use crate::task::signal_abi::{
+    BUS_ADRALN, BUS_ADRERR, ILL_ILLOPC, SEGV_ACCERR, SEGV_MAPERR, SIGBUS, SIGILL, SIGKILL, SIGSEGV, SIGTRAP,
+};
+use crate::task::{current, Thread};
+
+/// si_code of a breakpoint's SIGTRAP (Linux: `TRAP_BRKPT`).
+pub const TRAP_BRKPT: i32 = 1;
+
+/// Who sent a signal, for its siginfo.
+#[derive(Copy, Clone)]
+pub enum SigSource {
+    Kernel,
+    /// kill(2) from this PID.
+    Kill(u32),
+    /// tgkill(2) from this PID.
+    Tkill(u32),
+}
+
+fn info_for(sig: u32, source: SigSource) -> SigInfo {
+    match source {
+        SigSource::Kernel => SigInfo::kill(sig, SI_KERNEL, 0, 0),
+        SigSource::Kill(pid) => SigInfo::kill(sig, SI_USER, pid as i32, 0),
+        SigSource::Tkill(pid) => SigInfo::kill(sig, SI_TKILL, pid as i32, 0),
+    }
+}
+
+fn action(p: &Process, sig: u32) -> SigAction {
+    p.actions.lock()[sig as usize - 1]
+}
+
+/// A signal for the whole process (kill(2)): any thread not blocking it may
+/// take it. SIGKILL ends the process at once.
+pub fn send_to_process(p: &Arc<Process>, sig: u32, source: SigSource) {
+    if sig == 0 {
+        return;
+    }
+    if action(p, sig).handler == SIG_IGN && sig != SIGKILL {
+        return;
+    }
+    if sig == SIGKILL && !p.exiting.swap(true, Ordering::AcqRel) {
+        p.exit_status.store(signaled(SIGKILL, false) as u32, Ordering::Release);
+    }
+    p.shared_info.lock()[sig as usize - 1] = Some(info_for(sig, source));
+    p.shared_pending.fetch_or(sigmask(sig), Ordering::AcqRel);
+    for t in p.live_threads() {
+        crate::task::wake_up(&t);
+    }
+}
+
+/// A signal for one thread (tgkill(2)).
+pub fn send_to_thread(t: &Arc<Thread>, sig: u32, source: SigSource) {
+    let Some(u) = &t.user else { return };
+    if sig == 0 {
+        return;
+    }
+    if sig == SIGKILL {
+        return send_to_process(&u.process, sig, source);
+    }
+    if action(&u.process, sig).handler == SIG_IGN {
+        return;
+    }
+    u.info.lock()[sig as usize - 1] = Some(info_for(sig, source));
+    u.pending.fetch_or(sigmask(sig), Ordering::AcqRel);
+    crate::task::wake_up(t);
+}
+
+/// A signal for the calling thread (SIGPIPE on a broken pipe).
+pub fn send_to_current(sig: u32) {
+    let me = current();
+    if me.user.is_some() {
+        send_to_thread(&me, sig, SigSource::Kernel);
+    }
+}
+
+/// A signal caused by the instruction the thread just ran (Linux:
+/// `force_sig_fault`): it cannot be blocked or ignored away, so a blocked
+/// or ignored one is unblocked and reset to its default (death).
+pub fn force_fault_signal(sig: u32, code: i32, addr: u64) {
+    let me = current();
+    let Some(u) = &me.user else { return };
+    let mut actions = u.process.actions.lock();
+    let blocked = u.sigmask.load(Ordering::Relaxed) & sigmask(sig) != 0;
+    if blocked || actions[sig as usize - 1].handler == SIG_IGN {
+        actions[sig as usize - 1].handler = SIG_DFL;
+        u.sigmask.fetch_and(!sigmask(sig), Ordering::Relaxed);
+    }
+    drop(actions);
+    u.info.lock()[sig as usize - 1] = Some(SigInfo::fault(sig, code, addr));
+    u.pending.fetch_or(sigmask(sig), Ordering::AcqRel);
+}
+
+fn deliverable(u: &UserThread) -> u64 {
+    (u.pending.load(Ordering::Acquire) | u.process.shared_pending.load(Ordering::Acquire))
+        & !u.sigmask.load(Ordering::Acquire)
+}
+
+/// Does the current thread have a signal to take (or a process to leave)?
+/// Interruptible waits end early when it does.
+pub fn signal_pending() -> bool {
+    match &current().user {
+        Some(u) => deliverable(u) != 0 || u.process.exiting.load(Ordering::Acquire),
+        None => false,
+    }
+}
+
+/// Takes the lowest deliverable signal: thread-directed first.
+fn dequeue(u: &UserThread) -> Option<(u32, SigInfo)> {
+    let set = deliverable(u);
+    if set == 0 {
+        return None;
+    }
+    let sig = set.trailing_zeros() + 1;
+    let bit = sigmask(sig);
+    if u.pending.fetch_and(!bit, Ordering::AcqRel) & bit != 0 {
+        let info = u.info.lock()[sig as usize - 1].take();
+        return Some((sig, info.unwrap_or_else(|| info_for(sig, SigSource::Kernel))));
+    }
+    u.process.shared_pending.fetch_and(!bit, Ordering::AcqRel);
+    let info = u.process.shared_info.lock()[sig as usize - 1].take();
+    Some((sig, info.unwrap_or_else(|| info_for(sig, SigSource::Kernel))))
+}
+
+/// On every return to user space: leave if the process is exiting, else
+/// act on one pending signal (Linux: `do_signal` / `get_signal`).
+pub fn do_signal(tf: &mut TrapFrame) {
+    let me = current();
+    let Some(u) = &me.user else { return };
+    if u.process.exiting.load(Ordering::Acquire) {
+        do_group_exit(u.process.exit_status.load(Ordering::Acquire));
+    }
+    let Some((sig, info)) = dequeue(u) else { return };
+    let act = action(&u.process, sig);
+    match act.handler {
+        SIG_IGN => {}
+        SIG_DFL => match default_action(sig) {
+            DefaultAction::Terminate => do_group_exit(signaled(sig, false) as u32),
+            DefaultAction::CoreDump => {
+                report_fatal(u, sig, &info, tf);
+                do_group_exit(signaled(sig, true) as u32)
+            }
+            // No job control: stop and continue do nothing.
+            _ => {}
+        },
+        _ => {
+            if setup_frame(u, tf, sig, &act, &info).is_err() {
+                // No room for the frame: Linux forces SIGSEGV, which kills.
+                do_group_exit(signaled(SIGSEGV, true) as u32);
+            }
+        }
+    }
+}
+
+/// A process killed by a fault leaves a line on the console (Linux:
+/// `show_unhandled_signals`' "segfault at ..." in the kernel log).
+fn report_fatal(u: &UserThread, sig: u32, info: &SigInfo, tf: &TrapFrame) {
+    let addr = match info.fields {
+        crate::task::signal_abi::SigFields::Fault { addr } => addr,
+        _ => 0,
+    };
+    println!(
+        "{}[{}]: unhandled signal {} code {} at {:#x}, pc {:#x}, lr {:#x}, sp {:#x}",
+        u.process.exe.lock().as_str(),
+        u.tid,
+        sig,
+        info.code,
+        addr,
+        tf.pc(),
+        tf.arg(30),
+        tf.sp()
+    );
+}
+
+fn regs_of(tf: &TrapFrame) -> UserRegs {
+    let mut regs = UserRegs {
+        sp: tf.sp(),
+        pc: tf.pc(),
+        pstate: tf.pstate(),
+        ..UserRegs::default()
+    };
+    for (i, r) in regs.regs.iter_mut().enumerate() {
+        *r = tf.arg(i);
+    }
+    regs
+}
+
+fn fp_of(s: &FpsimdState) -> FpState {
+    FpState {
+        vregs: s.vregs,
+        fpsr: s.fpsr as u32,
+        fpcr: s.fpcr as u32,
+    }
+}
+
+/// Builds the handler's frame on the user stack and points the registers
+/// at the handler (Linux: `setup_rt_frame`).
+fn setup_frame(u: &UserThread, tf: &mut TrapFrame, sig: u32, act: &SigAction, info: &SigInfo) -> KResult<()> {
+    let regs = regs_of(tf);
+    let fp = fp_of(&fpsimd_save());
+    let saved_mask = u.sigmask.load(Ordering::Acquire);
+    let fault_address = match info.fields {
+        crate::task::signal_abi::SigFields::Fault { addr } => addr,
+        _ => 0,
+    };
+    let delivery = SignalDelivery {
+        sig,
+        action: act,
+        info: &info.to_bytes(),
+        regs: &regs,
+        fp: &fp,
+        fault_address,
+        esr: None,
+        saved_mask,
+        sigtramp: 0,
+    };
+    let mut bytes = alloc::boxed::Box::new([0u8; SIGFRAME_SIZE]);
+    let frame = delivery.setup_rt_frame(&mut bytes);
+    copy_to_user(frame.addr as usize, &bytes[..])?;
+    for i in 0..31 {
+        tf.set_reg(i, frame.regs.regs[i]);
+    }
+    tf.set_sp(frame.regs.sp);
+    tf.set_pc(frame.regs.pc);
+    tf.set_pstate(frame.regs.pstate);
+    let mut mask = saved_mask | act.mask;
+    if act.flags & SA_NODEFER == 0 {
+        mask |= sigmask(sig);
+    }
+    u.sigmask.store(mask & !SIG_KERNEL_ONLY_MASK, Ordering::Release);
+    if act.flags & SA_RESETHAND != 0 {
+        u.process.actions.lock()[sig as usize - 1].handler = SIG_DFL;
+    }
+    Ok(())
+}
+
+/// rt_sigreturn(2): put back what the frame at `sp` saved. A bad frame
+/// kills the process with SIGSEGV, as in Linux.
+pub fn sigreturn(tf: &mut TrapFrame) {
+    let me = current();
+    let Some(u) = &me.user else { return };
+    let mut bytes = alloc::boxed::Box::new([0u8; RT_SIGFRAME_SIZE]);
+    let restored = copy_from_user(&mut bytes[..], tf.sp() as usize)
+        .ok()
+        .and_then(|_| parse_sigreturn(tf.sp(), &bytes).ok());
+    let Some(r) = restored else {
+        force_fault_signal(SIGSEGV, SI_KERNEL, 0);
+        return;
+    };
+    for i in 0..31 {
+        tf.set_reg(i, r.regs.regs[i]);
+    }
+    tf.set_sp(r.regs.sp);
+    tf.set_pc(r.regs.pc);
+    tf.set_pstate(r.regs.pstate);
+    u.sigmask.store(r.blocked, Ordering::Release);
+    fpsimd_load(&FpsimdState {
+        vregs: r.fp.vregs,
+        fpsr: r.fp.fpsr as u64,
+        fpcr: r.fp.fpcr as u64,
+    });
+}
+
+/// rt_sigaction(2) on the current process.
+pub fn sigaction(sig: u32, new: Option<SigAction>) -> KResult<SigAction> {
+    if sig == 0 || sig > NSIG || (new.is_some() && SIG_KERNEL_ONLY_MASK & sigmask(sig) != 0) {
+        return Err(Errno::EINVAL);
+    }
+    let p = crate::task::current_process().ok_or(Errno::EINVAL)?;
+    let mut actions = p.actions.lock();
+    let old = actions[sig as usize - 1];
+    if let Some(mut a) = new {
+        a.mask &= !SIG_KERNEL_ONLY_MASK;
+        actions[sig as usize - 1] = a;
+    }
+    Ok(old)
+}

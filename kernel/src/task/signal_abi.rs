@@ -1,0 +1,1089 @@
+//! The Linux arm64 signal ABI, byte for byte: signal numbers and default
+//! actions, wait statuses, `struct sigaction` and `siginfo_t` as user space
+//! hands them over and reads them back, and the `rt_sigframe` that signal
+//! delivery pushes on the user stack and `rt_sigreturn` takes down again.
+//! Linux: `arch/arm64/kernel/signal.c`; uapi `asm/{sigcontext,ucontext}.h`, `asm-generic/{signal,siginfo}.h`.
+//!
+//! Everything here is pure: it builds and checks byte images, and the caller
+//! copies them to and from user memory. glibc, musl and our own runtime read
+//! these bytes directly (a handler's `ucontext_t *`, `siglongjmp`'s saved
+//! mask), so every offset is the one the uapi headers give; the tests pin
+//! them to numbers printed by a C program built against those headers.
+//!
+//! Simplified: FP/SIMD is the only register extension we record (no SVE,
+//! SME, MTE, BTI, GCS or POE records, and no `extra_context`); there are no
+//! alternate signal stacks, so `uc_stack` always says `SS_DISABLE`; bytes of
+//! the frame we do not fill are zero, where Linux leaves whatever the stack
+//! held. Little-endian only, like every arm64 Linux user space we run.
+
+/// A set of signals, bit `sig - 1` for signal `sig` (Linux `sigset_t`; on
+/// arm64 the kernel's set is one 64-bit word).
+pub type SigSet = u64;
+
+/// The `sigsetsize` that `rt_sigaction`/`rt_sigprocmask` insist on.
+pub const SIGSET_SIZE: usize = 8;
+
+/// Signals are numbered `1..=NSIG` (Linux `_NSIG`).
+pub const NSIG: u32 = 64;
+
+pub const SIGHUP: u32 = 1;
+pub const SIGINT: u32 = 2;
+pub const SIGQUIT: u32 = 3;
+pub const SIGILL: u32 = 4;
+pub const SIGTRAP: u32 = 5;
+pub const SIGABRT: u32 = 6;
+pub const SIGBUS: u32 = 7;
+pub const SIGFPE: u32 = 8;
+pub const SIGKILL: u32 = 9;
+pub const SIGUSR1: u32 = 10;
+pub const SIGSEGV: u32 = 11;
+pub const SIGUSR2: u32 = 12;
+pub const SIGPIPE: u32 = 13;
+pub const SIGALRM: u32 = 14;
+pub const SIGTERM: u32 = 15;
+pub const SIGSTKFLT: u32 = 16;
+pub const SIGCHLD: u32 = 17;
+pub const SIGCONT: u32 = 18;
+pub const SIGSTOP: u32 = 19;
+pub const SIGTSTP: u32 = 20;
+pub const SIGTTIN: u32 = 21;
+pub const SIGTTOU: u32 = 22;
+pub const SIGURG: u32 = 23;
+pub const SIGXCPU: u32 = 24;
+pub const SIGXFSZ: u32 = 25;
+pub const SIGVTALRM: u32 = 26;
+pub const SIGPROF: u32 = 27;
+pub const SIGWINCH: u32 = 28;
+pub const SIGIO: u32 = 29;
+pub const SIGPWR: u32 = 30;
+pub const SIGSYS: u32 = 31;
+/// Real-time signals are `SIGRTMIN..=SIGRTMAX`. The C library keeps the first
+/// few for itself (glibc: 32 and 33), so its `SIGRTMIN` is higher than ours.
+pub const SIGRTMIN: u32 = 32;
+pub const SIGRTMAX: u32 = NSIG;
+
+/// The bit for `sig` (`1..=NSIG`) in a [`SigSet`].
+pub const fn sigmask(sig: u32) -> SigSet {
+    debug_assert!(sig >= 1 && sig <= NSIG);
+    1 << (sig - 1)
+}
+
+/// SIGKILL and SIGSTOP: they cannot be caught, ignored or blocked, so every
+/// mask user space sets is stripped of them.
+pub const SIG_KERNEL_ONLY_MASK: SigSet = sigmask(SIGKILL) | sigmask(SIGSTOP);
+
+/// What a signal does to a thread that has not installed a handler.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum DefaultAction {
+    Terminate,
+    /// Terminate, with [`WCOREFLAG`] in the wait status. We write no core
+    /// file, but the parent still learns that one was due.
+    CoreDump,
+    Ignore,
+    Stop,
+    Continue,
+}
+
+/// The table in `man 7 signal` (Linux keeps it as the `SIG_KERNEL_*_MASK`
+/// sets in `include/linux/signal.h`).
+pub const fn default_action(sig: u32) -> DefaultAction {
+    match sig {
+        SIGQUIT | SIGILL | SIGTRAP | SIGABRT | SIGBUS | SIGFPE | SIGSEGV | SIGXCPU | SIGXFSZ
+        | SIGSYS => DefaultAction::CoreDump,
+        SIGCHLD | SIGURG | SIGWINCH => DefaultAction::Ignore,
+        SIGSTOP | SIGTSTP | SIGTTIN | SIGTTOU => DefaultAction::Stop,
+        SIGCONT => DefaultAction::Continue,
+        _ => DefaultAction::Terminate,
+    }
+}
+
+/// Set in a wait status when the signal that killed the process dumped core.
+pub const WCOREFLAG: i32 = 0x80;
+
+/// The `wait4` status of a process that called `exit(code)`: only the low
+/// byte of the code survives, which is why `exit(256)` looks like success.
+pub const fn exited(code: i32) -> i32 {
+    (code & 0xff) << 8
+}
+
+/// The `wait4` status of a process killed by `sig`.
+pub const fn signaled(sig: u32, core: bool) -> i32 {
+    sig as i32 | if core { WCOREFLAG } else { 0 }
+}
+
+// struct sigaction, as rt_sigaction passes it (not the C library's own
+// struct sigaction, which carries a 128-byte sigset_t).
+
+/// `sa_handler` value: take the default action.
+pub const SIG_DFL: u64 = 0;
+/// `sa_handler` value: discard the signal.
+pub const SIG_IGN: u64 = 1;
+
+/// SIGCHLD: don't report children that stop or continue.
+pub const SA_NOCLDSTOP: u64 = 0x0000_0001;
+/// SIGCHLD: children don't become zombies.
+pub const SA_NOCLDWAIT: u64 = 0x0000_0002;
+/// Call the handler as `handler(sig, siginfo_t *, ucontext_t *)`.
+pub const SA_SIGINFO: u64 = 0x0000_0004;
+/// `sa_restorer` is valid: the handler returns there, to call `rt_sigreturn`.
+pub const SA_RESTORER: u64 = 0x0400_0000;
+/// Run the handler on the alternate signal stack.
+pub const SA_ONSTACK: u64 = 0x0800_0000;
+/// Restart system calls the signal interrupted instead of failing them with
+/// EINTR.
+pub const SA_RESTART: u64 = 0x1000_0000;
+/// Don't block the signal while its own handler runs.
+pub const SA_NODEFER: u64 = 0x4000_0000;
+/// Reset the disposition to SIG_DFL once the handler has been entered.
+pub const SA_RESETHAND: u64 = 0x8000_0000;
+
+pub const SIGACTION_SIZE: usize = 32;
+
+/// `struct sigaction { sa_handler; sa_flags; sa_restorer; sa_mask; }`, four
+/// 64-bit words in that order.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct SigAction {
+    /// [`SIG_DFL`], [`SIG_IGN`] or the handler's address.
+    pub handler: u64,
+    /// `SA_*` flags.
+    pub flags: u64,
+    pub restorer: u64,
+    /// Blocked, on top of the thread's mask, while the handler runs.
+    pub mask: SigSet,
+}
+
+impl SigAction {
+    pub fn from_bytes(bytes: &[u8; SIGACTION_SIZE]) -> Self {
+        Self {
+            handler: read_u64(bytes, 0),
+            flags: read_u64(bytes, 8),
+            restorer: read_u64(bytes, 16),
+            mask: read_u64(bytes, 24),
+        }
+    }
+
+    pub fn to_bytes(&self) -> [u8; SIGACTION_SIZE] {
+        let mut bytes = [0; SIGACTION_SIZE];
+        write_u64(&mut bytes, 0, self.handler);
+        write_u64(&mut bytes, 8, self.flags);
+        write_u64(&mut bytes, 16, self.restorer);
+        write_u64(&mut bytes, 24, self.mask);
+        bytes
+    }
+}
+
+// siginfo_t.
+
+pub const SIGINFO_SIZE: usize = 128;
+
+/// `si_code`: sent by kill(2).
+pub const SI_USER: i32 = 0;
+/// `si_code`: sent by the kernel on its own behalf.
+pub const SI_KERNEL: i32 = 0x80;
+/// `si_code`: sent by tkill(2) or tgkill(2).
+pub const SI_TKILL: i32 = -6;
+/// SIGSEGV `si_code`: nothing is mapped at the address.
+pub const SEGV_MAPERR: i32 = 1;
+/// SIGSEGV `si_code`: mapped, but not with the access the thread tried.
+pub const SEGV_ACCERR: i32 = 2;
+/// SIGBUS `si_code`: misaligned address.
+pub const BUS_ADRALN: i32 = 1;
+/// SIGBUS `si_code`: no memory behind the address (e.g. past the end of a
+/// mapped file).
+pub const BUS_ADRERR: i32 = 2;
+/// SIGILL `si_code`: undefined instruction.
+pub const ILL_ILLOPC: i32 = 1;
+/// SIGCHLD `si_code`: the child exited; `si_status` is its exit code.
+pub const CLD_EXITED: i32 = 1;
+/// SIGCHLD `si_code`: a signal killed the child; `si_status` is the signal.
+pub const CLD_KILLED: i32 = 2;
+/// SIGCHLD `si_code`: as CLD_KILLED, and the signal dumps core.
+pub const CLD_DUMPED: i32 = 3;
+
+/// Byte offsets in `siginfo_t`. Three ints, then the `_sifields` union,
+/// which holds pointers and so starts 8-aligned at 16; which member of the
+/// union is live depends on the signal and `si_code`.
+mod siginfo {
+    pub const SIGNO: usize = 0;
+    pub const ERRNO: usize = 4;
+    pub const CODE: usize = 8;
+    /// `_kill` and `_sigchld`: the sender or the child.
+    pub const PID: usize = 16;
+    pub const UID: usize = 20;
+    /// `_sigchld`: exit code or signal, then CPU times in clock ticks
+    /// (`clock_t` is a long, so 8-aligned after the int status).
+    pub const STATUS: usize = 24;
+    pub const UTIME: usize = 32;
+    pub const STIME: usize = 40;
+    /// `_sigfault`: the faulting data or instruction address.
+    pub const ADDR: usize = 16;
+}
+
+/// The part of `siginfo_t` after `si_signo`, `si_errno` and `si_code`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SigFields {
+    /// Sent by kill(2) or tgkill(2), or by the kernel with pid and uid 0.
+    Kill { pid: i32, uid: u32 },
+    /// SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP raised by an instruction.
+    Fault { addr: u64 },
+    /// SIGCHLD: which child changed state and how.
+    Child {
+        pid: i32,
+        uid: u32,
+        status: i32,
+        utime: i64,
+        stime: i64,
+    },
+}
+
+/// A `siginfo_t` with one of the layouts we deliver. `si_errno` is always 0,
+/// as it is for every signal Linux itself raises.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SigInfo {
+    pub signo: u32,
+    pub code: i32,
+    pub fields: SigFields,
+}
+
+impl SigInfo {
+    /// `code` is [`SI_USER`] for kill(2), [`SI_TKILL`] for tgkill(2),
+    /// [`SI_KERNEL`] for the kernel's own signals.
+    pub const fn kill(sig: u32, code: i32, pid: i32, uid: u32) -> Self {
+        Self {
+            signo: sig,
+            code,
+            fields: SigFields::Kill { pid, uid },
+        }
+    }
+
+    pub const fn fault(sig: u32, code: i32, addr: u64) -> Self {
+        Self {
+            signo: sig,
+            code,
+            fields: SigFields::Fault { addr },
+        }
+    }
+
+    /// SIGCHLD for the parent: `code` is a `CLD_*` value and `status` the
+    /// exit code or signal number (not a wait status).
+    pub const fn child(code: i32, pid: i32, uid: u32, status: i32, utime: i64, stime: i64) -> Self {
+        Self {
+            signo: SIGCHLD,
+            code,
+            fields: SigFields::Child {
+                pid,
+                uid,
+                status,
+                utime,
+                stime,
+            },
+        }
+    }
+
+    pub fn to_bytes(&self) -> [u8; SIGINFO_SIZE] {
+        let mut bytes = [0; SIGINFO_SIZE];
+        write_u32(&mut bytes, siginfo::SIGNO, self.signo);
+        write_u32(&mut bytes, siginfo::ERRNO, 0);
+        write_u32(&mut bytes, siginfo::CODE, self.code as u32);
+        match self.fields {
+            SigFields::Kill { pid, uid } => {
+                write_u32(&mut bytes, siginfo::PID, pid as u32);
+                write_u32(&mut bytes, siginfo::UID, uid);
+            }
+            SigFields::Fault { addr } => write_u64(&mut bytes, siginfo::ADDR, addr),
+            SigFields::Child {
+                pid,
+                uid,
+                status,
+                utime,
+                stime,
+            } => {
+                write_u32(&mut bytes, siginfo::PID, pid as u32);
+                write_u32(&mut bytes, siginfo::UID, uid);
+                write_u32(&mut bytes, siginfo::STATUS, status as u32);
+                write_u64(&mut bytes, siginfo::UTIME, utime as u64);
+                write_u64(&mut bytes, siginfo::STIME, stime as u64);
+            }
+        }
+        bytes
+    }
+}
+
+// The signal frame.
+
+/// The general registers of an interrupted EL0 thread (Linux
+/// `struct user_pt_regs`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct UserRegs {
+    pub regs: [u64; 31],
+    pub sp: u64,
+    pub pc: u64,
+    pub pstate: u64,
+}
+
+/// The FP/SIMD registers (Linux `struct user_fpsimd_state`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct FpState {
+    pub vregs: [u128; 32],
+    pub fpsr: u32,
+    pub fpcr: u32,
+}
+
+/// Byte offsets in `struct rt_sigframe { siginfo_t info; struct ucontext uc; }`,
+/// the block at the handler's `sp`.
+mod rt_sigframe {
+    pub const INFO: usize = 0;
+    pub const UC: usize = super::SIGINFO_SIZE;
+    pub const UC_FLAGS: usize = UC;
+    pub const UC_LINK: usize = UC + 8;
+    /// `stack_t { void *ss_sp; int ss_flags; size_t ss_size; }`: 24 bytes,
+    /// with 4 bytes of padding after the int.
+    pub const UC_STACK_SP: usize = UC + 16;
+    pub const UC_STACK_FLAGS: usize = UC + 24;
+    pub const UC_STACK_SIZE: usize = UC + 32;
+    /// The kernel's 8-byte mask, then padding up to the 128 bytes of glibc's
+    /// 1024-bit `sigset_t`, so a C library's `ucontext_t` lines up with ours.
+    pub const UC_SIGMASK: usize = UC + 40;
+    /// `struct sigcontext`, 16-aligned because its `__reserved` area is.
+    pub const UC_MCONTEXT: usize = (UC_SIGMASK + 128).next_multiple_of(16);
+    pub const FAULT_ADDRESS: usize = UC_MCONTEXT;
+    pub const REGS: usize = UC_MCONTEXT + 8;
+    pub const SP: usize = REGS + 31 * 8;
+    pub const PC: usize = SP + 8;
+    pub const PSTATE: usize = PC + 8;
+    /// The `__reserved` area: a list of 16-aligned records, each starting
+    /// with an 8-byte `struct _aarch64_ctx { u32 magic; u32 size; }` header
+    /// and the last one all zero.
+    pub const RESERVED: usize = (PSTATE + 8).next_multiple_of(16);
+    pub const RESERVED_SIZE: usize = 4096;
+    pub const SIZE: usize = RESERVED + RESERVED_SIZE;
+}
+
+/// Byte offsets in `struct fpsimd_context`.
+mod fpsimd_context {
+    pub const FPSR: usize = 8;
+    pub const FPCR: usize = 12;
+    pub const VREGS: usize = 16;
+    pub const SIZE: usize = VREGS + 32 * 16;
+}
+
+/// `sizeof(struct rt_sigframe)`: what `rt_sigreturn` reads at `sp`.
+pub const RT_SIGFRAME_SIZE: usize = rt_sigframe::SIZE;
+/// The `{ fp, lr }` record pushed just above the `rt_sigframe`, so that a
+/// debugger unwinding out of the handler reaches the interrupted code.
+pub const FRAME_RECORD_SIZE: usize = 16;
+/// Everything signal delivery writes: the `rt_sigframe`, then the frame
+/// record.
+pub const SIGFRAME_SIZE: usize = RT_SIGFRAME_SIZE + FRAME_RECORD_SIZE;
+
+/// `_aarch64_ctx.magic` of the FP/SIMD record.
+pub const FPSIMD_MAGIC: u32 = 0x4650_8001;
+/// `_aarch64_ctx.magic` of the record carrying ESR_EL1 for a fault.
+pub const ESR_MAGIC: u32 = 0x4553_5201;
+
+const CTX_HEADER_SIZE: usize = 8;
+const ESR_CONTEXT_SIZE: usize = 16;
+/// A record's header and its start must stay 16-aligned.
+const RECORD_ALIGN: usize = 16;
+
+/// `uc_stack.ss_flags` when the thread has no alternate signal stack.
+const SS_DISABLE: u32 = 2;
+
+const _: () = assert!(rt_sigframe::RESERVED.is_multiple_of(RECORD_ALIGN));
+const _: () = assert!(RT_SIGFRAME_SIZE.is_multiple_of(16));
+// Our records and the terminator fit in `__reserved`, so we never need the
+// `extra_context` that Linux uses to spill large SVE state past it.
+const _: () = assert!(
+    fpsimd_context::SIZE + ESR_CONTEXT_SIZE + CTX_HEADER_SIZE <= rt_sigframe::RESERVED_SIZE
+);
+
+/// One signal about to be delivered to a handler: the inputs of Linux's
+/// `setup_rt_frame()`.
+pub struct SignalDelivery<'a> {
+    pub sig: u32,
+    pub action: &'a SigAction,
+    /// Copied into the frame only under SA_SIGINFO, like Linux.
+    pub info: &'a [u8; SIGINFO_SIZE],
+    /// The registers of the interrupted user code.
+    pub regs: &'a UserRegs,
+    pub fp: &'a FpState,
+    /// The thread's last fault address (Linux `thread.fault_address`), or 0.
+    pub fault_address: u64,
+    /// ESR_EL1 of the fault that raised this signal (Linux
+    /// `thread.fault_code`), recorded as an `esr_context`.
+    pub esr: Option<u64>,
+    /// The mask to reinstate at `rt_sigreturn`: the thread's blocked set from
+    /// before the handler's own mask was added.
+    pub saved_mask: SigSet,
+    /// Where the handler returns without SA_RESTORER: a trampoline the kernel
+    /// provides that calls `rt_sigreturn` (Linux: the vDSO's `sigtramp`).
+    pub sigtramp: u64,
+}
+
+/// Where the frame goes and how the thread enters the handler.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct SigFrame {
+    /// User address for the [`SIGFRAME_SIZE`] bytes; it becomes the
+    /// handler's `sp`.
+    pub addr: u64,
+    /// The registers to resume user space with.
+    pub regs: UserRegs,
+}
+
+impl SignalDelivery<'_> {
+    /// Linux `setup_rt_frame()`: fill `out` with the frame and say where it
+    /// goes. The caller must check that all of `addr..addr + SIGFRAME_SIZE`
+    /// is writable user memory (Linux's `access_ok`) and deliver SIGSEGV
+    /// instead if not.
+    pub fn setup_rt_frame(&self, out: &mut [u8; SIGFRAME_SIZE]) -> SigFrame {
+        out.fill(0);
+        let addr = get_sigframe(self.regs.sp);
+        let siginfo = self.action.flags & SA_SIGINFO != 0;
+
+        write_u64(out, rt_sigframe::UC_FLAGS, 0);
+        write_u64(out, rt_sigframe::UC_LINK, 0);
+        // __save_altstack(), for a thread without an alternate stack.
+        write_u64(out, rt_sigframe::UC_STACK_SP, 0);
+        write_u32(out, rt_sigframe::UC_STACK_FLAGS, SS_DISABLE);
+        write_u64(out, rt_sigframe::UC_STACK_SIZE, 0);
+        self.setup_sigframe(out);
+        if siginfo {
+            out[rt_sigframe::INFO..rt_sigframe::INFO + SIGINFO_SIZE].copy_from_slice(self.info);
+        }
+
+        // setup_return(): enter the handler as if the interrupted code had
+        // called it, returning to the trampoline with the frame record as
+        // its caller's frame.
+        let mut regs = *self.regs;
+        regs.regs[0] = self.sig as u64;
+        if siginfo {
+            regs.regs[1] = addr + rt_sigframe::INFO as u64;
+            regs.regs[2] = addr + rt_sigframe::UC as u64;
+        }
+        regs.sp = addr;
+        regs.regs[29] = addr + RT_SIGFRAME_SIZE as u64;
+        regs.regs[30] = if self.action.flags & SA_RESTORER != 0 {
+            self.action.restorer
+        } else {
+            self.sigtramp
+        };
+        regs.pc = self.action.handler;
+        SigFrame { addr, regs }
+    }
+
+    /// Linux `setup_sigframe()`: the saved registers, mask, records and
+    /// frame record.
+    fn setup_sigframe(&self, out: &mut [u8; SIGFRAME_SIZE]) {
+        let regs = self.regs;
+        write_u64(out, RT_SIGFRAME_SIZE, regs.regs[29]);
+        write_u64(out, RT_SIGFRAME_SIZE + 8, regs.regs[30]);
+
+        for (i, &reg) in regs.regs.iter().enumerate() {
+            write_u64(out, rt_sigframe::REGS + 8 * i, reg);
+        }
+        write_u64(out, rt_sigframe::SP, regs.sp);
+        write_u64(out, rt_sigframe::PC, regs.pc);
+        write_u64(out, rt_sigframe::PSTATE, regs.pstate);
+        write_u64(out, rt_sigframe::FAULT_ADDRESS, self.fault_address);
+        write_u64(out, rt_sigframe::UC_SIGMASK, self.saved_mask);
+
+        // The records, in the order setup_sigframe_layout() lays them out.
+        let mut record = rt_sigframe::RESERVED;
+        write_ctx_header(out, record, FPSIMD_MAGIC, fpsimd_context::SIZE);
+        write_u32(out, record + fpsimd_context::FPSR, self.fp.fpsr);
+        write_u32(out, record + fpsimd_context::FPCR, self.fp.fpcr);
+        for (i, vreg) in self.fp.vregs.iter().enumerate() {
+            let at = record + fpsimd_context::VREGS + 16 * i;
+            out[at..at + 16].copy_from_slice(&vreg.to_le_bytes());
+        }
+        record += fpsimd_context::SIZE;
+
+        if let Some(esr) = self.esr {
+            write_ctx_header(out, record, ESR_MAGIC, ESR_CONTEXT_SIZE);
+            write_u64(out, record + CTX_HEADER_SIZE, esr);
+            record += ESR_CONTEXT_SIZE;
+        }
+
+        write_ctx_header(out, record, 0, 0);
+    }
+}
+
+/// Linux `get_sigframe()`: the frame record goes 16-aligned just below the
+/// interrupted `sp`, the `rt_sigframe` right below it. arm64 has no red
+/// zone, so nothing above `sp` needs sparing. A hostile `sp` wraps around to
+/// an address that no user mapping covers, so the caller's writability check
+/// rejects it.
+fn get_sigframe(sp: u64) -> u64 {
+    let next_frame = sp.wrapping_sub(FRAME_RECORD_SIZE as u64) & !15;
+    next_frame.wrapping_sub(RT_SIGFRAME_SIZE as u64)
+}
+
+/// What `rt_sigreturn` puts back.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct RestoredState {
+    pub regs: UserRegs,
+    /// The thread's new blocked set, already without SIGKILL and SIGSTOP.
+    pub blocked: SigSet,
+    pub fp: FpState,
+}
+
+/// Why `rt_sigreturn` refused a frame. Linux answers each of these the same
+/// way, with SIGSEGV; the reasons are for our tests and logs.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum BadFrame {
+    /// `sp` is not 16-aligned, so it cannot point at a frame we built.
+    UnalignedSp,
+    /// The saved `pstate` would leave EL0, switch to AArch32 or mask
+    /// exceptions.
+    BadPstate,
+    /// The `__reserved` records are malformed: unknown magic, bad size or
+    /// alignment, a duplicate, or no terminator.
+    BadRecord,
+    /// No FP/SIMD record, which Linux requires on every CPU with FP/SIMD.
+    NoFpsimd,
+}
+
+/// Linux `sys_rt_sigreturn()` and `restore_sigframe()`: check and decode the
+/// [`RT_SIGFRAME_SIZE`] bytes the caller read from user memory at the
+/// thread's `sp`. The caller also makes sure the syscall is not restarted
+/// and returns `regs.regs[0]` from it, so that x0 survives the return.
+pub fn parse_sigreturn(sp: u64, frame: &[u8; RT_SIGFRAME_SIZE]) -> Result<RestoredState, BadFrame> {
+    if !sp.is_multiple_of(16) {
+        return Err(BadFrame::UnalignedSp);
+    }
+
+    let mut regs = UserRegs::default();
+    for (i, reg) in regs.regs.iter_mut().enumerate() {
+        *reg = read_u64(frame, rt_sigframe::REGS + 8 * i);
+    }
+    regs.sp = read_u64(frame, rt_sigframe::SP);
+    regs.pc = read_u64(frame, rt_sigframe::PC);
+    regs.pstate =
+        valid_user_pstate(read_u64(frame, rt_sigframe::PSTATE)).ok_or(BadFrame::BadPstate)?;
+
+    let fpsimd = parse_user_sigframe(frame)?;
+    let fp = FpState {
+        vregs: core::array::from_fn(|i| read_u128(frame, fpsimd + fpsimd_context::VREGS + 16 * i)),
+        fpsr: read_u32(frame, fpsimd + fpsimd_context::FPSR),
+        fpcr: read_u32(frame, fpsimd + fpsimd_context::FPCR),
+    };
+
+    Ok(RestoredState {
+        regs,
+        blocked: read_u64(frame, rt_sigframe::UC_SIGMASK) & !SIG_KERNEL_ONLY_MASK,
+        fp,
+    })
+}
+
+const PSR_MODE_MASK: u64 = 0xf;
+const PSR_MODE_EL0T: u64 = 0;
+const PSR_MODE32_BIT: u64 = 1 << 4;
+/// The D, A, I and F exception mask bits.
+const PSR_DAIF: u64 = 0xf << 6;
+/// Bits user space may not set: unallocated, or meaningful only to the
+/// kernel (PAN, UAO, IL, ...). Linux's ptrace.c lists them the same way.
+const SPSR_EL1_AARCH64_RES0_BITS: u64 =
+    genmask(63, 32) | genmask(27, 26) | genmask(23, 22) | genmask(20, 13) | genmask(5, 5);
+
+const fn genmask(high: u32, low: u32) -> u64 {
+    (u64::MAX >> (63 - high)) & (u64::MAX << low)
+}
+
+/// Linux `valid_native_regs()`: a user-supplied `pstate` must return to
+/// AArch64 EL0 with all exceptions unmasked; anything else would hand user
+/// space the kernel's privileges or stop its interrupts. Reserved bits are
+/// cleared rather than refused.
+fn valid_user_pstate(pstate: u64) -> Option<u64> {
+    let pstate = pstate & !SPSR_EL1_AARCH64_RES0_BITS;
+    let el0t = pstate & PSR_MODE_MASK == PSR_MODE_EL0T;
+    (el0t && pstate & (PSR_MODE32_BIT | PSR_DAIF) == 0).then_some(pstate)
+}
+
+/// Linux `parse_user_sigframe()` plus the size check of
+/// `read_fpsimd_context()`: walk the `__reserved` records and return the
+/// frame offset of the FP/SIMD one. The ESR record is ours to write and user
+/// space's to read, so it is skipped.
+fn parse_user_sigframe(frame: &[u8; RT_SIGFRAME_SIZE]) -> Result<usize, BadFrame> {
+    let limit = rt_sigframe::RESERVED_SIZE;
+    let mut offset = 0;
+    let mut fpsimd = None;
+    loop {
+        if limit - offset < CTX_HEADER_SIZE || !offset.is_multiple_of(RECORD_ALIGN) {
+            return Err(BadFrame::BadRecord);
+        }
+        let at = rt_sigframe::RESERVED + offset;
+        let magic = read_u32(frame, at);
+        let size = read_u32(frame, at + 4) as usize;
+        if size > limit - offset {
+            return Err(BadFrame::BadRecord);
+        }
+        match magic {
+            0 if size == 0 => break,
+            FPSIMD_MAGIC if fpsimd.is_none() && size == fpsimd_context::SIZE => fpsimd = Some(at),
+            // Any size will do, as long as the walk can step over it.
+            ESR_MAGIC if size >= CTX_HEADER_SIZE => {}
+            _ => return Err(BadFrame::BadRecord),
+        }
+        offset += size;
+    }
+    fpsimd.ok_or(BadFrame::NoFpsimd)
+}
+
+fn write_ctx_header(out: &mut [u8], at: usize, magic: u32, size: usize) {
+    write_u32(out, at, magic);
+    write_u32(out, at + 4, size as u32);
+}
+
+fn write_u32(out: &mut [u8], at: usize, value: u32) {
+    out[at..at + 4].copy_from_slice(&value.to_le_bytes());
+}
+
+fn write_u64(out: &mut [u8], at: usize, value: u64) {
+    out[at..at + 8].copy_from_slice(&value.to_le_bytes());
+}
+
+fn read_u32(bytes: &[u8], at: usize) -> u32 {
+    let mut word = [0; 4];
+    word.copy_from_slice(&bytes[at..at + 4]);
+    u32::from_le_bytes(word)
+}
+
+fn read_u64(bytes: &[u8], at: usize) -> u64 {
+    let mut word = [0; 8];
+    word.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(word)
+}
+
+fn read_u128(bytes: &[u8], at: usize) -> u128 {
+    let mut word = [0; 16];
+    word.copy_from_slice(&bytes[at..at + 16]);
+    u128::from_le_bytes(word)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::boxed::Box;
+
+    // Printed by a C program built with aarch64-linux-gnu-gcc against the
+    // Linux 6.1 uapi headers (asm/sigcontext.h, asm/ucontext.h,
+    // asm-generic/signal.h, asm-generic/siginfo.h) and run under
+    // qemu-aarch64; glibc's ucontext_t and siginfo_t agree.
+    const C_SIZEOF_SIGACTION: usize = 32;
+    const C_SIZEOF_SIGINFO: usize = 128;
+    const C_SI_PID: usize = 16;
+    const C_SI_UID: usize = 20;
+    const C_SI_STATUS: usize = 24;
+    const C_SI_UTIME: usize = 32;
+    const C_SI_STIME: usize = 40;
+    const C_SI_ADDR: usize = 16;
+    const C_UCONTEXT_UC_STACK: usize = 16;
+    const C_UCONTEXT_UC_SIGMASK: usize = 40;
+    const C_UCONTEXT_UC_MCONTEXT: usize = 176;
+    const C_SIZEOF_UCONTEXT: usize = 4560;
+    const C_STACK_T_SS_FLAGS: usize = 8;
+    const C_STACK_T_SS_SIZE: usize = 16;
+    const C_SIZEOF_SIGCONTEXT: usize = 4384;
+    const C_SIGCONTEXT_REGS: usize = 8;
+    const C_SIGCONTEXT_SP: usize = 256;
+    const C_SIGCONTEXT_PC: usize = 264;
+    const C_SIGCONTEXT_PSTATE: usize = 272;
+    const C_SIGCONTEXT_RESERVED: usize = 288;
+    const C_SIZEOF_FPSIMD_CONTEXT: usize = 528;
+    const C_FPSIMD_CONTEXT_VREGS: usize = 16;
+    const C_SIZEOF_ESR_CONTEXT: usize = 16;
+    const C_SIZEOF_RT_SIGFRAME: usize = 4688;
+    const C_RT_SIGFRAME_UC: usize = 128;
+    const C_RT_SIGFRAME_RESERVED: usize = 592;
+
+    #[test]
+    fn layout_matches_linux_headers() {
+        assert_eq!(SIGACTION_SIZE, C_SIZEOF_SIGACTION);
+        assert_eq!(SIGINFO_SIZE, C_SIZEOF_SIGINFO);
+        assert_eq!(siginfo::PID, C_SI_PID);
+        assert_eq!(siginfo::UID, C_SI_UID);
+        assert_eq!(siginfo::STATUS, C_SI_STATUS);
+        assert_eq!(siginfo::UTIME, C_SI_UTIME);
+        assert_eq!(siginfo::STIME, C_SI_STIME);
+        assert_eq!(siginfo::ADDR, C_SI_ADDR);
+
+        let uc = rt_sigframe::UC;
+        assert_eq!(uc, C_RT_SIGFRAME_UC);
+        assert_eq!(rt_sigframe::UC_LINK - uc, 8);
+        assert_eq!(rt_sigframe::UC_STACK_SP - uc, C_UCONTEXT_UC_STACK);
+        assert_eq!(
+            rt_sigframe::UC_STACK_FLAGS - rt_sigframe::UC_STACK_SP,
+            C_STACK_T_SS_FLAGS
+        );
+        assert_eq!(
+            rt_sigframe::UC_STACK_SIZE - rt_sigframe::UC_STACK_SP,
+            C_STACK_T_SS_SIZE
+        );
+        assert_eq!(rt_sigframe::UC_SIGMASK - uc, C_UCONTEXT_UC_SIGMASK);
+        assert_eq!(rt_sigframe::UC_MCONTEXT - uc, C_UCONTEXT_UC_MCONTEXT);
+        assert_eq!(rt_sigframe::SIZE - uc, C_SIZEOF_UCONTEXT);
+
+        let mc = rt_sigframe::UC_MCONTEXT;
+        assert_eq!(rt_sigframe::FAULT_ADDRESS - mc, 0);
+        assert_eq!(rt_sigframe::REGS - mc, C_SIGCONTEXT_REGS);
+        assert_eq!(rt_sigframe::SP - mc, C_SIGCONTEXT_SP);
+        assert_eq!(rt_sigframe::PC - mc, C_SIGCONTEXT_PC);
+        assert_eq!(rt_sigframe::PSTATE - mc, C_SIGCONTEXT_PSTATE);
+        assert_eq!(rt_sigframe::RESERVED - mc, C_SIGCONTEXT_RESERVED);
+        assert_eq!(rt_sigframe::SIZE - mc, C_SIZEOF_SIGCONTEXT);
+
+        assert_eq!(rt_sigframe::RESERVED, C_RT_SIGFRAME_RESERVED);
+        assert_eq!(RT_SIGFRAME_SIZE, C_SIZEOF_RT_SIGFRAME);
+        assert_eq!(fpsimd_context::SIZE, C_SIZEOF_FPSIMD_CONTEXT);
+        assert_eq!(fpsimd_context::VREGS, C_FPSIMD_CONTEXT_VREGS);
+        assert_eq!(ESR_CONTEXT_SIZE, C_SIZEOF_ESR_CONTEXT);
+    }
+
+    #[test]
+    fn pstate_res0_mask_matches_linux() {
+        assert_eq!(SPSR_EL1_AARCH64_RES0_BITS, 0xffff_ffff_0cdf_e020);
+    }
+
+    #[test]
+    fn signal_masks() {
+        assert_eq!(sigmask(SIGHUP), 1);
+        assert_eq!(sigmask(SIGKILL), 1 << 8);
+        assert_eq!(sigmask(SIGRTMAX), 1 << 63);
+        assert_eq!(SIG_KERNEL_ONLY_MASK, 0x0004_0100);
+    }
+
+    #[test]
+    fn default_actions_follow_man_7_signal() {
+        use DefaultAction::*;
+        assert_eq!(default_action(SIGHUP), Terminate);
+        assert_eq!(default_action(SIGKILL), Terminate);
+        assert_eq!(default_action(SIGPIPE), Terminate);
+        assert_eq!(default_action(SIGSTKFLT), Terminate);
+        assert_eq!(default_action(SIGSEGV), CoreDump);
+        assert_eq!(default_action(SIGABRT), CoreDump);
+        assert_eq!(default_action(SIGSYS), CoreDump);
+        assert_eq!(default_action(SIGXFSZ), CoreDump);
+        assert_eq!(default_action(SIGCHLD), Ignore);
+        assert_eq!(default_action(SIGURG), Ignore);
+        assert_eq!(default_action(SIGWINCH), Ignore);
+        assert_eq!(default_action(SIGSTOP), Stop);
+        assert_eq!(default_action(SIGTTOU), Stop);
+        assert_eq!(default_action(SIGCONT), Continue);
+        assert_eq!(default_action(SIGRTMIN), Terminate);
+        assert_eq!(default_action(SIGRTMAX), Terminate);
+    }
+
+    #[test]
+    fn wait_statuses() {
+        assert_eq!(exited(0), 0);
+        assert_eq!(exited(3), 0x300);
+        assert_eq!(exited(256 + 3), 0x300);
+        assert_eq!(exited(-1), 0xff00);
+        assert_eq!(signaled(SIGSEGV, true), 0x8b);
+        assert_eq!(signaled(SIGKILL, false), 9);
+    }
+
+    #[test]
+    fn sigaction_bytes_round_trip() {
+        let action = SigAction {
+            handler: 0x40_1000,
+            flags: SA_SIGINFO | SA_RESTORER | SA_RESTART | SA_RESETHAND,
+            restorer: 0x40_2000,
+            mask: sigmask(SIGUSR1) | sigmask(SIGRTMAX),
+        };
+        let bytes = action.to_bytes();
+        assert_eq!(bytes[0..8], 0x40_1000u64.to_le_bytes());
+        assert_eq!(bytes[8..16], 0x9400_0004u64.to_le_bytes());
+        assert_eq!(bytes[16..24], 0x40_2000u64.to_le_bytes());
+        assert_eq!(bytes[24..32], 0x8000_0000_0000_0200u64.to_le_bytes());
+        assert_eq!(SigAction::from_bytes(&bytes), action);
+        assert_eq!(SigAction::from_bytes(&[0; SIGACTION_SIZE]).handler, SIG_DFL);
+    }
+
+    #[test]
+    fn siginfo_layouts() {
+        let kill = SigInfo::kill(SIGTERM, SI_TKILL, 42, 1000).to_bytes();
+        assert_eq!(read_u32(&kill, 0), SIGTERM);
+        assert_eq!(read_u32(&kill, 4), 0);
+        assert_eq!(read_u32(&kill, 8) as i32, -6);
+        assert_eq!(read_u32(&kill, C_SI_PID), 42);
+        assert_eq!(read_u32(&kill, C_SI_UID), 1000);
+        assert!(kill[24..].iter().all(|&b| b == 0));
+
+        let fault = SigInfo::fault(SIGSEGV, SEGV_ACCERR, 0xdead_beef_0000).to_bytes();
+        assert_eq!(read_u32(&fault, 0), SIGSEGV);
+        assert_eq!(read_u32(&fault, 8), 2);
+        assert_eq!(read_u64(&fault, C_SI_ADDR), 0xdead_beef_0000);
+
+        let child = SigInfo::child(CLD_DUMPED, 7, 0, SIGSEGV as i32, 5, -1).to_bytes();
+        assert_eq!(read_u32(&child, 0), SIGCHLD);
+        assert_eq!(read_u32(&child, 8), 3);
+        assert_eq!(read_u32(&child, C_SI_PID), 7);
+        assert_eq!(read_u32(&child, C_SI_STATUS), SIGSEGV);
+        assert_eq!(read_u64(&child, C_SI_UTIME), 5);
+        assert_eq!(read_u64(&child, C_SI_STIME), u64::MAX);
+    }
+
+    fn sample_regs() -> UserRegs {
+        UserRegs {
+            regs: core::array::from_fn(|i| 0x1000 + i as u64),
+            sp: 0x7fff_f000_1238,
+            pc: 0x40_0abc,
+            pstate: 0x6000_0000, // Z and C set, EL0t
+        }
+    }
+
+    fn sample_fp() -> FpState {
+        FpState {
+            vregs: core::array::from_fn(|i| ((i as u128) << 100) | (0xabcd_0000 + i as u128)),
+            fpsr: 0x0800_0010,
+            fpcr: 0x0040_0000,
+        }
+    }
+
+    const HANDLER: u64 = 0x40_1000;
+    const RESTORER: u64 = 0x40_2000;
+    const SIGTRAMP: u64 = 0xffff_0000_0000_0800;
+
+    struct Delivered {
+        frame: SigFrame,
+        bytes: Box<[u8; SIGFRAME_SIZE]>,
+    }
+
+    fn deliver(flags: u64, esr: Option<u64>) -> Delivered {
+        let info = SigInfo::fault(SIGSEGV, SEGV_MAPERR, 0x10).to_bytes();
+        let action = SigAction {
+            handler: HANDLER,
+            flags,
+            restorer: RESTORER,
+            mask: 0,
+        };
+        let regs = sample_regs();
+        let fp = sample_fp();
+        let delivery = SignalDelivery {
+            sig: SIGSEGV,
+            action: &action,
+            info: &info,
+            regs: &regs,
+            fp: &fp,
+            fault_address: 0x10,
+            esr,
+            saved_mask: sigmask(SIGUSR1) | sigmask(SIGRTMIN),
+            sigtramp: SIGTRAMP,
+        };
+        let mut bytes = Box::new([0xaa; SIGFRAME_SIZE]);
+        let frame = delivery.setup_rt_frame(&mut bytes);
+        Delivered { frame, bytes }
+    }
+
+    fn rt_sigframe_of(bytes: &[u8; SIGFRAME_SIZE]) -> [u8; RT_SIGFRAME_SIZE] {
+        let mut frame = [0; RT_SIGFRAME_SIZE];
+        frame.copy_from_slice(&bytes[..RT_SIGFRAME_SIZE]);
+        frame
+    }
+
+    #[test]
+    fn frame_sits_below_sp_with_the_record_on_top() {
+        let sp = sample_regs().sp;
+        let Delivered { frame, .. } = deliver(SA_SIGINFO, None);
+        let record = (sp - 16) & !15;
+        assert_eq!(frame.addr, record - C_SIZEOF_RT_SIGFRAME as u64);
+        assert_eq!(frame.addr % 16, 0);
+        assert!(frame.addr + SIGFRAME_SIZE as u64 <= sp);
+        assert_eq!(
+            get_sigframe(0x8000),
+            0x8000 - 16 - C_SIZEOF_RT_SIGFRAME as u64
+        );
+    }
+
+    #[test]
+    fn handler_entry_registers() {
+        let interrupted = sample_regs();
+        let Delivered { frame, .. } = deliver(SA_SIGINFO | SA_RESTORER, None);
+        let regs = frame.regs;
+        assert_eq!(regs.regs[0], SIGSEGV as u64);
+        assert_eq!(regs.regs[1], frame.addr);
+        assert_eq!(regs.regs[2], frame.addr + C_RT_SIGFRAME_UC as u64);
+        assert_eq!(regs.regs[3..29], interrupted.regs[3..29]);
+        assert_eq!(regs.regs[29], frame.addr + C_SIZEOF_RT_SIGFRAME as u64);
+        assert_eq!(regs.regs[30], RESTORER);
+        assert_eq!(regs.sp, frame.addr);
+        assert_eq!(regs.pc, HANDLER);
+        assert_eq!(regs.pstate, interrupted.pstate);
+
+        let Delivered { frame, bytes } = deliver(0, None);
+        assert_eq!(frame.regs.regs[1..3], interrupted.regs[1..3]);
+        assert_eq!(frame.regs.regs[30], SIGTRAMP);
+        assert!(bytes[..C_SIZEOF_SIGINFO].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn frame_contents() {
+        let regs = sample_regs();
+        let Delivered { bytes, .. } = deliver(SA_SIGINFO, None);
+        let b = &bytes[..];
+        assert_eq!(
+            b[..C_SIZEOF_SIGINFO],
+            SigInfo::fault(SIGSEGV, SEGV_MAPERR, 0x10).to_bytes()
+        );
+
+        let uc = C_RT_SIGFRAME_UC;
+        assert_eq!(read_u64(b, uc), 0, "uc_flags");
+        assert_eq!(read_u64(b, uc + 8), 0, "uc_link");
+        assert_eq!(
+            read_u32(b, uc + C_UCONTEXT_UC_STACK + C_STACK_T_SS_FLAGS),
+            2
+        );
+        assert_eq!(read_u64(b, uc + C_UCONTEXT_UC_SIGMASK), 0x8000_0200);
+
+        let mc = uc + C_UCONTEXT_UC_MCONTEXT;
+        assert_eq!(read_u64(b, mc), 0x10, "fault_address");
+        assert_eq!(read_u64(b, mc + C_SIGCONTEXT_REGS + 8 * 30), regs.regs[30]);
+        assert_eq!(read_u64(b, mc + C_SIGCONTEXT_SP), regs.sp);
+        assert_eq!(read_u64(b, mc + C_SIGCONTEXT_PC), regs.pc);
+        assert_eq!(read_u64(b, mc + C_SIGCONTEXT_PSTATE), regs.pstate);
+
+        let fpsimd = C_RT_SIGFRAME_RESERVED;
+        assert_eq!(read_u32(b, fpsimd), 0x4650_8001);
+        assert_eq!(read_u32(b, fpsimd + 4), 528);
+        assert_eq!(read_u32(b, fpsimd + 8), sample_fp().fpsr);
+        assert_eq!(read_u32(b, fpsimd + 12), sample_fp().fpcr);
+        assert_eq!(read_u128(b, fpsimd + 16 + 16 * 31), sample_fp().vregs[31]);
+        let end = fpsimd + C_SIZEOF_FPSIMD_CONTEXT;
+        assert_eq!(read_u64(b, end), 0, "terminator");
+
+        let record = C_SIZEOF_RT_SIGFRAME;
+        assert_eq!(read_u64(b, record), regs.regs[29], "frame record fp");
+        assert_eq!(read_u64(b, record + 8), regs.regs[30], "frame record lr");
+    }
+
+    #[test]
+    fn fault_frames_carry_the_esr_record() {
+        let Delivered { bytes, .. } = deliver(SA_SIGINFO, Some(0x9200_0047));
+        let esr = C_RT_SIGFRAME_RESERVED + C_SIZEOF_FPSIMD_CONTEXT;
+        assert_eq!(read_u32(&bytes[..], esr), 0x4553_5201);
+        assert_eq!(read_u32(&bytes[..], esr + 4), 16);
+        assert_eq!(read_u64(&bytes[..], esr + 8), 0x9200_0047);
+        assert_eq!(
+            read_u64(&bytes[..], esr + C_SIZEOF_ESR_CONTEXT),
+            0,
+            "terminator"
+        );
+    }
+
+    #[test]
+    fn sigreturn_restores_what_delivery_saved() {
+        for esr in [None, Some(0x9200_0047)] {
+            let Delivered { frame, bytes } = deliver(SA_SIGINFO, esr);
+            let restored = parse_sigreturn(frame.addr, &rt_sigframe_of(&bytes)).unwrap();
+            assert_eq!(restored.regs, sample_regs());
+            assert_eq!(restored.fp, sample_fp());
+            assert_eq!(restored.blocked, sigmask(SIGUSR1) | sigmask(SIGRTMIN));
+        }
+    }
+
+    /// A frame as delivered, ready for a test to corrupt.
+    fn good_frame() -> (u64, [u8; RT_SIGFRAME_SIZE]) {
+        let Delivered { frame, bytes } = deliver(SA_SIGINFO, None);
+        (frame.addr, rt_sigframe_of(&bytes))
+    }
+
+    const FPSIMD_AT: usize = C_RT_SIGFRAME_RESERVED;
+    const END_AT: usize = FPSIMD_AT + C_SIZEOF_FPSIMD_CONTEXT;
+
+    #[test]
+    fn sigreturn_keeps_sigkill_and_sigstop_unblocked() {
+        let (sp, mut frame) = good_frame();
+        write_u64(&mut frame, rt_sigframe::UC_SIGMASK, u64::MAX);
+        let restored = parse_sigreturn(sp, &frame).unwrap();
+        assert_eq!(restored.blocked, !SIG_KERNEL_ONLY_MASK);
+    }
+
+    #[test]
+    fn sigreturn_rejects_unaligned_sp() {
+        let (sp, frame) = good_frame();
+        assert_eq!(parse_sigreturn(sp + 8, &frame), Err(BadFrame::UnalignedSp));
+    }
+
+    #[test]
+    fn sigreturn_checks_pstate() {
+        let (sp, frame) = good_frame();
+        let with_pstate = |pstate: u64| {
+            let mut frame = frame;
+            write_u64(&mut frame, rt_sigframe::PSTATE, pstate);
+            parse_sigreturn(sp, &frame).map(|r| r.regs.pstate)
+        };
+        assert_eq!(with_pstate(0x5), Err(BadFrame::BadPstate), "EL1h");
+        assert_eq!(with_pstate(0x4), Err(BadFrame::BadPstate), "EL1t");
+        assert_eq!(with_pstate(0x10), Err(BadFrame::BadPstate), "AArch32");
+        assert_eq!(with_pstate(0x80), Err(BadFrame::BadPstate), "IRQs masked");
+        assert_eq!(with_pstate(0x3c0), Err(BadFrame::BadPstate), "DAIF");
+        // NZCV survives; PAN, IL and the upper word are cleared, not refused.
+        assert_eq!(with_pstate(0xf000_0000), Ok(0xf000_0000));
+        assert_eq!(
+            with_pstate(1 << 40 | 1 << 22 | 1 << 20 | 0x2000_0000),
+            Ok(0x2000_0000)
+        );
+    }
+
+    #[test]
+    fn sigreturn_rejects_bad_fpsimd_record() {
+        let (sp, frame) = good_frame();
+
+        let mut bad_magic = frame;
+        write_u32(&mut bad_magic, FPSIMD_AT, 0x4650_8002);
+        assert_eq!(parse_sigreturn(sp, &bad_magic), Err(BadFrame::BadRecord));
+
+        // Linux wants exactly sizeof(struct fpsimd_context), no less.
+        let mut wrong_size = frame;
+        write_u32(&mut wrong_size, FPSIMD_AT + 4, 512);
+        assert_eq!(parse_sigreturn(sp, &wrong_size), Err(BadFrame::BadRecord));
+
+        let mut duplicate = frame;
+        duplicate.copy_within(FPSIMD_AT..END_AT, END_AT);
+        assert_eq!(parse_sigreturn(sp, &duplicate), Err(BadFrame::BadRecord));
+
+        let mut missing = frame;
+        write_ctx_header(&mut missing, FPSIMD_AT, 0, 0);
+        assert_eq!(parse_sigreturn(sp, &missing), Err(BadFrame::NoFpsimd));
+    }
+
+    #[test]
+    fn sigreturn_rejects_broken_record_list() {
+        let (sp, frame) = good_frame();
+        let reserved_end = C_RT_SIGFRAME_RESERVED + 4096;
+
+        // Records all the way to the end of __reserved, none of them null.
+        let mut unterminated = frame;
+        for at in (END_AT..reserved_end).step_by(16) {
+            write_ctx_header(&mut unterminated, at, ESR_MAGIC, 16);
+        }
+        assert_eq!(parse_sigreturn(sp, &unterminated), Err(BadFrame::BadRecord));
+
+        let mut sized_terminator = frame;
+        write_ctx_header(&mut sized_terminator, END_AT, 0, 16);
+        assert_eq!(
+            parse_sigreturn(sp, &sized_terminator),
+            Err(BadFrame::BadRecord)
+        );
+
+        // A zero-sized record would have the walk spin on the spot forever.
+        let mut empty_record = frame;
+        write_ctx_header(&mut empty_record, END_AT, ESR_MAGIC, 0);
+        assert_eq!(parse_sigreturn(sp, &empty_record), Err(BadFrame::BadRecord));
+
+        let mut misaligned = frame;
+        write_ctx_header(&mut misaligned, END_AT, ESR_MAGIC, 12);
+        assert_eq!(parse_sigreturn(sp, &misaligned), Err(BadFrame::BadRecord));
+
+        let mut overrun = frame;
+        write_ctx_header(&mut overrun, END_AT, ESR_MAGIC, 4096);
+        assert_eq!(parse_sigreturn(sp, &overrun), Err(BadFrame::BadRecord));
+
+        // An ESR record of any sane size is stepped over.
+        let mut long_esr = frame;
+        write_ctx_header(&mut long_esr, END_AT, ESR_MAGIC, 32);
+        write_ctx_header(&mut long_esr, END_AT + 32, 0, 0);
+        assert!(parse_sigreturn(sp, &long_esr).is_ok());
+    }
+}

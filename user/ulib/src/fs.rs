@@ -1,0 +1,345 @@
+//! Files and file descriptors: open/read/write and friends, directories,
+//! stat, pipes, dup3, fcntl, ioctl, the working directory, memfd. Paths are
+//! `&CStr` (write `c"/tmp/x"`); descriptors are `i32`, as in the ABI.
+
+use crate::errno::Errno;
+use crate::syscall;
+use crate::sys::*;
+use core::ffi::CStr;
+use core::marker::PhantomData;
+use core::mem::size_of;
+
+/// A directory descriptor meaning "the current working directory".
+pub const AT_FDCWD: i32 = -100;
+pub const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
+pub const AT_REMOVEDIR: u32 = 0x200;
+pub const AT_EMPTY_PATH: u32 = 0x1000;
+
+// open(2) flags; arm64 uses the asm-generic values.
+pub const O_RDONLY: u32 = 0o0;
+pub const O_WRONLY: u32 = 0o1;
+pub const O_RDWR: u32 = 0o2;
+pub const O_ACCMODE: u32 = 0o3;
+pub const O_CREAT: u32 = 0o100;
+pub const O_EXCL: u32 = 0o200;
+pub const O_TRUNC: u32 = 0o1000;
+pub const O_APPEND: u32 = 0o2000;
+pub const O_NONBLOCK: u32 = 0o4000;
+pub const O_DIRECTORY: u32 = 0o40000;
+pub const O_CLOEXEC: u32 = 0o2000000;
+
+pub const SEEK_SET: u32 = 0;
+pub const SEEK_CUR: u32 = 1;
+pub const SEEK_END: u32 = 2;
+
+pub const F_DUPFD: u32 = 0;
+pub const F_GETFD: u32 = 1;
+pub const F_SETFD: u32 = 2;
+pub const F_GETFL: u32 = 3;
+pub const F_SETFL: u32 = 4;
+pub const F_DUPFD_CLOEXEC: u32 = 1030;
+pub const FD_CLOEXEC: usize = 1;
+
+pub const RENAME_NOREPLACE: u32 = 1;
+pub const RENAME_EXCHANGE: u32 = 2;
+
+pub const FALLOC_FL_KEEP_SIZE: u32 = 1;
+pub const FALLOC_FL_PUNCH_HOLE: u32 = 2;
+
+pub const MFD_CLOEXEC: u32 = 1;
+
+/// ioctl: read the terminal settings (`struct termios`, 36 bytes).
+pub const TCGETS: u32 = 0x5401;
+
+// st_mode file types.
+pub const S_IFMT: u32 = 0o170000;
+pub const S_IFREG: u32 = 0o100000;
+pub const S_IFDIR: u32 = 0o040000;
+pub const S_IFCHR: u32 = 0o020000;
+pub const S_IFIFO: u32 = 0o010000;
+
+// getdents64 d_type values.
+pub const DT_UNKNOWN: u8 = 0;
+pub const DT_DIR: u8 = 4;
+pub const DT_REG: u8 = 8;
+
+/// `struct stat` as arm64 Linux fills it (asm-generic/stat.h).
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug)]
+pub struct Stat {
+    pub st_dev: u64,
+    pub st_ino: u64,
+    pub st_mode: u32,
+    pub st_nlink: u32,
+    pub st_uid: u32,
+    pub st_gid: u32,
+    pub st_rdev: u64,
+    __pad1: u64,
+    pub st_size: i64,
+    pub st_blksize: i32,
+    __pad2: i32,
+    /// In 512-byte units, whatever st_blksize is.
+    pub st_blocks: i64,
+    pub st_atime: i64,
+    pub st_atime_nsec: u64,
+    pub st_mtime: i64,
+    pub st_mtime_nsec: u64,
+    pub st_ctime: i64,
+    pub st_ctime_nsec: u64,
+    __unused: [u32; 2],
+}
+
+const _: () = assert!(size_of::<Stat>() == 128);
+
+/// One buffer of a writev(2): `struct iovec` borrowing a slice.
+#[repr(C)]
+pub struct IoSlice<'a> {
+    base: *const u8,
+    len: usize,
+    _borrow: PhantomData<&'a [u8]>,
+}
+
+impl<'a> IoSlice<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        IoSlice {
+            base: buf.as_ptr(),
+            len: buf.len(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+/// One buffer of a readv(2): `struct iovec` borrowing a mutable slice.
+#[repr(C)]
+pub struct IoSliceMut<'a> {
+    base: *mut u8,
+    len: usize,
+    _borrow: PhantomData<&'a mut [u8]>,
+}
+
+impl<'a> IoSliceMut<'a> {
+    pub fn new(buf: &'a mut [u8]) -> Self {
+        IoSliceMut {
+            base: buf.as_mut_ptr(),
+            len: buf.len(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+pub fn openat(dirfd: i32, path: &CStr, flags: u32, mode: u32) -> Result<i32, Errno> {
+    // SAFETY: path is NUL-terminated; the kernel only reads it.
+    unsafe { syscall!(SYS_OPENAT, dirfd, path.as_ptr(), flags, mode) }.map(|fd| fd as i32)
+}
+
+/// openat(AT_FDCWD, ...): there is no open(2) on arm64.
+pub fn open(path: &CStr, flags: u32, mode: u32) -> Result<i32, Errno> {
+    openat(AT_FDCWD, path, flags, mode)
+}
+
+pub fn close(fd: i32) -> Result<(), Errno> {
+    // SAFETY: closing a descriptor touches no memory of ours.
+    unsafe { syscall!(SYS_CLOSE, fd) }.map(drop)
+}
+
+pub fn read(fd: i32, buf: &mut [u8]) -> Result<usize, Errno> {
+    // SAFETY: the kernel writes at most buf.len() bytes into buf.
+    unsafe { syscall!(SYS_READ, fd, buf.as_mut_ptr(), buf.len()) }
+}
+
+pub fn write(fd: i32, buf: &[u8]) -> Result<usize, Errno> {
+    // SAFETY: the kernel only reads buf.
+    unsafe { syscall!(SYS_WRITE, fd, buf.as_ptr(), buf.len()) }
+}
+
+/// Returns the new offset.
+pub fn lseek(fd: i32, offset: i64, whence: u32) -> Result<usize, Errno> {
+    // SAFETY: no memory is passed.
+    unsafe { syscall!(SYS_LSEEK, fd, offset, whence) }
+}
+
+pub fn pread64(fd: i32, buf: &mut [u8], offset: usize) -> Result<usize, Errno> {
+    // SAFETY: the kernel writes at most buf.len() bytes into buf.
+    unsafe { syscall!(SYS_PREAD64, fd, buf.as_mut_ptr(), buf.len(), offset) }
+}
+
+pub fn pwrite64(fd: i32, buf: &[u8], offset: usize) -> Result<usize, Errno> {
+    // SAFETY: the kernel only reads buf.
+    unsafe { syscall!(SYS_PWRITE64, fd, buf.as_ptr(), buf.len(), offset) }
+}
+
+pub fn readv(fd: i32, iov: &mut [IoSliceMut]) -> Result<usize, Errno> {
+    // SAFETY: each iovec describes a borrowed, writable slice.
+    unsafe { syscall!(SYS_READV, fd, iov.as_mut_ptr(), iov.len()) }
+}
+
+pub fn writev(fd: i32, iov: &[IoSlice]) -> Result<usize, Errno> {
+    // SAFETY: each iovec describes a borrowed slice the kernel only reads.
+    unsafe { syscall!(SYS_WRITEV, fd, iov.as_ptr(), iov.len()) }
+}
+
+pub fn ftruncate(fd: i32, len: usize) -> Result<(), Errno> {
+    // SAFETY: no memory is passed.
+    unsafe { syscall!(SYS_FTRUNCATE, fd, len) }.map(drop)
+}
+
+pub fn fallocate(fd: i32, mode: u32, offset: usize, len: usize) -> Result<(), Errno> {
+    // SAFETY: no memory is passed.
+    unsafe { syscall!(SYS_FALLOCATE, fd, mode, offset, len) }.map(drop)
+}
+
+/// Removes a file, or with `AT_REMOVEDIR` an empty directory.
+pub fn unlinkat(dirfd: i32, path: &CStr, flags: u32) -> Result<(), Errno> {
+    // SAFETY: path is NUL-terminated; the kernel only reads it.
+    unsafe { syscall!(SYS_UNLINKAT, dirfd, path.as_ptr(), flags) }.map(drop)
+}
+
+pub fn mkdirat(dirfd: i32, path: &CStr, mode: u32) -> Result<(), Errno> {
+    // SAFETY: path is NUL-terminated; the kernel only reads it.
+    unsafe { syscall!(SYS_MKDIRAT, dirfd, path.as_ptr(), mode) }.map(drop)
+}
+
+pub fn renameat2(
+    olddirfd: i32,
+    old: &CStr,
+    newdirfd: i32,
+    new: &CStr,
+    flags: u32,
+) -> Result<(), Errno> {
+    // SAFETY: both paths are NUL-terminated; the kernel only reads them.
+    unsafe {
+        syscall!(
+            SYS_RENAMEAT2,
+            olddirfd,
+            old.as_ptr(),
+            newdirfd,
+            new.as_ptr(),
+            flags
+        )
+    }
+    .map(drop)
+}
+
+/// Fills `buf` with `linux_dirent64` records; parse them with [`dirents`].
+/// Returns 0 at the end of the directory.
+pub fn getdents64(fd: i32, buf: &mut [u8]) -> Result<usize, Errno> {
+    // SAFETY: the kernel writes at most buf.len() bytes into buf.
+    unsafe { syscall!(SYS_GETDENTS64, fd, buf.as_mut_ptr(), buf.len()) }
+}
+
+/// One directory entry from getdents64.
+pub struct Dirent<'a> {
+    pub ino: u64,
+    pub d_type: u8,
+    pub name: &'a CStr,
+}
+
+/// The `linux_dirent64` records in the first `len` bytes a getdents64 call
+/// filled: `u64 d_ino, i64 d_off, u16 d_reclen, u8 d_type, char d_name[]`.
+/// Stops at the first malformed record.
+pub fn dirents(buf: &[u8]) -> impl Iterator<Item = Dirent<'_>> {
+    let mut rest = buf;
+    core::iter::from_fn(move || {
+        if rest.len() < 20 {
+            return None;
+        }
+        let reclen = u16::from_ne_bytes([rest[16], rest[17]]) as usize;
+        if reclen < 20 || reclen > rest.len() {
+            return None;
+        }
+        let (record, tail) = rest.split_at(reclen);
+        rest = tail;
+        Some(Dirent {
+            ino: u64::from_ne_bytes(record[..8].try_into().unwrap()),
+            d_type: record[18],
+            name: CStr::from_bytes_until_nul(&record[19..]).ok()?,
+        })
+    })
+}
+
+pub fn newfstatat(dirfd: i32, path: &CStr, flags: u32) -> Result<Stat, Errno> {
+    let mut st = Stat::default();
+    // SAFETY: path is NUL-terminated; the kernel writes one Stat into st.
+    unsafe {
+        syscall!(
+            SYS_NEWFSTATAT,
+            dirfd,
+            path.as_ptr(),
+            &mut st as *mut Stat,
+            flags
+        )
+    }?;
+    Ok(st)
+}
+
+pub fn stat(path: &CStr) -> Result<Stat, Errno> {
+    newfstatat(AT_FDCWD, path, 0)
+}
+
+pub fn fstat(fd: i32) -> Result<Stat, Errno> {
+    let mut st = Stat::default();
+    // SAFETY: the kernel writes one Stat into st.
+    unsafe { syscall!(SYS_FSTAT, fd, &mut st as *mut Stat) }?;
+    Ok(st)
+}
+
+/// Makes `newfd` a copy of `oldfd`; flags may be `O_CLOEXEC`.
+pub fn dup3(oldfd: i32, newfd: i32, flags: u32) -> Result<i32, Errno> {
+    // SAFETY: no memory is passed.
+    unsafe { syscall!(SYS_DUP3, oldfd, newfd, flags) }.map(|fd| fd as i32)
+}
+
+/// Returns `[read end, write end]`.
+pub fn pipe2(flags: u32) -> Result<[i32; 2], Errno> {
+    let mut fds = [0i32; 2];
+    // SAFETY: the kernel writes two ints into fds.
+    unsafe { syscall!(SYS_PIPE2, fds.as_mut_ptr(), flags) }?;
+    Ok(fds)
+}
+
+/// # Safety
+/// If `request` takes a pointer, `arg` must point at memory valid for it.
+pub unsafe fn ioctl(fd: i32, request: u32, arg: usize) -> Result<usize, Errno> {
+    syscall!(SYS_IOCTL, fd, request, arg)
+}
+
+/// # Safety
+/// If `cmd` takes a pointer (the lock commands), `arg` must point at memory
+/// valid for it. The integer commands (F_DUPFD, F_GETFD, F_SETFD, F_GETFL,
+/// F_SETFL) are always safe.
+pub unsafe fn fcntl(fd: i32, cmd: u32, arg: usize) -> Result<usize, Errno> {
+    syscall!(SYS_FCNTL, fd, cmd, arg)
+}
+
+/// Writes the working directory, NUL-terminated, into `buf` and returns its
+/// length including the NUL (what the syscall returns, unlike libc's).
+pub fn getcwd(buf: &mut [u8]) -> Result<usize, Errno> {
+    // SAFETY: the kernel writes at most buf.len() bytes into buf.
+    unsafe { syscall!(SYS_GETCWD, buf.as_mut_ptr(), buf.len()) }
+}
+
+pub fn chdir(path: &CStr) -> Result<(), Errno> {
+    // SAFETY: path is NUL-terminated; the kernel only reads it.
+    unsafe { syscall!(SYS_CHDIR, path.as_ptr()) }.map(drop)
+}
+
+/// Reads a symbolic link into `buf` (no NUL is added); returns its length.
+pub fn readlinkat(dirfd: i32, path: &CStr, buf: &mut [u8]) -> Result<usize, Errno> {
+    // SAFETY: path is NUL-terminated; the kernel writes at most buf.len()
+    // bytes into buf.
+    unsafe {
+        syscall!(
+            SYS_READLINKAT,
+            dirfd,
+            path.as_ptr(),
+            buf.as_mut_ptr(),
+            buf.len()
+        )
+    }
+}
+
+/// An anonymous file in memory, sized with ftruncate.
+pub fn memfd_create(name: &CStr, flags: u32) -> Result<i32, Errno> {
+    // SAFETY: name is NUL-terminated; the kernel only reads it.
+    unsafe { syscall!(SYS_MEMFD_CREATE, name.as_ptr(), flags) }.map(|fd| fd as i32)
+}

@@ -1,0 +1,121 @@
+//! Address-space calls: mmap and its relatives, and brk. Most are `unsafe`:
+//! they can unmap or change memory that Rust code is using, which the
+//! compiler cannot check.
+
+use crate::errno::Errno;
+use crate::syscall;
+use crate::sys::*;
+
+pub const PAGE_SIZE: usize = 4096;
+
+pub const PROT_NONE: u32 = 0;
+pub const PROT_READ: u32 = 1;
+pub const PROT_WRITE: u32 = 2;
+pub const PROT_EXEC: u32 = 4;
+
+pub const MAP_SHARED: u32 = 0x01;
+pub const MAP_PRIVATE: u32 = 0x02;
+pub const MAP_FIXED: u32 = 0x10;
+pub const MAP_ANONYMOUS: u32 = 0x20;
+pub const MAP_POPULATE: u32 = 0x8000;
+pub const MAP_FIXED_NOREPLACE: u32 = 0x100000;
+
+pub const MREMAP_MAYMOVE: u32 = 1;
+pub const MREMAP_FIXED: u32 = 2;
+
+pub const MS_ASYNC: u32 = 1;
+pub const MS_INVALIDATE: u32 = 2;
+pub const MS_SYNC: u32 = 4;
+
+pub const MADV_NORMAL: u32 = 0;
+pub const MADV_WILLNEED: u32 = 3;
+pub const MADV_DONTNEED: u32 = 4;
+
+/// Maps `len` bytes and returns the address.
+///
+/// # Safety
+/// With `MAP_FIXED` the new mapping replaces whatever was at `addr`, which
+/// must not be memory that Rust code still uses.
+pub unsafe fn mmap(
+    addr: usize,
+    len: usize,
+    prot: u32,
+    flags: u32,
+    fd: i32,
+    offset: usize,
+) -> Result<usize, Errno> {
+    syscall!(SYS_MMAP, addr, len, prot, flags, fd, offset)
+}
+
+/// An anonymous private read-write mapping: the common case, which cannot
+/// disturb existing memory.
+pub fn map_anon(len: usize) -> Result<usize, Errno> {
+    // SAFETY: without MAP_FIXED the kernel picks an unused range.
+    unsafe {
+        mmap(
+            0,
+            len,
+            PROT_READ | PROT_WRITE,
+            MAP_PRIVATE | MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    }
+}
+
+/// # Safety
+/// Nothing may use the range afterwards.
+pub unsafe fn munmap(addr: usize, len: usize) -> Result<(), Errno> {
+    syscall!(SYS_MUNMAP, addr, len).map(drop)
+}
+
+/// # Safety
+/// Code that accesses the range must expect the new protection (a test that
+/// means to fault on it, say).
+pub unsafe fn mprotect(addr: usize, len: usize, prot: u32) -> Result<(), Errno> {
+    syscall!(SYS_MPROTECT, addr, len, prot).map(drop)
+}
+
+/// # Safety
+/// Some advice (`MADV_DONTNEED`) discards the contents of the range.
+pub unsafe fn madvise(addr: usize, len: usize, advice: u32) -> Result<(), Errno> {
+    syscall!(SYS_MADVISE, addr, len, advice).map(drop)
+}
+
+/// Resizes or moves a mapping; returns its (possibly new) address.
+///
+/// # Safety
+/// The old range may be unmapped, and with `MREMAP_FIXED` whatever was at
+/// `new_addr` is replaced.
+pub unsafe fn mremap(
+    old_addr: usize,
+    old_len: usize,
+    new_len: usize,
+    flags: u32,
+    new_addr: usize,
+) -> Result<usize, Errno> {
+    syscall!(SYS_MREMAP, old_addr, old_len, new_len, flags, new_addr)
+}
+
+/// Writes a shared file mapping back to its file.
+pub fn msync(addr: usize, len: usize, flags: u32) -> Result<(), Errno> {
+    // SAFETY: msync changes no memory contents.
+    unsafe { syscall!(SYS_MSYNC, addr, len, flags) }.map(drop)
+}
+
+/// Fills `vec` with one byte per page of the range, bit 0 set where the
+/// page is resident.
+pub fn mincore(addr: usize, len: usize, vec: &mut [u8]) -> Result<(), Errno> {
+    assert!(vec.len() >= len.div_ceil(PAGE_SIZE), "mincore: vec too short");
+    // SAFETY: the kernel writes one byte per page, which fits in vec.
+    unsafe { syscall!(SYS_MINCORE, addr, len, vec.as_mut_ptr()) }.map(drop)
+}
+
+/// Moves the program break to `addr` (0 asks where it is) and returns the
+/// break. It never fails with an errno: on failure the old break comes back.
+///
+/// # Safety
+/// Lowering the break unmaps the memory above it.
+pub unsafe fn brk(addr: usize) -> usize {
+    crate::syscall::raw(SYS_BRK, [addr, 0, 0, 0, 0, 0]) as usize
+}

@@ -1,0 +1,74 @@
+//! Whole-system calls: uname, getrandom, reboot.
+
+use crate::errno::Errno;
+use crate::syscall;
+use crate::sys::*;
+use core::ffi::CStr;
+
+/// `struct utsname`: six NUL-terminated fields of 65 bytes.
+#[repr(C)]
+pub struct Utsname {
+    pub sysname: [u8; 65],
+    pub nodename: [u8; 65],
+    pub release: [u8; 65],
+    pub version: [u8; 65],
+    pub machine: [u8; 65],
+    pub domainname: [u8; 65],
+}
+
+/// The text of a utsname field, up to its NUL; "" if it has none or is not
+/// UTF-8.
+pub fn field(bytes: &[u8; 65]) -> &str {
+    CStr::from_bytes_until_nul(bytes)
+        .ok()
+        .and_then(|s| s.to_str().ok())
+        .unwrap_or("")
+}
+
+pub fn uname() -> Result<Utsname, Errno> {
+    let mut uts = Utsname {
+        sysname: [0; 65],
+        nodename: [0; 65],
+        release: [0; 65],
+        version: [0; 65],
+        machine: [0; 65],
+        domainname: [0; 65],
+    };
+    // SAFETY: the kernel writes one Utsname into uts.
+    unsafe { syscall!(SYS_UNAME, &mut uts as *mut Utsname) }?;
+    Ok(uts)
+}
+
+/// True on Linux, false on faultline (whose uname sysname is "faultline"):
+/// tests of faultline-only interfaces skip themselves when this is true.
+pub fn running_on_linux() -> bool {
+    uname().is_ok_and(|uts| field(&uts.sysname) == "Linux")
+}
+
+/// True under qemu-user (`qemu-aarch64` user-mode emulation), the Linux the
+/// tests are checked against. qemu 7.2 emulates a few calls loosely, and
+/// the tests that meet one of those say so where they allow for it. Real
+/// arm64 Linux always maps a vDSO and passes its address as
+/// AT_SYSINFO_EHDR; qemu 7.2 does not.
+pub fn running_on_qemu_user() -> bool {
+    running_on_linux() && crate::auxv(crate::start::AT_SYSINFO_EHDR).is_none()
+}
+
+pub const GRND_NONBLOCK: u32 = 1;
+
+/// Fills `buf` with random bytes; returns how many.
+pub fn getrandom(buf: &mut [u8], flags: u32) -> Result<usize, Errno> {
+    // SAFETY: the kernel writes at most buf.len() bytes into buf.
+    unsafe { syscall!(SYS_GETRANDOM, buf.as_mut_ptr(), buf.len(), flags) }
+}
+
+pub const LINUX_REBOOT_MAGIC1: u32 = 0xfee1_dead;
+pub const LINUX_REBOOT_MAGIC2: u32 = 0x2812_1969;
+pub const LINUX_REBOOT_CMD_POWER_OFF: u32 = 0x4321_fedc;
+
+/// reboot(2). With both magic numbers right and the privilege to do so,
+/// `LINUX_REBOOT_CMD_POWER_OFF` turns the machine off and does not return.
+pub fn reboot(magic1: u32, magic2: u32, cmd: u32) -> Result<(), Errno> {
+    // SAFETY: no memory is passed (the RESTART2 argument is NULL).
+    unsafe { syscall!(SYS_REBOOT, magic1, magic2, cmd, 0) }.map(drop)
+}

@@ -1,0 +1,82 @@
+//! Clocks and sleeping: clock_gettime, nanosleep, clock_nanosleep.
+
+use crate::errno::Errno;
+use crate::syscall;
+use crate::sys::*;
+use core::ptr;
+use core::time::Duration;
+
+pub const CLOCK_REALTIME: u32 = 0;
+pub const CLOCK_MONOTONIC: u32 = 1;
+pub const CLOCK_PROCESS_CPUTIME_ID: u32 = 2;
+pub const CLOCK_BOOTTIME: u32 = 7;
+/// clock_nanosleep: the time is a deadline, not an interval.
+pub const TIMER_ABSTIME: u32 = 1;
+
+/// `struct timespec`.
+#[repr(C)]
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Timespec {
+    pub tv_sec: i64,
+    pub tv_nsec: i64,
+}
+
+impl Timespec {
+    pub fn as_nanos(&self) -> i128 {
+        self.tv_sec as i128 * 1_000_000_000 + self.tv_nsec as i128
+    }
+}
+
+impl From<Duration> for Timespec {
+    fn from(d: Duration) -> Self {
+        Timespec {
+            tv_sec: d.as_secs() as i64,
+            tv_nsec: d.subsec_nanos() as i64,
+        }
+    }
+}
+
+pub fn clock_gettime(clock: u32) -> Result<Timespec, Errno> {
+    let mut ts = Timespec::default();
+    // SAFETY: the kernel writes one Timespec into ts.
+    unsafe { syscall!(SYS_CLOCK_GETTIME, clock, &mut ts as *mut Timespec) }?;
+    Ok(ts)
+}
+
+/// CLOCK_MONOTONIC in nanoseconds, for measuring intervals.
+pub fn monotonic_nanos() -> i128 {
+    clock_gettime(CLOCK_MONOTONIC)
+        .expect("clock_gettime")
+        .as_nanos()
+}
+
+pub fn nanosleep(req: &Timespec) -> Result<(), Errno> {
+    // SAFETY: the kernel reads req; the remaining-time pointer is NULL.
+    unsafe { syscall!(SYS_NANOSLEEP, req as *const Timespec, ptr::null::<Timespec>()) }.map(drop)
+}
+
+pub fn clock_nanosleep(clock: u32, flags: u32, req: &Timespec) -> Result<(), Errno> {
+    // SAFETY: the kernel reads req; the remaining-time pointer is NULL.
+    unsafe {
+        syscall!(
+            SYS_CLOCK_NANOSLEEP,
+            clock,
+            flags,
+            req as *const Timespec,
+            ptr::null::<Timespec>()
+        )
+    }
+    .map(drop)
+}
+
+/// Sleeps at least `d`, retrying if a signal cuts the sleep short.
+pub fn sleep(d: Duration) {
+    let deadline = monotonic_nanos() + d.as_nanos() as i128;
+    loop {
+        let left = deadline - monotonic_nanos();
+        if left <= 0 {
+            return;
+        }
+        let _ = nanosleep(&Duration::from_nanos(left as u64).into());
+    }
+}
