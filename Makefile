@@ -2,7 +2,7 @@
 KERNEL := target/aarch64-unknown-none-softfloat/release/faultline
 SYMBOLIZE := target/release/symbolize
 
-.PHONY: all build run test gdb lint doc setup clean
+.PHONY: all build run test test-linux gdb lint doc setup clean
 
 all: build
 
@@ -12,8 +12,8 @@ setup:
 build: setup
 	cargo kbuild
 	cargo build --release -q -p symbolize -p mkinitrd
-	@mkdir -p build
-	target/release/mkinitrd -o build/initrd.cpio --dir rootfs
+	user/build.sh
+	target/release/mkinitrd -o build/initrd.cpio --dir rootfs --dir build/rootfs-user
 
 # Boot on QEMU and run the default workload. Pass QEMU_ARGS for more, e.g.
 #   make run QEMU_ARGS="--smp 4 --mem 1G"
@@ -22,6 +22,11 @@ run: build
 
 test: build
 	scripts/test.sh
+
+# The same user test binaries on Linux, under qemu-aarch64 (needs root for
+# binfmt_misc, or qemu-user-binfmt installed).
+test-linux: setup
+	user/run-on-linux.sh
 
 # QEMU halted with a gdb server, and gdb-multiarch attached to it with
 # symbols and a breakpoint at kernel_main.
@@ -32,6 +37,7 @@ lint: setup
 	cargo fmt --all --check
 	cargo clippy --all-targets -- -D warnings
 	cargo kclippy -- -D warnings
+	cargo uclippy -- -D warnings
 
 doc: setup
 	cargo doc -p faultline-kernel --target aarch64-unknown-none-softfloat --document-private-items --no-deps

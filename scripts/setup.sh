@@ -16,10 +16,12 @@ if ! rustup run "$toolchain" rustc --version >/dev/null 2>&1; then
     rustup toolchain install "$toolchain" --profile minimal
 fi
 installed=$(rustup +"$toolchain" target list --installed)
-if ! grep -qx aarch64-unknown-none-softfloat <<<"$installed"; then
-    echo "setup: adding target aarch64-unknown-none-softfloat"
-    rustup +"$toolchain" target add aarch64-unknown-none-softfloat
-fi
+for target in aarch64-unknown-none-softfloat aarch64-unknown-none; do
+    if ! grep -qx "$target" <<<"$installed"; then
+        echo "setup: adding target $target"
+        rustup +"$toolchain" target add "$target"
+    fi
+done
 components=$(rustup +"$toolchain" component list --installed)
 for c in clippy rustfmt; do
     grep -q "^$c" <<<"$components" || rustup +"$toolchain" component add "$c"

@@ -23,7 +23,8 @@ fail() { failed=$((failed + 1)); failures+=("$1"); echo "$1 ... FAILED${2:+: $2}
 if cargo fmt --all --check >"$logdir/fmt" 2>&1; then pass "lint: rustfmt"; else
     fail "lint: rustfmt" "run 'cargo fmt'"; head -20 "$logdir/fmt"; fi
 if cargo clippy -q --all-targets -- -D warnings >"$logdir/clippy" 2>&1 &&
-    cargo kclippy -q -- -D warnings >>"$logdir/clippy" 2>&1; then
+    cargo kclippy -q -- -D warnings >>"$logdir/clippy" 2>&1 &&
+    cargo uclippy -q -- -D warnings >>"$logdir/clippy" 2>&1; then
     pass "lint: clippy"
 else
     fail "lint: clippy"; head -40 "$logdir/clippy"
@@ -63,7 +64,28 @@ run_ktest "ktest[smp1,128M]" --smp 1 --mem 128M
 run_ktest "ktest[smp8,4G,gicv3,el2]" --smp 8 --mem 4G --gic 3 --el2
 run_ktest "ktest[smp2,256M,max,el2]" --smp 2 --mem 256M --cpu max --el2
 
-# --- 4. boot, shutdown, crash reports --------------------------------------
+# --- 4. user space: the Linux-ABI test programs under /init ----------------
+# run_user NAME QEMU-ARGS...: each `test X ... ok|FAILED` line is a test;
+# init's last line `N passed, 0 failed` and exit status 0 make the run clean.
+run_user() {
+    local name=$1; shift
+    ./qemu-run.sh "$@" --append "-- test" --timeout 240 >"$logdir/$name" 2>&1
+    local rc=$?
+    local ok bad
+    ok=$(grep -c '^test .* \.\.\. ok' "$logdir/$name")
+    bad=$(grep -c '^test .* \.\.\. FAILED' "$logdir/$name")
+    passed=$((passed + ok))
+    failed=$((failed + bad))
+    grep '^test .* FAILED' "$logdir/$name" | sed "s/^/$name: /"
+    echo "$name: $ok passed, $bad failed (exit $rc)"
+    if [ "$rc" != 0 ] || [ "$ok" = 0 ]; then
+        fail "$name: clean run" "exit $rc"; tail -40 "$logdir/$name"
+    fi
+}
+run_user "user[smp4,1G]" --smp 4 --mem 1G
+run_user "user[smp2,256M,gicv3,el2]" --smp 2 --mem 256M --gic 3 --el2
+
+# --- 5. boot, shutdown, crash reports --------------------------------------
 # expect NAME WANT-EXIT LOG REGEX...: exit status and every regex must match.
 expect() {
     local name=$1 want=$2 log=$3; shift 3
@@ -80,22 +102,22 @@ boot() { # LOG QEMU-ARGS...
     ./qemu-run.sh "$@" --timeout 60 >"$log" 2>&1
     echo $? >"$log.rc"
 }
-boot "$logdir/run" --smp 2 --mem 128M
-expect "boot: default workload powers off cleanly" 0 "$logdir/run" \
+boot "$logdir/run" --smp 2 --mem 128M --append "-- run /bin/tests/time"
+expect "boot: init runs a program and powers off cleanly" 0 "$logdir/run" \
     '^faultline ' 'RAM 128 MiB' 'CPUs online: 2' 'page tables: 4K granule, 48-bit VA, 4 levels' \
-    '^self-check: [0-9]+ passed, 0 failed' 'powering off'
-boot "$logdir/big" --smp 4 --mem 1G
+    '^time: [0-9]+ passed, 0 failed' 'init exited with status 0, powering off'
+boot "$logdir/big" --smp 4 --mem 1G --append "-- run /bin/tests/time"
 expect "boot: --smp 4 --mem 1G" 0 "$logdir/big" 'RAM 1024 MiB' 'CPUs online: 4'
-boot "$logdir/gic3" --smp 8 --mem 4G --gic 3 --el2
+boot "$logdir/gic3" --smp 8 --mem 4G --gic 3 --el2 --append "-- run /bin/tests/time"
 expect "boot: --smp 8 --mem 4G GICv3 from EL2" 0 "$logdir/gic3" \
     'RAM 4096 MiB' 'CPUs online: 8' 'GICv3' 'entered at EL2' '[1-9][0-9]* x 1G \+'
 thp=/sys/kernel/mm/transparent_hugepage
-boot "$logdir/knobs" --append "transparent_hugepage_shmem=within_size thp_shmem=64K,128K:always;2M:never show=$thp/shmem_enabled,$thp/hugepages-64kB/shmem_enabled,$thp/hugepages-128kB/shmem_enabled,$thp/hugepages-2048kB/shmem_enabled,$thp/hugepages-16kB/shmem_enabled,/etc/motd"
+boot "$logdir/knobs" --append "transparent_hugepage_shmem=within_size thp_shmem=64K,128K:always;2M:never show=$thp/shmem_enabled,$thp/hugepages-64kB/shmem_enabled,$thp/hugepages-128kB/shmem_enabled,$thp/hugepages-2048kB/shmem_enabled,$thp/hugepages-16kB/shmem_enabled,/etc/motd -- run /bin/tests/time"
 expect "boot: huge-page knobs from the command line, files from the initrd" 0 "$logdir/knobs" \
     '^always \[within_size\] advise never deny force' \
     '^==> .*hugepages-64kB/shmem_enabled <==' '^\[always\] inherit within_size advise never' \
     '^==> .*hugepages-2048kB/shmem_enabled <==' '^always inherit within_size advise \[never\]' \
-    '^Welcome to faultline' 'initramfs: 3 entries unpacked, 0 skipped'
+    '^Welcome to faultline' 'initramfs: [0-9]+ entries unpacked, 0 skipped'
 boot "$logdir/panic" --append panic=test
 expect "crash: panic prints a symbolized backtrace, exits non-zero" 1 "$logdir/panic" \
     '^Kernel panic on CPU 0: .*kernel/src/main.rs' 'forced by the panic=test' \
@@ -111,7 +133,7 @@ expect "crash: kernel data abort is decoded, backtrace crosses the exception" 1 
     'handle_el1_sync at kernel/src/arch/aarch64/trap.rs' \
     '\(inlined\) faultline::forced_fault at kernel/src/main.rs'
 
-# --- 5. gdb ---------------------------------------------------------------
+# --- 6. gdb ---------------------------------------------------------------
 while read -r line; do
     case "$line" in
         *" ... ok") pass "${line% ... ok}" ;;

@@ -70,6 +70,8 @@ pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
     kmap::init(&ram, &devices);
     mmu::clear_ttbr0();
 
+    random::seed(arch::timer::counter());
+
     // 4. Interrupts, the tick, the scheduler, then the other CPUs.
     psci::init(info.psci);
     gic::init(&info.gic);
@@ -278,7 +280,7 @@ fn forced_panic() -> ! {
 /// Starts PID 1 from `/init`, with the console as fds 0-2 (Linux:
 /// `kernel_init` -> `run_init_process`).
 fn start_init(argv: alloc::vec::Vec<alloc::vec::Vec<u8>>) -> errno::KResult<()> {
-    use task::process::{register_thread, Process, UserThread};
+    use task::process::{Process, UserThread};
     let root = fs::vfs::root();
     let env = [b"HOME=/".to_vec(), b"TERM=linux".to_vec()];
     let loaded = task::exec::load(&root, "/init", &argv, &env)?;
@@ -288,18 +290,28 @@ fn start_init(argv: alloc::vec::Vec<alloc::vec::Vec<u8>>) -> errno::KResult<()> 
     }
     let pid = task::process::alloc_pid();
     let actions = [Default::default(); task::signal_abi::NSIG as usize];
-    let process = Process::new_with_pid(pid, loaded.mm, files, root, alloc::sync::Weak::new(), actions);
+    let process = Process::new_with_pid(
+        pid,
+        loaded.mm,
+        files,
+        root,
+        alloc::sync::Weak::new(),
+        actions,
+    );
     *process.exe.lock() = alloc::string::String::from("/init");
     let frame = arch::trap::TrapFrame::new_user(loaded.entry, loaded.sp);
-    let thread = task::spawn_user(0, UserThread::new(process, pid, 0), frame, 0).ok_or(errno::Errno::ENOMEM)?;
-    register_thread(&thread);
+    task::spawn_user(0, UserThread::new(process, pid, 0), frame, 0).ok_or(errno::Errno::ENOMEM)?;
     Ok(())
 }
 
 /// PID 1 has exited: the machine powers off, and QEMU's exit status says
 /// how init ended (its exit code, or 128 + the signal that killed it).
 pub fn init_exited(status: u32) -> ! {
-    let code = if status & 0x7f == 0 { (status >> 8) & 0xff } else { 128 + (status & 0x7f) };
+    let code = if status & 0x7f == 0 {
+        (status >> 8) & 0xff
+    } else {
+        128 + (status & 0x7f)
+    };
     println!("faultline: init exited with status {}, powering off", code);
     if code == 0 {
         psci::system_off();

@@ -118,11 +118,19 @@ impl Device for Pipe {
         let mut done = 0;
         while done < data.len() {
             if nonblock && self.buf.lock().len() >= PIPE_SIZE {
-                return if done > 0 { Ok(done) } else { Err(Errno::EAGAIN) };
+                return if done > 0 {
+                    Ok(done)
+                } else {
+                    Err(Errno::EAGAIN)
+                };
             }
             if self.readers.load(Ordering::Acquire) == 0 {
                 crate::task::signal::send_to_current(crate::task::signal_abi::SIGPIPE);
-                return if done > 0 { Ok(done) } else { Err(Errno::EPIPE) };
+                return if done > 0 {
+                    Ok(done)
+                } else {
+                    Err(Errno::EPIPE)
+                };
             }
             let waited = self.wait.wait_interruptible(|| {
                 self.buf.lock().len() < PIPE_SIZE || self.readers.load(Ordering::Acquire) == 0
@@ -141,12 +149,20 @@ impl Device for Pipe {
     }
 
     fn opened(&self, write_end: bool) {
-        let count = if write_end { &self.writers } else { &self.readers };
+        let count = if write_end {
+            &self.writers
+        } else {
+            &self.readers
+        };
         count.fetch_add(1, Ordering::AcqRel);
     }
 
     fn released(&self, write_end: bool) {
-        let count = if write_end { &self.writers } else { &self.readers };
+        let count = if write_end {
+            &self.writers
+        } else {
+            &self.readers
+        };
         count.fetch_sub(1, Ordering::AcqRel);
         self.wait.wake_all();
     }

@@ -1,4 +1,4 @@
-//! /proc: `meminfo` and `vmstat`, generated when opened (Linux:
+//! /proc: `meminfo`, `vmstat` and `self/ptdump`, generated when opened (Linux:
 //! `fs/proc/meminfo.c`, `mm/vmstat.c`'s `vmstat_show`).
 
 use alloc::boxed::Box;
@@ -13,6 +13,14 @@ use crate::mm::{frame, vmstat};
 
 struct MemInfo;
 struct VmStat;
+/// `/proc/self/ptdump`: the calling process's page tables.
+struct PtDump;
+
+impl PseudoFile for PtDump {
+    fn show(&self) -> String {
+        crate::task::current_mm().map_or_else(String::new, |mm| crate::mm::memory::ptdump(&mm))
+    }
+}
 
 fn kb(pages: u64) -> u64 {
     pages * (PAGE_SIZE as u64 / 1024)
@@ -60,5 +68,15 @@ pub fn build() -> Arc<Inode> {
         let inode = Inode::new(super::vfs::S_IFREG | 0o444, InodeKind::Pseudo(file));
         d.link(&proc, name, inode).expect("fresh directory");
     }
+    let this = Inode::new_dir(0o555, None);
+    let ptdump = Inode::new(
+        super::vfs::S_IFREG | 0o444,
+        InodeKind::Pseudo(Box::new(PtDump)),
+    );
+    this.dir()
+        .expect("a directory")
+        .link(&this, "ptdump", ptdump)
+        .expect("fresh directory");
+    d.link(&proc, "self", this).expect("fresh directory");
     proc
 }

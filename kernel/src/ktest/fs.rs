@@ -859,7 +859,10 @@ fn fd_table() -> TestResult {
         "EBADF"
     );
     ensure!(t.dup_to(1, 9, false) == Ok(9) && t.get(9).is_ok(), "dup_to");
-    ensure!(t.dup_to(1, 1, false) == Err(Errno::EINVAL), "dup onto itself");
+    ensure!(
+        t.dup_to(1, 1, false) == Err(Errno::EINVAL),
+        "dup onto itself"
+    );
     let mut n = 3;
     while t.install(f.clone()).is_ok() {
         n += 1;

@@ -66,7 +66,10 @@ fn handle_fault(addr: usize, access: Access) -> Result<(), FaultError> {
 /// process's memory before it runs.
 pub fn fault_in(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
     let map = mm.mmap_lock.lock();
-    let (start, _, vma) = map.vmas.find(addr).ok_or(FaultError::Segv(signal::SEGV_MAPERR))?;
+    let (start, _, vma) = map
+        .vmas
+        .find(addr)
+        .ok_or(FaultError::Segv(signal::SEGV_MAPERR))?;
     let needed = match access {
         Access::Read => VM_READ,
         Access::Write => VM_WRITE,
@@ -89,7 +92,9 @@ pub fn copy_to_mm(mm: &Arc<Mm>, mut addr: usize, mut bytes: &[u8]) -> Result<(),
         fault_in(mm, addr, Access::Write)?;
         let pa = {
             let _ptl = mm.page_table_lock.lock();
-            pgtable::translate(&&**mm, mm.pgd, addr).ok_or(FaultError::Segv(signal::SEGV_MAPERR))?.pa
+            pgtable::translate(&&**mm, mm.pgd, addr)
+                .ok_or(FaultError::Segv(signal::SEGV_MAPERR))?
+                .pa
         };
         let n = (PAGE_SIZE - addr % PAGE_SIZE).min(bytes.len());
         // SAFETY: a page of `mm` just made writable and present, reached
@@ -102,14 +107,22 @@ pub fn copy_to_mm(mm: &Arc<Mm>, mut addr: usize, mut bytes: &[u8]) -> Result<(),
 }
 
 /// Linux: `handle_mm_fault` -> `__handle_mm_fault` -> `handle_pte_fault`.
-fn handle_mm_fault(mm: &Arc<Mm>, vma: &Vma, start: usize, addr: usize, access: Access) -> Result<(), FaultError> {
+fn handle_mm_fault(
+    mm: &Arc<Mm>,
+    vma: &Vma,
+    start: usize,
+    addr: usize,
+    access: Access,
+) -> Result<(), FaultError> {
     let mut mem: &Mm = mm;
     let slot = pgtable::pte_slot(&mut mem, mm.pgd, addr, true).ok_or(FaultError::Oom)?;
     let pte = Pte(slot.load(Ordering::Acquire));
     if pte.is_none() {
         return match (&vma.file, access) {
             (None, _) => do_anonymous_page(mm, vma, slot),
-            (Some(_), Access::Write) if !vma.is_shared() => do_cow_fault(mm, vma, start, addr, slot),
+            (Some(_), Access::Write) if !vma.is_shared() => {
+                do_cow_fault(mm, vma, start, addr, slot)
+            }
             (Some(_), _) => do_file_fault(mm, vma, start, addr, slot),
         };
     }
@@ -150,12 +163,19 @@ fn file_folio(vma: &Vma, pgoff: u64) -> Result<(Folio, usize), FaultError> {
     let InodeKind::File(file) = &inode.kind else {
         return Err(FaultError::Bus(signal::BUS_ADRERR));
     };
-    file.fault_folio(pgoff).map_err(|_| FaultError::Bus(signal::BUS_ADRERR))
+    file.fault_folio(pgoff)
+        .map_err(|_| FaultError::Bus(signal::BUS_ADRERR))
 }
 
 /// Read (or shared write) fault on a file page: map the page-cache page
 /// itself (Linux: `do_read_fault` / `do_shared_fault`).
-fn do_file_fault(mm: &Mm, vma: &Vma, start: usize, addr: usize, slot: &AtomicU64) -> Result<(), FaultError> {
+fn do_file_fault(
+    mm: &Mm,
+    vma: &Vma,
+    start: usize,
+    addr: usize,
+    slot: &AtomicU64,
+) -> Result<(), FaultError> {
     let (folio, page) = file_folio(vma, vma.pgoff_of(start, addr))?;
     if vma.is_shared() {
         folio.mark_dirty();
@@ -178,7 +198,13 @@ fn copy_page(src: &Folio, page: usize) -> Result<Folio, FaultError> {
 
 /// Write to a not-yet-mapped page of a private file mapping: copy the
 /// file's page into a new private page (Linux: `do_cow_fault`).
-fn do_cow_fault(mm: &Mm, vma: &Vma, start: usize, addr: usize, slot: &AtomicU64) -> Result<(), FaultError> {
+fn do_cow_fault(
+    mm: &Mm,
+    vma: &Vma,
+    start: usize,
+    addr: usize,
+    slot: &AtomicU64,
+) -> Result<(), FaultError> {
     let (folio, page) = file_folio(vma, vma.pgoff_of(start, addr))?;
     let copy = copy_page(&folio, page)?;
     finish_fault(mm, slot, copy, 0, vma_prot(vma, true));
@@ -201,7 +227,12 @@ fn do_wp_page(mm: &Mm, vma: &Vma, addr: usize, slot: &AtomicU64) -> Result<(), F
     let exclusive = folio.is_anon() && folio.refcount() == 2 && vma.flags & VM_SHARED == 0;
     let prot = vma_prot(vma, true);
     if exclusive {
-        drop(replace_pte(mm, slot, addr, Pte::leaf(pte.addr(), prot, true)));
+        drop(replace_pte(
+            mm,
+            slot,
+            addr,
+            Pte::leaf(pte.addr(), prot, true),
+        ));
         folio.into_mapping();
         return Ok(());
     }

@@ -6,14 +6,21 @@
 //! lookups take a folio reference under it and then work without it, so
 //! copying data never holds the lock.
 
+use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 
+use crate::mm::addr::{PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::folio::Folio;
 use crate::mm::folio_index::{undo_range_plan, FolioIndex, UndoAction};
+use crate::mm::memory;
+use crate::mm::mm_struct::Mm;
 use crate::sync::SpinLock;
 
 pub struct AddressSpace {
     i_pages: SpinLock<FolioIndex<Folio>>,
+    /// Address spaces that have (or had) this file mapped (Linux: the
+    /// `i_mmap` tree of VMAs; we keep the mms and look their VMAs up).
+    i_mmap: SpinLock<Vec<Weak<Mm>>>,
 }
 
 impl Default for AddressSpace {
@@ -26,6 +33,7 @@ impl AddressSpace {
     pub const fn new() -> Self {
         AddressSpace {
             i_pages: SpinLock::new(FolioIndex::new()),
+            i_mmap: SpinLock::new(Vec::new()),
         }
     }
 
@@ -95,8 +103,42 @@ impl AddressSpace {
         removed
     }
 
-    /// Unmaps pages `[start, end)` of the file from every process mapping
-    /// it (Linux: `unmap_mapping_range` over `i_mmap`). Nothing can map a
-    /// file yet (mmap arrives with user space), so there is nothing to do.
-    pub fn unmap_mapping_range(&self, _start: u64, _end: u64) {}
+    /// Notes that `mm` maps this file, so truncation can find it.
+    pub fn add_mm(&self, mm: &Arc<Mm>) {
+        let mut list = self.i_mmap.lock();
+        list.retain(|w| w.strong_count() > 0);
+        if !list
+            .iter()
+            .any(|w| core::ptr::eq(w.as_ptr(), Arc::as_ptr(mm)))
+        {
+            list.push(Arc::downgrade(mm));
+        }
+    }
+
+    /// Unmaps file pages `[start, end)` from every process mapping them
+    /// (Linux: `unmap_mapping_range` over `i_mmap`), so later accesses
+    /// fault and see the file as it is now (or SIGBUS past its end).
+    pub fn unmap_mapping_range(&self, start: u64, end: u64) {
+        let mms: Vec<Arc<Mm>> = self
+            .i_mmap
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        for mm in mms {
+            let map = mm.mmap_lock.lock();
+            for (vstart, vend, vma) in map.vmas.iter() {
+                if !vma.maps(self) {
+                    continue;
+                }
+                let first = vma.pgoff;
+                let last = first + ((vend - vstart) >> PAGE_SHIFT) as u64;
+                let (s, e) = (start.max(first), end.min(last));
+                if s < e {
+                    let va = |pg: u64| vstart + ((pg - first) as usize) * PAGE_SIZE;
+                    memory::zap_range(&mm, va(s), va(e));
+                }
+            }
+        }
+    }
 }

@@ -130,10 +130,6 @@ impl Folio {
         self.head().mapcount.fetch_sub(1, Ordering::Relaxed);
     }
 
-    pub fn mapcount(&self) -> i32 {
-        self.head().mapcount.load(Ordering::Relaxed)
-    }
-
     fn head(&self) -> &'static FolioMeta {
         meta(self.pfn)
     }

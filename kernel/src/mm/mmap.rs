@@ -48,7 +48,7 @@ fn prot_flags(prot: u32) -> u32 {
 }
 
 fn check_range(addr: usize, len: usize) -> KResult<usize> {
-    if addr % PAGE_SIZE != 0 || len == 0 {
+    if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
         return Err(Errno::EINVAL);
     }
     let len = align_up(len, PAGE_SIZE);
@@ -71,8 +71,16 @@ fn fully_mapped(map: &MmMap, start: usize, end: usize) -> bool {
 }
 
 /// mmap(2). Returns the address mapped.
-pub fn mmap(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32, flags: u32, file: Option<Arc<File>>, off: i64) -> KResult<usize> {
-    if len == 0 || off < 0 || off as usize % PAGE_SIZE != 0 {
+pub fn mmap(
+    mm: &Arc<Mm>,
+    addr: usize,
+    len: usize,
+    prot: u32,
+    flags: u32,
+    file: Option<Arc<File>>,
+    off: i64,
+) -> KResult<usize> {
+    if len == 0 || off < 0 || !(off as usize).is_multiple_of(PAGE_SIZE) {
         return Err(Errno::EINVAL);
     }
     let shared = match flags & MAP_SHARED_VALIDATE {
@@ -80,7 +88,12 @@ pub fn mmap(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32, flags: u32, file: 
         MAP_PRIVATE => false,
         _ => return Err(Errno::EINVAL),
     };
-    let known = MAP_SHARED_VALIDATE | MAP_FIXED | MAP_ANONYMOUS | MAP_POPULATE | MAP_FIXED_NOREPLACE | MAP_IGNORED;
+    let known = MAP_SHARED_VALIDATE
+        | MAP_FIXED
+        | MAP_ANONYMOUS
+        | MAP_POPULATE
+        | MAP_FIXED_NOREPLACE
+        | MAP_IGNORED;
     if flags & !known != 0 {
         return Err(Errno::EINVAL);
     }
@@ -131,7 +144,7 @@ pub fn mmap(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32, flags: u32, file: 
         }
         addr
     } else {
-        let hint = (addr != 0 && addr % PAGE_SIZE == 0).then_some(addr);
+        let hint = (addr != 0 && addr.is_multiple_of(PAGE_SIZE)).then_some(addr);
         map.vmas
             .get_unmapped_area(len, PAGE_SIZE, hint, MMAP_BOTTOM, MMAP_TOP)
             .ok_or(Errno::ENOMEM)?
@@ -141,10 +154,17 @@ pub fn mmap(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32, flags: u32, file: 
         file: inode,
         pgoff,
     };
-    map.vmas.insert(start, start + len, Arc::new(vma)).map_err(|_| Errno::ENOMEM)?;
+    vma.register_with_file(mm);
+    map.vmas
+        .insert(start, start + len, Arc::new(vma))
+        .map_err(|_| Errno::ENOMEM)?;
     drop(map);
     if flags & MAP_POPULATE != 0 {
-        let access = if prot & PROT_WRITE != 0 { Access::Write } else { Access::Read };
+        let access = if prot & PROT_WRITE != 0 {
+            Access::Write
+        } else {
+            Access::Read
+        };
         for page in (start..start + len).step_by(PAGE_SIZE) {
             if fault_in(mm, page, access).is_err() {
                 break;
@@ -174,7 +194,12 @@ pub fn mprotect(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32) -> KResult<()>
     if !fully_mapped(&map, addr, end) {
         return Err(Errno::ENOMEM);
     }
-    if prot & PROT_WRITE != 0 && map.vmas.range(addr, end).any(|(_, _, v)| v.flags & VM_MAYWRITE == 0) {
+    if prot & PROT_WRITE != 0
+        && map
+            .vmas
+            .range(addr, end)
+            .any(|(_, _, v)| v.flags & VM_MAYWRITE == 0)
+    {
         return Err(Errno::EACCES);
     }
     map.vmas.split_at_boundaries(addr, end);
@@ -190,7 +215,11 @@ pub fn mprotect(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32) -> KResult<()>
             }
             let own = shared || Folio::from_pfn(pte.addr().pfn()).is_anon();
             let write = new_flags & VM_WRITE != 0 && own;
-            Pte::leaf(pte.addr(), PgProt::user(write, new_flags & VM_EXEC != 0), true)
+            Pte::leaf(
+                pte.addr(),
+                PgProt::user(write, new_flags & VM_EXEC != 0),
+                true,
+            )
         });
         *vma = Arc::new(v);
     }
@@ -204,12 +233,18 @@ fn protnone(pte: Pte) -> Pte {
 
 /// madvise(2).
 pub fn madvise(mm: &Arc<Mm>, addr: usize, len: usize, advice: u32) -> KResult<()> {
-    if addr % PAGE_SIZE != 0 {
+    if !addr.is_multiple_of(PAGE_SIZE) {
         return Err(Errno::EINVAL);
     }
     if !matches!(
         advice,
-        MADV_NORMAL | MADV_RANDOM | MADV_SEQUENTIAL | MADV_WILLNEED | MADV_DONTNEED | MADV_HUGEPAGE | MADV_NOHUGEPAGE
+        MADV_NORMAL
+            | MADV_RANDOM
+            | MADV_SEQUENTIAL
+            | MADV_WILLNEED
+            | MADV_DONTNEED
+            | MADV_HUGEPAGE
+            | MADV_NOHUGEPAGE
     ) {
         return Err(Errno::EINVAL);
     }
@@ -227,7 +262,11 @@ pub fn madvise(mm: &Arc<Mm>, addr: usize, len: usize, advice: u32) -> KResult<()
             map.vmas.split_at_boundaries(addr, end);
             for (_, _, vma) in map.vmas.range_mut(addr, end) {
                 let mut v = (**vma).clone();
-                v.flags = if advice == MADV_HUGEPAGE { v.flags | VM_HUGEPAGE } else { v.flags & !VM_HUGEPAGE };
+                v.flags = if advice == MADV_HUGEPAGE {
+                    v.flags | VM_HUGEPAGE
+                } else {
+                    v.flags & !VM_HUGEPAGE
+                };
                 *vma = Arc::new(v);
             }
         }
@@ -263,8 +302,17 @@ pub fn brk(mm: &Arc<Mm>, new: usize) -> usize {
 
 /// mremap(2): shrink in place, or move (MREMAP_MAYMOVE) to a new place,
 /// page tables and all. Growing in place is not attempted.
-pub fn mremap(mm: &Arc<Mm>, old: usize, old_len: usize, new_len: usize, flags: u32, new_addr: usize) -> KResult<usize> {
-    if flags & !(MREMAP_MAYMOVE | MREMAP_FIXED) != 0 || (flags & MREMAP_FIXED != 0 && flags & MREMAP_MAYMOVE == 0) {
+pub fn mremap(
+    mm: &Arc<Mm>,
+    old: usize,
+    old_len: usize,
+    new_len: usize,
+    flags: u32,
+    new_addr: usize,
+) -> KResult<usize> {
+    if flags & !(MREMAP_MAYMOVE | MREMAP_FIXED) != 0
+        || (flags & MREMAP_FIXED != 0 && flags & MREMAP_MAYMOVE == 0)
+    {
         return Err(Errno::EINVAL);
     }
     let old_end = check_range(old, old_len)?;
@@ -306,7 +354,9 @@ pub fn mremap(mm: &Arc<Mm>, old: usize, old_len: usize, new_len: usize, flags: u
         ..(*vma).clone()
     };
     map.vmas.remove_range(old, old_end);
-    map.vmas.insert(target, target + new_len, Arc::new(moved)).map_err(|_| Errno::ENOMEM)?;
+    map.vmas
+        .insert(target, target + new_len, Arc::new(moved))
+        .map_err(|_| Errno::ENOMEM)?;
     let keep = old_len.min(new_len);
     if !memory::move_range(mm, old, target, keep) {
         return Err(Errno::ENOMEM);
@@ -320,7 +370,10 @@ pub fn msync(mm: &Arc<Mm>, addr: usize, len: usize, flags: u32) -> KResult<()> {
     const MS_ASYNC: u32 = 1;
     const MS_INVALIDATE: u32 = 2;
     const MS_SYNC: u32 = 4;
-    if addr % PAGE_SIZE != 0 || flags & !(MS_ASYNC | MS_INVALIDATE | MS_SYNC) != 0 || flags & MS_ASYNC != 0 && flags & MS_SYNC != 0 {
+    if !addr.is_multiple_of(PAGE_SIZE)
+        || flags & !(MS_ASYNC | MS_INVALIDATE | MS_SYNC) != 0
+        || flags & MS_ASYNC != 0 && flags & MS_SYNC != 0
+    {
         return Err(Errno::EINVAL);
     }
     if len == 0 {
@@ -339,5 +392,8 @@ pub fn mincore(mm: &Arc<Mm>, addr: usize, len: usize) -> KResult<alloc::vec::Vec
     if !fully_mapped(&mm.mmap_lock.lock(), addr, end) {
         return Err(Errno::ENOMEM);
     }
-    Ok((addr..end).step_by(PAGE_SIZE).map(|va| memory::is_mapped(mm, va) as u8).collect())
+    Ok((addr..end)
+        .step_by(PAGE_SIZE)
+        .map(|va| memory::is_mapped(mm, va) as u8)
+        .collect())
 }

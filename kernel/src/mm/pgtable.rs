@@ -163,7 +163,12 @@ fn map_level(
 /// The level-3 entry for `va`, allocating the tables above it if `alloc`
 /// (Linux: `pte_alloc_map` after `pmd_alloc`...). None if a table is
 /// missing and `alloc` is false, if memory runs out, or if a block maps `va`.
-pub fn pte_slot<M: PgtableMem>(mem: &mut M, pgd: PhysAddr, va: usize, alloc: bool) -> Option<&AtomicU64> {
+pub fn pte_slot<M: PgtableMem>(
+    mem: &mut M,
+    pgd: PhysAddr,
+    va: usize,
+    alloc: bool,
+) -> Option<&AtomicU64> {
     let mut table = pgd;
     let mut level = Level::Pgd;
     while level != Level::Pte {
@@ -189,7 +194,12 @@ pub fn free_tables(mem: &impl PgtableMem, pgd: PhysAddr, free: &mut impl FnMut(P
     free_below(mem, pgd, Level::Pgd, free);
 }
 
-fn free_below(mem: &impl PgtableMem, table: PhysAddr, level: Level, free: &mut impl FnMut(PhysAddr)) {
+fn free_below(
+    mem: &impl PgtableMem,
+    table: PhysAddr,
+    level: Level,
+    free: &mut impl FnMut(PhysAddr),
+) {
     let Some(next) = level.next() else { return };
     for slot in mem.table(table).iter() {
         let pte = read(slot);
@@ -254,7 +264,9 @@ pub fn for_each_leaf(
     end: usize,
     f: &mut impl FnMut(usize, Level, Pte),
 ) {
-    for_each_leaf_slot(mem, pgd, start, end, &mut |va, level, slot| f(va, level, read(slot)));
+    for_each_leaf_slot(mem, pgd, start, end, &mut |va, level, slot| {
+        f(va, level, read(slot))
+    });
 }
 
 /// Like `for_each_leaf`, handing out the entry itself so the caller can
@@ -267,7 +279,15 @@ pub fn for_each_leaf_slot<'m>(
     end: usize,
     f: &mut impl FnMut(usize, Level, &'m AtomicU64),
 ) {
-    visit_table(mem, pgd, Level::Pgd, start & !((1 << 48) - 1), start, end, f);
+    visit_table(
+        mem,
+        pgd,
+        Level::Pgd,
+        start & !((1 << 48) - 1),
+        start,
+        end,
+        f,
+    );
 }
 
 fn visit_table<'m>(
@@ -584,8 +604,14 @@ pub mod tests {
         let (mut m, pgd) = Arena::new();
         assert!(pte_slot(&mut m, pgd, 0x40_0000, false).is_none());
         let slot = pte_slot(&mut m, pgd, 0x40_1000, true).unwrap();
-        slot.store(Pte::leaf(PhysAddr(0x8000_0000), PgProt::KERNEL, true).0, Ordering::Relaxed);
-        assert_eq!(translate(&m, pgd, 0x40_1234).unwrap().pa, PhysAddr(0x8000_0234));
+        slot.store(
+            Pte::leaf(PhysAddr(0x8000_0000), PgProt::KERNEL, true).0,
+            Ordering::Relaxed,
+        );
+        assert_eq!(
+            translate(&m, pgd, 0x40_1234).unwrap().pa,
+            PhysAddr(0x8000_0234)
+        );
         assert_eq!(m.tables_allocated(), 4);
         // The same table serves a neighbour; a far address needs new ones.
         pte_slot(&mut m, pgd, 0x40_2000, true).unwrap();
@@ -597,7 +623,16 @@ pub mod tests {
         assert_eq!(freed.len(), 6, "every table but the pgd");
         // A block in the way: no slot.
         let (mut m, pgd) = Arena::new();
-        map_range(&mut m, pgd, 0, PhysAddr(0), 2 << 20, PgProt::KERNEL, Level::Pmd).unwrap();
+        map_range(
+            &mut m,
+            pgd,
+            0,
+            PhysAddr(0),
+            2 << 20,
+            PgProt::KERNEL,
+            Level::Pmd,
+        )
+        .unwrap();
         assert!(pte_slot(&mut m, pgd, 0x1000, true).is_none());
     }
 

@@ -56,7 +56,9 @@ unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 pub fn read_user<T: Pod>(src: usize) -> KResult<T> {
     let mut value = core::mem::MaybeUninit::<T>::zeroed();
     // SAFETY: the bytes of a zeroed T, which Pod makes a valid T.
-    let bytes = unsafe { core::slice::from_raw_parts_mut(value.as_mut_ptr() as *mut u8, core::mem::size_of::<T>()) };
+    let bytes = unsafe {
+        core::slice::from_raw_parts_mut(value.as_mut_ptr() as *mut u8, core::mem::size_of::<T>())
+    };
     copy_from_user(bytes, src)?;
     // SAFETY: every byte was written, and any bytes make a valid T.
     Ok(unsafe { value.assume_init() })
@@ -65,7 +67,9 @@ pub fn read_user<T: Pod>(src: usize) -> KResult<T> {
 /// Writes a `T` to user memory (Linux: `put_user`).
 pub fn write_user<T: Pod>(dst: usize, value: &T) -> KResult<()> {
     // SAFETY: Pod types have no padding to leak.
-    let bytes = unsafe { core::slice::from_raw_parts(value as *const T as *const u8, core::mem::size_of::<T>()) };
+    let bytes = unsafe {
+        core::slice::from_raw_parts(value as *const T as *const u8, core::mem::size_of::<T>())
+    };
     copy_to_user(dst, bytes)
 }
 

@@ -40,6 +40,21 @@ impl Vma {
         }
     }
 
+    /// Does this VMA map the file whose page cache is `mapping`?
+    pub fn maps(&self, mapping: &crate::mm::filemap::AddressSpace) -> bool {
+        match self.file.as_deref().map(|i| &i.kind) {
+            Some(crate::fs::vfs::InodeKind::File(f)) => core::ptr::eq(&f.mapping, mapping),
+            _ => false,
+        }
+    }
+
+    /// Registers `mm` with the file this VMA maps, if any.
+    pub fn register_with_file(&self, mm: &Arc<crate::mm::mm_struct::Mm>) {
+        if let Some(crate::fs::vfs::InodeKind::File(f)) = self.file.as_deref().map(|i| &i.kind) {
+            f.mapping.add_mm(mm);
+        }
+    }
+
     pub fn is_shared(&self) -> bool {
         self.flags & VM_SHARED != 0
     }

@@ -68,10 +68,12 @@ impl<T> VmaTree<T> {
         }
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.vmas.len()
     }
 
+    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.vmas.is_empty()
     }

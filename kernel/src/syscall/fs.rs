@@ -41,12 +41,35 @@ fn file(fd: i32) -> KResult<Arc<File>> {
     me()?.files.lock().get(fd as usize)
 }
 
+/// A new descriptor for `file`, below the process's RLIMIT_NOFILE.
 fn install(file: Arc<File>, cloexec: bool) -> SysResult {
-    me()?.files.lock().install_from(file, 0, cloexec).map(|fd| fd as i64)
+    install_from(file, 0, cloexec)
+}
+
+fn install_from(file: Arc<File>, min: usize, cloexec: bool) -> SysResult {
+    let p = me()?;
+    let limit = p.rlimits.lock()[7][0] as usize;
+    let mut files = p.files.lock();
+    let fd = files.install_from(file, min, cloexec)?;
+    if fd >= limit {
+        let _ = files.close(fd);
+        return Err(Errno::EMFILE);
+    }
+    Ok(fd as i64)
 }
 
 fn path_arg(uaddr: usize) -> KResult<String> {
     strncpy_from_user(uaddr, PATH_MAX - 1)
+}
+
+/// A path that must not be empty (without AT_EMPTY_PATH, Linux says ENOENT
+/// before looking at the directory fd).
+fn nonempty_path_arg(uaddr: usize) -> KResult<String> {
+    let path = path_arg(uaddr)?;
+    if path.is_empty() {
+        return Err(Errno::ENOENT);
+    }
+    Ok(path)
 }
 
 /// Where a path relative to `dirfd` starts (Linux: `path_init`).
@@ -63,7 +86,7 @@ fn start_dir(dirfd: i32, path: &str) -> KResult<Arc<Inode>> {
 }
 
 pub fn openat(dirfd: i32, upath: usize, flags: u32, mode: u32) -> SysResult {
-    let path = path_arg(upath)?;
+    let path = nonempty_path_arg(upath)?;
     let start = start_dir(dirfd, &path)?;
     let f = vfs::open(&start, &path, flags & !O_CLOEXEC, mode)?;
     install(f, flags & O_CLOEXEC != 0)
@@ -77,7 +100,12 @@ pub fn close(fd: i32) -> SysResult {
 }
 
 /// Reads through a kernel buffer in chunks, stopping early on a short read.
-fn read_into_user(f: &File, ubuf: usize, len: usize, mut read: impl FnMut(&File, &mut [u8], u64) -> KResult<usize>) -> SysResult {
+fn read_into_user(
+    f: &File,
+    ubuf: usize,
+    len: usize,
+    mut read: impl FnMut(&File, &mut [u8], u64) -> KResult<usize>,
+) -> SysResult {
     let mut done = 0usize;
     let mut buf = vec![0u8; len.min(CHUNK)];
     while done < len {
@@ -96,7 +124,12 @@ fn read_into_user(f: &File, ubuf: usize, len: usize, mut read: impl FnMut(&File,
     Ok(done as i64)
 }
 
-fn write_from_user(f: &File, ubuf: usize, len: usize, mut write: impl FnMut(&File, &[u8], u64) -> KResult<usize>) -> SysResult {
+fn write_from_user(
+    f: &File,
+    ubuf: usize,
+    len: usize,
+    mut write: impl FnMut(&File, &[u8], u64) -> KResult<usize>,
+) -> SysResult {
     let mut done = 0usize;
     let mut buf = vec![0u8; len.min(CHUNK)];
     while done < len {
@@ -206,7 +239,9 @@ fn stat_out(inode: &Inode, ustat: usize) -> SysResult {
         st.st_mode = inode.mode;
     }
     // SAFETY: Stat is repr(C) plain data with explicit padding fields.
-    let bytes = unsafe { core::slice::from_raw_parts(&st as *const _ as *const u8, core::mem::size_of_val(&st)) };
+    let bytes = unsafe {
+        core::slice::from_raw_parts(&st as *const _ as *const u8, core::mem::size_of_val(&st))
+    };
     copy_to_user(ustat, bytes).map(|_| 0)
 }
 
@@ -215,9 +250,17 @@ pub fn fstat(fd: i32, ustat: usize) -> SysResult {
 }
 
 pub fn newfstatat(dirfd: i32, upath: usize, ustat: usize, flags: u32) -> SysResult {
+    const AT_NO_AUTOMOUNT: u32 = 0x800;
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT) != 0 {
+        return Err(Errno::EINVAL);
+    }
     let path = path_arg(upath)?;
-    if path.is_empty() && flags & AT_EMPTY_PATH != 0 {
-        return fstat(dirfd, ustat);
+    if path.is_empty() {
+        return if flags & AT_EMPTY_PATH != 0 {
+            fstat(dirfd, ustat)
+        } else {
+            Err(Errno::ENOENT)
+        };
     }
     let start = start_dir(dirfd, &path)?;
     let inode = vfs::lookup(&start, &path, flags & AT_SYMLINK_NOFOLLOW == 0)?;
@@ -225,7 +268,7 @@ pub fn newfstatat(dirfd: i32, upath: usize, ustat: usize, flags: u32) -> SysResu
 }
 
 pub fn mkdirat(dirfd: i32, upath: usize, mode: u32) -> SysResult {
-    let path = path_arg(upath)?;
+    let path = nonempty_path_arg(upath)?;
     vfs::mkdir(&start_dir(dirfd, &path)?, &path, mode).map(|_| 0)
 }
 
@@ -233,7 +276,7 @@ pub fn unlinkat(dirfd: i32, upath: usize, flags: u32) -> SysResult {
     if flags & !AT_REMOVEDIR != 0 {
         return Err(Errno::EINVAL);
     }
-    let path = path_arg(upath)?;
+    let path = nonempty_path_arg(upath)?;
     let start = start_dir(dirfd, &path)?;
     if flags & AT_REMOVEDIR != 0 {
         vfs::rmdir(&start, &path).map(|_| 0)
@@ -243,18 +286,17 @@ pub fn unlinkat(dirfd: i32, upath: usize, flags: u32) -> SysResult {
 }
 
 pub fn renameat2(olddir: i32, uold: usize, newdir: i32, unew: usize, flags: u32) -> SysResult {
-    if flags != 0 {
+    const RENAME_NOREPLACE: u32 = 1;
+    if flags & !RENAME_NOREPLACE != 0 {
         return Err(Errno::EINVAL);
     }
-    let (old, new) = (path_arg(uold)?, path_arg(unew)?);
+    let (old, new) = (nonempty_path_arg(uold)?, nonempty_path_arg(unew)?);
     let old_start = start_dir(olddir, &old)?;
     let new_start = start_dir(newdir, &new)?;
-    // Both names are resolved from their own start; vfs::rename takes one
-    // start, so make each path absolute-or-relative to the same place.
-    if !Arc::ptr_eq(&old_start, &new_start) && !(old.starts_with('/') && new.starts_with('/')) {
-        return Err(Errno::EINVAL);
+    if flags & RENAME_NOREPLACE != 0 && vfs::lookup(&new_start, &new, false).is_ok() {
+        return Err(Errno::EEXIST);
     }
-    vfs::rename(&old_start, &old, &new).map(|_| 0)
+    vfs::rename_at(&old_start, &old, &new_start, &new).map(|_| 0)
 }
 
 pub fn dup(fd: i32) -> SysResult {
@@ -263,23 +305,36 @@ pub fn dup(fd: i32) -> SysResult {
 }
 
 pub fn dup3(old: i32, new: i32, flags: u32) -> SysResult {
-    if flags & !O_CLOEXEC != 0 || old == new || new < 0 {
+    file(old)?;
+    if new < 0 {
+        return Err(Errno::EBADF);
+    }
+    if flags & !O_CLOEXEC != 0 || old == new {
         return Err(Errno::EINVAL);
     }
-    file(old)?;
-    me()?.files.lock().dup_to(old as usize, new as usize, flags & O_CLOEXEC != 0).map(|fd| fd as i64)
+    me()?
+        .files
+        .lock()
+        .dup_to(old as usize, new as usize, flags & O_CLOEXEC != 0)
+        .map(|fd| fd as i64)
 }
 
 pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
     let f = file(fd)?;
     let p = me()?;
     match cmd {
-        F_DUPFD | F_DUPFD_CLOEXEC => p.files.lock().install_from(f, arg as usize, cmd == F_DUPFD_CLOEXEC).map(|fd| fd as i64),
+        F_DUPFD | F_DUPFD_CLOEXEC => install_from(f, arg as usize, cmd == F_DUPFD_CLOEXEC),
         F_GETFD => p.files.lock().cloexec(fd as usize).map(|c| c as i64),
-        F_SETFD => p.files.lock().set_cloexec(fd as usize, arg & FD_CLOEXEC != 0).map(|_| 0),
+        F_SETFD => p
+            .files
+            .lock()
+            .set_cloexec(fd as usize, arg & FD_CLOEXEC != 0)
+            .map(|_| 0),
         F_GETFL => Ok(f.flags() as i64),
-        // Only O_APPEND/O_NONBLOCK may change, and we keep neither here.
-        F_SETFL => Ok(0),
+        F_SETFL => {
+            f.set_status_flags(arg as u32);
+            Ok(0)
+        }
         _ => Err(Errno::EINVAL),
     }
 }
@@ -302,16 +357,14 @@ pub fn pipe2(ufds: usize, flags: u32) -> SysResult {
     let w = File::new(inode, vfs::O_WRONLY | nonblock)?;
     let cloexec = flags & O_CLOEXEC != 0;
     let p = me()?;
-    let mut files = p.files.lock();
-    let rfd = files.install_from(r, 0, cloexec)?;
-    let wfd = match files.install_from(w, 0, cloexec) {
-        Ok(fd) => fd,
+    let rfd = install(r, cloexec)? as usize;
+    let wfd = match install(w, cloexec) {
+        Ok(fd) => fd as usize,
         Err(e) => {
-            let _ = files.close(rfd);
+            let _ = p.files.lock().close(rfd);
             return Err(e);
         }
     };
-    drop(files);
     if let Err(e) = write_user(ufds, &[rfd as i32, wfd as i32]) {
         let mut files = p.files.lock();
         let _ = files.close(rfd);
@@ -363,7 +416,13 @@ pub fn readlinkat(dirfd: i32, upath: usize, ubuf: usize, size: usize) -> SysResu
 }
 
 pub fn memfd_create(uname: usize, flags: u32) -> SysResult {
-    let name = strncpy_from_user(uname, 249).map_err(|e| if e == Errno::ENAMETOOLONG { Errno::EINVAL } else { e })?;
+    let name = strncpy_from_user(uname, 249).map_err(|e| {
+        if e == Errno::ENAMETOOLONG {
+            Errno::EINVAL
+        } else {
+            e
+        }
+    })?;
     let f = tmpfs::memfd_create(&name, flags)?;
     install(f, flags & tmpfs::MFD_CLOEXEC != 0)
 }

@@ -14,7 +14,11 @@ fn mm() -> KResult<Arc<Mm>> {
 pub fn mmap(addr: usize, len: usize, prot: u32, flags: u32, fd: i32, off: i64) -> SysResult {
     let file = if flags & mmap::MAP_ANONYMOUS == 0 {
         let p = crate::task::current_process().ok_or(Errno::EBADF)?;
-        let f = if fd < 0 { Err(Errno::EBADF) } else { p.files.lock().get(fd as usize) };
+        let f = if fd < 0 {
+            Err(Errno::EBADF)
+        } else {
+            p.files.lock().get(fd as usize)
+        };
         Some(f?)
     } else {
         None
@@ -38,7 +42,13 @@ pub fn brk(addr: usize) -> SysResult {
     Ok(mmap::brk(&mm()?, addr) as i64)
 }
 
-pub fn mremap(old: usize, old_len: usize, new_len: usize, flags: u32, new_addr: usize) -> SysResult {
+pub fn mremap(
+    old: usize,
+    old_len: usize,
+    new_len: usize,
+    flags: u32,
+    new_addr: usize,
+) -> SysResult {
     mmap::mremap(&mm()?, old, old_len, new_len, flags, new_addr).map(|a| a as i64)
 }
 

@@ -40,7 +40,14 @@ fn log_enosys(nr: usize) {
 /// Entry from `handle_el0_sync` for `svc #0`.
 pub fn syscall(tf: &mut TrapFrame) {
     let nr = tf.syscall_nr();
-    let a = [tf.arg(0), tf.arg(1), tf.arg(2), tf.arg(3), tf.arg(4), tf.arg(5)];
+    let a = [
+        tf.arg(0),
+        tf.arg(1),
+        tf.arg(2),
+        tf.arg(3),
+        tf.arg(4),
+        tf.arg(5),
+    ];
     let result = match nr {
         // Files (fs.rs).
         17 => fs::getcwd(a[0] as usize, a[1] as usize),
@@ -68,17 +75,27 @@ pub fn syscall(tf: &mut TrapFrame) {
         78 => fs::readlinkat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
         79 => fs::newfstatat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
         80 => fs::fstat(a[0] as i32, a[1] as usize),
-        276 => fs::renameat2(a[0] as i32, a[1] as usize, a[2] as i32, a[3] as usize, a[4] as u32),
+        276 => fs::renameat2(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as i32,
+            a[3] as usize,
+            a[4] as u32,
+        ),
         279 => fs::memfd_create(a[0] as usize, a[1] as u32),
         // Processes and threads (proc.rs).
         93 => proc::exit(a[0] as i32),
         94 => proc::exit_group(a[0] as i32),
         96 => proc::set_tid_address(a[0] as usize),
         98 => proc::futex(a[0] as usize, a[1] as u32, a[2] as u32, a[3] as usize),
-        99 => Ok(0), // set_robust_list: accepted, never used (no robust futexes)
+        // set_robust_list: accepted, never walked (no robust futexes).
+        99 if a[1] != 24 => Err(Errno::EINVAL),
+        99 => Ok(0),
+        142 => proc::reboot(a[0] as u32, a[1] as u32, a[2] as u32),
         124 => proc::sched_yield(),
         160 => proc::uname(a[0] as usize),
         163 | 261 => proc::prlimit64(nr, a),
+        164 => proc::setrlimit(a[0], a[1] as usize),
         165 => proc::getrusage(a[0] as i32, a[1] as usize),
         172 => proc::getpid(),
         173 => proc::getppid(),
@@ -91,8 +108,21 @@ pub fn syscall(tf: &mut TrapFrame) {
         // Memory (mm.rs).
         214 => mm::brk(a[0] as usize),
         215 => mm::munmap(a[0] as usize, a[1] as usize),
-        216 => mm::mremap(a[0] as usize, a[1] as usize, a[2] as usize, a[3] as u32, a[4] as usize),
-        222 => mm::mmap(a[0] as usize, a[1] as usize, a[2] as u32, a[3] as u32, a[4] as i32, a[5] as i64),
+        216 => mm::mremap(
+            a[0] as usize,
+            a[1] as usize,
+            a[2] as usize,
+            a[3] as u32,
+            a[4] as usize,
+        ),
+        222 => mm::mmap(
+            a[0] as usize,
+            a[1] as usize,
+            a[2] as u32,
+            a[3] as u32,
+            a[4] as i32,
+            a[5] as i64,
+        ),
         226 => mm::mprotect(a[0] as usize, a[1] as usize, a[2] as u32),
         227 => mm::msync(a[0] as usize, a[1] as usize, a[2] as u32),
         232 => mm::mincore(a[0] as usize, a[1] as usize, a[2] as usize),
@@ -123,9 +153,18 @@ pub fn syscall(tf: &mut TrapFrame) {
         Ok(v) => v,
         Err(e) => e.as_neg(),
     };
+    // Sleeps and futex waits report EINTR even under SA_RESTART, as on Linux.
+    if result == Err(Errno::EINTR) && !matches!(nr, 98 | 101 | 115) {
+        if let Some(u) = &crate::task::current().user {
+            *u.restart_x0.lock() = Some(a[0]);
+        }
+    }
     if STRACE.load(Ordering::Relaxed) {
         let tid = crate::task::current().user.as_ref().map_or(0, |u| u.tid);
-        println!("[{}] {}({:#x}, {:#x}, {:#x}, {:#x}) = {:#x}", tid, nr, a[0], a[1], a[2], a[3], ret);
+        println!(
+            "[{}] {}({:#x}, {:#x}, {:#x}, {:#x}) = {:#x}",
+            tid, nr, a[0], a[1], a[2], a[3], ret
+        );
     }
     tf.set_return(ret);
 }

@@ -24,7 +24,9 @@ pub fn getpid() -> SysResult {
 }
 
 pub fn getppid() -> SysResult {
-    Ok(current_process().and_then(|p| p.parent()).map_or(0, |p| p.pid) as i64)
+    Ok(current_process()
+        .and_then(|p| p.parent())
+        .map_or(0, |p| p.pid) as i64)
 }
 
 pub fn gettid() -> SysResult {
@@ -43,7 +45,14 @@ pub fn sched_yield() -> SysResult {
     Ok(0)
 }
 
-pub fn clone(tf: &TrapFrame, flags: u64, newsp: u64, parent_tid: usize, tls: u64, child_tid: usize) -> SysResult {
+pub fn clone(
+    tf: &TrapFrame,
+    flags: u64,
+    newsp: u64,
+    parent_tid: usize,
+    tls: u64,
+    child_tid: usize,
+) -> SysResult {
     fork::clone(tf, flags, newsp, parent_tid, tls, child_tid).map(|tid| tid as i64)
 }
 
@@ -59,9 +68,14 @@ fn string_array(uaddr: usize) -> KResult<Vec<Vec<u8>>> {
         if ptr == 0 {
             break;
         }
-        let s = strncpy_from_user(ptr as usize, crate::task::stack::MAX_ARG_STRLEN).map_err(|e| {
-            if e == Errno::ENAMETOOLONG { Errno::E2BIG } else { e }
-        })?;
+        let s =
+            strncpy_from_user(ptr as usize, crate::task::stack::MAX_ARG_STRLEN).map_err(|e| {
+                if e == Errno::ENAMETOOLONG {
+                    Errno::E2BIG
+                } else {
+                    e
+                }
+            })?;
         total += s.len() + 1;
         if total > 2 << 20 {
             return Err(Errno::E2BIG);
@@ -117,29 +131,78 @@ pub fn futex(uaddr: usize, op: u32, val: u32, utimeout: usize) -> SysResult {
 pub fn uname(ubuf: usize) -> SysResult {
     // struct utsname: six 65-byte fields.
     let mut buf = [0u8; 6 * 65];
-    let fields: [&[u8]; 6] = [b"Linux", b"faultline", b"6.12.0-faultline", b"#1 SMP", b"aarch64", b"(none)"];
+    // sysname says which kernel this is: programs (and our tests) may
+    // check for "Linux"-only behaviour.
+    let fields: [&[u8]; 6] = [
+        b"faultline",
+        b"faultline",
+        b"0.1.0",
+        b"#1 SMP",
+        b"aarch64",
+        b"(none)",
+    ];
     for (i, f) in fields.iter().enumerate() {
         buf[i * 65..i * 65 + f.len()].copy_from_slice(f);
     }
     copy_to_user(ubuf, &buf).map(|_| 0)
 }
 
+/// getrlimit(resource, old) or prlimit64(pid, resource, new, old): the
+/// limits are kept per process; only RLIMIT_NOFILE is enforced.
 pub fn prlimit64(nr: usize, a: [u64; 6]) -> SysResult {
-    const RLIMIT_STACK: u64 = 3;
-    const RLIMIT_NOFILE: u64 = 7;
-    const RLIM_INFINITY: u64 = u64::MAX;
-    // getrlimit(resource, old) or prlimit64(pid, resource, new, old).
-    let (resource, old) = if nr == 163 { (a[0], a[1] as usize) } else { (a[1], a[3] as usize) };
-    let limit = match resource {
-        RLIMIT_STACK => [exec::STACK_SIZE as u64, RLIM_INFINITY],
-        RLIMIT_NOFILE => [crate::fs::vfs::NR_OPEN as u64; 2],
-        0..=15 => [RLIM_INFINITY; 2],
-        _ => return Err(Errno::EINVAL),
+    let (pid, resource, new, old) = if nr == 163 {
+        (0, a[0], 0, a[1] as usize)
+    } else {
+        (a[0] as i32, a[1], a[2] as usize, a[3] as usize)
     };
+    let p = if pid == 0 {
+        current_process().ok_or(Errno::ESRCH)?
+    } else {
+        crate::task::process::find_process(pid as u32).ok_or(Errno::ESRCH)?
+    };
+    let r = resource as usize;
+    if r >= crate::task::process::RLIM_NLIMITS {
+        return Err(Errno::EINVAL);
+    }
+    let current = p.rlimits.lock()[r];
+    if new != 0 {
+        let limit: [u64; 2] = read_user(new)?;
+        if limit[0] > limit[1] {
+            return Err(Errno::EINVAL);
+        }
+        p.rlimits.lock()[r] = limit;
+    }
     if old != 0 {
-        write_user(old, &limit)?;
+        write_user(old, &current)?;
     }
     Ok(0)
+}
+
+pub fn setrlimit(resource: u64, unew: usize) -> SysResult {
+    prlimit64(261, [0, resource, unew as u64, 0, 0, 0])
+}
+
+/// reboot(2): with Linux's magic numbers, power off (there is nothing to
+/// restart into); anything else is EINVAL.
+pub fn reboot(magic1: u32, magic2: u32, cmd: u32) -> SysResult {
+    const MAGIC1: u32 = 0xfee1_dead;
+    const MAGIC2: [u32; 4] = [672_274_793, 85_072_278, 369_367_448, 537_993_216];
+    const CMD_POWER_OFF: u32 = 0x4321_fedc;
+    const CMD_HALT: u32 = 0xcdef_0123;
+    const CMD_RESTART: u32 = 0x0123_4567;
+    const CMD_CAD_ON: u32 = 0x89ab_cdef;
+    const CMD_CAD_OFF: u32 = 0;
+    if magic1 != MAGIC1 || !MAGIC2.contains(&magic2) {
+        return Err(Errno::EINVAL);
+    }
+    match cmd {
+        CMD_CAD_ON | CMD_CAD_OFF => Ok(0),
+        CMD_POWER_OFF | CMD_HALT | CMD_RESTART => {
+            println!("faultline: reboot({:#x}): powering off", cmd);
+            crate::arch::psci::system_off()
+        }
+        _ => Err(Errno::EINVAL),
+    }
 }
 
 pub fn getrusage(who: i32, uaddr: usize) -> SysResult {
@@ -149,10 +212,11 @@ pub fn getrusage(who: i32, uaddr: usize) -> SysResult {
     if !matches!(who, RUSAGE_SELF | RUSAGE_CHILDREN | RUSAGE_THREAD) {
         return Err(Errno::EINVAL);
     }
-    // struct rusage: two timevals, then 14 longs; ru_minflt is the 3rd long.
+    // struct rusage: two timevals (4 words), then 14 longs from ru_maxrss;
+    // ru_minflt is the fifth of them.
     let mut words = [0i64; 18];
     if who != RUSAGE_CHILDREN {
-        words[6] = current_process().map_or(0, |p| p.minflt.load(Ordering::Relaxed)) as i64;
+        words[8] = current_process().map_or(0, |p| p.minflt.load(Ordering::Relaxed)) as i64;
     }
     write_user(uaddr, &words).map(|_| 0)
 }

@@ -7,7 +7,7 @@ use crate::errno::Errno;
 use crate::mm::uaccess::{copy_from_user, copy_to_user, read_user, write_user};
 use crate::task::process::{find_process, find_thread};
 use crate::task::signal::{self, SigSource};
-use crate::task::signal_abi::{SigAction, NSIG, SIGACTION_SIZE, SIG_KERNEL_ONLY_MASK};
+use crate::task::signal_abi::{SigAction, NSIG, SIGACTION_SIZE, SIGSET_SIZE, SIG_KERNEL_ONLY_MASK};
 use crate::task::{current, current_process};
 
 fn check_sig(sig: i32) -> Result<u32, Errno> {
@@ -30,7 +30,8 @@ pub fn kill(pid: i32, sig: i32) -> SysResult {
         signal::send_to_process(&p, sig, SigSource::Kill(p.pid));
         return Ok(0);
     }
-    let p = find_process(pid as u32).filter(|p| !p.zombie.load(Ordering::Acquire)).ok_or(Errno::ESRCH)?;
+    // A zombie still exists until it is reaped: kill(pid, 0) finds it.
+    let p = find_process(pid as u32).ok_or(Errno::ESRCH)?;
     signal::send_to_process(&p, sig, SigSource::Kill(my_pid()));
     Ok(0)
 }
@@ -54,7 +55,7 @@ pub fn tgkill(tgid: i32, tid: i32, sig: i32) -> SysResult {
 }
 
 pub fn rt_sigaction(sig: i32, unew: usize, uold: usize, sigsetsize: usize) -> SysResult {
-    if sigsetsize != 8 {
+    if sigsetsize != SIGSET_SIZE {
         return Err(Errno::EINVAL);
     }
     let sig = check_sig(sig)?;
@@ -76,7 +77,7 @@ pub fn rt_sigprocmask(how: i32, unew: usize, uold: usize, sigsetsize: usize) -> 
     const SIG_BLOCK: i32 = 0;
     const SIG_UNBLOCK: i32 = 1;
     const SIG_SETMASK: i32 = 2;
-    if sigsetsize != 8 {
+    if sigsetsize != SIGSET_SIZE {
         return Err(Errno::EINVAL);
     }
     let me = current();
@@ -90,7 +91,8 @@ pub fn rt_sigprocmask(how: i32, unew: usize, uold: usize, sigsetsize: usize) -> 
             SIG_SETMASK => set,
             _ => return Err(Errno::EINVAL),
         };
-        u.sigmask.store(new & !SIG_KERNEL_ONLY_MASK, Ordering::Release);
+        u.sigmask
+            .store(new & !SIG_KERNEL_ONLY_MASK, Ordering::Release);
     }
     if uold != 0 {
         write_user(uold, &old)?;

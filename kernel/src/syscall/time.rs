@@ -49,7 +49,14 @@ pub fn deadline_after(ts: [i64; 2]) -> KResult<u64> {
 
 pub fn clock_gettime(clock: i32, uts: usize) -> SysResult {
     known(clock)?;
-    let _ = (CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID, CLOCK_MONOTONIC_RAW, CLOCK_REALTIME_COARSE, CLOCK_MONOTONIC_COARSE, CLOCK_MONOTONIC);
+    let _ = (
+        CLOCK_PROCESS_CPUTIME_ID,
+        CLOCK_THREAD_CPUTIME_ID,
+        CLOCK_MONOTONIC_RAW,
+        CLOCK_REALTIME_COARSE,
+        CLOCK_MONOTONIC_COARSE,
+        CLOCK_MONOTONIC,
+    );
     write_user(uts, &to_timespec(now_ns())).map(|_| 0)
 }
 

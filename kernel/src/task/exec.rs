@@ -53,9 +53,18 @@ fn read_whole(inode: &Inode) -> KResult<Vec<u8>> {
     Ok(image)
 }
 
-fn map(map: &mut crate::mm::mm_struct::MmMap, start: usize, end: usize, vma: Vma) -> KResult<()> {
+fn map(
+    mm: &Arc<Mm>,
+    map: &mut crate::mm::mm_struct::MmMap,
+    start: usize,
+    end: usize,
+    vma: Vma,
+) -> KResult<()> {
     if start < end {
-        map.vmas.insert(start, end, Arc::new(vma)).map_err(|_| Errno::ENOEXEC)?;
+        vma.register_with_file(mm);
+        map.vmas
+            .insert(start, end, Arc::new(vma))
+            .map_err(|_| Errno::ENOEXEC)?;
     }
     Ok(())
 }
@@ -64,7 +73,7 @@ fn map(map: &mut crate::mm::mm_struct::MmMap, start: usize, end: usize, vma: Vma
 /// stack (Linux: `load_elf_binary` up to `start_thread`).
 pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<Loaded> {
     let inode = vfs::lookup(cwd, path, true)?;
-    if inode.is_dir() {
+    if inode.is_dir() || inode.mode & 0o111 == 0 {
         return Err(Errno::EACCES);
     }
     let image = read_whole(&inode)?;
@@ -79,7 +88,11 @@ pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) ->
         let mut m = mm.mmap_lock.lock();
         for seg in &plan.segments {
             let flags = if seg.prot.read { VM_READ } else { 0 }
-                | if seg.prot.write { VM_WRITE | VM_MAYWRITE } else { 0 }
+                | if seg.prot.write {
+                    VM_WRITE | VM_MAYWRITE
+                } else {
+                    0
+                }
                 | if seg.prot.exec { VM_EXEC } else { 0 };
             let start = seg.vaddr as usize & !(PAGE_SIZE - 1);
             let file_end = align_up((seg.vaddr + seg.filesz) as usize, PAGE_SIZE);
@@ -89,17 +102,23 @@ pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) ->
                 file: Some(inode.clone()),
                 pgoff: seg.offset >> PAGE_SHIFT,
             };
-            map(&mut m, start, file_end, file_vma)?;
-            map(&mut m, file_end, mem_end, Vma::anon(flags))?;
+            map(&mm, &mut m, start, file_end, file_vma)?;
+            map(&mm, &mut m, file_end, mem_end, Vma::anon(flags))?;
             // The rest of the last file page belongs to .bss: zero it.
             let tail = (seg.vaddr + seg.filesz) as usize;
-            if seg.memsz > seg.filesz && tail % PAGE_SIZE != 0 {
+            if seg.memsz > seg.filesz && !tail.is_multiple_of(PAGE_SIZE) {
                 zero_tails.push((tail, (file_end.min(mem_end)) - tail));
             }
             brk = brk.max(mem_end);
         }
         let stack_flags = VM_READ | VM_WRITE | VM_MAYWRITE | VM_GROWSDOWN;
-        map(&mut m, STACK_TOP - STACK_SIZE, STACK_TOP, Vma::anon(stack_flags))?;
+        map(
+            &mm,
+            &mut m,
+            STACK_TOP - STACK_SIZE,
+            STACK_TOP,
+            Vma::anon(stack_flags),
+        )?;
         m.start_brk = brk;
         m.brk = brk;
     }
@@ -134,7 +153,8 @@ pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) ->
         random,
         auxv: &auxv,
     };
-    let initial = stack::create_elf_tables(STACK_TOP as u64, STACK_SIZE / 4, &args).map_err(|_| Errno::E2BIG)?;
+    let initial = stack::create_elf_tables(STACK_TOP as u64, STACK_SIZE / 4, &args)
+        .map_err(|_| Errno::E2BIG)?;
     copy_to_mm(&mm, initial.sp as usize, &initial.bytes).map_err(|_| Errno::EFAULT)?;
     Ok(Loaded {
         mm,

@@ -8,7 +8,7 @@ use core::sync::atomic::Ordering;
 use crate::errno::{Errno, KResult};
 use crate::mm::uaccess::write_user;
 use crate::task::process::{self, find_process, Process};
-use crate::task::signal_abi::{sigmask, SIGCHLD};
+use crate::task::signal_abi::sigmask;
 use crate::task::{current, futex, signal};
 
 /// wait4 options.
@@ -20,16 +20,20 @@ pub fn do_exit(status: u32) -> ! {
     let me = current();
     let user = me.user.as_ref().expect("a user thread exits");
     let process = user.process.clone();
-    // CLONE_CHILD_CLEARTID: tell a joiner we are gone.
+    process::unregister_thread(&me);
+    let last = process.nr_threads.fetch_sub(1, Ordering::AcqRel) == 1;
+    // CLONE_CHILD_CLEARTID: tell a joiner we are gone (after leaving the
+    // count, so a joiner that then exits knows it is the last).
     let ctid = user.clear_child_tid.load(Ordering::Relaxed);
     if ctid != 0 && write_user(ctid, &0u32).is_ok() {
         futex::wake(ctid, 1);
     }
-    process::unregister_thread(&me);
-    if !process.exiting.swap(true, Ordering::AcqRel) {
-        process.exit_status.store(status, Ordering::Release);
-    }
-    if process.live_threads().is_empty() {
+    if last {
+        // The last thread out: its status is the process's, unless a group
+        // exit already set one.
+        if !process.exiting.swap(true, Ordering::AcqRel) {
+            process.exit_status.store(status, Ordering::Release);
+        }
         exit_process(&process);
     }
     drop(me);
@@ -44,7 +48,8 @@ pub fn do_group_exit(status: u32) -> ! {
     }
     for t in process.live_threads() {
         if let Some(u) = &t.user {
-            u.pending.fetch_or(sigmask(signal::SIGKILL), Ordering::AcqRel);
+            u.pending
+                .fetch_or(sigmask(signal::SIGKILL), Ordering::AcqRel);
         }
         crate::task::wake_up(&t);
     }
@@ -55,7 +60,9 @@ pub fn do_group_exit(status: u32) -> ! {
 /// zombie for the parent (or power off if this was init).
 fn exit_process(p: &Arc<Process>) {
     let status = p.exit_status.load(Ordering::Acquire);
-    *p.files.lock() = crate::fs::vfs::FdTable::new();
+    // Closing files may wake others: not under the lock.
+    let files = core::mem::take(&mut *p.files.lock());
+    drop(files);
     // Children go to init, which reaps them.
     let orphans = core::mem::take(&mut *p.children.lock());
     if let Some(init) = find_process(1).filter(|i| !Arc::ptr_eq(i, p)) {
@@ -72,7 +79,7 @@ fn exit_process(p: &Arc<Process>) {
     }
     p.zombie.store(true, Ordering::Release);
     if let Some(parent) = p.parent() {
-        signal::send_to_process(&parent, SIGCHLD, signal::SigSource::Kernel);
+        signal::send_child_signal(&parent, p.pid, status);
         parent.child_wait.wake_all();
     }
 }
@@ -86,7 +93,10 @@ pub fn wait4(pid: i32, options: u32) -> KResult<(u32, u32)> {
     let mut found = None;
     let reap = |found: &mut Option<(u32, u32)>| {
         let mut children = me.children.lock();
-        if let Some(i) = children.iter().position(|c| matches(c) && c.zombie.load(Ordering::Acquire)) {
+        if let Some(i) = children
+            .iter()
+            .position(|c| matches(c) && c.zombie.load(Ordering::Acquire))
+        {
             let child = children.remove(i);
             process::forget_process(child.pid);
             *found = Some((child.pid, child.exit_status.load(Ordering::Acquire)));
@@ -104,7 +114,10 @@ pub fn wait4(pid: i32, options: u32) -> KResult<(u32, u32)> {
             return Ok((0, 0));
         }
         me.child_wait.wait_interruptible(|| {
-            me.children.lock().iter().any(|c| matches(c) && c.zombie.load(Ordering::Acquire))
+            me.children
+                .lock()
+                .iter()
+                .any(|c| matches(c) && c.zombie.load(Ordering::Acquire))
         })?;
     }
 }

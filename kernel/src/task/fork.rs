@@ -55,6 +55,7 @@ fn dup_mm(src: &Arc<Mm>) -> KResult<Arc<Mm>> {
         if !memory::copy_range(&dst, src, start, end, cow) {
             return Err(Errno::ENOMEM);
         }
+        vma.register_with_file(&dst);
         let _ = dst_map.vmas.insert(start, end, vma.clone());
     }
     drop(dst_map);
@@ -63,7 +64,14 @@ fn dup_mm(src: &Arc<Mm>) -> KResult<Arc<Mm>> {
 
 /// clone(2) with the Linux arm64 argument order: flags, newsp, parent_tid,
 /// tls, child_tid. Returns the child's TID.
-pub fn clone(tf: &TrapFrame, flags: u64, newsp: u64, parent_tid: usize, tls: u64, child_tid: usize) -> KResult<u32> {
+pub fn clone(
+    tf: &TrapFrame,
+    flags: u64,
+    newsp: u64,
+    parent_tid: usize,
+    tls: u64,
+    child_tid: usize,
+) -> KResult<u32> {
     if flags & !SUPPORTED != 0 {
         return Err(Errno::EINVAL);
     }
@@ -79,7 +87,11 @@ pub fn clone(tf: &TrapFrame, flags: u64, newsp: u64, parent_tid: usize, tls: u64
     let process = if flags & CLONE_THREAD != 0 {
         parent.clone()
     } else {
-        let mm = if flags & CLONE_VM != 0 { parent.mm() } else { dup_mm(&parent.mm())? };
+        let mm = if flags & CLONE_VM != 0 {
+            parent.mm()
+        } else {
+            dup_mm(&parent.mm())?
+        };
         let files = parent.files.lock().clone();
         let cwd = parent.cwd.lock().clone();
         let actions = **parent.actions.lock();
@@ -95,8 +107,16 @@ pub fn clone(tf: &TrapFrame, flags: u64, newsp: u64, parent_tid: usize, tls: u64
     }
     frame.set_reg(0, 0);
     frame.set_pstate(tf.pstate());
-    let tls = if flags & CLONE_SETTLS != 0 { tls } else { read_tpidr_el0() };
-    let user = UserThread::new(process.clone(), tid, parent_user.sigmask.load(Ordering::Relaxed));
+    let tls = if flags & CLONE_SETTLS != 0 {
+        tls
+    } else {
+        read_tpidr_el0()
+    };
+    let user = UserThread::new(
+        process.clone(),
+        tid,
+        parent_user.sigmask.load(Ordering::Relaxed),
+    );
     if flags & CLONE_CHILD_CLEARTID != 0 {
         user.clear_child_tid.store(child_tid, Ordering::Relaxed);
     }
@@ -109,10 +129,11 @@ pub fn clone(tf: &TrapFrame, flags: u64, newsp: u64, parent_tid: usize, tls: u64
         user.set_child_tid.store(child_tid, Ordering::Relaxed);
     }
     let cpu = process::next_cpu();
-    let thread = spawn_user(cpu, user, frame, tls).ok_or(Errno::ENOMEM)?;
-    process::register_thread(&thread);
+    spawn_user(cpu, user, frame, tls).ok_or(Errno::ENOMEM)?;
     if flags & CLONE_VFORK != 0 {
-        let _ = process.vfork_done.wait_interruptible(|| process.vfork_released.load(Ordering::Acquire));
+        let _ = process
+            .vfork_done
+            .wait_interruptible(|| process.vfork_released.load(Ordering::Acquire));
     }
     Ok(tid)
 }

@@ -33,13 +33,15 @@ fn bucket(key: PhysAddr) -> &'static SpinLock<Vec<Waiter>> {
 
 /// The physical address of user word `uaddr`, faulting it in first.
 fn key_of(uaddr: usize) -> KResult<PhysAddr> {
-    if uaddr % 4 != 0 {
+    if !uaddr.is_multiple_of(4) {
         return Err(Errno::EINVAL);
     }
     read_user::<u32>(uaddr)?;
     let mm = crate::task::current_mm().ok_or(Errno::EFAULT)?;
     let _ptl = mm.page_table_lock.lock();
-    pgtable::translate(&&*mm, mm.pgd, uaddr).map(|t| t.pa).ok_or(Errno::EFAULT)
+    pgtable::translate(&&*mm, mm.pgd, uaddr)
+        .map(|t| t.pa)
+        .ok_or(Errno::EFAULT)
 }
 
 /// FUTEX_WAIT: sleep until woken, if `*uaddr == val`; EAGAIN if not;
@@ -73,10 +75,14 @@ pub fn wait(uaddr: usize, val: u32, deadline: Option<u64>) -> KResult<()> {
         if crate::arch::timer::counter() >= d {
             break Err(Errno::ETIMEDOUT);
         }
-        crate::task::sleep_until(d, || woken.load(Ordering::Acquire) || crate::task::signal::signal_pending());
+        crate::task::sleep_until(d, || {
+            woken.load(Ordering::Acquire) || crate::task::signal::signal_pending()
+        });
     };
     if result.is_err() {
-        bucket(key).lock().retain(|w| !Arc::ptr_eq(&w.woken, &woken));
+        bucket(key)
+            .lock()
+            .retain(|w| !Arc::ptr_eq(&w.woken, &woken));
         if woken.load(Ordering::Acquire) {
             return Ok(());
         }

@@ -51,6 +51,22 @@ pub struct Process {
     pub vfork_released: AtomicBool,
     /// Minor page faults (getrusage's `ru_minflt`).
     pub minflt: AtomicU64,
+    /// Resource limits, (soft, hard) per RLIMIT_* (Linux: `signal->rlim`).
+    pub rlimits: SpinLock<[[u64; 2]; RLIM_NLIMITS]>,
+    /// Threads not yet exited; the one that takes it to 0 ends the process.
+    pub nr_threads: AtomicUsize,
+}
+
+pub const RLIM_NLIMITS: usize = 16;
+const RLIM_INFINITY: u64 = u64::MAX;
+const RLIMIT_STACK: usize = 3;
+const RLIMIT_NOFILE: usize = 7;
+
+fn default_rlimits() -> [[u64; 2]; RLIM_NLIMITS] {
+    let mut r = [[RLIM_INFINITY; 2]; RLIM_NLIMITS];
+    r[RLIMIT_STACK] = [crate::task::exec::STACK_SIZE as u64, RLIM_INFINITY];
+    r[RLIMIT_NOFILE] = [crate::fs::vfs::NR_OPEN as u64; 2];
+    r
 }
 
 /// What a thread of a user process carries besides its kernel thread.
@@ -67,6 +83,9 @@ pub struct UserThread {
     /// address, a tgkill's sender).
     pub pending: AtomicU64,
     pub info: SpinLock<Box<[Option<SigInfo>; NSIG as usize]>>,
+    /// A system call just failed with EINTR: its first argument, so a
+    /// SA_RESTART handler can have it run again (Linux: `orig_x0`).
+    pub restart_x0: SpinLock<Option<u64>>,
 }
 
 static NEXT_PID: AtomicU32 = AtomicU32::new(1);
@@ -123,6 +142,8 @@ impl Process {
             vfork_done: WaitQueue::new(),
             vfork_released: AtomicBool::new(false),
             minflt: AtomicU64::new(0),
+            rlimits: SpinLock::new(default_rlimits()),
+            nr_threads: AtomicUsize::new(0),
         });
         PROCESSES.lock().insert(pid, Arc::downgrade(&p));
         p
@@ -137,7 +158,11 @@ impl Process {
     }
 
     pub fn live_threads(&self) -> Vec<Arc<Thread>> {
-        self.threads.lock().iter().filter_map(Weak::upgrade).collect()
+        self.threads
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
     }
 }
 
@@ -154,6 +179,7 @@ pub fn register_thread(thread: &Arc<Thread>) {
     let user = thread.user.as_ref().expect("a user thread");
     THREADS.lock().insert(user.tid, Arc::downgrade(thread));
     user.process.threads.lock().push(Arc::downgrade(thread));
+    user.process.nr_threads.fetch_add(1, Ordering::AcqRel);
 }
 
 pub fn unregister_thread(thread: &Thread) {
@@ -179,6 +205,7 @@ impl UserThread {
             sigmask: AtomicU64::new(sigmask),
             pending: AtomicU64::new(0),
             info: SpinLock::new(Box::new([None; NSIG as usize])),
+            restart_x0: SpinLock::new(None),
         }
     }
 }

@@ -239,7 +239,11 @@ pub fn sleep_until(deadline: u64, woken: impl Fn() -> bool) {
         schedule();
     }
     // Woken early: our timer entry must not keep the thread alive.
-    this_cpu().rq.lock().sleepers.retain(|(_, t)| !Arc::ptr_eq(t, &me));
+    this_cpu()
+        .rq
+        .lock()
+        .sleepers
+        .retain(|(_, t)| !Arc::ptr_eq(t, &me));
     drop(me);
     local_irq_restore(daif);
 }

@@ -19,12 +19,14 @@ use crate::mm::uaccess::{copy_from_user, copy_to_user};
 use crate::task::exit::do_group_exit;
 use crate::task::process::{Process, UserThread};
 use crate::task::signal_abi::{
-    default_action, parse_sigreturn, signaled, sigmask, DefaultAction, FpState, SigAction, SigInfo, SignalDelivery,
-    UserRegs, NSIG, RT_SIGFRAME_SIZE, SA_NODEFER, SA_RESETHAND, SIGFRAME_SIZE, SIG_DFL, SIG_IGN, SIG_KERNEL_ONLY_MASK,
-    SI_KERNEL, SI_TKILL, SI_USER,
+    default_action, parse_sigreturn, sigmask, signaled, DefaultAction, FpState, SigAction, SigInfo,
+    SignalDelivery, UserRegs, CLD_DUMPED, CLD_EXITED, CLD_KILLED, NSIG, RT_SIGFRAME_SIZE,
+    SA_NODEFER, SA_RESETHAND, SA_RESTART, SIGCHLD, SIGFRAME_SIZE, SIG_DFL, SIG_IGN,
+    SIG_KERNEL_ONLY_MASK, SI_KERNEL, SI_TKILL, SI_USER,
 };
 pub use crate::task::signal_abi::{
-    BUS_ADRALN, BUS_ADRERR, ILL_ILLOPC, SEGV_ACCERR, SEGV_MAPERR, SIGBUS, SIGILL, SIGKILL, SIGSEGV, SIGTRAP,
+    BUS_ADRALN, BUS_ADRERR, ILL_ILLOPC, SEGV_ACCERR, SEGV_MAPERR, SIGBUS, SIGILL, SIGKILL, SIGSEGV,
+    SIGTRAP,
 };
 use crate::task::{current, Thread};
 
@@ -53,23 +55,63 @@ fn action(p: &Process, sig: u32) -> SigAction {
     p.actions.lock()[sig as usize - 1]
 }
 
+/// Would `sig` be thrown away on delivery? (Linux: `sig_handler_ignored`.)
+fn ignored_action(act: &SigAction, sig: u32) -> bool {
+    act.handler == SIG_IGN
+        || (act.handler == SIG_DFL && matches!(default_action(sig), DefaultAction::Ignore))
+}
+
+/// An ignored signal is discarded when sent, unless the receiver blocks it:
+/// the action may change before it is unblocked (Linux: `sig_ignored`).
+fn discard(p: &Process, sig: u32, blocked: bool) -> bool {
+    sig != SIGKILL && !blocked && ignored_action(&action(p, sig), sig)
+}
+
 /// A signal for the whole process (kill(2)): any thread not blocking it may
 /// take it. SIGKILL ends the process at once.
 pub fn send_to_process(p: &Arc<Process>, sig: u32, source: SigSource) {
+    queue_for_process(p, sig, info_for(sig, source));
+}
+
+fn queue_for_process(p: &Arc<Process>, sig: u32, info: SigInfo) {
     if sig == 0 {
         return;
     }
-    if action(p, sig).handler == SIG_IGN && sig != SIGKILL {
+    let threads = p.live_threads();
+    let blocked = !threads.is_empty()
+        && threads.iter().all(|t| {
+            t.user
+                .as_ref()
+                .is_some_and(|u| u.sigmask.load(Ordering::Acquire) & sigmask(sig) != 0)
+        });
+    if discard(p, sig, blocked) {
         return;
     }
     if sig == SIGKILL && !p.exiting.swap(true, Ordering::AcqRel) {
-        p.exit_status.store(signaled(SIGKILL, false) as u32, Ordering::Release);
+        p.exit_status
+            .store(signaled(SIGKILL, false) as u32, Ordering::Release);
     }
-    p.shared_info.lock()[sig as usize - 1] = Some(info_for(sig, source));
+    p.shared_info.lock()[sig as usize - 1] = Some(info);
     p.shared_pending.fetch_or(sigmask(sig), Ordering::AcqRel);
-    for t in p.live_threads() {
+    for t in threads {
         crate::task::wake_up(&t);
     }
+}
+
+/// SIGCHLD to a parent whose child `pid` ended with wait status `status`
+/// (Linux: `do_notify_parent`): si_code says how, si_status the exit code
+/// or the signal.
+pub fn send_child_signal(parent: &Arc<Process>, pid: u32, status: u32) {
+    let (code, value) = match status & 0x7f {
+        0 => (CLD_EXITED, (status >> 8) & 0xff),
+        sig if status & 0x80 != 0 => (CLD_DUMPED, sig),
+        sig => (CLD_KILLED, sig),
+    };
+    queue_for_process(
+        parent,
+        SIGCHLD,
+        SigInfo::child(code, pid as i32, 0, value as i32, 0, 0),
+    );
 }
 
 /// A signal for one thread (tgkill(2)).
@@ -81,7 +123,11 @@ pub fn send_to_thread(t: &Arc<Thread>, sig: u32, source: SigSource) {
     if sig == SIGKILL {
         return send_to_process(&u.process, sig, source);
     }
-    if action(&u.process, sig).handler == SIG_IGN {
+    if discard(
+        &u.process,
+        sig,
+        u.sigmask.load(Ordering::Acquire) & sigmask(sig) != 0,
+    ) {
         return;
     }
     u.info.lock()[sig as usize - 1] = Some(info_for(sig, source));
@@ -138,11 +184,17 @@ fn dequeue(u: &UserThread) -> Option<(u32, SigInfo)> {
     let bit = sigmask(sig);
     if u.pending.fetch_and(!bit, Ordering::AcqRel) & bit != 0 {
         let info = u.info.lock()[sig as usize - 1].take();
-        return Some((sig, info.unwrap_or_else(|| info_for(sig, SigSource::Kernel))));
+        return Some((
+            sig,
+            info.unwrap_or_else(|| info_for(sig, SigSource::Kernel)),
+        ));
     }
     u.process.shared_pending.fetch_and(!bit, Ordering::AcqRel);
     let info = u.process.shared_info.lock()[sig as usize - 1].take();
-    Some((sig, info.unwrap_or_else(|| info_for(sig, SigSource::Kernel))))
+    Some((
+        sig,
+        info.unwrap_or_else(|| info_for(sig, SigSource::Kernel)),
+    ))
 }
 
 /// On every return to user space: leave if the process is exiting, else
@@ -153,8 +205,19 @@ pub fn do_signal(tf: &mut TrapFrame) {
     if u.process.exiting.load(Ordering::Acquire) {
         do_group_exit(u.process.exit_status.load(Ordering::Acquire));
     }
-    let Some((sig, info)) = dequeue(u) else { return };
+    let restart = u.restart_x0.lock().take();
+    let Some((sig, info)) = dequeue(u) else {
+        return;
+    };
     let act = action(&u.process, sig);
+    if let Some(x0) = restart {
+        if act.flags & SA_RESTART != 0 && act.handler != SIG_DFL && act.handler != SIG_IGN {
+            // Run the interrupted call again after the handler (Linux:
+            // -ERESTARTSYS with SA_RESTART): back to the svc, first argument back.
+            tf.set_reg(0, x0);
+            tf.set_pc(tf.pc() - 4);
+        }
+    }
     match act.handler {
         SIG_IGN => {}
         SIG_DFL => match default_action(sig) {
@@ -183,10 +246,10 @@ fn report_fatal(u: &UserThread, sig: u32, info: &SigInfo, tf: &TrapFrame) {
         _ => 0,
     };
     println!(
-        "{}[{}]: unhandled signal {} code {} at {:#x}, pc {:#x}, lr {:#x}, sp {:#x}",
+        "{}[{}]: unhandled {} code {} at {:#x}, pc {:#x}, lr {:#x}, sp {:#x}",
         u.process.exe.lock().as_str(),
         u.tid,
-        sig,
+        crate::task::signal_abi::signal_name(sig),
         info.code,
         addr,
         tf.pc(),
@@ -218,7 +281,13 @@ fn fp_of(s: &FpsimdState) -> FpState {
 
 /// Builds the handler's frame on the user stack and points the registers
 /// at the handler (Linux: `setup_rt_frame`).
-fn setup_frame(u: &UserThread, tf: &mut TrapFrame, sig: u32, act: &SigAction, info: &SigInfo) -> KResult<()> {
+fn setup_frame(
+    u: &UserThread,
+    tf: &mut TrapFrame,
+    sig: u32,
+    act: &SigAction,
+    info: &SigInfo,
+) -> KResult<()> {
     let regs = regs_of(tf);
     let fp = fp_of(&fpsimd_save());
     let saved_mask = u.sigmask.load(Ordering::Acquire);
@@ -250,7 +319,8 @@ fn setup_frame(u: &UserThread, tf: &mut TrapFrame, sig: u32, act: &SigAction, in
     if act.flags & SA_NODEFER == 0 {
         mask |= sigmask(sig);
     }
-    u.sigmask.store(mask & !SIG_KERNEL_ONLY_MASK, Ordering::Release);
+    u.sigmask
+        .store(mask & !SIG_KERNEL_ONLY_MASK, Ordering::Release);
     if act.flags & SA_RESETHAND != 0 {
         u.process.actions.lock()[sig as usize - 1].handler = SIG_DFL;
     }
@@ -295,6 +365,16 @@ pub fn sigaction(sig: u32, new: Option<SigAction>) -> KResult<SigAction> {
     if let Some(mut a) = new {
         a.mask &= !SIG_KERNEL_ONLY_MASK;
         actions[sig as usize - 1] = a;
+        // Setting an ignoring action discards what is pending (POSIX).
+        if ignored_action(&a, sig) {
+            let bit = sigmask(sig);
+            p.shared_pending.fetch_and(!bit, Ordering::AcqRel);
+            for t in p.live_threads() {
+                if let Some(u) = &t.user {
+                    u.pending.fetch_and(!bit, Ordering::AcqRel);
+                }
+            }
+        }
     }
     Ok(old)
 }

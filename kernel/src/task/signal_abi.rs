@@ -72,6 +72,45 @@ pub const fn sigmask(sig: u32) -> SigSet {
 /// mask user space sets is stripped of them.
 pub const SIG_KERNEL_ONLY_MASK: SigSet = sigmask(SIGKILL) | sigmask(SIGSTOP);
 
+/// The name of signal `sig`, for messages.
+pub fn signal_name(sig: u32) -> &'static str {
+    match sig {
+        SIGHUP => "SIGHUP",
+        SIGINT => "SIGINT",
+        SIGQUIT => "SIGQUIT",
+        SIGILL => "SIGILL",
+        SIGTRAP => "SIGTRAP",
+        SIGABRT => "SIGABRT",
+        SIGBUS => "SIGBUS",
+        SIGFPE => "SIGFPE",
+        SIGKILL => "SIGKILL",
+        SIGUSR1 => "SIGUSR1",
+        SIGSEGV => "SIGSEGV",
+        SIGUSR2 => "SIGUSR2",
+        SIGPIPE => "SIGPIPE",
+        SIGALRM => "SIGALRM",
+        SIGTERM => "SIGTERM",
+        SIGSTKFLT => "SIGSTKFLT",
+        SIGCHLD => "SIGCHLD",
+        SIGCONT => "SIGCONT",
+        SIGSTOP => "SIGSTOP",
+        SIGTSTP => "SIGTSTP",
+        SIGTTIN => "SIGTTIN",
+        SIGTTOU => "SIGTTOU",
+        SIGURG => "SIGURG",
+        SIGXCPU => "SIGXCPU",
+        SIGXFSZ => "SIGXFSZ",
+        SIGVTALRM => "SIGVTALRM",
+        SIGPROF => "SIGPROF",
+        SIGWINCH => "SIGWINCH",
+        SIGIO => "SIGIO",
+        SIGPWR => "SIGPWR",
+        SIGSYS => "SIGSYS",
+        SIGRTMIN..=SIGRTMAX => "SIGRT",
+        _ => "?",
+    }
+}
+
 /// What a signal does to a thread that has not installed a handler.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum DefaultAction {
@@ -119,16 +158,10 @@ pub const SIG_DFL: u64 = 0;
 /// `sa_handler` value: discard the signal.
 pub const SIG_IGN: u64 = 1;
 
-/// SIGCHLD: don't report children that stop or continue.
-pub const SA_NOCLDSTOP: u64 = 0x0000_0001;
-/// SIGCHLD: children don't become zombies.
-pub const SA_NOCLDWAIT: u64 = 0x0000_0002;
 /// Call the handler as `handler(sig, siginfo_t *, ucontext_t *)`.
 pub const SA_SIGINFO: u64 = 0x0000_0004;
 /// `sa_restorer` is valid: the handler returns there, to call `rt_sigreturn`.
 pub const SA_RESTORER: u64 = 0x0400_0000;
-/// Run the handler on the alternate signal stack.
-pub const SA_ONSTACK: u64 = 0x0800_0000;
 /// Restart system calls the signal interrupted instead of failing them with
 /// EINTR.
 pub const SA_RESTART: u64 = 0x1000_0000;
@@ -162,7 +195,7 @@ impl SigAction {
         }
     }
 
-    pub fn to_bytes(&self) -> [u8; SIGACTION_SIZE] {
+    pub fn to_bytes(self) -> [u8; SIGACTION_SIZE] {
         let mut bytes = [0; SIGACTION_SIZE];
         write_u64(&mut bytes, 0, self.handler);
         write_u64(&mut bytes, 8, self.flags);
@@ -280,7 +313,7 @@ impl SigInfo {
         }
     }
 
-    pub fn to_bytes(&self) -> [u8; SIGINFO_SIZE] {
+    pub fn to_bytes(self) -> [u8; SIGINFO_SIZE] {
         let mut bytes = [0; SIGINFO_SIZE];
         write_u32(&mut bytes, siginfo::SIGNO, self.signo);
         write_u32(&mut bytes, siginfo::ERRNO, 0);

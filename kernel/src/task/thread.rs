@@ -8,9 +8,9 @@ use core::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 
 use crate::arch::context::Context;
 use crate::arch::trap::TrapFrame;
-use crate::task::process::UserThread;
 use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
 use crate::mm::frame;
+use crate::task::process::UserThread;
 use crate::task::sched;
 use crate::task::wait::WaitQueue;
 
@@ -115,7 +115,8 @@ impl Thread {
     /// kernel: the top of its kernel stack.
     pub fn user_frame(&self) -> *mut TrapFrame {
         let stack = self.kstack.expect("a user thread has a kernel stack");
-        (phys_to_virt(stack) + (PAGE_SIZE << KSTACK_ORDER) - core::mem::size_of::<TrapFrame>()) as *mut TrapFrame
+        (phys_to_virt(stack) + (PAGE_SIZE << KSTACK_ORDER) - core::mem::size_of::<TrapFrame>())
+            as *mut TrapFrame
     }
 
     /// Panics if this thread has overrun its kernel stack.
@@ -205,12 +206,20 @@ fn spawn_with(
         entry: UnsafeCell::new(Some(Box::new(f))),
         exited: WaitQueue::new(),
     });
-    let entry = if is_user { user_thread_main } else { thread_main };
+    let entry = if is_user {
+        user_thread_main
+    } else {
+        thread_main
+    };
     let mut ctx = Context::new(stack_top, entry, Arc::as_ptr(&t) as usize);
     ctx.tpidr_el0 = tls;
     ctx.fpsimd = fpsimd;
     // SAFETY: the thread is not yet visible to any scheduler.
     unsafe { *t.context.get() = ctx };
+    if is_user {
+        // Counted in its process before it can run (and exit).
+        crate::task::process::register_thread(&t);
+    }
     sched::enqueue(t.clone());
     Some(t)
 }

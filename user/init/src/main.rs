@@ -188,7 +188,11 @@ fn run_test_program(dir: &str, name: &str) -> (u32, u32) {
         Ok(status) if status.exit_code() == Some(0) && summary.is_some() => {}
         Ok(status) if status.exit_code().is_some_and(|c| c != 0) && failed > 0 => {}
         Ok(status) => {
-            let why = if summary.is_none() { ", no summary line" } else { "" };
+            let why = if summary.is_none() {
+                ", no summary line"
+            } else {
+                ""
+            };
             println!("init: {path} {status:?}{why}");
             failed += 1;
         }

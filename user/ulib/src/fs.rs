@@ -3,15 +3,14 @@
 //! `&CStr` (write `c"/tmp/x"`); descriptors are `i32`, as in the ABI.
 
 use crate::errno::Errno;
-use crate::syscall;
 use crate::sys::*;
+use crate::syscall;
 use core::ffi::CStr;
 use core::marker::PhantomData;
 use core::mem::size_of;
 
 /// A directory descriptor meaning "the current working directory".
 pub const AT_FDCWD: i32 = -100;
-pub const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
 pub const AT_REMOVEDIR: u32 = 0x200;
 pub const AT_EMPTY_PATH: u32 = 0x1000;
 
@@ -41,10 +40,8 @@ pub const F_DUPFD_CLOEXEC: u32 = 1030;
 pub const FD_CLOEXEC: usize = 1;
 
 pub const RENAME_NOREPLACE: u32 = 1;
-pub const RENAME_EXCHANGE: u32 = 2;
 
 pub const FALLOC_FL_KEEP_SIZE: u32 = 1;
-pub const FALLOC_FL_PUNCH_HOLE: u32 = 2;
 
 pub const MFD_CLOEXEC: u32 = 1;
 
@@ -55,11 +52,9 @@ pub const TCGETS: u32 = 0x5401;
 pub const S_IFMT: u32 = 0o170000;
 pub const S_IFREG: u32 = 0o100000;
 pub const S_IFDIR: u32 = 0o040000;
-pub const S_IFCHR: u32 = 0o020000;
 pub const S_IFIFO: u32 = 0o010000;
 
 // getdents64 d_type values.
-pub const DT_UNKNOWN: u8 = 0;
 pub const DT_DIR: u8 = 4;
 pub const DT_REG: u8 = 8;
 

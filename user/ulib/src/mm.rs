@@ -3,8 +3,8 @@
 //! compiler cannot check.
 
 use crate::errno::Errno;
-use crate::syscall;
 use crate::sys::*;
+use crate::syscall;
 
 pub const PAGE_SIZE: usize = 4096;
 
@@ -17,18 +17,14 @@ pub const MAP_SHARED: u32 = 0x01;
 pub const MAP_PRIVATE: u32 = 0x02;
 pub const MAP_FIXED: u32 = 0x10;
 pub const MAP_ANONYMOUS: u32 = 0x20;
-pub const MAP_POPULATE: u32 = 0x8000;
 pub const MAP_FIXED_NOREPLACE: u32 = 0x100000;
 
 pub const MREMAP_MAYMOVE: u32 = 1;
 pub const MREMAP_FIXED: u32 = 2;
 
 pub const MS_ASYNC: u32 = 1;
-pub const MS_INVALIDATE: u32 = 2;
 pub const MS_SYNC: u32 = 4;
 
-pub const MADV_NORMAL: u32 = 0;
-pub const MADV_WILLNEED: u32 = 3;
 pub const MADV_DONTNEED: u32 = 4;
 
 /// Maps `len` bytes and returns the address.
@@ -106,7 +102,10 @@ pub fn msync(addr: usize, len: usize, flags: u32) -> Result<(), Errno> {
 /// Fills `vec` with one byte per page of the range, bit 0 set where the
 /// page is resident.
 pub fn mincore(addr: usize, len: usize, vec: &mut [u8]) -> Result<(), Errno> {
-    assert!(vec.len() >= len.div_ceil(PAGE_SIZE), "mincore: vec too short");
+    assert!(
+        vec.len() >= len.div_ceil(PAGE_SIZE),
+        "mincore: vec too short"
+    );
     // SAFETY: the kernel writes one byte per page, which fits in vec.
     unsafe { syscall!(SYS_MINCORE, addr, len, vec.as_mut_ptr()) }.map(drop)
 }

@@ -3,8 +3,8 @@
 //! so lines from different threads or processes do not interleave mid-line,
 //! and there is no shared buffer for fork to duplicate.
 
-use crate::fs::write;
 use crate::errno::Errno;
+use crate::fs::write;
 use core::fmt;
 
 /// Collects formatted output and writes it to `fd` a line at a time.

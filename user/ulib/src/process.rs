@@ -3,8 +3,8 @@
 
 use crate::errno::Errno;
 use crate::signal::{signal_name, SIGCHLD};
-use crate::syscall;
 use crate::sys::*;
+use crate::syscall;
 use alloc::vec::Vec;
 use core::arch::asm;
 use core::ffi::{c_char, CStr};
@@ -28,7 +28,6 @@ pub const RUSAGE_CHILDREN: i32 = -1;
 
 pub const RLIMIT_STACK: u32 = 3;
 pub const RLIMIT_NOFILE: u32 = 7;
-pub const RLIM_INFINITY: u64 = !0;
 
 /// Creates a child process with a copy of this one's memory (copy on write)
 /// and returns its pid, or 0 in the child. Only the calling thread is

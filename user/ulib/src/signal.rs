@@ -5,8 +5,8 @@
 //! carrying the signal's `si_code` and `si_addr` (sigsetjmp/siglongjmp).
 
 use crate::errno::Errno;
-use crate::syscall;
 use crate::sys::*;
+use crate::syscall;
 use core::ffi::c_void;
 use core::mem::{offset_of, size_of};
 use core::ptr;
@@ -78,14 +78,11 @@ pub const SIG_SETMASK: u32 = 2;
 
 // si_code values.
 pub const SI_USER: i32 = 0;
-pub const SI_KERNEL: i32 = 0x80;
 pub const SI_TKILL: i32 = -6;
 pub const SEGV_MAPERR: i32 = 1;
 pub const SEGV_ACCERR: i32 = 2;
-pub const BUS_ADRALN: i32 = 1;
 pub const BUS_ADRERR: i32 = 2;
 pub const CLD_EXITED: i32 = 1;
-pub const CLD_KILLED: i32 = 2;
 
 /// `siginfo_t` (128 bytes). What follows the three ints depends on the
 /// signal, so it is read through the accessors.

@@ -23,9 +23,7 @@ pub const AT_PHNUM: usize = 5;
 pub const AT_PAGESZ: usize = 6;
 pub const AT_ENTRY: usize = 9;
 pub const AT_UID: usize = 11;
-pub const AT_HWCAP: usize = 16;
 pub const AT_RANDOM: usize = 25;
-pub const AT_EXECFN: usize = 31;
 pub const AT_SYSINFO_EHDR: usize = 33;
 
 /// The initial stack pointer, as `_start` found it.
@@ -57,6 +55,8 @@ extern "Rust" {
 /// # Safety
 /// `sp` must be the stack pointer the kernel started the process with.
 unsafe extern "C" fn start_rust(sp: *const usize) -> ! {
+    // The reads below follow the layout in the module documentation, which
+    // the kernel guarantees.
     let argc = *sp;
     let argv = sp.add(1) as *mut *const c_char;
     let envp = argv.add(argc + 1);
@@ -69,6 +69,7 @@ unsafe extern "C" fn start_rust(sp: *const usize) -> ! {
     ARGV.store(argv, Ordering::Relaxed);
     ENVP.store(envp, Ordering::Relaxed);
     AUXV.store(end.add(1) as *mut usize, Ordering::Relaxed);
+    // entry! defines __ulib_main with exactly this signature.
     exit_group(__ulib_main(args()))
 }
 

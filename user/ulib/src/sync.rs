@@ -4,8 +4,8 @@
 //! lock state lives in the word.
 
 use crate::errno::Errno;
-use crate::syscall;
 use crate::sys::SYS_FUTEX;
+use crate::syscall;
 use crate::time::Timespec;
 use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};

@@ -1,8 +1,8 @@
 //! Whole-system calls: uname, getrandom, reboot.
 
 use crate::errno::Errno;
-use crate::syscall;
 use crate::sys::*;
+use crate::syscall;
 use core::ffi::CStr;
 
 /// `struct utsname`: six NUL-terminated fields of 65 bytes.

@@ -57,6 +57,11 @@ pub fn failed(file: &str, line: u32, why: fmt::Arguments) -> TestError {
     TestError::Failed(format!("{file}:{line}: {why}"))
 }
 
+/// A skip with its reason, for [`skip!`](crate::skip!).
+pub fn skipped(why: fmt::Arguments) -> TestError {
+    TestError::Skipped(format!("{why}"))
+}
+
 /// One entry of a [`tests!`](crate::tests!) list.
 pub struct Test {
     pub name: &'static str,
@@ -169,7 +174,7 @@ macro_rules! fail {
 #[macro_export]
 macro_rules! skip {
     ($($why:tt)+) => {
-        return Err($crate::test::TestError::Skipped(alloc::format!($($why)+)))
+        return Err($crate::test::skipped(format_args!($($why)+)))
     };
 }
 
@@ -383,4 +388,3 @@ fn remove_tree(dirfd: i32, path: &CStr) {
     }
     let _ = unlinkat(dirfd, path, AT_REMOVEDIR);
 }
-

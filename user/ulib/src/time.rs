@@ -1,14 +1,13 @@
 //! Clocks and sleeping: clock_gettime, nanosleep, clock_nanosleep.
 
 use crate::errno::Errno;
-use crate::syscall;
 use crate::sys::*;
+use crate::syscall;
 use core::ptr;
 use core::time::Duration;
 
 pub const CLOCK_REALTIME: u32 = 0;
 pub const CLOCK_MONOTONIC: u32 = 1;
-pub const CLOCK_PROCESS_CPUTIME_ID: u32 = 2;
 pub const CLOCK_BOOTTIME: u32 = 7;
 /// clock_nanosleep: the time is a deadline, not an interval.
 pub const TIMER_ABSTIME: u32 = 1;
@@ -52,7 +51,14 @@ pub fn monotonic_nanos() -> i128 {
 
 pub fn nanosleep(req: &Timespec) -> Result<(), Errno> {
     // SAFETY: the kernel reads req; the remaining-time pointer is NULL.
-    unsafe { syscall!(SYS_NANOSLEEP, req as *const Timespec, ptr::null::<Timespec>()) }.map(drop)
+    unsafe {
+        syscall!(
+            SYS_NANOSLEEP,
+            req as *const Timespec,
+            ptr::null::<Timespec>()
+        )
+    }
+    .map(drop)
 }
 
 pub fn clock_nanosleep(clock: u32, flags: u32, req: &Timespec) -> Result<(), Errno> {

@@ -26,9 +26,12 @@
 .equ TCR_AS,             (1 << 36)
 
 // SCTLR_EL1: RES1 bits, plus M (MMU), C (data cache), SA (SP alignment
-// check), I (instruction cache).
+// check), I (instruction cache), and what Linux lets EL0 do itself: DC ZVA
+// (DZE), reading CTR_EL0 (UCT), WFI/WFE (nTWI, nTWE) and cache maintenance
+// by VA (UCI, which JITs need to make new code visible).
 .equ SCTLR_RES1,         (1 << 11) | (1 << 20) | (1 << 22) | (1 << 23) | (1 << 28) | (1 << 29)
-.equ SCTLR_MMU_ON,       SCTLR_RES1 | (1 << 0) | (1 << 2) | (1 << 3) | (1 << 12)
+.equ SCTLR_EL0_OPS,      (1 << 14) | (1 << 15) | (1 << 16) | (1 << 18) | (1 << 26)
+.equ SCTLR_MMU_ON,       SCTLR_RES1 | SCTLR_EL0_OPS | (1 << 0) | (1 << 2) | (1 << 3) | (1 << 12)
 
 // Boot map descriptors (level 1, 1 GiB blocks): AF | SH inner | AttrIndx.
 .equ BOOT_BLOCK_DEVICE,  (1 << 54) | (1 << 53) | (1 << 10) | (0 << 2) | 1

@@ -70,5 +70,7 @@ pub fn frame_pointer() -> usize {
 /// to save and restore user state.
 pub fn enable_fpsimd() {
     // SAFETY: changes only whether FP/SIMD instructions trap.
-    unsafe { asm!("mrs {t}, cpacr_el1", "orr {t}, {t}, #(3 << 20)", "msr cpacr_el1, {t}", "isb", t = out(reg) _, options(nomem, nostack)) };
+    unsafe {
+        asm!("mrs {t}, cpacr_el1", "orr {t}, {t}, #(3 << 20)", "msr cpacr_el1, {t}", "isb", t = out(reg) _, options(nomem, nostack))
+    };
 }

@@ -82,7 +82,11 @@ impl PgProt {
     /// `PAGE_READONLY_EXEC`...): EL0-accessible, not global (tagged with the
     /// ASID), never executable by the kernel.
     pub fn user(write: bool, exec: bool) -> PgProt {
-        let ap = if write { LEAF_DESC::AP::RwEl0 } else { LEAF_DESC::AP::RoEl0 };
+        let ap = if write {
+            LEAF_DESC::AP::RwEl0
+        } else {
+            LEAF_DESC::AP::RoEl0
+        };
         let uxn = if exec { 0 } else { bits(LEAF_DESC::UXN::SET) };
         PgProt(PROT_NORMAL | bits(ap) | bits(LEAF_DESC::NG::SET) | bits(LEAF_DESC::PXN::SET) | uxn)
     }
@@ -92,6 +96,17 @@ impl PgProt {
     /// valid and kernel-readable, not global).
     pub fn user_none() -> PgProt {
         PgProt(PROT_NORMAL | bits(LEAF_DESC::AP::RoEl1) | bits(LEAF_DESC::NG::SET) | XN)
+    }
+
+    /// EL0 may read (AP[1] set).
+    pub fn is_user_readable(self) -> bool {
+        Leaf::new(self.0).read(LEAF_DESC::AP) & 1 != 0
+    }
+    pub fn is_user_writable(self) -> bool {
+        Leaf::new(self.0).read(LEAF_DESC::AP) == 1
+    }
+    pub fn is_user_exec(self) -> bool {
+        !Leaf::new(self.0).is_set(LEAF_DESC::UXN)
     }
 
     pub fn is_writable(self) -> bool {
@@ -133,7 +148,11 @@ impl Pte {
     /// The same mapping, read-only (for copy-on-write after fork).
     pub fn wrprotect(self) -> Pte {
         let mut leaf = Leaf::new(self.0);
-        let ap = if leaf.read(LEAF_DESC::AP) & 1 != 0 { LEAF_DESC::AP::RoEl0 } else { LEAF_DESC::AP::RoEl1 };
+        let ap = if leaf.read(LEAF_DESC::AP) & 1 != 0 {
+            LEAF_DESC::AP::RoEl0
+        } else {
+            LEAF_DESC::AP::RoEl1
+        };
         leaf.modify(ap);
         Pte(leaf.get())
     }
@@ -153,6 +172,13 @@ impl Pte {
     pub fn addr(self) -> PhysAddr {
         PhysAddr(self.0 & ADDR_MASK)
     }
+    pub fn is_contiguous(self) -> bool {
+        Leaf::new(self.0).is_set(LEAF_DESC::CONTIGUOUS)
+    }
+    pub fn is_young(self) -> bool {
+        Leaf::new(self.0).is_set(LEAF_DESC::AF)
+    }
+
     pub fn prot(self) -> PgProt {
         PgProt(self.0 & !(ADDR_MASK | bits(LEAF_DESC::VALID::SET) | bits(LEAF_DESC::TYPE::Page)))
     }
@@ -206,7 +232,11 @@ mod tests {
         assert!(rw.is_writable() && !rw.is_kernel_exec());
         let rx = PgProt::user(false, true);
         assert!(!rx.is_writable());
-        assert_eq!(Pte::leaf(PhysAddr(0), rx, true).0 & (1 << 54), 0, "user exec clears UXN");
+        assert_eq!(
+            Pte::leaf(PhysAddr(0), rx, true).0 & (1 << 54),
+            0,
+            "user exec clears UXN"
+        );
         // wrprotect keeps EL0 access, drops write.
         let ro = p.wrprotect();
         assert_eq!(ro.prot(), PgProt::user(false, false));

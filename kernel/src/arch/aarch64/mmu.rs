@@ -139,7 +139,9 @@ pub fn switch_to_empty() {
 pub fn flush_tlb_user_page(asid: u16, va: usize) {
     let arg = ((asid as u64) << 48) | ((va as u64 >> 12) & ((1 << 44) - 1));
     // SAFETY: TLB maintenance only.
-    unsafe { asm!("dsb ishst", "tlbi vale1is, {}", "dsb ish", "isb", in(reg) arg, options(nostack)) };
+    unsafe {
+        asm!("dsb ishst", "tlbi vale1is, {}", "dsb ish", "isb", in(reg) arg, options(nostack))
+    };
 }
 
 /// Invalidates every TLB entry of address space `asid` on all CPUs (Linux:
@@ -147,5 +149,7 @@ pub fn flush_tlb_user_page(asid: u16, va: usize) {
 pub fn flush_tlb_asid(asid: u16) {
     let arg = (asid as u64) << 48;
     // SAFETY: TLB maintenance only.
-    unsafe { asm!("dsb ishst", "tlbi aside1is, {}", "dsb ish", "isb", in(reg) arg, options(nostack)) };
+    unsafe {
+        asm!("dsb ishst", "tlbi aside1is, {}", "dsb ish", "isb", in(reg) arg, options(nostack))
+    };
 }

@@ -3,8 +3,8 @@
 //! Generic kernel code (mm, fs, task) calls the functions exported here and
 //! never writes `asm!` itself.
 
-pub mod context;
 pub mod asid;
+pub mod context;
 pub mod cpu;
 pub mod desc;
 pub mod esr;

@@ -159,7 +159,11 @@ fn is_permission_fault(esr: Esr) -> bool {
 #[no_mangle]
 extern "C" fn handle_el1_sync(tf: &mut TrapFrame, _kind: u64) {
     let (esr, far) = read_esr_far();
-    let entry = esr.class().is_abort().then(|| search_exception_table(tf.elr)).flatten();
+    let entry = esr
+        .class()
+        .is_abort()
+        .then(|| search_exception_table(tf.elr))
+        .flatten();
     match entry.map(|e| (e.kind, e.fixup)) {
         Some((EX_UACCESS, fixup)) => {
             // The copy touched user memory: resolve it as a user fault
@@ -169,8 +173,12 @@ extern "C" fn handle_el1_sync(tf: &mut TrapFrame, _kind: u64) {
                 super::cpu::local_irq_enable();
             }
             let user = (far as usize) < USER_TOP;
-            let resolved =
-                user && crate::mm::fault::handle_uaccess_fault(far as usize, access_of(esr), is_permission_fault(esr));
+            let resolved = user
+                && crate::mm::fault::handle_uaccess_fault(
+                    far as usize,
+                    access_of(esr),
+                    is_permission_fault(esr),
+                );
             super::cpu::local_irq_save();
             if !resolved {
                 tf.elr = fixup;

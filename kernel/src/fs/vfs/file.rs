@@ -4,6 +4,7 @@
 
 use alloc::string::String;
 use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU32, Ordering};
 
 use super::inode::{Inode, InodeKind, Stat, S_IFMT, S_IFREG};
 use super::path;
@@ -20,8 +21,9 @@ pub const O_EXCL: u32 = 0o200;
 pub const O_TRUNC: u32 = 0o1000;
 pub const O_APPEND: u32 = 0o2000;
 pub const O_NONBLOCK: u32 = 0o4000;
-pub const O_DIRECTORY: u32 = 0o200000;
-pub const O_NOFOLLOW: u32 = 0o400000;
+/// arm64 has its own values for these (`arch/arm64/include/uapi/asm/fcntl.h`).
+pub const O_DIRECTORY: u32 = 0o40000;
+pub const O_NOFOLLOW: u32 = 0o100000;
 
 pub const SEEK_SET: u32 = 0;
 pub const SEEK_CUR: u32 = 1;
@@ -35,7 +37,9 @@ pub const FALLOC_FL_PUNCH_HOLE: u32 = 0x02;
 
 pub struct File {
     pub inode: Arc<Inode>,
-    flags: u32,
+    /// Access mode and status flags; F_SETFL may change O_APPEND and
+    /// O_NONBLOCK.
+    flags: AtomicU32,
     pos: SpinLock<u64>,
     /// A pseudo file's text, made when it was opened (Linux: the seq_file
     /// buffer), so reads in pieces see one consistent snapshot.
@@ -85,26 +89,30 @@ impl File {
         };
         Ok(Arc::new(File {
             inode,
-            flags,
+            flags: AtomicU32::new(flags & !(O_CREAT | O_EXCL | O_TRUNC)),
             pos: SpinLock::new(0),
             text,
         }))
     }
 
     fn readable(&self) -> bool {
-        self.flags & O_ACCMODE != O_WRONLY
+        self.flags() & O_ACCMODE != O_WRONLY
     }
     fn writable(&self) -> bool {
-        self.flags & O_ACCMODE != O_RDONLY
+        self.flags() & O_ACCMODE != O_RDONLY
     }
     fn nonblock(&self) -> bool {
-        self.flags & O_NONBLOCK != 0
+        self.flags() & O_NONBLOCK != 0
     }
 
     /// Reads at the file position and advances it (Linux: `vfs_read`).
     pub fn read(&self, buf: &mut [u8]) -> KResult<usize> {
         if let InodeKind::Device(d) = &self.inode.kind {
-            return if self.readable() { d.read(buf, self.nonblock()) } else { Err(Errno::EBADF) };
+            return if self.readable() {
+                d.read(buf, self.nonblock())
+            } else {
+                Err(Errno::EBADF)
+            };
         }
         let pos = *self.pos.lock();
         let n = self.pread(buf, pos)?;
@@ -122,7 +130,7 @@ impl File {
             return d.write(data, self.nonblock());
         }
         if let InodeKind::File(f) = &self.inode.kind {
-            if self.flags & O_APPEND != 0 {
+            if self.flags() & O_APPEND != 0 {
                 let (n, end) = f.append(data)?;
                 *self.pos.lock() = end;
                 return Ok(n);
@@ -158,6 +166,8 @@ impl File {
             return Err(Errno::EBADF);
         }
         match &self.inode.kind {
+            // Linux appends even for pwrite on an O_APPEND file (pwrite(2), BUGS).
+            InodeKind::File(f) if self.flags() & O_APPEND != 0 => f.append(data).map(|(n, _)| n),
             InodeKind::File(f) => f.write_at(offset, data),
             InodeKind::Pseudo(p) => {
                 let text = core::str::from_utf8(data).map_err(|_| Errno::EINVAL)?;
@@ -171,7 +181,17 @@ impl File {
 
     /// The open flags (F_GETFL).
     pub fn flags(&self) -> u32 {
-        self.flags
+        self.flags.load(Ordering::Relaxed)
+    }
+
+    /// F_SETFL: only O_APPEND and O_NONBLOCK change.
+    pub fn set_status_flags(&self, new: u32) {
+        let keep = !(O_APPEND | O_NONBLOCK);
+        let _ = self
+            .flags
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |f| {
+                Some((f & keep) | (new & (O_APPEND | O_NONBLOCK)))
+            });
     }
 
     /// A device's ioctl (TCGETS on the console).

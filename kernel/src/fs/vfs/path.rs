@@ -244,9 +244,19 @@ fn is_ancestor(inode: &Arc<Inode>, dir: &Arc<Inode>) -> bool {
 /// Moves `old` to `new`, replacing a compatible `new` (Linux: `vfs_rename`
 /// without flags).
 pub fn rename(start: &Arc<Inode>, old: &str, new: &str) -> KResult<()> {
+    rename_at(start, old, start, new)
+}
+
+/// rename with each path relative to its own directory (renameat2).
+pub fn rename_at(
+    old_start: &Arc<Inode>,
+    old: &str,
+    new_start: &Arc<Inode>,
+    new: &str,
+) -> KResult<()> {
     let _serialise = RENAME_LOCK.lock();
-    let (old_dir, old_name) = lookup_parent(start, old)?;
-    let (new_dir, new_name) = lookup_parent(start, new)?;
+    let (old_dir, old_name) = lookup_parent(old_start, old)?;
+    let (new_dir, new_name) = lookup_parent(new_start, new)?;
     for n in [old_name, new_name] {
         if n == "." || n == ".." {
             return Err(Errno::EBUSY);
@@ -309,7 +319,11 @@ pub fn path_of(dir: &Arc<Inode>) -> String {
         if Arc::ptr_eq(&parent, &cur) {
             break;
         }
-        let entries = parent.dir().expect("a parent is a directory").entries.lock();
+        let entries = parent
+            .dir()
+            .expect("a parent is a directory")
+            .entries
+            .lock();
         match entries.iter().find(|(_, i)| Arc::ptr_eq(i, &cur)) {
             Some((name, _)) => names.push(name.clone()),
             None => break,

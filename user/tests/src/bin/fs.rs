@@ -16,8 +16,8 @@ use ulib::fs::*;
 use ulib::mm::{map_anon, munmap, PAGE_SIZE};
 use ulib::process::*;
 use ulib::signal::{sigaction, Disposition, SIGPIPE};
-use ulib::syscall;
 use ulib::sys::*;
+use ulib::syscall;
 use ulib::test::{Scratch, TestResult};
 use ulib::{check, check_eq, check_err, fail, Errno};
 
@@ -91,10 +91,7 @@ fn open_errors() -> TestResult {
         open(&scratch.path("no/such/dir"), O_RDWR | O_CREAT, 0o644),
         Errno::ENOENT
     );
-    check_err!(
-        open(&file, O_RDWR | O_CREAT | O_EXCL, 0o644),
-        Errno::EEXIST
-    );
+    check_err!(open(&file, O_RDWR | O_CREAT | O_EXCL, 0o644), Errno::EEXIST);
     check_err!(open(&in_file, O_RDONLY, 0), Errno::ENOTDIR);
     check_err!(open(&file, O_RDONLY | O_DIRECTORY, 0), Errno::ENOTDIR);
     check_err!(open(scratch.dir(), O_WRONLY, 0), Errno::EISDIR);
@@ -147,7 +144,7 @@ fn bad_pointers_are_efault() -> TestResult {
     // SAFETY: our own page, given back so that its address is a hole.
     unsafe { munmap(gone, PAGE_SIZE) }?;
     for bad in [0x10, gone] {
-        // SAFETY (all): the kernel must refuse the bad address and touch
+        // SAFETY: the kernel must refuse the bad address and touch
         // no memory of ours.
         unsafe {
             check_err!(syscall!(SYS_READ, fd, bad, 4), Errno::EFAULT);
@@ -253,7 +250,11 @@ fn pread_pwrite_keep_offset() -> TestResult {
 fn readv_writev() -> TestResult {
     let scratch = Scratch::new()?;
     let fd = open(&scratch.path("f"), O_RDWR | O_CREAT, 0o644)?;
-    let parts = [IoSlice::new(b"one "), IoSlice::new(b""), IoSlice::new(b"two")];
+    let parts = [
+        IoSlice::new(b"one "),
+        IoSlice::new(b""),
+        IoSlice::new(b"two"),
+    ];
     check_eq!(writev(fd, &parts)?, 7);
     lseek(fd, 0, SEEK_SET)?;
     let (mut a, mut b) = ([0u8; 2], [0u8; 10]);
@@ -278,7 +279,10 @@ fn multi_page_file() -> TestResult {
     let mut buf = alloc::vec![0u8; 3 * PAGE_SIZE];
     let n = pread64(fd, &mut buf, PAGE_SIZE - 7)?;
     check_eq!(n, 3 * PAGE_SIZE);
-    check!(buf == data[PAGE_SIZE - 7..4 * PAGE_SIZE - 7], "data differs");
+    check!(
+        buf == data[PAGE_SIZE - 7..4 * PAGE_SIZE - 7],
+        "data differs"
+    );
     check_eq!(read_file(&path)?, data);
     Ok(())
 }
@@ -357,9 +361,15 @@ fn mkdirat_errors() -> TestResult {
     mkdirat(AT_FDCWD, &dir, 0o755)?;
     check_eq!(stat(&dir)?.st_mode & S_IFMT, S_IFDIR);
     check_err!(mkdirat(AT_FDCWD, &dir, 0o755), Errno::EEXIST);
-    check_err!(mkdirat(AT_FDCWD, &scratch.path("x/y"), 0o755), Errno::ENOENT);
+    check_err!(
+        mkdirat(AT_FDCWD, &scratch.path("x/y"), 0o755),
+        Errno::ENOENT
+    );
     write_file(&scratch.path("f"), b"")?;
-    check_err!(mkdirat(AT_FDCWD, &scratch.path("f/y"), 0o755), Errno::ENOTDIR);
+    check_err!(
+        mkdirat(AT_FDCWD, &scratch.path("f/y"), 0o755),
+        Errno::ENOTDIR
+    );
     check_err!(mkdirat(AT_FDCWD, &scratch.path("f"), 0o755), Errno::EEXIST);
     Ok(())
 }
@@ -417,8 +427,9 @@ fn renameat2_errors() -> TestResult {
     Ok(())
 }
 
-/// Every (name, d_type) in directory `fd`, read with a `bufsize` buffer.
-fn list_dir(fd: i32, bufsize: usize) -> Result<Vec<(String, u8)>, Errno> {
+/// Every (name, d_type, d_ino) in directory `fd`, sorted, read with a
+/// `bufsize` buffer.
+fn list_dir(fd: i32, bufsize: usize) -> Result<Vec<(String, u8, u64)>, Errno> {
     let mut buf = alloc::vec![0u8; bufsize];
     let mut entries = Vec::new();
     loop {
@@ -428,7 +439,7 @@ fn list_dir(fd: i32, bufsize: usize) -> Result<Vec<(String, u8)>, Errno> {
         }
         for entry in dirents(&buf[..n]) {
             let name = String::from(entry.name.to_str().unwrap_or("?"));
-            entries.push((name, entry.d_type));
+            entries.push((name, entry.d_type, entry.ino));
         }
     }
     entries.sort();
@@ -443,15 +454,18 @@ fn getdents64_lists_entries() -> TestResult {
     mkdirat(AT_FDCWD, &scratch.path("sub"), 0o755)?;
     let fd = open(scratch.dir(), O_RDONLY | O_DIRECTORY, 0)?;
     let entries = list_dir(fd, 4096)?;
-    let names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
+    let names: Vec<&str> = entries.iter().map(|(n, _, _)| n.as_str()).collect();
     check_eq!(names, [".", "..", "a", "b", "c", "sub"]);
-    for (name, d_type) in &entries {
+    for (name, d_type, ino) in &entries {
         let want = if name == "a" || name == "b" || name == "c" {
             DT_REG
         } else {
             DT_DIR
         };
         check!(*d_type == want, "{name}: d_type {d_type}");
+        if name != ".." {
+            check_eq!(*ino, stat(&scratch.path(name))?.st_ino);
+        }
     }
     // At the end it keeps returning 0.
     let mut buf = [0u8; 256];
@@ -472,7 +486,7 @@ fn getdents64_small_buffer() -> TestResult {
     // A buffer for one or two records at a time still sees every entry once.
     let entries = list_dir(fd, 64)?;
     check_eq!(entries.len(), 22);
-    let mut names: Vec<&str> = entries.iter().map(|(n, _)| n.as_str()).collect();
+    let mut names: Vec<&str> = entries.iter().map(|(n, _, _)| n.as_str()).collect();
     names.dedup();
     check_eq!(names.len(), 22);
     Ok(())
@@ -583,7 +597,7 @@ fn pipe_epipe() -> TestResult {
 
 fn pipe2_flags() -> TestResult {
     let [rd, wr] = pipe2(O_CLOEXEC | O_NONBLOCK)?;
-    // SAFETY (fcntl): F_GETFD and F_GETFL take no pointer.
+    // SAFETY: F_GETFD and F_GETFL take no pointer.
     unsafe {
         check_eq!(fcntl(rd, F_GETFD, 0)?, FD_CLOEXEC);
         check_eq!(fcntl(wr, F_GETFL, 0)? as u32 & O_ACCMODE, O_WRONLY);
@@ -608,7 +622,7 @@ fn dup3_semantics() -> TestResult {
     let mut buf = [0u8; 3];
     read(fd, &mut buf)?;
     check_eq!(lseek(20, 0, SEEK_CUR)?, 3);
-    // SAFETY (fcntl): F_GETFD takes no pointer.
+    // SAFETY: F_GETFD takes no pointer.
     check_eq!(unsafe { fcntl(20, F_GETFD, 0) }?, 0);
     check_eq!(dup3(fd, 21, O_CLOEXEC)?, 21);
     // SAFETY: as above.
@@ -629,7 +643,7 @@ fn fcntl_commands() -> TestResult {
     let path = scratch.path("f");
     write_file(&path, b"")?;
     let fd = open(&path, O_RDWR | O_APPEND, 0)?;
-    // SAFETY (all): these commands take integers, not pointers.
+    // SAFETY: these commands take integers, not pointers.
     unsafe {
         let fl = fcntl(fd, F_GETFL, 0)? as u32;
         check_eq!(fl & O_ACCMODE, O_RDWR);
@@ -637,7 +651,10 @@ fn fcntl_commands() -> TestResult {
         // F_SETFL changes O_APPEND and O_NONBLOCK, never the access mode.
         fcntl(fd, F_SETFL, (O_NONBLOCK | O_RDONLY) as usize)?;
         let fl = fcntl(fd, F_GETFL, 0)? as u32;
-        check_eq!(fl & (O_ACCMODE | O_APPEND | O_NONBLOCK), O_RDWR | O_NONBLOCK);
+        check_eq!(
+            fl & (O_ACCMODE | O_APPEND | O_NONBLOCK),
+            O_RDWR | O_NONBLOCK
+        );
         let dup = fcntl(fd, F_DUPFD, 30)?;
         check!(dup >= 30, "F_DUPFD gave {dup}");
         check_eq!(fcntl(fd, F_DUPFD, 30)?, dup + 1);
@@ -658,7 +675,11 @@ fn fcntl_commands() -> TestResult {
 /// Exec'd by cloexec_closes_on_exec: `check_fds OPEN CLOSED`. Exits 0 if
 /// descriptor OPEN is open and CLOSED is not.
 fn check_fds(args: &[&str]) -> i32 {
-    let fd = |i: usize| args.get(i).and_then(|a| a.parse::<i32>().ok()).unwrap_or(-1);
+    let fd = |i: usize| {
+        args.get(i)
+            .and_then(|a| a.parse::<i32>().ok())
+            .unwrap_or(-1)
+    };
     // SAFETY: F_GETFD takes no pointer.
     let is_open = |fd: i32| unsafe { fcntl(fd, F_GETFD, 0) }.is_ok();
     match (is_open(fd(0)), is_open(fd(1))) {
@@ -703,7 +724,10 @@ fn getcwd_and_chdir() -> TestResult {
     let scratch = Scratch::new()?;
     let mut buf = [0u8; 512];
     let n = getcwd(&mut buf)?;
-    check!(n > 1 && buf[0] == b'/' && buf[n - 1] == 0, "getcwd gave {n}");
+    check!(
+        n > 1 && buf[0] == b'/' && buf[n - 1] == 0,
+        "getcwd gave {n}"
+    );
     mkdirat(AT_FDCWD, &scratch.path("d"), 0o755)?;
     chdir(&scratch.path("d"))?;
     let n = getcwd(&mut buf)?;
@@ -740,8 +764,14 @@ fn ioctl_tcgets() -> TestResult {
     let fd = open(&path, O_RDONLY, 0)?;
     // SAFETY: as above.
     unsafe {
-        check_err!(ioctl(fd, TCGETS, termios.as_mut_ptr() as usize), Errno::ENOTTY);
-        check_err!(ioctl(99, TCGETS, termios.as_mut_ptr() as usize), Errno::EBADF);
+        check_err!(
+            ioctl(fd, TCGETS, termios.as_mut_ptr() as usize),
+            Errno::ENOTTY
+        );
+        check_err!(
+            ioctl(99, TCGETS, termios.as_mut_ptr() as usize),
+            Errno::EBADF
+        );
     }
     Ok(())
 }

@@ -180,16 +180,7 @@ fn hint_address_is_used() -> TestResult {
     check_eq!(got, free + 2 * PAGE);
     // A hint over an existing mapping is moved elsewhere, not an error.
     // SAFETY: as above.
-    let moved = unsafe {
-        mmap(
-            got,
-            PAGE,
-            PROT_READ,
-            MAP_PRIVATE | MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    }?;
+    let moved = unsafe { mmap(got, PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) }?;
     check!(moved != got);
     Ok(())
 }
@@ -197,7 +188,7 @@ fn hint_address_is_used() -> TestResult {
 fn mmap_errors() -> TestResult {
     let rw = PROT_READ | PROT_WRITE;
     let anon_private = MAP_PRIVATE | MAP_ANONYMOUS;
-    // SAFETY (all below): each call is invalid and must map nothing.
+    // SAFETY: each call is invalid and must map nothing.
     unsafe {
         check_err!(mmap(0, 0, rw, anon_private, -1, 0), Errno::EINVAL);
         check_err!(mmap(0, PAGE, rw, MAP_ANONYMOUS, -1, 0), Errno::EINVAL);
@@ -224,16 +215,7 @@ fn mmap_errors() -> TestResult {
 
 fn prot_none_faults_accerr() -> TestResult {
     // SAFETY: a new mapping the kernel places.
-    let addr = unsafe {
-        mmap(
-            0,
-            2 * PAGE,
-            PROT_NONE,
-            MAP_PRIVATE | MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    }?;
+    let addr = unsafe { mmap(0, 2 * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) }?;
     check_eq!(
         try_read(addr + 0x123),
         Err(fault(SIGSEGV, SEGV_ACCERR, addr + 0x123))
@@ -404,10 +386,7 @@ static READ_ONLY: [u8; 16] = [7; 16];
 
 fn text_and_rodata_are_read_only() -> TestResult {
     let text = text_and_rodata_are_read_only as *const () as usize;
-    check_eq!(
-        try_write(text, 0),
-        Err(fault(SIGSEGV, SEGV_ACCERR, text))
-    );
+    check_eq!(try_write(text, 0), Err(fault(SIGSEGV, SEGV_ACCERR, text)));
     let rodata = READ_ONLY.as_ptr() as usize;
     check_eq!(
         try_write(rodata, 0),
@@ -588,10 +567,7 @@ fn mremap_grows_and_moves() -> TestResult {
     check_eq!(try_read(got + PAGE + 2), Ok(2));
     check_eq!(try_read(got + 7 * PAGE), Ok(0));
     if got != addr {
-        check_eq!(
-            try_read(addr),
-            Err(fault(SIGSEGV, SEGV_MAPERR, addr))
-        );
+        check_eq!(try_read(addr), Err(fault(SIGSEGV, SEGV_MAPERR, addr)));
     }
     Ok(())
 }
@@ -615,7 +591,10 @@ fn mremap_errors() -> TestResult {
         }
         check_err!(mremap(addr + 1, PAGE, PAGE, 0, 0), Errno::EINVAL);
         check_err!(mremap(addr, PAGE, PAGE, 0x100, 0), Errno::EINVAL);
-        check_err!(mremap(addr, PAGE, PAGE, MREMAP_FIXED, addr + 8 * PAGE), Errno::EINVAL);
+        check_err!(
+            mremap(addr, PAGE, PAGE, MREMAP_FIXED, addr + 8 * PAGE),
+            Errno::EINVAL
+        );
     }
     Ok(())
 }
@@ -649,7 +628,10 @@ fn brk_grows_and_shrinks() -> TestResult {
     unsafe {
         let start = brk(0);
         let end_of_bss = &_end as *const u8 as usize;
-        check!(start >= end_of_bss, "brk {start:#x} below _end {end_of_bss:#x}");
+        check!(
+            start >= end_of_bss,
+            "brk {start:#x} below _end {end_of_bss:#x}"
+        );
         let top = start + 3 * PAGE;
         check_eq!(brk(top), top);
         check_eq!(brk(0), top);
@@ -659,10 +641,7 @@ fn brk_grows_and_shrinks() -> TestResult {
         let gone = start.next_multiple_of(PAGE) + PAGE;
         // qemu 7.2 keeps the pages above a lowered break mapped.
         if !running_on_qemu_user() {
-            check_eq!(
-                try_read(gone),
-                Err(fault(SIGSEGV, SEGV_MAPERR, gone))
-            );
+            check_eq!(try_read(gone), Err(fault(SIGSEGV, SEGV_MAPERR, gone)));
         }
         // Growing again brings back zeros, not the old contents.
         check_eq!(brk(top), top);
@@ -740,7 +719,10 @@ fn recurse(depth: usize) -> u8 {
 
 fn deep_stack() -> TestResult {
     // 256 KiB below the caller: the main stack must have (or grow to) it.
-    check_eq!(recurse(64), (0..=64u32).map(|d| d as u8).fold(0u8, u8::wrapping_add));
+    check_eq!(
+        recurse(64),
+        (0..=64u32).map(|d| d as u8).fold(0u8, u8::wrapping_add)
+    );
     Ok(())
 }
 

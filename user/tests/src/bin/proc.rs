@@ -7,7 +7,6 @@
 
 extern crate alloc;
 
-
 use alloc::format;
 use alloc::vec::Vec;
 use core::ffi::CStr;
@@ -73,7 +72,7 @@ fn fork_returns_twice() -> TestResult {
 fn fork_copies_anon_memory() -> TestResult {
     let page = map_anon(PAGE_SIZE)?;
     let word = page as *mut u32;
-    // SAFETY (all accesses to word): page is our own writable mapping.
+    // SAFETY: page is our own writable mapping (so for every access below).
     unsafe { write_volatile(word, 1) };
     let [go_rd, go_wr] = pipe2(O_CLOEXEC)?;
     let pid = fork()?;
@@ -376,10 +375,7 @@ fn execve_errors() -> TestResult {
     elf[16] = 2; // ET_EXEC
     elf[18..20].copy_from_slice(&0x1234u16.to_le_bytes());
     let wrong_machine = scratch.path("wrong-machine");
-    for (path, data) in [
-        (&garbage, &[0x5au8; 200][..]),
-        (&wrong_machine, &elf[..]),
-    ] {
+    for (path, data) in [(&garbage, &[0x5au8; 200][..]), (&wrong_machine, &elf[..])] {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o755)?;
         write(fd, data)?;
         close(fd)?;
@@ -444,4 +440,3 @@ fn exit_group_from_thread() -> TestResult {
     check_eq!(status.exit_code(), Some(42));
     Ok(())
 }
-

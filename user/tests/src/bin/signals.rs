@@ -20,7 +20,7 @@ use ulib::signal::*;
 use ulib::start::{auxv, AT_UID};
 use ulib::sync::futex_wait;
 use ulib::test::TestResult;
-use ulib::thread::{spawn, sched_yield};
+use ulib::thread::{sched_yield, spawn};
 use ulib::time::*;
 use ulib::{check, check_eq, check_err, Errno};
 
@@ -61,7 +61,7 @@ static LAST_TID: AtomicI32 = AtomicI32::new(0);
 /// The blocked set as the handler saw it.
 static MASK_IN_HANDLER: AtomicU64 = AtomicU64::new(0);
 
-extern "C" fn record(sig: i32, info: &SigInfo, _: &mut UContext) {
+extern "C" fn record(_: i32, info: &SigInfo, _: &mut UContext) {
     LAST_SIGNO.store(info.si_signo, Ordering::SeqCst);
     LAST_CODE.store(info.si_code, Ordering::SeqCst);
     LAST_PID.store(info.pid(), Ordering::SeqCst);
@@ -70,7 +70,6 @@ extern "C" fn record(sig: i32, info: &SigInfo, _: &mut UContext) {
     LAST_TID.store(gettid(), Ordering::SeqCst);
     let mask = rt_sigprocmask(SIG_BLOCK, None).unwrap_or(0);
     MASK_IN_HANDLER.store(mask, Ordering::SeqCst);
-    debug_assert!(sig == info.si_signo);
     HITS.fetch_add(1, Ordering::SeqCst);
 }
 
@@ -216,9 +215,7 @@ fn kill_and_tgkill_errors() -> TestResult {
     check_err!(kill(getpid(), -1), Errno::EINVAL);
     check_err!(tgkill(getpid(), gettid(), 65), Errno::EINVAL);
     check_err!(tgkill(getpid(), 0, SIGUSR1), Errno::EINVAL);
-    let gone = in_child(|| 0)?;
-    check_eq!(gone.exit_code(), Some(0));
-    // A pid that no longer exists: our reaped child's.
+    // A pid that no longer exists: a reaped child's.
     let pid = fork()?;
     if pid == 0 {
         exit_group(0);
@@ -227,7 +224,8 @@ fn kill_and_tgkill_errors() -> TestResult {
     check_err!(kill(pid, SIGUSR1), Errno::ESRCH);
     check_err!(kill(pid, 0), Errno::ESRCH);
     check_err!(tgkill(pid, pid, SIGUSR1), Errno::ESRCH);
-    check_err!(tgkill(getpid() + 0, pid, SIGUSR1), Errno::ESRCH);
+    // A thread that is not in the named process.
+    check_err!(tgkill(getpid(), pid, SIGUSR1), Errno::ESRCH);
     // Signal 0 only checks that the target exists.
     kill(getpid(), 0)?;
     tgkill(getpid(), gettid(), 0)?;
@@ -277,7 +275,10 @@ fn sigprocmask_rules() -> TestResult {
 
 fn sigkill_and_sigstop_cannot_be_caught() -> TestResult {
     for sig in [SIGKILL, SIGSTOP] {
-        check_err!(sigaction(sig, Disposition::Handle(record), 0), Errno::EINVAL);
+        check_err!(
+            sigaction(sig, Disposition::Handle(record), 0),
+            Errno::EINVAL
+        );
         check_err!(sigaction(sig, Disposition::Ignore, 0), Errno::EINVAL);
         // Reading their action is allowed.
         // SAFETY: only reads.
@@ -290,7 +291,7 @@ fn sigkill_and_sigstop_cannot_be_caught() -> TestResult {
 }
 
 fn sigaction_returns_old_action() -> TestResult {
-    // SAFETY (rt_sigaction): only reads the current action.
+    // SAFETY: only reads the current action.
     let initial = unsafe { rt_sigaction(SIGUSR1, None) }?;
     check_eq!(initial.sa_handler, SIG_DFL);
     sigaction(SIGUSR1, Disposition::Handle(record), SA_RESTART)?;
@@ -321,7 +322,11 @@ fn handler_runs_with_signal_blocked() -> TestResult {
 }
 
 fn sa_nodefer_and_sa_resethand() -> TestResult {
-    sigaction(SIGUSR1, Disposition::Handle(record), SA_NODEFER | SA_RESETHAND)?;
+    sigaction(
+        SIGUSR1,
+        Disposition::Handle(record),
+        SA_NODEFER | SA_RESETHAND,
+    )?;
     let before = rt_sigprocmask(SIG_BLOCK, None)?;
     kill(getpid(), SIGUSR1)?;
     check_eq!(hits(), 1);
@@ -338,12 +343,11 @@ static SAVED_X19: AtomicUsize = AtomicUsize::new(0);
 
 /// Skips the faulting instruction and puts 0x1234 in x0: the saved
 /// registers are what rt_sigreturn loads.
-extern "C" fn edit_context(_: i32, info: &SigInfo, context: &mut UContext) {
+extern "C" fn edit_context(_: i32, _: &SigInfo, context: &mut UContext) {
     let mc = &mut context.uc_mcontext;
     SAVED_PC.store(mc.pc as usize, Ordering::SeqCst);
     SAVED_FAULT.store(mc.fault_address as usize, Ordering::SeqCst);
     SAVED_X19.store(mc.regs[19] as usize, Ordering::SeqCst);
-    debug_assert!(info.addr() == mc.fault_address as usize);
     mc.regs[0] = 0x1234;
     mc.pc += 4;
 }
@@ -460,7 +464,12 @@ fn fp_registers_survive_handler() -> TestResult {
     }
     check_eq!(hits(), 1);
     for (i, (a, b)) in pattern.iter().zip(after.iter()).enumerate() {
-        check!(a == b, "byte {} of v{} changed: {a:#x} -> {b:#x}", i % 16, i / 16);
+        check!(
+            a == b,
+            "byte {} of v{} changed: {a:#x} -> {b:#x}",
+            i % 16,
+            i / 16
+        );
     }
     check_eq!(fpcr, 0x400000);
     Ok(())
@@ -486,16 +495,20 @@ fn sigchld_reports_child() -> TestResult {
 }
 
 /// Forks a child that blocks in `block` with a SIGUSR1 handler installed
-/// with `flags`; 30 ms later the parent sends SIGUSR1 and then writes a
-/// byte to the child's pipe. Returns the child's exit status: what
-/// `block` returned.
+/// with `flags`. Once the child says it is ready, the parent gives it 30 ms
+/// to block, sends SIGUSR1, waits 30 ms more and writes a byte to the
+/// child's pipe. Returns the child's exit status: what `block` returned.
 fn interrupt_child(flags: u64, block: fn(i32) -> i32) -> Result<WaitStatus, Errno> {
     let [rd, wr] = pipe2(O_CLOEXEC)?;
+    let [ready_rd, ready_wr] = pipe2(O_CLOEXEC)?;
     let pid = fork()?;
     if pid == 0 {
         let _ = sigaction(SIGUSR1, Disposition::Handle(record), flags);
+        let _ = write(ready_wr, b"r");
         exit_group(block(rd));
     }
+    close(ready_wr)?;
+    read(ready_rd, &mut [0u8; 1])?;
     sleep(Duration::from_millis(30));
     kill(pid, SIGUSR1)?;
     sleep(Duration::from_millis(30));

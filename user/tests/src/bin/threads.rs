@@ -167,7 +167,10 @@ fn mutex_holder_sleeps() -> TestResult {
 
 fn futex_wrong_value_is_eagain() -> TestResult {
     let word = AtomicU32::new(1);
-    check_err!(futex_wait(&word, 0, None, FUTEX_PRIVATE_FLAG), Errno::EAGAIN);
+    check_err!(
+        futex_wait(&word, 0, None, FUTEX_PRIVATE_FLAG),
+        Errno::EAGAIN
+    );
     check_err!(futex_wait(&word, 0, None, 0), Errno::EAGAIN);
     check_eq!(futex_wake(&word, 1, FUTEX_PRIVATE_FLAG)?, 0);
     // SAFETY: an unknown futex op touches nothing.
@@ -175,7 +178,12 @@ fn futex_wrong_value_is_eagain() -> TestResult {
     check_err!(bad_op, Errno::ENOSYS);
     // SAFETY: the kernel must refuse the misaligned word.
     let misaligned = unsafe {
-        ulib::syscall!(ulib::sys::SYS_FUTEX, word.as_ptr() as usize + 1, FUTEX_WAIT, 0)
+        ulib::syscall!(
+            ulib::sys::SYS_FUTEX,
+            word.as_ptr() as usize + 1,
+            FUTEX_WAIT,
+            0
+        )
     };
     check_err!(misaligned, Errno::EINVAL);
     Ok(())
