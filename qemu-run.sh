@@ -12,6 +12,8 @@
 #     --el2             start at EL2 (-machine virtualization=on)
 #     --append "ARGS"   kernel command line
 #     --initrd FILE     initrd (cpio newc; default build/initrd.cpio, made by make)
+#     --add FILE        also put host FILE in the initrd, as /bin/<its name>
+#     --run "PROG ARGS" have /init run PROG with ARGS (instead of the tests)
 #     --icount          deterministic time: 1 virtual ns per instruction
 #     --gdb             start halted with a gdb server on $FAULTLINE_GDB_PORT (1234)
 #     --timeout S       watchdog: kill QEMU after S seconds (exit code 124)
@@ -21,6 +23,7 @@ root=$(cd "$(dirname "$0")" && pwd)
 kernel="$root/target/aarch64-unknown-none-softfloat/release/faultline"
 initrd="$root/build/initrd.cpio"
 smp=2 mem=128M cpu=cortex-a72 gic=2 el2=off append="" icount=() gdb=() timeout_s=0
+adds=() run=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -31,6 +34,8 @@ while [ $# -gt 0 ]; do
         --el2) el2=on; shift ;;
         --append) append=$2; shift 2 ;;
         --initrd) initrd=$2; shift 2 ;;
+        --add) adds+=("$2"); shift 2 ;;
+        --run) run=$2; shift 2 ;;
         --icount) icount=(-icount shift=0,sleep=off); shift ;;
         --gdb) gdb=(-S -gdb "tcp::${FAULTLINE_GDB_PORT:-1234}"); shift ;;
         --timeout) timeout_s=$2; shift 2 ;;
@@ -50,6 +55,24 @@ if ! command -v qemu-system-aarch64 >/dev/null; then
     exit 127
 fi
 [ -f "$kernel" ] || { echo "qemu-run.sh: no kernel at $kernel: run 'make build'" >&2; exit 2; }
+
+# --add: a copy of the initrd with the extra files in /bin.
+if [ ${#adds[@]} -gt 0 ]; then
+    mkinitrd="$root/target/release/mkinitrd"
+    [ -x "$mkinitrd" ] || { echo "qemu-run.sh: --add needs $mkinitrd: run 'make build'" >&2; exit 2; }
+    extra=$(mktemp --suffix=.cpio)
+    trap 'rm -f "$extra"' EXIT
+    args=(--dir "$root/rootfs")
+    [ -d "$root/build/rootfs-user" ] && args+=(--dir "$root/build/rootfs-user")
+    for f in "${adds[@]}"; do
+        args+=(--file "$f:/bin/$(basename "$f"):755")
+    done
+    "$mkinitrd" -o "$extra" "${args[@]}"
+    initrd=$extra
+fi
+if [ -n "$run" ]; then
+    append="${append:+$append }-- run $run"
+fi
 
 # QEMU passes -initrd only to Linux-format images, not to an ELF kernel:
 # load it at a fixed address and say where on the command line, with
@@ -81,5 +104,5 @@ if [ -x "$symbolize" ]; then
     set -e
     exit "${status[0]}"
 else
-    exec "${qemu[@]}"
+    "${qemu[@]}"
 fi

@@ -30,6 +30,11 @@ done
 missing=()
 command -v qemu-system-aarch64 >/dev/null || missing+=(qemu-system-arm)
 command -v gdb-multiarch >/dev/null || missing+=(gdb-multiarch)
+# A C cross compiler with glibc, and Linux user-mode emulation, to check that
+# a real static glibc program behaves the same on faultline and on Linux.
+command -v aarch64-linux-gnu-gcc >/dev/null || missing+=(gcc-aarch64-linux-gnu)
+[ -f /usr/aarch64-linux-gnu/lib/libc.a ] || missing+=(libc6-dev-arm64-cross)
+command -v qemu-aarch64 >/dev/null || missing+=(qemu-user)
 if [ ${#missing[@]} -gt 0 ]; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
         echo "setup: apt-get install ${missing[*]}"

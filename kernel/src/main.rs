@@ -277,30 +277,12 @@ fn forced_panic() -> ! {
     panic!("forced by the panic=test command-line option");
 }
 
-/// Starts PID 1 from `/init`, with the console as fds 0-2 (Linux:
-/// `kernel_init` -> `run_init_process`).
+/// Starts `/init`, with the console as fds 0-2 (Linux: `kernel_init` ->
+/// `run_init_process`).
 fn start_init(argv: alloc::vec::Vec<alloc::vec::Vec<u8>>) -> errno::KResult<()> {
-    use task::process::{Process, UserThread};
-    let root = fs::vfs::root();
     let env = [b"HOME=/".to_vec(), b"TERM=linux".to_vec()];
-    let loaded = task::exec::load(&root, "/init", &argv, &env)?;
-    let mut files = fs::vfs::FdTable::new();
-    for f in syscall::console_files()? {
-        files.install(f)?;
-    }
-    let pid = task::process::alloc_pid();
-    let actions = [Default::default(); task::signal_abi::NSIG as usize];
-    let process = Process::new_with_pid(
-        pid,
-        loaded.mm,
-        files,
-        root,
-        alloc::sync::Weak::new(),
-        actions,
-    );
-    *process.exe.lock() = alloc::string::String::from("/init");
-    let frame = arch::trap::TrapFrame::new_user(loaded.entry, loaded.sp);
-    task::spawn_user(0, UserThread::new(process, pid, 0), frame, 0).ok_or(errno::Errno::ENOMEM)?;
+    let init = task::exec::spawn_process("/init", &argv, &env)?;
+    task::process::set_init(&init);
     Ok(())
 }
 

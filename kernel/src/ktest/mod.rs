@@ -14,6 +14,7 @@ mod fs;
 mod pgtable;
 mod sched;
 mod trap;
+mod user;
 
 pub type TestResult = Result<(), String>;
 
@@ -34,12 +35,13 @@ pub struct Test {
 
 /// Runs every test; returns (passed, failed).
 pub fn run_all(verbose: bool) -> (usize, usize) {
-    let suites: [&[Test]; 5] = [
+    let suites: [&[Test]; 6] = [
         frames::TESTS,
         pgtable::TESTS,
         trap::TESTS,
         sched::TESTS,
         fs::TESTS,
+        user::TESTS,
     ];
     let (mut passed, mut failed) = (0, 0);
     for test in suites.iter().flat_map(|s| s.iter()) {

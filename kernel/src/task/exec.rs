@@ -184,6 +184,33 @@ pub fn commit(process: &Arc<Process>, loaded: Loaded, path: &str, tf: &mut TrapF
     fpsimd_load(&Default::default());
 }
 
+/// A new process running `path`, with no parent and the console as fds
+/// 0-2: how the kernel starts init (and how its tests start programs).
+pub fn spawn_process(path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<Arc<Process>> {
+    let root = vfs::root();
+    let loaded = load(&root, path, argv, envp)?;
+    let mut files = crate::fs::vfs::FdTable::new();
+    for f in crate::syscall::console_files()? {
+        files.install(f)?;
+    }
+    let pid = crate::task::process::alloc_pid();
+    let actions = [Default::default(); crate::task::signal_abi::NSIG as usize];
+    let process = Process::new_with_pid(
+        pid,
+        loaded.mm,
+        files,
+        root,
+        alloc::sync::Weak::new(),
+        actions,
+    );
+    *process.exe.lock() = String::from(path);
+    let frame = TrapFrame::new_user(loaded.entry, loaded.sp);
+    let user = crate::task::process::UserThread::new(process.clone(), pid, 0);
+    crate::task::spawn_user(crate::task::process::next_cpu(), user, frame, 0)
+        .ok_or(Errno::ENOMEM)?;
+    Ok(process)
+}
+
 /// execve(2) for the calling thread.
 pub fn execve(tf: &mut TrapFrame, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<()> {
     let process = crate::task::current_process().ok_or(Errno::EINVAL)?;

@@ -7,7 +7,7 @@ use core::sync::atomic::Ordering;
 
 use crate::errno::{Errno, KResult};
 use crate::mm::uaccess::write_user;
-use crate::task::process::{self, find_process, Process};
+use crate::task::process::{self, Process};
 use crate::task::signal_abi::sigmask;
 use crate::task::{current, futex, signal};
 
@@ -16,7 +16,15 @@ pub const WNOHANG: u32 = 1;
 
 /// Ends the calling thread (exit(2)). If it was the last one, the process
 /// ends with `status` (a wait status).
+///
+/// Nothing reference-counted may be held by a caller of this: the thread
+/// never returns to drop it. Hence the work is done in `exit_thread`.
 pub fn do_exit(status: u32) -> ! {
+    exit_thread(status);
+    crate::task::exit_current_thread();
+}
+
+fn exit_thread(status: u32) {
     let me = current();
     let user = me.user.as_ref().expect("a user thread exits");
     let process = user.process.clone();
@@ -36,22 +44,22 @@ pub fn do_exit(status: u32) -> ! {
         }
         exit_process(&process);
     }
-    drop(me);
-    crate::task::exit_current_thread();
 }
 
 /// Ends every thread of the process (exit_group(2), fatal signals).
 pub fn do_group_exit(status: u32) -> ! {
-    let process = crate::task::current_process().expect("a user thread");
-    if !process.exiting.swap(true, Ordering::AcqRel) {
-        process.exit_status.store(status, Ordering::Release);
-    }
-    for t in process.live_threads() {
-        if let Some(u) = &t.user {
-            u.pending
-                .fetch_or(sigmask(signal::SIGKILL), Ordering::AcqRel);
+    {
+        let process = crate::task::current_process().expect("a user thread");
+        if !process.exiting.swap(true, Ordering::AcqRel) {
+            process.exit_status.store(status, Ordering::Release);
         }
-        crate::task::wake_up(&t);
+        for t in process.live_threads() {
+            if let Some(u) = &t.user {
+                u.pending
+                    .fetch_or(sigmask(signal::SIGKILL), Ordering::AcqRel);
+            }
+            crate::task::wake_up(&t);
+        }
     }
     do_exit(status)
 }
@@ -65,16 +73,17 @@ fn exit_process(p: &Arc<Process>) {
     drop(files);
     // Children go to init, which reaps them.
     let orphans = core::mem::take(&mut *p.children.lock());
-    if let Some(init) = find_process(1).filter(|i| !Arc::ptr_eq(i, p)) {
+    let init = process::init_process();
+    if let Some(init) = init.as_ref().filter(|i| !Arc::ptr_eq(i, p)) {
         for c in orphans {
-            *c.parent.lock() = Arc::downgrade(&init);
+            *c.parent.lock() = Arc::downgrade(init);
             init.children.lock().push(c);
         }
         init.child_wait.wake_all();
     }
     p.vfork_released.store(true, Ordering::Release);
     p.vfork_done.wake_all();
-    if p.pid == 1 {
+    if init.as_ref().is_some_and(|i| Arc::ptr_eq(i, p)) {
         crate::init_exited(status);
     }
     p.zombie.store(true, Ordering::Release);

@@ -166,6 +166,17 @@ impl Process {
     }
 }
 
+/// The process that plays init: it adopts orphans, and its end powers off.
+static INIT: SpinLock<Weak<Process>> = SpinLock::new(Weak::new());
+
+pub fn set_init(p: &Arc<Process>) {
+    *INIT.lock() = Arc::downgrade(p);
+}
+
+pub fn init_process() -> Option<Arc<Process>> {
+    INIT.lock().upgrade()
+}
+
 pub fn find_process(pid: u32) -> Option<Arc<Process>> {
     PROCESSES.lock().get(&pid).and_then(Weak::upgrade)
 }

@@ -200,15 +200,22 @@ fn dequeue(u: &UserThread) -> Option<(u32, SigInfo)> {
 /// On every return to user space: leave if the process is exiting, else
 /// act on one pending signal (Linux: `do_signal` / `get_signal`).
 pub fn do_signal(tf: &mut TrapFrame) {
+    // Decide with the thread's references held, die without them: a
+    // thread that exits never returns here to drop them.
+    if let Some(status) = get_signal(tf) {
+        do_group_exit(status);
+    }
+}
+
+/// Acts on one pending signal; returns a wait status if it kills.
+fn get_signal(tf: &mut TrapFrame) -> Option<u32> {
     let me = current();
-    let Some(u) = &me.user else { return };
+    let u = me.user.as_ref()?;
     if u.process.exiting.load(Ordering::Acquire) {
-        do_group_exit(u.process.exit_status.load(Ordering::Acquire));
+        return Some(u.process.exit_status.load(Ordering::Acquire));
     }
     let restart = u.restart_x0.lock().take();
-    let Some((sig, info)) = dequeue(u) else {
-        return;
-    };
+    let (sig, info) = dequeue(u)?;
     let act = action(&u.process, sig);
     if let Some(x0) = restart {
         if act.flags & SA_RESTART != 0 && act.handler != SIG_DFL && act.handler != SIG_IGN {
@@ -218,23 +225,22 @@ pub fn do_signal(tf: &mut TrapFrame) {
             tf.set_pc(tf.pc() - 4);
         }
     }
+    // No core files are written, so no wait status has the core flag.
     match act.handler {
-        SIG_IGN => {}
+        SIG_IGN => None,
         SIG_DFL => match default_action(sig) {
-            DefaultAction::Terminate => do_group_exit(signaled(sig, false) as u32),
+            DefaultAction::Terminate => Some(signaled(sig, false) as u32),
             DefaultAction::CoreDump => {
                 report_fatal(u, sig, &info, tf);
-                do_group_exit(signaled(sig, true) as u32)
+                Some(signaled(sig, false) as u32)
             }
             // No job control: stop and continue do nothing.
-            _ => {}
+            _ => None,
         },
-        _ => {
-            if setup_frame(u, tf, sig, &act, &info).is_err() {
-                // No room for the frame: Linux forces SIGSEGV, which kills.
-                do_group_exit(signaled(SIGSEGV, true) as u32);
-            }
-        }
+        // No room for the frame: Linux forces SIGSEGV, which kills.
+        _ => setup_frame(u, tf, sig, &act, &info)
+            .is_err()
+            .then_some(signaled(SIGSEGV, false) as u32),
     }
 }
 
