@@ -1,9 +1,11 @@
 //! `/init`, the first user program (PID 1 on faultline). The kernel starts
 //! it with the words of its command line after `--` as arguments:
 //!
-//! - `/init` or `/init test`: run every program in the tests directory
+//! - `/init test`: run every program in the tests directory
 //!   (`$FAULTLINE_TESTS_DIR`, default `/bin/tests`) in name order, pass their
 //!   output through, and end with the one line `N passed, M failed`;
+//! - `/init` alone (what `make run` boots): the same, showing only each
+//!   program's summary and anything that did not pass;
 //! - `/init run PROG ARGS...`: run one program and exit with its status.
 //!
 //! init exits 0 when everything passed, 1 otherwise; on faultline PID 1's
@@ -34,8 +36,9 @@ fn main(args: ulib::Args) -> i32 {
     match args.get(1..).unwrap_or_default() {
         [] | ["test"] => {
             let dir = ulib::env("FAULTLINE_TESTS_DIR").unwrap_or(DEFAULT_TESTS_DIR);
+            let verbose = !args[1..].is_empty();
             println!("init: running the tests in {dir}");
-            run_tests(dir)
+            run_tests(dir, verbose)
         }
         ["run", prog, ..] => run(prog, &args[2..]),
         _ => {
@@ -96,13 +99,14 @@ fn reap(pid: i32) -> Result<WaitStatus, Errno> {
     }
 }
 
-/// `test`: runs every program in `dir` and sums their results.
-fn run_tests(dir: &str) -> i32 {
+/// `test`: runs every program in `dir` and sums their results; without
+/// `verbose`, passing tests' lines are not shown.
+fn run_tests(dir: &str, verbose: bool) -> i32 {
     let (mut passed, mut failed) = (0, 0);
     match list_programs(dir) {
         Ok(names) if !names.is_empty() => {
             for name in names {
-                let (p, f) = run_test_program(dir, &name);
+                let (p, f) = run_test_program(dir, &name, verbose);
                 passed += p;
                 failed += f;
             }
@@ -156,7 +160,7 @@ fn list_programs(dir: &str) -> Result<Vec<String>, Errno> {
 /// stdout, and returns its (passed, failed) counts from its summary line.
 /// A program that crashes, exits non-zero without reporting a failure, or
 /// prints no summary counts one failure more.
-fn run_test_program(dir: &str, name: &str) -> (u32, u32) {
+fn run_test_program(dir: &str, name: &str, verbose: bool) -> (u32, u32) {
     let path = format!("{dir}/{name}");
     let c_path = CString::new(path.as_str()).unwrap();
     let [out_rd, out_wr] = match pipe2(O_CLOEXEC) {
@@ -180,7 +184,7 @@ fn run_test_program(dir: &str, name: &str) -> (u32, u32) {
         }
     };
     let _ = close(out_wr);
-    let summary = copy_output(out_rd);
+    let summary = copy_output(out_rd, verbose);
     let _ = close(out_rd);
     let status = reap(pid);
     let (passed, mut failed) = summary.unwrap_or((0, 0));
@@ -204,9 +208,10 @@ fn run_test_program(dir: &str, name: &str) -> (u32, u32) {
     (passed, failed)
 }
 
-/// Copies the pipe to stdout until EOF and returns the counts from the last
-/// line of the form `<bin>: N passed, M failed[, K skipped]`.
-fn copy_output(fd: i32) -> Option<(u32, u32)> {
+/// Copies the pipe to stdout until EOF (without `verbose`, only lines that
+/// are not a passing test's) and returns the counts from the last line of
+/// the form `<bin>: N passed, M failed[, K skipped]`.
+fn copy_output(fd: i32, verbose: bool) -> Option<(u32, u32)> {
     let mut summary = None;
     let mut line = Vec::new();
     let mut buf = [0u8; 4096];
@@ -217,10 +222,16 @@ fn copy_output(fd: i32) -> Option<(u32, u32)> {
             Err(Errno::EINTR) => continue,
             Err(_) => break,
         };
-        ulib::print::write_all(1, &buf[..n]);
+        if verbose {
+            ulib::print::write_all(1, &buf[..n]);
+        }
         for &byte in &buf[..n] {
             if byte == b'\n' {
                 summary = parse_summary(&line).or(summary);
+                if !verbose && !line.ends_with(b" ... ok") {
+                    line.push(b'\n');
+                    ulib::print::write_all(1, &line);
+                }
                 line.clear();
             } else {
                 line.push(byte);
