@@ -14,6 +14,7 @@ build: setup
 	cargo build --release -q -p symbolize -p mkinitrd
 	user/build.sh
 	aarch64-linux-gnu-gcc -static -O2 -o build/memfd-demo user/c/memfd-demo.c
+	aarch64-linux-gnu-gcc -static-pie -O2 -o build/memfd-demo-pie user/c/memfd-demo.c
 	target/release/mkinitrd -o build/initrd.cpio --dir rootfs --dir build/rootfs-user
 
 # Boot on QEMU and run the default workload. Pass QEMU_ARGS for more, e.g.

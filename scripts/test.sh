@@ -85,18 +85,21 @@ run_user() {
 run_user "user[smp4,1G]" --smp 4 --mem 1G
 run_user "user[smp2,256M,gicv3,el2]" --smp 2 --mem 256M --gic 3 --el2
 
-# A static glibc program (user/c/memfd-demo.c) prints the same on faultline
-# as on Linux (qemu-aarch64 user mode runs it against the host's Linux).
-./qemu-run.sh --add build/memfd-demo --run /bin/memfd-demo --timeout 60 >"$logdir/glibc" 2>&1
-echo $? >"$logdir/glibc.rc"
-qemu-aarch64 build/memfd-demo >"$logdir/glibc.linux" 2>&1
-sed -n '/^  initramfs:/,/init exited/p' "$logdir/glibc" | sed '1d;$d' | grep -v '^syscall: ' | tr -d '\r' >"$logdir/glibc.out"
-if [ "$(cat "$logdir/glibc.rc")" = 0 ] && [ -s "$logdir/glibc.linux" ] && cmp -s "$logdir/glibc.out" "$logdir/glibc.linux"; then
-    pass "glibc: a static glibc program prints the same as on Linux"
-else
-    fail "glibc: a static glibc program prints the same as on Linux"
-    diff "$logdir/glibc.out" "$logdir/glibc.linux" | head -20
-fi
+# A static glibc program (user/c/memfd-demo.c), as ET_EXEC and as
+# static-pie, prints the same on faultline as on Linux (qemu-aarch64 user
+# mode runs it against the host's Linux).
+for prog in memfd-demo memfd-demo-pie; do
+    ./qemu-run.sh --add "build/$prog" --run "/bin/$prog" --timeout 60 >"$logdir/$prog" 2>&1
+    rc=$?
+    qemu-aarch64 "build/$prog" >"$logdir/$prog.linux" 2>&1
+    sed -n '/^  initramfs:/,/init exited/p' "$logdir/$prog" | sed '1d;$d' | grep -v '^syscall: ' | tr -d '\r' >"$logdir/$prog.out"
+    if [ "$rc" = 0 ] && [ -s "$logdir/$prog.linux" ] && cmp -s "$logdir/$prog.out" "$logdir/$prog.linux"; then
+        pass "glibc: static $prog prints the same as on Linux"
+    else
+        fail "glibc: static $prog prints the same as on Linux" "exit $rc"
+        diff "$logdir/$prog.out" "$logdir/$prog.linux" | head -20
+    fi
+done
 
 # --- 5. boot, shutdown, crash reports --------------------------------------
 # expect NAME WANT-EXIT LOG REGEX...: exit status and every regex must match.
