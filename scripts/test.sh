@@ -41,49 +41,34 @@ if [ "$host_rc" != 0 ] && [ "$hf" = 0 ]; then
     fail "host: cargo test (build)"; tail -30 "$logdir/host"
 fi
 
-# --- 3. in-kernel tests --------------------------------------------------
-# run_ktest NAME QEMU-ARGS...: each `ktest X ... ok|FAILED` line is a test;
-# the run itself must end with `N passed, 0 failed` and exit 0.
-run_ktest() {
-    local name=$1; shift
-    ./qemu-run.sh "$@" --append ktest --timeout 120 >"$logdir/$name" 2>&1
+# run_suite NAME PREFIX CMDLINE TIMEOUT QEMU-ARGS...: boots with CMDLINE;
+# each `PREFIX X ... ok|FAILED` line is a test; the run is clean when QEMU
+# exits 0 and its last count line is `N passed, 0 failed`.
+run_suite() {
+    local name=$1 prefix=$2 cmdline=$3 limit=$4; shift 4
+    ./qemu-run.sh "$@" --append "$cmdline" --timeout "$limit" >"$logdir/$name" 2>&1
     local rc=$?
     local ok bad
-    ok=$(grep -c '^ktest .* \.\.\. ok' "$logdir/$name")
-    bad=$(grep -c '^ktest .* \.\.\. FAILED' "$logdir/$name")
+    ok=$(grep -c "^$prefix .* \.\.\. ok" "$logdir/$name")
+    bad=$(grep -c "^$prefix .* \.\.\. FAILED" "$logdir/$name")
     passed=$((passed + ok))
     failed=$((failed + bad))
-    grep '^ktest .* FAILED' "$logdir/$name" | sed "s/^/$name: /"
+    grep "^$prefix .* FAILED" "$logdir/$name" | sed "s/^/$name: /"
     echo "$name: $ok passed, $bad failed (exit $rc)"
-    if [ "$rc" != 0 ] || [ "$ok" = 0 ] || ! grep -q "^$ok passed, 0 failed" "$logdir/$name"; then
+    if [ "$rc" != 0 ] || [ "$ok" = 0 ] || ! grep -Eq "^[0-9]+ passed, 0 failed" "$logdir/$name"; then
         fail "$name: clean run" "exit $rc"; tail -40 "$logdir/$name"
     fi
 }
-run_ktest "ktest[smp4,1G,gicv2,el1]" --smp 4 --mem 1G
-run_ktest "ktest[smp1,128M]" --smp 1 --mem 128M
-run_ktest "ktest[smp8,4G,gicv3,el2]" --smp 8 --mem 4G --gic 3 --el2
-run_ktest "ktest[smp2,256M,max,el2]" --smp 2 --mem 256M --cpu max --el2
+
+# --- 3. in-kernel tests --------------------------------------------------
+run_suite "ktest[smp4,1G,gicv2,el1]" ktest ktest 120 --smp 4 --mem 1G
+run_suite "ktest[smp1,128M]" ktest ktest 120 --smp 1 --mem 128M
+run_suite "ktest[smp8,4G,gicv3,el2]" ktest ktest 120 --smp 8 --mem 4G --gic 3 --el2
+run_suite "ktest[smp2,256M,max,el2]" ktest ktest 120 --smp 2 --mem 256M --cpu max --el2
 
 # --- 4. user space: the Linux-ABI test programs under /init ----------------
-# run_user NAME QEMU-ARGS...: each `test X ... ok|FAILED` line is a test;
-# init's last line `N passed, 0 failed` and exit status 0 make the run clean.
-run_user() {
-    local name=$1; shift
-    ./qemu-run.sh "$@" --append "-- test" --timeout 240 >"$logdir/$name" 2>&1
-    local rc=$?
-    local ok bad
-    ok=$(grep -c '^test .* \.\.\. ok' "$logdir/$name")
-    bad=$(grep -c '^test .* \.\.\. FAILED' "$logdir/$name")
-    passed=$((passed + ok))
-    failed=$((failed + bad))
-    grep '^test .* FAILED' "$logdir/$name" | sed "s/^/$name: /"
-    echo "$name: $ok passed, $bad failed (exit $rc)"
-    if [ "$rc" != 0 ] || [ "$ok" = 0 ]; then
-        fail "$name: clean run" "exit $rc"; tail -40 "$logdir/$name"
-    fi
-}
-run_user "user[smp4,1G]" --smp 4 --mem 1G
-run_user "user[smp2,256M,gicv3,el2]" --smp 2 --mem 256M --gic 3 --el2
+run_suite "user[smp4,1G]" test "-- test" 240 --smp 4 --mem 1G
+run_suite "user[smp2,256M,gicv3,el2]" test "-- test" 240 --smp 2 --mem 256M --gic 3 --el2
 
 # A static glibc program (user/c/memfd-demo.c), as ET_EXEC and as
 # static-pie, prints the same on faultline as on Linux (qemu-aarch64 user
