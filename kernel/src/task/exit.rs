@@ -42,6 +42,10 @@ fn exit_thread(status: u32) {
         if !process.exiting.swap(true, Ordering::AcqRel) {
             process.exit_status.store(status, Ordering::Release);
         }
+        // Once the parent may reap us, our address space can be freed at
+        // any moment: stop using it (no walk of freed tables, even
+        // speculative).
+        crate::arch::mmu::switch_to_empty();
         exit_process(&process);
     }
 }
