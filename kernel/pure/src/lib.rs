@@ -26,6 +26,7 @@ pub mod mm {
 pub mod arch {
     pub use self::aarch64::*;
     pub mod aarch64 {
+        pub mod contpte;
         pub mod desc;
         pub mod esr;
     }

@@ -8,15 +8,16 @@
 //! find or allocate the page table, then decide by what the entry holds.
 
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::Ordering;
 
+use crate::arch::contpte;
 use crate::arch::desc::{PgProt, Pte};
 use crate::fs::vfs::InodeKind;
 use crate::mm::addr::{phys_to_virt, PAGE_SIZE};
 use crate::mm::folio::Folio;
 use crate::mm::memory::{replace_pte, set_pte};
 use crate::mm::mm_struct::Mm;
-use crate::mm::pgtable;
+use crate::mm::pgtable::{self, Level, PageTable};
 use crate::mm::vma::{Vma, VM_EXEC, VM_READ, VM_SHARED, VM_WRITE};
 use crate::mm::vmstat;
 use crate::task::signal::{self, force_fault_signal};
@@ -115,19 +116,19 @@ fn handle_mm_fault(
     access: Access,
 ) -> Result<(), FaultError> {
     let mut mem: &Mm = mm;
-    let slot = pgtable::pte_slot(&mut mem, mm.pgd, addr, true).ok_or(FaultError::Oom)?;
-    let pte = Pte(slot.load(Ordering::Acquire));
+    let table = pgtable::pte_table(&mut mem, mm.pgd, addr, true).ok_or(FaultError::Oom)?;
+    let pte = contpte::ptep_get(table, Level::Pte.index(addr));
     if pte.is_none() {
         return match (&vma.file, access) {
-            (None, _) => do_anonymous_page(mm, vma, slot),
+            (None, _) => do_anonymous_page(mm, vma, table, addr),
             (Some(_), Access::Write) if !vma.is_shared() => {
-                do_cow_fault(mm, vma, start, addr, slot)
+                do_cow_fault(mm, vma, start, table, addr)
             }
-            (Some(_), _) => do_file_fault(mm, vma, start, addr, slot),
+            (Some(_), _) => do_file_fault(mm, vma, start, table, addr),
         };
     }
     if access == Access::Write && !pte.prot().is_writable() {
-        return do_wp_page(mm, vma, addr, slot);
+        return do_wp_page(mm, vma, table, addr);
     }
     // Another thread mapped it first: nothing to do.
     Ok(())
@@ -140,19 +141,20 @@ fn vma_prot(vma: &Vma, own_copy: bool) -> PgProt {
     PgProt::user(write, vma.flags & VM_EXEC != 0)
 }
 
-/// Installs `page` of `folio` unless another thread filled the entry first.
-fn finish_fault(mm: &Mm, slot: &AtomicU64, folio: Folio, page: usize, prot: PgProt) {
+/// Installs `page` of `folio` at `addr` unless another thread filled the
+/// entry first.
+fn finish_fault(mm: &Mm, table: &PageTable, addr: usize, folio: Folio, page: usize, prot: PgProt) {
     let _ptl = mm.page_table_lock.lock();
-    if slot.load(Ordering::Acquire) == 0 {
-        set_pte(mm, slot, folio, page, prot);
+    if table[Level::Pte.index(addr)].load(Ordering::Acquire) == 0 {
+        set_pte(mm, table, addr, folio, page, prot);
     }
 }
 
 /// First touch of anonymous memory: a new zeroed page.
-fn do_anonymous_page(mm: &Mm, vma: &Vma, slot: &AtomicU64) -> Result<(), FaultError> {
+fn do_anonymous_page(mm: &Mm, vma: &Vma, table: &PageTable, addr: usize) -> Result<(), FaultError> {
     let folio = Folio::alloc(0).ok_or(FaultError::Oom)?;
     folio.mark_anon();
-    finish_fault(mm, slot, folio, 0, vma_prot(vma, true));
+    finish_fault(mm, table, addr, folio, 0, vma_prot(vma, true));
     Ok(())
 }
 
@@ -173,14 +175,14 @@ fn do_file_fault(
     mm: &Mm,
     vma: &Vma,
     start: usize,
+    table: &PageTable,
     addr: usize,
-    slot: &AtomicU64,
 ) -> Result<(), FaultError> {
     let (folio, page) = file_folio(vma, vma.pgoff_of(start, addr))?;
     if vma.is_shared() {
         folio.mark_dirty();
     }
-    finish_fault(mm, slot, folio, page, vma_prot(vma, false));
+    finish_fault(mm, table, addr, folio, page, vma_prot(vma, false));
     Ok(())
 }
 
@@ -202,12 +204,12 @@ fn do_cow_fault(
     mm: &Mm,
     vma: &Vma,
     start: usize,
+    table: &PageTable,
     addr: usize,
-    slot: &AtomicU64,
 ) -> Result<(), FaultError> {
     let (folio, page) = file_folio(vma, vma.pgoff_of(start, addr))?;
     let copy = copy_page(&folio, page)?;
-    finish_fault(mm, slot, copy, 0, vma_prot(vma, true));
+    finish_fault(mm, table, addr, copy, 0, vma_prot(vma, true));
     Ok(())
 }
 
@@ -215,9 +217,9 @@ fn do_cow_fault(
 /// (Linux: `do_wp_page`). An anonymous page nobody else maps is reused in
 /// place; anything else (a page-cache page, a page shared since fork) is
 /// copied.
-fn do_wp_page(mm: &Mm, vma: &Vma, addr: usize, slot: &AtomicU64) -> Result<(), FaultError> {
+fn do_wp_page(mm: &Mm, vma: &Vma, table: &PageTable, addr: usize) -> Result<(), FaultError> {
     let _ptl = mm.page_table_lock.lock();
-    let pte = Pte(slot.load(Ordering::Acquire));
+    let pte = contpte::ptep_get(table, Level::Pte.index(addr));
     if pte.is_none() || pte.prot().is_writable() {
         return Ok(()); // changed under us: let the access retry
     }
@@ -229,7 +231,7 @@ fn do_wp_page(mm: &Mm, vma: &Vma, addr: usize, slot: &AtomicU64) -> Result<(), F
     if exclusive {
         drop(replace_pte(
             mm,
-            slot,
+            table,
             addr,
             Pte::leaf(pte.addr(), prot, true),
         ));
@@ -239,7 +241,7 @@ fn do_wp_page(mm: &Mm, vma: &Vma, addr: usize, slot: &AtomicU64) -> Result<(), F
     let page = pfn - folio.pfn();
     let copy = copy_page(&folio, page)?;
     let new = Pte::leaf(copy.phys(), prot, true);
-    drop(replace_pte(mm, slot, addr, new));
+    drop(replace_pte(mm, table, addr, new));
     copy.into_mapping();
     Ok(())
 }

@@ -4,24 +4,71 @@
 //! (`free_pgtables`). Each mapped entry holds one reference on its folio.
 
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::ops::Range;
+use core::sync::atomic::{AtomicBool, Ordering};
 
+use crate::arch::contpte::{self, ContpteOps};
 use crate::arch::desc::{PgProt, Pte};
 use crate::arch::mmu;
+use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
 use crate::mm::folio::Folio;
 use crate::mm::frame;
 use crate::mm::mm_struct::Mm;
-use crate::mm::pgtable::{self, Level};
+use crate::mm::pgtable::{self, Level, PageTable};
+use crate::mm::vmstat;
 
 /// Above this many pages, one flush of the whole ASID beats page flushes.
 const FLUSH_ALL_THRESHOLD: usize = 64;
 
+/// May user mappings fold into contiguous-bit blocks? (`contpte=off` on the
+/// command line, `/sys/kernel/mm/contpte/enabled`.) Turning it off stops
+/// new folds; blocks already folded stay until they change.
+pub static CONTPTE_ENABLED: AtomicBool = AtomicBool::new(true);
+
+/// The contpte logic's view of one PTE table of `mm`, whose entry 0 maps
+/// `table_va`.
+struct TableOps<'a> {
+    mm: &'a Mm,
+    table_va: usize,
+}
+
+impl<'a> TableOps<'a> {
+    fn new(mm: &'a Mm, va: usize) -> Self {
+        TableOps {
+            mm,
+            table_va: va & !(PMD_SIZE - 1),
+        }
+    }
+}
+
+impl ContpteOps for TableOps<'_> {
+    fn enabled(&self) -> bool {
+        CONTPTE_ENABLED.load(Ordering::Relaxed)
+    }
+    fn flush(&mut self, idx: Range<usize>) {
+        for i in idx {
+            mmu::flush_tlb_user_page(self.mm.asid, self.table_va + i * PAGE_SIZE);
+        }
+    }
+    fn converted(&mut self, fold: bool) {
+        if fold {
+            vmstat::CONTPTE_FOLD.inc();
+        } else {
+            vmstat::CONTPTE_UNFOLD.inc();
+        }
+    }
+}
+
 /// Maps page `page` of `folio` at `addr` with `prot`, handing the PTE the
-/// reference in `folio`. The caller holds the page-table lock and has
-/// checked the entry is none; none -> valid needs no TLB flush.
-pub fn set_pte(mm: &Mm, slot: &AtomicU64, folio: Folio, page: usize, prot: PgProt) {
-    let pa = folio.phys().add(page * crate::mm::addr::PAGE_SIZE);
-    slot.store(Pte::leaf(pa, prot, true).0, Ordering::Release);
+/// reference in `folio` (Linux: `set_pte_range` for one page). The caller
+/// holds the page-table lock and has checked the entry is none; none ->
+/// valid needs no TLB flush. Completing a 64K block of the folio folds it.
+pub fn set_pte(mm: &Mm, table: &PageTable, addr: usize, folio: Folio, page: usize, prot: PgProt) {
+    let pa = folio.phys().add(page * PAGE_SIZE);
+    let whole = folio.phys()..folio.phys().add(folio.size());
+    let idx = Level::Pte.index(addr);
+    let mut ops = TableOps::new(mm, addr);
+    contpte::set_ptes(table, idx, Pte::leaf(pa, prot, true), 1, whole, &mut ops);
     mmu::publish_table_writes();
     mm.rss.fetch_add(1, Ordering::Relaxed);
     folio.into_mapping();
@@ -29,8 +76,12 @@ pub fn set_pte(mm: &Mm, slot: &AtomicU64, folio: Folio, page: usize, prot: PgPro
 
 /// Replaces a valid entry (a write fault upgrading or copying a page):
 /// the old entry is cleared and flushed before the new one is written
-/// (break-before-make). Returns the folio reference the old entry held.
-pub fn replace_pte(mm: &Mm, slot: &AtomicU64, addr: usize, new: Pte) -> Folio {
+/// (break-before-make), its block unfolded first. Returns the folio
+/// reference the old entry held.
+pub fn replace_pte(mm: &Mm, table: &PageTable, addr: usize, new: Pte) -> Folio {
+    let idx = Level::Pte.index(addr);
+    contpte::unfold(table, idx, &mut TableOps::new(mm, addr));
+    let slot = &table[idx];
     let old = Pte(slot.swap(0, Ordering::AcqRel));
     mmu::flush_tlb_user_page(mm.asid, addr);
     slot.store(new.0, Ordering::Release);
@@ -41,33 +92,43 @@ pub fn replace_pte(mm: &Mm, slot: &AtomicU64, addr: usize, new: Pte) -> Folio {
     folio
 }
 
-/// Unmaps `[start, end)`: clears every entry, flushes the TLB, then drops
-/// the folio references (never before the flush: another CPU could still
-/// reach the page through a stale TLB entry).
+/// Unmaps `[start, end)` (Linux: `zap_page_range_single`): clears every
+/// entry, flushes the TLB once for the range, then drops the folio
+/// references (never before the flush: another CPU could still reach the
+/// page through a stale TLB entry). A dirty entry dirties its folio.
 pub fn zap_range(mm: &Mm, start: usize, end: usize) {
     let mut folios = Vec::new();
     let mut addrs = Vec::new();
     {
         let _ptl = mm.page_table_lock.lock();
-        pgtable::for_each_leaf_slot(&mm, mm.pgd, start, end, &mut |va, level, slot| {
-            debug_assert_eq!(level, Level::Pte, "user blocks come later");
-            let old = Pte(slot.swap(0, Ordering::AcqRel));
-            // SAFETY: the entry's reference, now ours.
-            let folio = unsafe { Folio::from_mapped_pfn(old.addr().pfn()) };
-            folio.unmapped();
-            folios.push(folio);
-            addrs.push(va);
+        pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |table_va, table, idx| {
+            let mut ops = TableOps::new(mm, table_va);
+            contpte::clear_range(table, idx, &mut ops, |i, old| {
+                // SAFETY: the entry's reference, now ours.
+                let folio = unsafe { Folio::from_mapped_pfn(old.addr().pfn()) };
+                if old.is_dirty() {
+                    folio.mark_dirty();
+                }
+                folio.unmapped();
+                folios.push(folio);
+                addrs.push(table_va + i * PAGE_SIZE);
+            });
         });
     }
+    flush_user_range(mm, &addrs);
+    mm.rss.fetch_sub(folios.len(), Ordering::Relaxed);
+    drop(folios);
+}
+
+/// One TLB invalidation for a batch of cleared user entries.
+fn flush_user_range(mm: &Mm, addrs: &[usize]) {
     if addrs.len() > FLUSH_ALL_THRESHOLD {
         mmu::flush_tlb_asid(mm.asid);
     } else {
-        for &va in &addrs {
+        for &va in addrs {
             mmu::flush_tlb_user_page(mm.asid, va);
         }
     }
-    mm.rss.fetch_sub(folios.len(), Ordering::Relaxed);
-    drop(folios);
 }
 
 /// Copies the entries of `[start, end)` from `src` into `dst` at fork
@@ -110,46 +171,56 @@ pub fn free_pgtables(mm: &Mm) {
 }
 
 /// Rewrites every present entry of `[start, end)` with `f(old)` (Linux:
-/// `change_protection`): each one is cleared and flushed before the new
-/// one is written, as a permission change on a live entry requires.
+/// `change_protection`): each is cleared and flushed before the new one is
+/// written, as a permission change on a live entry requires. Whole
+/// contiguous blocks stay folded; partly covered ones are unfolded.
 pub fn change_protection(mm: &Mm, start: usize, end: usize, mut f: impl FnMut(Pte) -> Pte) {
     let _ptl = mm.page_table_lock.lock();
-    pgtable::for_each_leaf_slot(&mm, mm.pgd, start, end, &mut |va, _, slot| {
-        let old = Pte(slot.swap(0, Ordering::AcqRel));
-        mmu::flush_tlb_user_page(mm.asid, va);
-        slot.store(f(old).0, Ordering::Release);
+    pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |table_va, table, idx| {
+        contpte::change_range(table, idx, &mut TableOps::new(mm, table_va), &mut f);
     });
     mmu::publish_table_writes();
 }
 
 /// Moves the entries of `[old, old + len)` to `[new, new + len)` (Linux:
-/// `move_page_tables`, for mremap). False if a page table could not be
-/// allocated; what moved stays moved.
+/// `move_page_tables`, for mremap). The moved entries lose the contiguous
+/// bit (the new VA need not be 64K-aligned like the old). False if a page
+/// table could not be allocated: what moved stays moved, the rest is
+/// unmapped.
 pub fn move_range(mm: &Mm, old: usize, new: usize, len: usize) -> bool {
     let mut entries = Vec::new();
     {
         let _ptl = mm.page_table_lock.lock();
-        pgtable::for_each_leaf_slot(&mm, mm.pgd, old, old + len, &mut |va, _, slot| {
-            entries.push((va, slot.swap(0, Ordering::AcqRel)));
+        pgtable::for_each_pte_table(&mm, mm.pgd, old, old + len, &mut |table_va, table, idx| {
+            let mut ops = TableOps::new(mm, table_va);
+            contpte::clear_range(table, idx, &mut ops, |i, pte| {
+                entries.push((table_va + i * PAGE_SIZE, pte.with_cont(false)));
+            });
         });
     }
     mmu::flush_tlb_asid(mm.asid);
     let _ptl = mm.page_table_lock.lock();
     let mut mem = mm;
+    let mut ok = true;
     for (va, pte) in entries {
-        match pgtable::pte_slot(&mut mem, mm.pgd, va - old + new, true) {
-            Some(slot) => slot.store(pte, Ordering::Release),
+        let slot = if ok {
+            pgtable::pte_slot(&mut mem, mm.pgd, va - old + new, true)
+        } else {
+            None
+        };
+        match slot {
+            Some(slot) => slot.store(pte.0, Ordering::Release),
             None => {
+                ok = false;
                 // SAFETY: the entry's reference, which nothing maps now.
-                let folio = unsafe { Folio::from_mapped_pfn(Pte(pte).addr().pfn()) };
+                let folio = unsafe { Folio::from_mapped_pfn(pte.addr().pfn()) };
                 folio.unmapped();
                 mm.rss.fetch_sub(1, Ordering::Relaxed);
-                return false;
             }
         }
     }
     mmu::publish_table_writes();
-    true
+    ok
 }
 
 /// Is a page mapped at `va`? (mincore.)
@@ -176,7 +247,7 @@ pub fn ptdump(mm: &Mm) -> alloc::string::String {
         };
         let _ = writeln!(
             out,
-            "{:012x}-{:012x} {} pa={:x} {}{}{} user{}{}",
+            "{:012x}-{:012x} {} pa={:x} {}{}{} user{}{}{}",
             start,
             end,
             level,
@@ -186,6 +257,7 @@ pub fn ptdump(mm: &Mm) -> alloc::string::String {
             if prot.is_user_exec() { 'x' } else { '-' },
             if pte.is_contiguous() { " cont" } else { "" },
             if pte.is_young() { " young" } else { "" },
+            if pte.is_dirty() { " dirty" } else { "" },
         );
     };
     let _ptl = mm.page_table_lock.lock();

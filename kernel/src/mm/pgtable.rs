@@ -160,15 +160,16 @@ fn map_level(
     Ok(())
 }
 
-/// The level-3 entry for `va`, allocating the tables above it if `alloc`
-/// (Linux: `pte_alloc_map` after `pmd_alloc`...). None if a table is
-/// missing and `alloc` is false, if memory runs out, or if a block maps `va`.
-pub fn pte_slot<M: PgtableMem>(
+/// The level-3 table holding the entry for `va`, allocating the tables
+/// above it if `alloc` (Linux: `pte_alloc_map` after `pmd_alloc`...). None
+/// if a table is missing and `alloc` is false, if memory runs out, or if a
+/// block maps `va`.
+pub fn pte_table<M: PgtableMem>(
     mem: &mut M,
     pgd: PhysAddr,
     va: usize,
     alloc: bool,
-) -> Option<&AtomicU64> {
+) -> Option<&PageTable> {
     let mut table = pgd;
     let mut level = Level::Pgd;
     while level != Level::Pte {
@@ -184,7 +185,71 @@ pub fn pte_slot<M: PgtableMem>(
         };
         level = level.next()?;
     }
-    Some(&mem.table(table)[Level::Pte.index(va)])
+    Some(mem.table(table))
+}
+
+/// The level-3 entry for `va`: [`pte_table`]'s table, indexed.
+pub fn pte_slot<M: PgtableMem>(
+    mem: &mut M,
+    pgd: PhysAddr,
+    va: usize,
+    alloc: bool,
+) -> Option<&AtomicU64> {
+    pte_table(mem, pgd, va, alloc).map(|t| &t[Level::Pte.index(va)])
+}
+
+/// Calls `f(table_va, table, entries)` for every existing level-3 table
+/// that maps part of `[start, end)`, in address order: `table_va` is the
+/// VA its entry 0 maps, `entries` the indices inside the range (Linux: the
+/// `zap_pmd_range` / `change_pmd_range` walk down to `*_pte_range`). Blocks
+/// at higher levels are skipped.
+pub fn for_each_pte_table<'m>(
+    mem: &'m impl PgtableMem,
+    pgd: PhysAddr,
+    start: usize,
+    end: usize,
+    f: &mut impl FnMut(usize, &'m PageTable, core::ops::Range<usize>),
+) {
+    if start >= end {
+        return;
+    }
+    visit_tables(
+        mem,
+        pgd,
+        Level::Pgd,
+        start & !((1 << 48) - 1),
+        start,
+        end,
+        f,
+    );
+}
+
+fn visit_tables<'m>(
+    mem: &'m impl PgtableMem,
+    table: PhysAddr,
+    level: Level,
+    table_va: usize,
+    start: usize,
+    end: usize,
+    f: &mut impl FnMut(usize, &'m PageTable, core::ops::Range<usize>),
+) {
+    for (i, slot) in mem.table(table).iter().enumerate() {
+        let va = table_va + (i << level.shift());
+        let last = va + (level.size() - 1);
+        let pte = read(slot);
+        if last < start || va >= end || !pte.is_table() {
+            continue;
+        }
+        let Some(next) = level.next() else { continue };
+        if next == Level::Pte {
+            let first = start.max(va);
+            let final_va = (end - 1).min(last);
+            let entries = Level::Pte.index(first)..Level::Pte.index(final_va) + 1;
+            f(va, mem.table(pte.addr()), entries);
+        } else {
+            visit_tables(mem, pte.addr(), next, va, start, end, f);
+        }
+    }
 }
 
 /// Frees every table page below `pgd` (not `pgd` itself) by calling
@@ -634,6 +699,47 @@ pub mod tests {
         )
         .unwrap();
         assert!(pte_slot(&mut m, pgd, 0x1000, true).is_none());
+    }
+
+    #[test]
+    fn for_each_pte_table_hands_out_the_entries_in_range() {
+        let (mut m, pgd) = Arena::new();
+        // Tables for the 2M regions at 2M, 4M and 1G; a block at 6M.
+        for va in [0x20_0000, 0x40_0000, 0x4000_0000] {
+            pte_slot(&mut m, pgd, va, true).unwrap();
+        }
+        map_range(
+            &mut m,
+            pgd,
+            0x60_0000,
+            PhysAddr(0),
+            2 << 20,
+            PgProt::KERNEL,
+            Level::Pmd,
+        )
+        .unwrap();
+        let mut seen = std::vec::Vec::new();
+        for_each_pte_table(&m, pgd, 0x20_3000, 0x4000_2000, &mut |va, _, idx| {
+            seen.push((va, idx))
+        });
+        assert_eq!(
+            seen,
+            [
+                (0x20_0000, 3..512),
+                (0x40_0000, 0..512),
+                (0x4000_0000, 0..2)
+            ]
+        );
+        seen.clear();
+        for_each_pte_table(&m, pgd, 0x40_5000, 0x40_6000, &mut |va, _, idx| {
+            seen.push((va, idx))
+        });
+        assert_eq!(seen, [(0x40_0000, 5..6)]);
+        seen.clear();
+        for_each_pte_table(&m, pgd, 0x40_5000, 0x40_5000, &mut |va, _, idx| {
+            seen.push((va, idx))
+        });
+        assert!(seen.is_empty(), "an empty range visits nothing");
     }
 
     #[test]

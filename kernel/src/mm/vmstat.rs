@@ -44,6 +44,11 @@ pub static NR_SHMEM_HUGEPAGES: Counter = Counter::new("nr_shmem_hugepages");
 pub static THP_FILE_ALLOC: Counter = Counter::new("thp_file_alloc");
 pub static THP_FILE_FALLBACK: Counter = Counter::new("thp_file_fallback");
 
+/// User contiguous-bit blocks folded / unfolded (faultline's own lines;
+/// Linux counts neither).
+pub static CONTPTE_FOLD: Counter = Counter::new("contpte_fold");
+pub static CONTPTE_UNFOLD: Counter = Counter::new("contpte_unfold");
+
 /// One counter per folio order, named `<prefix>_<order>`.
 macro_rules! per_order {
     ($p:literal) => {
@@ -76,6 +81,8 @@ pub fn for_each(mut f: impl FnMut(&'static str, u64)) {
         &NR_SHMEM_HUGEPAGES,
         &THP_FILE_ALLOC,
         &THP_FILE_FALLBACK,
+        &CONTPTE_FOLD,
+        &CONTPTE_UNFOLD,
     ] {
         f(c.name, c.get());
     }

@@ -178,6 +178,35 @@ impl Pte {
     pub fn is_young(self) -> bool {
         Leaf::new(self.0).is_set(LEAF_DESC::AF)
     }
+    /// Written through since it was mapped (the software dirty bit).
+    pub fn is_dirty(self) -> bool {
+        Leaf::new(self.0).is_set(LEAF_DESC::SW_DIRTY)
+    }
+    /// The same entry with the contiguous bit set or cleared (Linux:
+    /// `pte_mkcont` / `pte_mknoncont`).
+    pub fn with_cont(self, cont: bool) -> Pte {
+        let mut leaf = Leaf::new(self.0);
+        leaf.modify(if cont {
+            LEAF_DESC::CONTIGUOUS::SET
+        } else {
+            LEAF_DESC::CONTIGUOUS::CLEAR
+        });
+        Pte(leaf.get())
+    }
+    /// The same entry, also young and dirty where `other` is: how a block's
+    /// access state is gathered into one entry (Linux: `contpte_ptep_get`).
+    pub fn with_access_of(self, other: Pte) -> Pte {
+        Pte(self.0 | (other.0 & (bits(LEAF_DESC::AF::SET) | bits(LEAF_DESC::SW_DIRTY::SET))))
+    }
+    /// The same entry, old and clean: what two entries of one block must
+    /// agree on besides the address (Linux: `pte_mkold(pte_mkclean(pte))`).
+    pub fn old_clean(self) -> Pte {
+        Pte(self.0 & !(bits(LEAF_DESC::AF::SET) | bits(LEAF_DESC::SW_DIRTY::SET)))
+    }
+    /// The same attributes over another frame (Linux: `pfn_pte`).
+    pub fn with_addr(self, pa: PhysAddr) -> Pte {
+        Pte((self.0 & !ADDR_MASK) | (pa.0 & ADDR_MASK))
+    }
 
     pub fn prot(self) -> PgProt {
         PgProt(self.0 & !(ADDR_MASK | bits(LEAF_DESC::VALID::SET) | bits(LEAF_DESC::TYPE::Page)))
@@ -241,6 +270,25 @@ mod tests {
         let ro = p.wrprotect();
         assert_eq!(ro.prot(), PgProt::user(false, false));
         assert_eq!(ro.addr(), p.addr());
+    }
+
+    #[test]
+    fn contiguous_and_access_bits() {
+        let p = Pte::leaf(PhysAddr(0x4001_0000), PgProt::user(true, false), true);
+        let c = p.with_cont(true);
+        assert!(c.is_contiguous() && !p.is_contiguous());
+        assert_eq!(c.0 & !p.0, 1 << 52, "the contiguous bit is bit 52");
+        assert_eq!(c.with_cont(false), p);
+        let dirty = Pte(p.0 | 1 << 55);
+        assert!(dirty.is_dirty() && !p.is_dirty());
+        let old = p.old_clean();
+        assert!(!old.is_young() && !old.is_dirty());
+        let gathered = old.with_access_of(dirty);
+        assert!(gathered.is_young() && gathered.is_dirty());
+        assert_eq!(old.with_access_of(old), old);
+        let moved = c.with_addr(PhysAddr(0x8000_0000));
+        assert_eq!(moved.addr(), PhysAddr(0x8000_0000));
+        assert_eq!(moved.prot(), c.prot());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 
 pub mod asid;
 pub mod context;
+pub mod contpte;
 pub mod cpu;
 pub mod desc;
 pub mod esr;
