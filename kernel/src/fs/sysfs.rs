@@ -1,17 +1,20 @@
 //! /sys: the transparent-hugepage knobs for shmem, readable and writable
 //! with Linux's formats (Linux: `mm/huge_memory.c`'s sysfs attributes and
-//! `mm/shmem.c`'s `shmem_enabled_show/store`). A bad value is EINVAL and
-//! changes nothing.
+//! `mm/shmem.c`'s `shmem_enabled_show/store`), and faultline's own
+//! `kernel/mm/contpte/enabled` (1 or 0). A bad value is EINVAL and changes
+//! nothing.
 
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::sync::Arc;
+use core::sync::atomic::Ordering;
 
 use super::tmpfs::huge::{self, HugeKnob, MIN_LARGE_ORDER, PMD_ORDER};
 use super::tmpfs::{huge_settings, update_huge_settings};
 use super::vfs::{Inode, InodeKind, PseudoFile, S_IFREG};
 use crate::errno::{Errno, KResult};
+use crate::mm::memory::CONTPTE_ENABLED;
 
 /// `shmem_enabled` at the top (None) or for one folio order.
 struct ShmemEnabledKnob(Option<u8>);
@@ -36,6 +39,29 @@ impl PseudoFile for ShmemEnabledKnob {
     }
 }
 
+/// `/sys/kernel/mm/contpte/enabled`: may user mappings fold into
+/// contiguous-bit blocks? (Linux has no such knob; it is here so the
+/// benchmarks can show what the bit buys.)
+struct ContpteKnob;
+
+impl PseudoFile for ContpteKnob {
+    fn show(&self) -> String {
+        format!("{}\n", CONTPTE_ENABLED.load(Ordering::Relaxed) as u8)
+    }
+    fn is_writable(&self) -> bool {
+        true
+    }
+    fn store(&self, data: &str) -> KResult<()> {
+        let on = match data.trim() {
+            "1" => true,
+            "0" => false,
+            _ => return Err(Errno::EINVAL),
+        };
+        CONTPTE_ENABLED.store(on, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
 fn add_dir(parent: &Arc<Inode>, name: &str) -> Arc<Inode> {
     let dir = Inode::new_dir(0o755, None);
     parent
@@ -46,7 +72,7 @@ fn add_dir(parent: &Arc<Inode>, name: &str) -> Arc<Inode> {
     dir
 }
 
-fn add_knob(dir: &Arc<Inode>, name: &str, knob: ShmemEnabledKnob) {
+fn add_knob(dir: &Arc<Inode>, name: &str, knob: impl PseudoFile + 'static) {
     let inode = Inode::new(S_IFREG | 0o644, InodeKind::Pseudo(Box::new(knob)));
     dir.dir()
         .expect("a directory")
@@ -57,10 +83,9 @@ fn add_knob(dir: &Arc<Inode>, name: &str, knob: ShmemEnabledKnob) {
 /// Builds the /sys tree.
 pub fn build() -> Arc<Inode> {
     let sys = Inode::new_dir(0o555, None);
-    let thp = add_dir(
-        &add_dir(&add_dir(&sys, "kernel"), "mm"),
-        "transparent_hugepage",
-    );
+    let mm = add_dir(&add_dir(&sys, "kernel"), "mm");
+    add_knob(&add_dir(&mm, "contpte"), "enabled", ContpteKnob);
+    let thp = add_dir(&mm, "transparent_hugepage");
     add_knob(&thp, "shmem_enabled", ShmemEnabledKnob(None));
     for order in MIN_LARGE_ORDER..=PMD_ORDER {
         let dir = add_dir(&thp, huge::per_size_name(order));

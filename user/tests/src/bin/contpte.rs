@@ -1,0 +1,238 @@
+//! Contiguous-bit blocks ("contpte") seen from user space: a memfd whose
+//! page cache holds 64K folios, mapped at a 64K-aligned address, read back
+//! through faultline's `/proc/self/ptdump` after faults, `MADV_DONTNEED`,
+//! `mprotect` and with the `contpte` knob off. Skipped on Linux, which has
+//! no ptdump file.
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::ffi::CStr;
+use faultline_user_tests::*;
+use ulib::fs::*;
+use ulib::mm::*;
+use ulib::signal::*;
+use ulib::system::running_on_linux;
+use ulib::test::{TestError, TestResult};
+use ulib::{check, check_eq, skip, Errno};
+
+ulib::tests!(
+    ascending_faults_fold_at_the_last_entry,
+    misaligned_file_offset_stays_plain,
+    dontneed_of_part_of_a_block_unfolds_it,
+    mprotect_of_whole_and_half_blocks,
+    knob_off_maps_plain_ptes,
+);
+
+const PAGE: usize = PAGE_SIZE;
+const BLOCK: usize = 16 * PAGE;
+const KNOB_64K: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/shmem_enabled";
+const CONTPTE_KNOB: &CStr = c"/sys/kernel/mm/contpte/enabled";
+
+fn write_knob(path: &CStr, value: &str) -> Result<(), Errno> {
+    let fd = open(path, O_WRONLY | O_CLOEXEC, 0)?;
+    let written = write(fd, value.as_bytes());
+    close(fd)?;
+    written.map(drop)
+}
+
+/// The bracketed choice of a `shmem_enabled` file.
+fn knob_choice(path: &CStr) -> Result<String, Errno> {
+    let text = String::from_utf8(read_file(path)?).map_err(|_| Errno::EIO)?;
+    let start = text.find('[').ok_or(Errno::EIO)? + 1;
+    let end = text.find(']').ok_or(Errno::EIO)?;
+    Ok(String::from(&text[start..end]))
+}
+
+/// A shared mapping of `len` bytes of a new memfd at file offset `offset`,
+/// placed at a 64K-aligned address. The memfd was written while 64K folios
+/// were allowed, so its page cache holds them; file page `i` holds
+/// `pattern(i)` bytes. Nothing is faulted in yet.
+fn map_memfd(len: usize, offset: usize) -> Result<usize, TestError> {
+    let fd = memfd_create(c"contpte", MFD_CLOEXEC)?;
+    let size = offset + len + BLOCK;
+    let data: Vec<u8> = (0..size).map(|i| pattern(i / PAGE)).collect();
+    let old = knob_choice(KNOB_64K)?;
+    write_knob(KNOB_64K, "always")?;
+    let written = pwrite64(fd, &data, 0);
+    write_knob(KNOB_64K, &old)?;
+    check_eq!(written?, size);
+    let reserve = map_anon(len + BLOCK)?;
+    let addr = (reserve + BLOCK - 1) & !(BLOCK - 1);
+    let prot = PROT_READ | PROT_WRITE;
+    // SAFETY: replaces part of the reservation made just above.
+    let mapped = unsafe { mmap(addr, len, prot, MAP_SHARED | MAP_FIXED, fd, offset) };
+    close(fd)?;
+    check_eq!(mapped?, addr);
+    Ok(addr)
+}
+
+/// Faults in every page of `[addr, addr + len)` in ascending order.
+fn touch_ascending(addr: usize, len: usize) -> TestResult {
+    for p in 0..len / PAGE {
+        let read = try_read(addr + p * PAGE);
+        check!(read.is_ok(), "reading {:#x}: {read:?}", addr + p * PAGE);
+    }
+    Ok(())
+}
+
+/// One line of `/proc/self/ptdump`: its VA range and the text after it.
+struct Run {
+    start: usize,
+    end: usize,
+    text: String,
+}
+
+fn ptdump() -> Result<Vec<Run>, Errno> {
+    let text = String::from_utf8(read_file(c"/proc/self/ptdump")?).map_err(|_| Errno::EIO)?;
+    Ok(text
+        .lines()
+        .filter_map(|line| {
+            let (range, rest) = line.split_once(' ')?;
+            let (s, e) = range.split_once('-')?;
+            Some(Run {
+                start: usize::from_str_radix(s, 16).ok()?,
+                end: usize::from_str_radix(e, 16).ok()?,
+                text: String::from(rest),
+            })
+        })
+        .collect())
+}
+
+/// Bytes of `[addr, addr + len)` mapped by runs `pick` accepts.
+fn bytes_where(addr: usize, len: usize, pick: impl Fn(&Run) -> bool) -> Result<usize, Errno> {
+    Ok(ptdump()?
+        .iter()
+        .filter(|r| pick(r))
+        .map(|r| r.end.min(addr + len).saturating_sub(r.start.max(addr)))
+        .sum())
+}
+
+fn mapped(addr: usize, len: usize) -> Result<usize, Errno> {
+    bytes_where(addr, len, |_| true)
+}
+
+fn contiguous(addr: usize, len: usize) -> Result<usize, Errno> {
+    bytes_where(addr, len, |r| r.text.contains(" cont"))
+}
+
+fn vmstat(key: &str) -> Result<u64, Errno> {
+    let text = String::from_utf8(read_file(c"/proc/vmstat")?).map_err(|_| Errno::EIO)?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.parse().ok())
+        .ok_or(Errno::ENOENT)
+}
+
+fn ascending_faults_fold_at_the_last_entry() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    let addr = map_memfd(2 * BLOCK, 0)?;
+    let folds = vmstat("contpte_fold")?;
+    touch_ascending(addr, BLOCK - PAGE)?;
+    check_eq!(mapped(addr, BLOCK)?, BLOCK - PAGE);
+    // 15 of 16 entries: no block yet.
+    check_eq!(contiguous(addr, BLOCK)?, 0);
+    touch_ascending(addr + BLOCK - PAGE, PAGE + BLOCK)?;
+    // entry 15 folds each block.
+    check_eq!(contiguous(addr, 2 * BLOCK)?, 2 * BLOCK);
+    check!(vmstat("contpte_fold")? >= folds + 2);
+    for p in 0..2 * BLOCK / PAGE {
+        check_eq!(try_read(addr + p * PAGE), Ok(pattern(p)));
+    }
+    Ok(())
+}
+
+fn misaligned_file_offset_stays_plain() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    // VA 64K-aligned, file offset 4K: each 64K of VA spans two folios.
+    let addr = map_memfd(2 * BLOCK, PAGE)?;
+    touch_ascending(addr, 2 * BLOCK)?;
+    check_eq!(mapped(addr, 2 * BLOCK)?, 2 * BLOCK);
+    check_eq!(contiguous(addr, 2 * BLOCK)?, 0);
+    Ok(())
+}
+
+fn dontneed_of_part_of_a_block_unfolds_it() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    let addr = map_memfd(2 * BLOCK, 0)?;
+    touch_ascending(addr, 2 * BLOCK)?;
+    let unfolds = vmstat("contpte_unfold")?;
+    // SAFETY: three pages of our own shared mapping; the file keeps them.
+    unsafe { madvise(addr + 4 * PAGE, 3 * PAGE, MADV_DONTNEED) }?;
+    check_eq!(mapped(addr, BLOCK)?, BLOCK - 3 * PAGE);
+    // the cut block is unfolded.
+    check_eq!(contiguous(addr, BLOCK)?, 0);
+    // its neighbour is not.
+    check_eq!(contiguous(addr + BLOCK, BLOCK)?, BLOCK);
+    check!(vmstat("contpte_unfold")? > unfolds);
+    for p in 0..2 * BLOCK / PAGE {
+        check_eq!(try_read(addr + p * PAGE), Ok(pattern(p)));
+    }
+    Ok(())
+}
+
+fn mprotect_of_whole_and_half_blocks() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    let addr = map_memfd(2 * BLOCK, 0)?;
+    touch_ascending(addr, 2 * BLOCK)?;
+    let second = addr + BLOCK;
+    // SAFETY: our own mapping.
+    unsafe { mprotect(second, BLOCK, PROT_READ) }?;
+    // a whole block stays folded.
+    check_eq!(contiguous(second, BLOCK)?, BLOCK);
+    check_eq!(
+        bytes_where(second, BLOCK, |r| r.text.contains(" r-- "))?,
+        BLOCK
+    );
+    check_eq!(
+        try_write(second + 5 * PAGE, 1),
+        Err(Fault {
+            signo: SIGSEGV,
+            code: SEGV_ACCERR,
+            addr: second + 5 * PAGE
+        })
+    );
+    // SAFETY: our own mapping.
+    unsafe { mprotect(addr, BLOCK / 2, PROT_READ) }?;
+    // half a block unfolds it.
+    check_eq!(contiguous(addr, BLOCK)?, 0);
+    check_eq!(mapped(addr, BLOCK)?, BLOCK);
+    check_eq!(
+        try_write(addr + PAGE, 1),
+        Err(Fault {
+            signo: SIGSEGV,
+            code: SEGV_ACCERR,
+            addr: addr + PAGE
+        })
+    );
+    check_eq!(try_write(addr + BLOCK / 2 + PAGE, 7), Ok(()));
+    check_eq!(try_read(addr + BLOCK / 2 + PAGE), Ok(7));
+    check_eq!(try_read(addr + PAGE), Ok(pattern(1)));
+    Ok(())
+}
+
+fn knob_off_maps_plain_ptes() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    write_knob(CONTPTE_KNOB, "0")?;
+    check_eq!(read_file(CONTPTE_KNOB)?, b"0\n");
+    let plain = map_memfd(BLOCK, 0).and_then(|a| {
+        touch_ascending(a, BLOCK)?;
+        Ok((mapped(a, BLOCK)?, contiguous(a, BLOCK)?))
+    });
+    write_knob(CONTPTE_KNOB, "1")?;
+    check_eq!(plain?, (BLOCK, 0));
+    check_eq!(write_knob(CONTPTE_KNOB, "2"), Err(Errno::EINVAL));
+    Ok(())
+}
