@@ -2,20 +2,22 @@
 //! and `mm/memory.c` `handle_mm_fault`, `do_anonymous_page`,
 //! `do_read_fault`, `do_cow_fault`, `do_shared_fault`, `do_wp_page`).
 //!
-//! One page per fault, under `mmap_lock`: the starting point the fault-path
+//! One page per fault (or one PMD block for a 2M folio of a shared file
+//! mapping), under `mmap_lock`: the starting point the fault-path
 //! issue turns into per-VMA locks, fault-around and multi-page
 //! `finish_fault`. Read it top to bottom: find the VMA, check the access,
 //! find or allocate the page table, then decide by what the entry holds.
 
 use alloc::sync::Arc;
+use core::ops::Range;
 use core::sync::atomic::Ordering;
 
 use crate::arch::contpte;
 use crate::arch::desc::{PgProt, Pte};
 use crate::fs::vfs::InodeKind;
-use crate::mm::addr::{phys_to_virt, PAGE_SIZE};
+use crate::mm::addr::{phys_to_virt, PAGE_SIZE, PMD_SIZE};
 use crate::mm::folio::Folio;
-use crate::mm::memory::{replace_pte, set_pte};
+use crate::mm::memory::{replace_pte, set_pmd, set_pte};
 use crate::mm::mm_struct::Mm;
 use crate::mm::pgtable::{self, Level, PageTable};
 use crate::mm::vma::{Vma, VM_EXEC, VM_READ, VM_SHARED, VM_WRITE};
@@ -67,7 +69,7 @@ fn handle_fault(addr: usize, access: Access) -> Result<(), FaultError> {
 /// process's memory before it runs.
 pub fn fault_in(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
     let map = mm.mmap_lock.lock();
-    let (start, _, vma) = map
+    let (start, end, vma) = map
         .vmas
         .find(addr)
         .ok_or(FaultError::Segv(signal::SEGV_MAPERR))?;
@@ -80,7 +82,7 @@ pub fn fault_in(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultEr
         return Err(FaultError::Segv(signal::SEGV_ACCERR));
     }
     let vma = vma.clone();
-    let result = handle_mm_fault(mm, &vma, start, addr & !(PAGE_SIZE - 1), access);
+    let result = handle_mm_fault(mm, &vma, start..end, addr & !(PAGE_SIZE - 1), access);
     drop(map);
     result
 }
@@ -111,12 +113,20 @@ pub fn copy_to_mm(mm: &Arc<Mm>, mut addr: usize, mut bytes: &[u8]) -> Result<(),
 fn handle_mm_fault(
     mm: &Arc<Mm>,
     vma: &Vma,
-    start: usize,
+    range: Range<usize>,
     addr: usize,
     access: Access,
 ) -> Result<(), FaultError> {
+    let start = range.start;
+    if let Some(done) = do_set_pmd(mm, vma, range, addr) {
+        return done;
+    }
     let mut mem: &Mm = mm;
-    let table = pgtable::pte_table(&mut mem, mm.pgd, addr, true).ok_or(FaultError::Oom)?;
+    let Some(table) = pgtable::pte_table(&mut mem, mm.pgd, addr, true) else {
+        // A PMD block another thread just installed, or no memory.
+        let mapped = pgtable::translate(&mem, mm.pgd, addr).is_some();
+        return if mapped { Ok(()) } else { Err(FaultError::Oom) };
+    };
     let pte = contpte::ptep_get(table, Level::Pte.index(addr));
     if pte.is_none() {
         return match (&vma.file, access) {
@@ -139,6 +149,53 @@ fn handle_mm_fault(
 fn vma_prot(vma: &Vma, own_copy: bool) -> PgProt {
     let write = vma.flags & VM_WRITE != 0 && (vma.flags & VM_SHARED != 0 || own_copy);
     PgProt::user(write, vma.flags & VM_EXEC != 0)
+}
+
+/// Maps a whole PMD-sized page-cache folio with one block when the fault
+/// lands in a 2M-aligned range a shared file VMA covers, at a file offset
+/// where such a folio starts (Linux: `do_set_pmd`, from `finish_fault`).
+/// None: not possible here, map pages. We do it for shared mappings only,
+/// where no write ever needs a private copy.
+fn do_set_pmd(
+    mm: &Mm,
+    vma: &Vma,
+    range: Range<usize>,
+    addr: usize,
+) -> Option<Result<(), FaultError>> {
+    let haddr = addr & !(PMD_SIZE - 1);
+    if vma.file.is_none() || !vma.is_shared() || haddr < range.start || haddr + PMD_SIZE > range.end
+    {
+        return None;
+    }
+    let pgoff = vma.pgoff_of(range.start, haddr);
+    let nr = (PMD_SIZE / PAGE_SIZE) as u64;
+    if !pgoff.is_multiple_of(nr) {
+        return None;
+    }
+    let mut mem = mm;
+    let Some(pmds) = pgtable::table_for(&mut mem, mm.pgd, addr, Level::Pmd, true) else {
+        return Some(Err(FaultError::Oom));
+    };
+    let pmd = &pmds[Level::Pmd.index(addr)];
+    let cur = Pte(pmd.load(Ordering::Acquire));
+    if cur.is_table() {
+        return None; // pages are mapped here already: map pages
+    }
+    if !cur.is_none() {
+        return Some(Ok(())); // another thread's block
+    }
+    // The whole block must lie inside the file, or it would hide SIGBUS.
+    let (folio, _) = file_folio(vma, pgoff).ok()?;
+    let whole = folio.nr_pages() as u64 == nr && folio.index() == pgoff;
+    if !whole || file_folio(vma, pgoff + nr - 1).is_err() {
+        return None;
+    }
+    folio.mark_dirty();
+    let _ptl = mm.page_table_lock.lock();
+    if pmd.load(Ordering::Acquire) == 0 {
+        set_pmd(mm, pmd, folio, vma_prot(vma, false));
+    }
+    Some(Ok(()))
 }
 
 /// Installs `page` of `folio` at `addr` unless another thread filled the

@@ -5,7 +5,7 @@
 
 use alloc::vec::Vec;
 use core::ops::Range;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::arch::contpte::{self, ContpteOps};
 use crate::arch::desc::{PgProt, Pte};
@@ -14,7 +14,7 @@ use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
 use crate::mm::folio::Folio;
 use crate::mm::frame;
 use crate::mm::mm_struct::Mm;
-use crate::mm::pgtable::{self, Level, PageTable};
+use crate::mm::pgtable::{self, Found, Level, PageTable};
 use crate::mm::vmstat;
 
 /// Above this many pages, one flush of the whole ASID beats page flushes.
@@ -92,37 +92,70 @@ pub fn replace_pte(mm: &Mm, table: &PageTable, addr: usize, new: Pte) -> Folio {
     folio
 }
 
+/// Maps the PMD-sized `folio` with one block descriptor in `pmd`, the
+/// level-2 entry for a 2M-aligned VA (Linux: `do_set_pmd`). The caller
+/// holds the page-table lock and has checked the entry is none. The block
+/// holds one folio reference, as a PTE does.
+pub fn set_pmd(mm: &Mm, pmd: &AtomicU64, folio: Folio, prot: PgProt) {
+    pmd.store(Pte::leaf(folio.phys(), prot, false).0, Ordering::Release);
+    mmu::publish_table_writes();
+    mm.rss.fetch_add(folio.nr_pages(), Ordering::Relaxed);
+    vmstat::THP_FILE_MAPPED.inc();
+    folio.into_mapping();
+}
+
 /// Unmaps `[start, end)` (Linux: `zap_page_range_single`): clears every
 /// entry, flushes the TLB once for the range, then drops the folio
 /// references (never before the flush: another CPU could still reach the
-/// page through a stale TLB entry). A dirty entry dirties its folio.
+/// page through a stale TLB entry). A dirty entry dirties its folio. A PMD
+/// block the range covers only in part is cleared whole, as Linux does for
+/// shmem: the rest of it refaults from the page cache.
 pub fn zap_range(mm: &Mm, start: usize, end: usize) {
     let mut folios = Vec::new();
     let mut addrs = Vec::new();
+    let mut pages = 0;
     {
         let _ptl = mm.page_table_lock.lock();
-        pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |table_va, table, idx| {
-            let mut ops = TableOps::new(mm, table_va);
-            contpte::clear_range(table, idx, &mut ops, |i, old| {
-                // SAFETY: the entry's reference, now ours.
-                let folio = unsafe { Folio::from_mapped_pfn(old.addr().pfn()) };
-                if old.is_dirty() {
-                    folio.mark_dirty();
+        let mut take = |old: Pte, va: usize, size: usize| {
+            // SAFETY: the entry's reference, now ours.
+            let folio = unsafe { Folio::from_mapped_pfn(old.addr().pfn()) };
+            if old.is_dirty() {
+                folio.mark_dirty();
+            }
+            folio.unmapped();
+            folios.push(folio);
+            addrs.push(va);
+            pages += size / PAGE_SIZE;
+        };
+        pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |va, found| match found {
+            Found::Table(table, idx) => {
+                let mut ops = TableOps::new(mm, va);
+                contpte::clear_range(table, idx, &mut ops, |i, old| {
+                    take(old, va + i * PAGE_SIZE, PAGE_SIZE)
+                });
+            }
+            Found::Block(level, slot) => {
+                if va < start || va + level.size() > end {
+                    vmstat::THP_SPLIT_PMD.inc();
                 }
-                folio.unmapped();
-                folios.push(folio);
-                addrs.push(table_va + i * PAGE_SIZE);
-            });
+                take(Pte(slot.swap(0, Ordering::AcqRel)), va, level.size());
+            }
         });
     }
-    flush_user_range(mm, &addrs);
-    mm.rss.fetch_sub(folios.len(), Ordering::Relaxed);
+    flush_user_range(mm, &addrs, pages);
+    mm.rss.fetch_sub(pages, Ordering::Relaxed);
     drop(folios);
 }
 
-/// One TLB invalidation for a batch of cleared user entries.
-fn flush_user_range(mm: &Mm, addrs: &[usize]) {
-    if addrs.len() > FLUSH_ALL_THRESHOLD {
+/// One TLB invalidation for a batch of cleared user entries (`addrs`,
+/// covering `pages` pages): page by page, or the whole ASID when that is
+/// cheaper (Linux: `tlb_flush_mmu` via `flush_tlb_range`).
+fn flush_user_range(mm: &Mm, addrs: &[usize], pages: usize) {
+    if addrs.is_empty() {
+        return;
+    }
+    vmstat::TLB_RANGE_FLUSH.inc();
+    if pages > FLUSH_ALL_THRESHOLD {
         mmu::flush_tlb_asid(mm.asid);
     } else {
         for &va in addrs {
@@ -139,7 +172,11 @@ pub fn copy_range(dst: &Mm, src: &Mm, start: usize, end: usize, cow: bool) -> bo
     let mut wrprotected = false;
     let _ptl = src.page_table_lock.lock();
     let mut dst_mem = dst;
-    pgtable::for_each_leaf_slot(&src, src.pgd, start, end, &mut |va, _, slot| {
+    pgtable::for_each_leaf_slot(&src, src.pgd, start, end, &mut |va, level, slot| {
+        if level != Level::Pte {
+            // A PMD-mapped shared file folio: the child refaults it.
+            return;
+        }
         let mut pte = Pte(slot.load(Ordering::Acquire));
         if cow && pte.prot().is_writable() {
             pte = pte.wrprotect();
@@ -173,30 +210,58 @@ pub fn free_pgtables(mm: &Mm) {
 /// Rewrites every present entry of `[start, end)` with `f(old)` (Linux:
 /// `change_protection`): each is cleared and flushed before the new one is
 /// written, as a permission change on a live entry requires. Whole
-/// contiguous blocks stay folded; partly covered ones are unfolded.
+/// contiguous blocks and PMD blocks keep their size; a contiguous block the
+/// range cuts is unfolded, a PMD block it cuts is unmapped (its pages
+/// refault under the new VMAs).
 pub fn change_protection(mm: &Mm, start: usize, end: usize, mut f: impl FnMut(Pte) -> Pte) {
-    let _ptl = mm.page_table_lock.lock();
-    pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |table_va, table, idx| {
-        contpte::change_range(table, idx, &mut TableOps::new(mm, table_va), &mut f);
-    });
-    mmu::publish_table_writes();
+    let mut cut = Vec::new();
+    {
+        let _ptl = mm.page_table_lock.lock();
+        pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |va, found| match found {
+            Found::Table(table, idx) => {
+                contpte::change_range(table, idx, &mut TableOps::new(mm, va), &mut f);
+            }
+            Found::Block(level, slot) if va >= start && va + level.size() <= end => {
+                let old = Pte(slot.swap(0, Ordering::AcqRel));
+                mmu::flush_tlb_asid(mm.asid);
+                let new = f(old);
+                slot.store(
+                    Pte::leaf(new.addr(), new.prot(), false).0,
+                    Ordering::Release,
+                );
+            }
+            Found::Block(level, _) => cut.push((va, va + level.size())),
+        });
+        mmu::publish_table_writes();
+    }
+    for (s, e) in cut {
+        zap_range(mm, s, e);
+    }
 }
 
 /// Moves the entries of `[old, old + len)` to `[new, new + len)` (Linux:
 /// `move_page_tables`, for mremap). The moved entries lose the contiguous
-/// bit (the new VA need not be 64K-aligned like the old). False if a page
-/// table could not be allocated: what moved stays moved, the rest is
+/// bit (the new VA need not be 64K-aligned like the old); PMD blocks (only
+/// shared file pages) are unmapped and refault at the new place. False if a
+/// page table could not be allocated: what moved stays moved, the rest is
 /// unmapped.
 pub fn move_range(mm: &Mm, old: usize, new: usize, len: usize) -> bool {
     let mut entries = Vec::new();
+    let mut blocks = Vec::new();
     {
         let _ptl = mm.page_table_lock.lock();
-        pgtable::for_each_pte_table(&mm, mm.pgd, old, old + len, &mut |table_va, table, idx| {
-            let mut ops = TableOps::new(mm, table_va);
-            contpte::clear_range(table, idx, &mut ops, |i, pte| {
-                entries.push((table_va + i * PAGE_SIZE, pte.with_cont(false)));
-            });
+        pgtable::for_each_pte_table(&mm, mm.pgd, old, old + len, &mut |va, found| match found {
+            Found::Table(table, idx) => {
+                let mut ops = TableOps::new(mm, va);
+                contpte::clear_range(table, idx, &mut ops, |i, pte| {
+                    entries.push((va + i * PAGE_SIZE, pte.with_cont(false)));
+                });
+            }
+            Found::Block(level, _) => blocks.push((va, va + level.size())),
         });
+    }
+    for (s, e) in blocks {
+        zap_range(mm, s, e);
     }
     mmu::flush_tlb_asid(mm.asid);
     let _ptl = mm.page_table_lock.lock();

@@ -160,19 +160,20 @@ fn map_level(
     Ok(())
 }
 
-/// The level-3 table holding the entry for `va`, allocating the tables
-/// above it if `alloc` (Linux: `pte_alloc_map` after `pmd_alloc`...). None
-/// if a table is missing and `alloc` is false, if memory runs out, or if a
-/// block maps `va`.
-pub fn pte_table<M: PgtableMem>(
+/// The table at `target` level on the walk to `va`, allocating the tables
+/// above it if `alloc` (Linux: `pmd_alloc`, `pte_alloc_map`...). None if a
+/// table is missing and `alloc` is false, if memory runs out, or if a block
+/// above `target` maps `va`.
+pub fn table_for<M: PgtableMem>(
     mem: &mut M,
     pgd: PhysAddr,
     va: usize,
+    target: Level,
     alloc: bool,
 ) -> Option<&PageTable> {
     let mut table = pgd;
     let mut level = Level::Pgd;
-    while level != Level::Pte {
+    while level != target {
         let pte = read(&mem.table(table)[level.index(va)]);
         table = if pte.is_none() && alloc {
             let new = mem.alloc_table()?;
@@ -188,6 +189,16 @@ pub fn pte_table<M: PgtableMem>(
     Some(mem.table(table))
 }
 
+/// The level-3 table holding the entry for `va` (see [`table_for`]).
+pub fn pte_table<M: PgtableMem>(
+    mem: &mut M,
+    pgd: PhysAddr,
+    va: usize,
+    alloc: bool,
+) -> Option<&PageTable> {
+    table_for(mem, pgd, va, Level::Pte, alloc)
+}
+
 /// The level-3 entry for `va`: [`pte_table`]'s table, indexed.
 pub fn pte_slot<M: PgtableMem>(
     mem: &mut M,
@@ -198,30 +209,31 @@ pub fn pte_slot<M: PgtableMem>(
     pte_table(mem, pgd, va, alloc).map(|t| &t[Level::Pte.index(va)])
 }
 
-/// Calls `f(table_va, table, entries)` for every existing level-3 table
-/// that maps part of `[start, end)`, in address order: `table_va` is the
-/// VA its entry 0 maps, `entries` the indices inside the range (Linux: the
-/// `zap_pmd_range` / `change_pmd_range` walk down to `*_pte_range`). Blocks
-/// at higher levels are skipped.
+/// What [`for_each_pte_table`] finds in a range.
+pub enum Found<'m> {
+    /// A level-3 table, and the indices of its entries inside the range.
+    Table(&'m PageTable, core::ops::Range<usize>),
+    /// A block entry at a level above 3, which may reach outside the range.
+    Block(Level, &'m AtomicU64),
+}
+
+/// Calls `f(va, found)` for every existing level-3 table and every block
+/// that maps part of `[start, end)`, in address order; `va` is what the
+/// table's entry 0, or the block, maps (Linux: the `zap_pmd_range` /
+/// `change_pmd_range` walk, handing huge PMDs to `zap_huge_pmd` and tables
+/// to `*_pte_range`).
 pub fn for_each_pte_table<'m>(
     mem: &'m impl PgtableMem,
     pgd: PhysAddr,
     start: usize,
     end: usize,
-    f: &mut impl FnMut(usize, &'m PageTable, core::ops::Range<usize>),
+    f: &mut impl FnMut(usize, Found<'m>),
 ) {
     if start >= end {
         return;
     }
-    visit_tables(
-        mem,
-        pgd,
-        Level::Pgd,
-        start & !((1 << 48) - 1),
-        start,
-        end,
-        f,
-    );
+    let base = start & !((1 << 48) - 1);
+    visit_tables(mem, pgd, Level::Pgd, base, start, end, f);
 }
 
 fn visit_tables<'m>(
@@ -231,21 +243,23 @@ fn visit_tables<'m>(
     table_va: usize,
     start: usize,
     end: usize,
-    f: &mut impl FnMut(usize, &'m PageTable, core::ops::Range<usize>),
+    f: &mut impl FnMut(usize, Found<'m>),
 ) {
     for (i, slot) in mem.table(table).iter().enumerate() {
         let va = table_va + (i << level.shift());
         let last = va + (level.size() - 1);
         let pte = read(slot);
-        if last < start || va >= end || !pte.is_table() {
+        if last < start || va >= end || !pte.is_valid() {
             continue;
         }
         let Some(next) = level.next() else { continue };
-        if next == Level::Pte {
+        if !pte.is_table() {
+            f(va, Found::Block(level, slot));
+        } else if next == Level::Pte {
             let first = start.max(va);
             let final_va = (end - 1).min(last);
             let entries = Level::Pte.index(first)..Level::Pte.index(final_va) + 1;
-            f(va, mem.table(pte.addr()), entries);
+            f(va, Found::Table(mem.table(pte.addr()), entries));
         } else {
             visit_tables(mem, pte.addr(), next, va, start, end, f);
         }
@@ -718,28 +732,30 @@ pub mod tests {
             Level::Pmd,
         )
         .unwrap();
-        let mut seen = std::vec::Vec::new();
-        for_each_pte_table(&m, pgd, 0x20_3000, 0x4000_2000, &mut |va, _, idx| {
-            seen.push((va, idx))
-        });
+        let walk = |start, end| {
+            let mut seen = std::vec::Vec::new();
+            for_each_pte_table(&m, pgd, start, end, &mut |va, found| match found {
+                Found::Table(_, idx) => seen.push((va, idx)),
+                Found::Block(level, _) => {
+                    assert_eq!(level, Level::Pmd);
+                    seen.push((va, 0..0));
+                }
+            });
+            seen
+        };
         assert_eq!(
-            seen,
+            walk(0x20_3000, 0x4000_2000),
             [
                 (0x20_0000, 3..512),
                 (0x40_0000, 0..512),
+                (0x60_0000, 0..0),
                 (0x4000_0000, 0..2)
             ]
         );
-        seen.clear();
-        for_each_pte_table(&m, pgd, 0x40_5000, 0x40_6000, &mut |va, _, idx| {
-            seen.push((va, idx))
-        });
-        assert_eq!(seen, [(0x40_0000, 5..6)]);
-        seen.clear();
-        for_each_pte_table(&m, pgd, 0x40_5000, 0x40_5000, &mut |va, _, idx| {
-            seen.push((va, idx))
-        });
-        assert!(seen.is_empty(), "an empty range visits nothing");
+        assert_eq!(walk(0x40_5000, 0x40_6000), [(0x40_0000, 5..6)]);
+        // A block reaching into the range is handed out whole.
+        assert_eq!(walk(0x60_5000, 0x60_6000), [(0x60_0000, 0..0)]);
+        assert!(walk(0x40_5000, 0x40_5000).is_empty());
     }
 
     #[test]

@@ -44,6 +44,12 @@ pub static NR_SHMEM_HUGEPAGES: Counter = Counter::new("nr_shmem_hugepages");
 pub static THP_FILE_ALLOC: Counter = Counter::new("thp_file_alloc");
 pub static THP_FILE_FALLBACK: Counter = Counter::new("thp_file_fallback");
 
+/// Shared file folios mapped by one PMD block, and PMD blocks a partial
+/// unmap or mprotect took apart (Linux: `THP_FILE_MAPPED`, `THP_SPLIT_PMD`).
+pub static THP_FILE_MAPPED: Counter = Counter::new("thp_file_mapped");
+pub static THP_SPLIT_PMD: Counter = Counter::new("thp_split_pmd");
+/// Batched user TLB invalidations after a zap (faultline's own line).
+pub static TLB_RANGE_FLUSH: Counter = Counter::new("tlb_range_flush");
 /// User contiguous-bit blocks folded / unfolded (faultline's own lines;
 /// Linux counts neither).
 pub static CONTPTE_FOLD: Counter = Counter::new("contpte_fold");
@@ -81,8 +87,11 @@ pub fn for_each(mut f: impl FnMut(&'static str, u64)) {
         &NR_SHMEM_HUGEPAGES,
         &THP_FILE_ALLOC,
         &THP_FILE_FALLBACK,
+        &THP_FILE_MAPPED,
+        &THP_SPLIT_PMD,
         &CONTPTE_FOLD,
         &CONTPTE_UNFOLD,
+        &TLB_RANGE_FLUSH,
     ] {
         f(c.name, c.get());
     }

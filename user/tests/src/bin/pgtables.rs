@@ -1,8 +1,8 @@
-//! Contiguous-bit blocks ("contpte") seen from user space: a memfd whose
-//! page cache holds 64K folios, mapped at a 64K-aligned address, read back
-//! through faultline's `/proc/self/ptdump` after faults, `MADV_DONTNEED`,
-//! `mprotect` and with the `contpte` knob off. Skipped on Linux, which has
-//! no ptdump file.
+//! User page tables seen from user space: contiguous-bit blocks
+//! ("contpte") over 64K folios and PMD blocks over 2M folios of a memfd,
+//! read back through faultline's `/proc/self/ptdump` after faults,
+//! `MADV_DONTNEED`, `mprotect` and with the `contpte` knob off. Skipped on
+//! Linux, which has no ptdump file.
 #![no_std]
 #![no_main]
 
@@ -25,11 +25,17 @@ ulib::tests!(
     dontneed_of_part_of_a_block_unfolds_it,
     mprotect_of_whole_and_half_blocks,
     knob_off_maps_plain_ptes,
+    pmd_block_maps_a_2m_folio,
+    dontneed_of_part_of_a_pmd_clears_it_whole,
+    mprotect_of_whole_and_half_pmds,
+    misaligned_window_of_a_2m_folio_stays_plain,
 );
 
 const PAGE: usize = PAGE_SIZE;
 const BLOCK: usize = 16 * PAGE;
+const PMD: usize = 512 * PAGE;
 const KNOB_64K: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/shmem_enabled";
+const KNOB_2M: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/shmem_enabled";
 const CONTPTE_KNOB: &CStr = c"/sys/kernel/mm/contpte/enabled";
 
 fn write_knob(path: &CStr, value: &str) -> Result<(), Errno> {
@@ -48,20 +54,33 @@ fn knob_choice(path: &CStr) -> Result<String, Errno> {
 }
 
 /// A shared mapping of `len` bytes of a new memfd at file offset `offset`,
-/// placed at a 64K-aligned address. The memfd was written while 64K folios
-/// were allowed, so its page cache holds them; file page `i` holds
+/// placed at a 64K-aligned address. The memfd was allocated while 64K
+/// folios were allowed, so its page cache holds them; file page `i` holds
 /// `pattern(i)` bytes. Nothing is faulted in yet.
 fn map_memfd(len: usize, offset: usize) -> Result<usize, TestError> {
-    let fd = memfd_create(c"contpte", MFD_CLOEXEC)?;
-    let size = offset + len + BLOCK;
+    map_memfd_folios(len, offset, KNOB_64K, BLOCK)
+}
+
+/// Like `map_memfd`, with folios of `folio` bytes (the size `knob` turns
+/// on) and the mapping placed at a multiple of `folio`.
+fn map_memfd_folios(
+    len: usize,
+    offset: usize,
+    knob: &CStr,
+    folio: usize,
+) -> Result<usize, TestError> {
+    let fd = memfd_create(c"pgtables", MFD_CLOEXEC)?;
+    let size = (offset + len).next_multiple_of(folio) + folio;
     let data: Vec<u8> = (0..size).map(|i| pattern(i / PAGE)).collect();
-    let old = knob_choice(KNOB_64K)?;
-    write_knob(KNOB_64K, "always")?;
-    let written = pwrite64(fd, &data, 0);
-    write_knob(KNOB_64K, &old)?;
-    check_eq!(written?, size);
-    let reserve = map_anon(len + BLOCK)?;
-    let addr = (reserve + BLOCK - 1) & !(BLOCK - 1);
+    let old = knob_choice(knob)?;
+    write_knob(knob, "always")?;
+    // fallocate sees the whole range at once; write(2) comes in 64K pieces.
+    let allocated = fallocate(fd, 0, 0, size);
+    write_knob(knob, &old)?;
+    allocated?;
+    check_eq!(pwrite64(fd, &data, 0)?, size);
+    let reserve = map_anon(len + folio)?;
+    let addr = (reserve + folio - 1) & !(folio - 1);
     let prot = PROT_READ | PROT_WRITE;
     // SAFETY: replaces part of the reservation made just above.
     let mapped = unsafe { mmap(addr, len, prot, MAP_SHARED | MAP_FIXED, fd, offset) };
@@ -234,5 +253,99 @@ fn knob_off_maps_plain_ptes() -> TestResult {
     write_knob(CONTPTE_KNOB, "1")?;
     check_eq!(plain?, (BLOCK, 0));
     check_eq!(write_knob(CONTPTE_KNOB, "2"), Err(Errno::EINVAL));
+    Ok(())
+}
+
+fn map_2m(len: usize, offset: usize) -> Result<usize, TestError> {
+    map_memfd_folios(len, offset, KNOB_2M, PMD)
+}
+
+fn pmd_mapped(addr: usize, len: usize) -> Result<usize, Errno> {
+    bytes_where(addr, len, |r| r.text.starts_with("PMD "))
+}
+
+fn pmd_block_maps_a_2m_folio() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    let addr = map_2m(PMD, 0)?;
+    let maps = vmstat("thp_file_mapped")?;
+    check_eq!(try_read(addr + 5 * PAGE), Ok(pattern(5)));
+    // One fault maps the whole folio with one block.
+    check_eq!(pmd_mapped(addr, PMD)?, PMD);
+    check!(vmstat("thp_file_mapped")? > maps);
+    for p in (0..PMD / PAGE).step_by(37) {
+        check_eq!(try_read(addr + p * PAGE), Ok(pattern(p)));
+    }
+    check_eq!(try_write(addr + PMD - 1, 9), Ok(()));
+    check_eq!(try_read(addr + PMD - 1), Ok(9));
+    Ok(())
+}
+
+fn dontneed_of_part_of_a_pmd_clears_it_whole() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    let addr = map_2m(PMD, 0)?;
+    check_eq!(try_write(addr + 3 * PAGE, 42), Ok(()));
+    let splits = vmstat("thp_split_pmd")?;
+    // SAFETY: one page of our own shared mapping; the file keeps it.
+    unsafe { madvise(addr + 100 * PAGE, PAGE, MADV_DONTNEED) }?;
+    check_eq!(mapped(addr, PMD)?, 0);
+    check!(vmstat("thp_split_pmd")? > splits);
+    // Nothing is lost: the next fault maps the block again.
+    check_eq!(try_read(addr + 3 * PAGE), Ok(42));
+    check_eq!(try_read(addr + 100 * PAGE), Ok(pattern(100)));
+    check_eq!(pmd_mapped(addr, PMD)?, PMD);
+    Ok(())
+}
+
+fn mprotect_of_whole_and_half_pmds() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    let addr = map_2m(2 * PMD, 0)?;
+    touch_ascending(addr, 2 * PMD)?;
+    check_eq!(pmd_mapped(addr, 2 * PMD)?, 2 * PMD);
+    let second = addr + PMD;
+    // SAFETY: our own mapping.
+    unsafe { mprotect(second, PMD, PROT_READ) }?;
+    check_eq!(
+        bytes_where(second, PMD, |r| r.text.starts_with("PMD ")
+            && r.text.contains(" r-- "))?,
+        PMD
+    );
+    let segv = |addr| Fault {
+        signo: SIGSEGV,
+        code: SEGV_ACCERR,
+        addr,
+    };
+    check_eq!(try_write(second + 7, 1), Err(segv(second + 7)));
+    // SAFETY: our own mapping.
+    unsafe { mprotect(addr, PMD / 2, PROT_READ) }?;
+    check_eq!(mapped(addr, PMD)?, 0);
+    touch_ascending(addr, PMD)?;
+    // The halves refault as pages, folded into 64K blocks: the 2M folio
+    // is 2M-aligned in memory.
+    check_eq!(pmd_mapped(addr, PMD)?, 0);
+    check_eq!(contiguous(addr, PMD)?, PMD);
+    check_eq!(try_write(addr + PAGE, 1), Err(segv(addr + PAGE)));
+    check_eq!(try_write(addr + PMD / 2, 5), Ok(()));
+    check_eq!(try_read(addr + PMD / 2), Ok(5));
+    check_eq!(try_read(addr + PAGE), Ok(pattern(1)));
+    Ok(())
+}
+
+fn misaligned_window_of_a_2m_folio_stays_plain() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    // 64K of VA, 64K-aligned, over file pages 1..17 of one 2M folio: one
+    // folio and contiguous frames, but a misaligned PA.
+    let addr = map_2m(BLOCK, PAGE)?;
+    touch_ascending(addr, BLOCK)?;
+    check_eq!(mapped(addr, BLOCK)?, BLOCK);
+    check_eq!(contiguous(addr, BLOCK)?, 0);
+    check_eq!(try_read(addr), Ok(pattern(1)));
     Ok(())
 }
