@@ -1,5 +1,6 @@
-//! /proc: `meminfo`, `vmstat` and `self/ptdump`, generated when opened (Linux:
-//! `fs/proc/meminfo.c`, `mm/vmstat.c`'s `vmstat_show`).
+//! /proc: `meminfo`, `vmstat`, `self/smaps` and `self/ptdump`, generated
+//! when opened (Linux: `fs/proc/meminfo.c`, `mm/vmstat.c`'s `vmstat_show`,
+//! `fs/proc/task_mmu.c`).
 
 use alloc::boxed::Box;
 use alloc::format;
@@ -15,6 +16,15 @@ struct MemInfo;
 struct VmStat;
 /// `/proc/self/ptdump`: the calling process's page tables.
 struct PtDump;
+
+/// `/proc/self/smaps`: the calling process's VMAs and their memory use.
+struct Smaps;
+
+impl PseudoFile for Smaps {
+    fn show(&self) -> String {
+        crate::task::current_mm().map_or_else(String::new, |mm| crate::mm::smaps::smaps(&mm))
+    }
+}
 
 impl PseudoFile for PtDump {
     fn show(&self) -> String {
@@ -37,6 +47,7 @@ impl PseudoFile for MemInfo {
             ("Cached:", shmem),
             ("Shmem:", shmem),
             ("ShmemHugePages:", vmstat::NR_SHMEM_HUGEPAGES.get()),
+            ("PageTables:", vmstat::NR_PAGETABLE.get()),
         ];
         let mut s = String::new();
         for (name, pages) in rows {
@@ -57,26 +68,32 @@ impl PseudoFile for VmStat {
     }
 }
 
+/// Links read-only pseudo files into the directory `dir`.
+fn add_files(dir: &Arc<Inode>, files: [(&str, Box<dyn PseudoFile>); 2]) {
+    for (name, file) in files {
+        let inode = Inode::new(super::vfs::S_IFREG | 0o444, InodeKind::Pseudo(file));
+        dir.dir()
+            .expect("a directory")
+            .link(dir, name, inode)
+            .expect("fresh directory");
+    }
+}
+
 /// Builds the /proc tree.
 pub fn build() -> Arc<Inode> {
     let proc = Inode::new_dir(0o555, None);
-    let d = proc.dir().expect("a directory");
-    for (name, file) in [
-        ("meminfo", Box::new(MemInfo) as Box<dyn PseudoFile>),
-        ("vmstat", Box::new(VmStat)),
-    ] {
-        let inode = Inode::new(super::vfs::S_IFREG | 0o444, InodeKind::Pseudo(file));
-        d.link(&proc, name, inode).expect("fresh directory");
-    }
-    let this = Inode::new_dir(0o555, None);
-    let ptdump = Inode::new(
-        super::vfs::S_IFREG | 0o444,
-        InodeKind::Pseudo(Box::new(PtDump)),
+    add_files(
+        &proc,
+        [("meminfo", Box::new(MemInfo)), ("vmstat", Box::new(VmStat))],
     );
-    this.dir()
+    let this = Inode::new_dir(0o555, None);
+    add_files(
+        &this,
+        [("ptdump", Box::new(PtDump)), ("smaps", Box::new(Smaps))],
+    );
+    proc.dir()
         .expect("a directory")
-        .link(&this, "ptdump", ptdump)
+        .link(&proc, "self", this)
         .expect("fresh directory");
-    d.link(&proc, "self", this).expect("fresh directory");
     proc
 }

@@ -125,6 +125,11 @@ impl Folio {
         core::mem::forget(self);
     }
 
+    /// Page-table entries mapping this folio, in every address space.
+    pub fn mapcount(&self) -> u32 {
+        self.head().mapcount.load(Ordering::Relaxed).max(0) as u32
+    }
+
     /// An entry stopped mapping a page of this folio.
     pub fn unmapped(&self) {
         self.head().mapcount.fetch_sub(1, Ordering::Relaxed);

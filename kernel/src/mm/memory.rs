@@ -203,8 +203,10 @@ pub fn copy_range(dst: &Mm, src: &Mm, start: usize, end: usize, cow: bool) -> bo
 pub fn free_pgtables(mm: &Mm) {
     pgtable::free_tables(&mm, mm.pgd, &mut |pa| {
         frame::free_pages(pa, 0).expect("page table freed twice");
+        vmstat::NR_PAGETABLE.dec();
     });
     frame::free_pages(mm.pgd, 0).expect("pgd freed twice");
+    vmstat::NR_PAGETABLE.dec();
 }
 
 /// Rewrites every present entry of `[start, end)` with `f(old)` (Linux:

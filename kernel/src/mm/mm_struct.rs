@@ -17,6 +17,7 @@ use crate::mm::memory;
 use crate::mm::pgtable::{PageTable, PgtableMem};
 use crate::mm::vma::Vma;
 use crate::mm::vma_tree::VmaTree;
+use crate::mm::vmstat;
 use crate::sync::{Mutex, SpinLock};
 
 /// Where mmap looks for free space, top down (Linux: `mmap_base`, below a
@@ -48,6 +49,7 @@ impl PgtableMem for &Mm {
     fn alloc_table(&mut self) -> Option<PhysAddr> {
         let pa = frame::alloc_zeroed_pages(0)?;
         self.pt_pages.fetch_add(1, Ordering::Relaxed);
+        vmstat::NR_PAGETABLE.inc();
         Some(pa)
     }
     fn table(&self, pa: PhysAddr) -> &PageTable {
@@ -65,6 +67,7 @@ impl Mm {
             free_asid(asid);
             return Err(Errno::ENOMEM);
         };
+        vmstat::NR_PAGETABLE.inc();
         Ok(Arc::new(Mm {
             pgd,
             asid,

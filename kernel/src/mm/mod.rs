@@ -14,6 +14,7 @@ pub mod mm_struct;
 pub mod mmap;
 pub mod page;
 pub mod pgtable;
+pub mod smaps;
 pub mod uaccess;
 pub mod vma;
 pub mod vma_tree;

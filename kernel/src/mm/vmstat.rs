@@ -28,6 +28,9 @@ impl Counter {
     pub fn inc(&self) {
         self.add(1);
     }
+    pub fn dec(&self) {
+        self.sub(1);
+    }
     pub fn get(&self) -> u64 {
         self.value.load(Ordering::Relaxed)
     }
@@ -44,6 +47,9 @@ pub static NR_SHMEM_HUGEPAGES: Counter = Counter::new("nr_shmem_hugepages");
 pub static THP_FILE_ALLOC: Counter = Counter::new("thp_file_alloc");
 pub static THP_FILE_FALLBACK: Counter = Counter::new("thp_file_fallback");
 
+/// Page-table pages of user address spaces, pgds included (Linux:
+/// `NR_PAGETABLE`).
+pub static NR_PAGETABLE: Counter = Counter::new("nr_page_table_pages");
 /// Shared file folios mapped by one PMD block, and PMD blocks a partial
 /// unmap or mprotect took apart (Linux: `THP_FILE_MAPPED`, `THP_SPLIT_PMD`).
 pub static THP_FILE_MAPPED: Counter = Counter::new("thp_file_mapped");
@@ -83,6 +89,7 @@ pub static FOLIO_FALLBACK: [Counter; MAX_ORDER + 1] = per_order!("folio_fallback
 /// Every counter, in `/proc/vmstat` order.
 pub fn for_each(mut f: impl FnMut(&'static str, u64)) {
     for c in [
+        &NR_PAGETABLE,
         &NR_SHMEM,
         &NR_SHMEM_HUGEPAGES,
         &THP_FILE_ALLOC,

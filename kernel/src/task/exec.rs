@@ -168,7 +168,7 @@ pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) ->
 /// signals reset, registers set to start at the entry point.
 pub fn commit(process: &Arc<Process>, loaded: Loaded, path: &str, tf: &mut TrapFrame) {
     loaded.mm.activate();
-    let old = core::mem::replace(&mut *process.mm.lock(), loaded.mm);
+    let old = process.mm.lock().replace(loaded.mm);
     drop(old);
     process.files.lock().close_on_exec();
     for a in process.actions.lock().iter_mut() {

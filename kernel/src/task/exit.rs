@@ -46,6 +46,10 @@ fn exit_thread(status: u32) {
         // any moment: stop using it (no walk of freed tables, even
         // speculative).
         crate::arch::mmu::switch_to_empty();
+        // Linux's exit_mm: unmap and free the tables now, before the parent
+        // can see us gone (not under the lock: it zaps and frees).
+        let mm = process.mm.lock().take();
+        drop(mm);
         exit_process(&process);
     }
 }

@@ -87,10 +87,12 @@ pub fn clone(
     let process = if flags & CLONE_THREAD != 0 {
         parent.clone()
     } else {
+        // A live process (the caller's) always has its address space.
+        let parent_mm = parent.mm().ok_or(Errno::EINVAL)?;
         let mm = if flags & CLONE_VM != 0 {
-            parent.mm()
+            parent_mm
         } else {
-            dup_mm(&parent.mm())?
+            dup_mm(&parent_mm)?
         };
         let files = parent.files.lock().clone();
         let cwd = parent.cwd.lock().clone();

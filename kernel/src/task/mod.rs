@@ -42,7 +42,7 @@ pub fn current_process() -> Option<Arc<Process>> {
 
 /// The address space user memory accesses and faults go to.
 pub fn current_mm() -> Option<Arc<Mm>> {
-    current_process().map(|p| p.mm())
+    current_process().and_then(|p| p.mm())
 }
 
 pub fn count_minor_fault() {

@@ -24,7 +24,9 @@ use crate::task::WaitQueue;
 
 pub struct Process {
     pub pid: u32,
-    pub mm: SpinLock<Arc<Mm>>,
+    /// The address space; None once the last thread has exited (Linux:
+    /// `exit_mm` drops it before the parent is told).
+    pub mm: SpinLock<Option<Arc<Mm>>>,
     pub files: SpinLock<FdTable>,
     pub cwd: SpinLock<Arc<Inode>>,
     /// The path this process last exec'd (`/proc/self/exe`).
@@ -125,7 +127,7 @@ impl Process {
     ) -> Arc<Process> {
         let p = Arc::new(Process {
             pid,
-            mm: SpinLock::new(mm),
+            mm: SpinLock::new(Some(mm)),
             files: SpinLock::new(files),
             cwd: SpinLock::new(cwd),
             exe: SpinLock::new(String::new()),
@@ -149,7 +151,7 @@ impl Process {
         p
     }
 
-    pub fn mm(&self) -> Arc<Mm> {
+    pub fn mm(&self) -> Option<Arc<Mm>> {
         self.mm.lock().clone()
     }
 

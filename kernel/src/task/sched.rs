@@ -148,8 +148,8 @@ pub fn schedule() {
     }
     // The next thread's user address space (kernel threads get an empty
     // one, so no CPU walks the tables of a process that is going away).
-    match &next.user {
-        Some(u) => u.process.mm().activate(),
+    match next.user.as_ref().and_then(|u| u.process.mm()) {
+        Some(mm) => mm.activate(),
         None => crate::arch::mmu::switch_to_empty(),
     }
     let (prev_ctx, next_ctx) = (prev.context(), next.context());

@@ -1,7 +1,9 @@
 //! User page tables seen from user space: contiguous-bit blocks
 //! ("contpte") over 64K folios and PMD blocks over 2M folios of a memfd,
 //! read back through faultline's `/proc/self/ptdump` after faults,
-//! `MADV_DONTNEED`, `mprotect` and with the `contpte` knob off. Skipped on
+//! `MADV_DONTNEED`, `mprotect` and with the `contpte` knob off; the same in
+//! `/proc/self/smaps`; page-table pages counted and returned; and threads
+//! on every CPU reading while the blocks change under them. Skipped on
 //! Linux, which has no ptdump file.
 #![no_std]
 #![no_main]
@@ -9,14 +11,19 @@
 extern crate alloc;
 
 use alloc::string::String;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ffi::CStr;
+use core::ptr::read_volatile;
+use core::sync::atomic::{AtomicUsize, Ordering};
 use faultline_user_tests::*;
 use ulib::fs::*;
 use ulib::mm::*;
+use ulib::process::exit_group;
 use ulib::signal::*;
 use ulib::system::running_on_linux;
 use ulib::test::{TestError, TestResult};
+use ulib::thread::spawn;
 use ulib::{check, check_eq, skip, Errno};
 
 ulib::tests!(
@@ -29,6 +36,9 @@ ulib::tests!(
     dontneed_of_part_of_a_pmd_clears_it_whole,
     mprotect_of_whole_and_half_pmds,
     misaligned_window_of_a_2m_folio_stays_plain,
+    smaps_counts_blocks,
+    page_tables_come_back_after_exit,
+    readers_on_all_cpus_while_blocks_change,
 );
 
 const PAGE: usize = PAGE_SIZE;
@@ -347,5 +357,155 @@ fn misaligned_window_of_a_2m_folio_stays_plain() -> TestResult {
     check_eq!(mapped(addr, BLOCK)?, BLOCK);
     check_eq!(contiguous(addr, BLOCK)?, 0);
     check_eq!(try_read(addr), Ok(pattern(1)));
+    Ok(())
+}
+
+/// The `name:` line of the smaps block of the VMA starting at `addr`, in kB.
+fn smaps_kb(addr: usize, name: &str) -> Result<usize, TestError> {
+    let text = String::from_utf8(read_file(c"/proc/self/smaps")?).map_err(|_| Errno::EIO)?;
+    let head = alloc::format!("{addr:08x}-");
+    let block = text.split_once(head.as_str()).map(|(_, rest)| rest);
+    // The block: the header's rest, then "Name:   N kB" lines.
+    let value = block.and_then(|b| {
+        b.lines()
+            .skip(1)
+            .take_while(|l| l.ends_with(" kB"))
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .and_then(|v| v.trim().strip_suffix(" kB")?.parse().ok())
+    });
+    check!(value.is_some(), "no {name} for the VMA at {addr:#x}");
+    Ok(value.unwrap_or(0))
+}
+
+fn smaps_counts_blocks() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    let pmd = map_2m(PMD, 0)?;
+    check_eq!(try_read(pmd), Ok(pattern(0)));
+    check_eq!(smaps_kb(pmd, "Size")?, 2048);
+    check_eq!(smaps_kb(pmd, "Rss")?, 2048);
+    check_eq!(smaps_kb(pmd, "ShmemPmdMapped")?, 2048);
+    check_eq!(smaps_kb(pmd, "ContPTE")?, 0);
+    let cont = map_memfd(2 * BLOCK, 0)?;
+    touch_ascending(cont, 2 * BLOCK - PAGE)?;
+    check_eq!(smaps_kb(cont, "Rss")?, 124);
+    check_eq!(smaps_kb(cont, "ContPTE")?, 64);
+    check_eq!(smaps_kb(cont, "ShmemPmdMapped")?, 0);
+    check_eq!(smaps_kb(cont, "Anonymous")?, 0);
+    let anon = map_anon(4 * PAGE)?;
+    for p in 0..3 {
+        try_write(anon + p * PAGE, 1).unwrap();
+    }
+    check_eq!(smaps_kb(anon, "Rss")?, 12);
+    check_eq!(smaps_kb(anon, "Anonymous")?, 12);
+    check_eq!(smaps_kb(anon, "Private_Dirty")?, 12);
+    check_eq!(smaps_kb(anon, "Shared_Dirty")?, 0);
+    Ok(())
+}
+
+fn page_tables_come_back_after_exit() -> TestResult {
+    if running_on_linux() {
+        skip!("nr_page_table_pages moves with the whole system there");
+    }
+    let tables = vmstat("nr_page_table_pages")?;
+    let free = vmstat("nr_free_pages")?;
+    let status = in_child(|| {
+        // One page in each of 64 2M regions: 64 new PTE tables at least.
+        let Ok(addr) = map_anon(128 << 20) else {
+            return 2;
+        };
+        for region in 0..64 {
+            let _ = try_write(addr + region * PMD, 1);
+        }
+        let Ok(now) = vmstat("nr_page_table_pages") else {
+            return 3;
+        };
+        if now < tables + 64 {
+            return 4;
+        }
+        exit_group(0)
+    })?;
+    check_eq!(status.exit_code(), Some(0));
+    check_eq!(vmstat("nr_page_table_pages")?, tables);
+    check_eq!(vmstat("nr_free_pages")?, free);
+    Ok(())
+}
+
+fn readers_on_all_cpus_while_blocks_change() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    const READERS: usize = 4;
+    const LEN: usize = 4 * BLOCK;
+    let addr = map_memfd(LEN, 0)?;
+    touch_ascending(addr, LEN)?;
+    // 0: read and check; 1: stop and report; 2: expect zeros (after munmap).
+    let phase = Arc::new(AtomicUsize::new(0));
+    let parked = Arc::new(AtomicUsize::new(0));
+    let readers: Vec<_> = (0..READERS)
+        .map(|r| {
+            let (phase, parked) = (phase.clone(), parked.clone());
+            spawn(move || {
+                let (mut reads, mut wrong) = (0usize, 0usize);
+                let page = |p: usize| {
+                    // SAFETY: the mapping stays valid while phase is 0, and
+                    // is an anonymous one of the same size in phase 2.
+                    unsafe { read_volatile((addr + p * PAGE + r) as *const u8) }
+                };
+                while phase.load(Ordering::Acquire) == 0 {
+                    for p in 0..LEN / PAGE {
+                        wrong += (page(p) != pattern(p)) as usize;
+                        reads += 1;
+                    }
+                }
+                parked.fetch_add(1, Ordering::AcqRel);
+                while phase.load(Ordering::Acquire) != 2 {
+                    core::hint::spin_loop();
+                }
+                // A stale TLB entry would still show the memfd's data.
+                let stale = (0..LEN / PAGE).filter(|&p| page(p) != 0).count();
+                (reads, wrong, stale)
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    let (folds, unfolds) = (vmstat("contpte_fold")?, vmstat("contpte_unfold")?);
+    for round in 0..100 {
+        let cut = addr + (round % 4) * BLOCK + (round % 15 + 1) * PAGE;
+        // SAFETY: our own shared mapping: the file keeps the data.
+        unsafe { madvise(cut, PAGE, MADV_DONTNEED) }?;
+        touch_ascending(addr, LEN)?;
+        // SAFETY: as above.
+        unsafe { madvise(addr, LEN, MADV_DONTNEED) }?;
+        touch_ascending(addr, LEN)?;
+        // SAFETY: our own mapping; the readers only read.
+        unsafe { mprotect(addr, LEN, PROT_READ) }?;
+        // SAFETY: as above.
+        unsafe { mprotect(addr, LEN, PROT_READ | PROT_WRITE) }?;
+    }
+    check!(vmstat("contpte_fold")? > folds && vmstat("contpte_unfold")? > unfolds);
+    phase.store(1, Ordering::Release);
+    while parked.load(Ordering::Acquire) != READERS {
+        core::hint::spin_loop();
+    }
+    // SAFETY: every reader is parked; the new mapping takes the old place.
+    unsafe {
+        munmap(addr, LEN)?;
+        let again = mmap(
+            addr,
+            LEN,
+            PROT_READ,
+            MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+            -1,
+            0,
+        )?;
+        check_eq!(again, addr);
+    }
+    phase.store(2, Ordering::Release);
+    for reader in readers {
+        let (reads, wrong, stale) = reader.join().unwrap_or((0, 1, 1));
+        check!(reads > 0);
+        check_eq!((wrong, stale), (0, 0));
+    }
     Ok(())
 }

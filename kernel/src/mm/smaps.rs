@@ -1,0 +1,140 @@
+//! `/proc/self/smaps`: per-VMA memory use read off the page tables (Linux:
+//! `fs/proc/task_mmu.c`, `show_smap` and `smaps_pte_range`).
+//!
+//! Where we simplify: a page counts as shared when its folio is also mapped
+//! outside this address space (Linux asks per page); `Pss` and the swap
+//! lines are left out; `ContPTE` (bytes mapped by contiguous-bit blocks) is
+//! faultline's own line.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use core::fmt::Write;
+
+use crate::arch::contpte;
+use crate::arch::desc::Pte;
+use crate::mm::addr::{PAGE_SIZE, USER_TOP};
+use crate::mm::folio::Folio;
+use crate::mm::mm_struct::Mm;
+use crate::mm::pgtable::{self, Found};
+use crate::mm::vma::{Vma, VM_EXEC, VM_READ, VM_SHARED, VM_WRITE};
+
+/// Byte counts for one VMA, in `show_smap`'s order.
+#[derive(Default)]
+struct Usage {
+    rss: usize,
+    shared_clean: usize,
+    shared_dirty: usize,
+    private_clean: usize,
+    private_dirty: usize,
+    referenced: usize,
+    anonymous: usize,
+    shmem_pmd_mapped: usize,
+    contpte: usize,
+}
+
+/// Calls `f(va, entry, bytes)` for every mapped leaf of `[start, end)`:
+/// PTEs with their block's access bits gathered, and PMD blocks.
+fn for_each_mapping(mm: &Mm, start: usize, end: usize, f: &mut impl FnMut(usize, Pte, usize)) {
+    pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |va, found| match found {
+        Found::Table(table, idx) => {
+            for i in idx {
+                let pte = contpte::ptep_get(table, i);
+                if pte.is_valid() {
+                    f(va + i * PAGE_SIZE, pte, PAGE_SIZE);
+                }
+            }
+        }
+        Found::Block(level, slot) => {
+            let pte = Pte(slot.load(core::sync::atomic::Ordering::Acquire));
+            f(va, pte, level.size());
+        }
+    });
+}
+
+fn usage(mm: &Mm, start: usize, end: usize, in_mm: &BTreeMap<usize, u32>) -> Usage {
+    let mut u = Usage::default();
+    for_each_mapping(mm, start, end, &mut |_, pte, bytes| {
+        let folio = Folio::from_pfn(pte.addr().pfn());
+        let shared = folio.mapcount() > in_mm.get(&folio.pfn()).copied().unwrap_or(0);
+        let dirty = pte.is_dirty() || folio.is_dirty() || folio.is_anon();
+        u.rss += bytes;
+        *match (shared, dirty) {
+            (true, false) => &mut u.shared_clean,
+            (true, true) => &mut u.shared_dirty,
+            (false, false) => &mut u.private_clean,
+            (false, true) => &mut u.private_dirty,
+        } += bytes;
+        if pte.is_young() {
+            u.referenced += bytes;
+        }
+        if folio.is_anon() {
+            u.anonymous += bytes;
+        }
+        if bytes > PAGE_SIZE {
+            u.shmem_pmd_mapped += bytes;
+        }
+        if pte.is_contiguous() {
+            u.contpte += bytes;
+        }
+    });
+    u
+}
+
+/// The `/proc/self/maps` line heading a VMA's block.
+fn header(out: &mut String, start: usize, end: usize, vma: &Vma) {
+    let flag = |bit, c| if vma.flags & bit != 0 { c } else { '-' };
+    let _ = writeln!(
+        out,
+        "{:08x}-{:08x} {}{}{}{} {:08x} 00:00 0",
+        start,
+        end,
+        flag(VM_READ, 'r'),
+        flag(VM_WRITE, 'w'),
+        flag(VM_EXEC, 'x'),
+        if vma.flags & VM_SHARED != 0 { 's' } else { 'p' },
+        vma.pgoff as usize * PAGE_SIZE,
+    );
+}
+
+/// `/proc/self/smaps` for `mm`.
+pub fn smaps(mm: &Mm) -> String {
+    let map = mm.mmap_lock.lock();
+    let _ptl = mm.page_table_lock.lock();
+    // How many of each folio's mappings are this address space's own.
+    let mut in_mm = BTreeMap::new();
+    for_each_mapping(mm, 0, USER_TOP, &mut |_, pte, _| {
+        let head = Folio::from_pfn(pte.addr().pfn()).pfn();
+        *in_mm.entry(head).or_insert(0) += 1;
+    });
+    let mut out = String::new();
+    for (start, end, vma) in map.vmas.iter() {
+        header(&mut out, start, end, vma);
+        let u = usage(mm, start, end, &in_mm);
+        let rows = [
+            ("Size", end - start),
+            ("KernelPageSize", PAGE_SIZE),
+            ("MMUPageSize", PAGE_SIZE),
+            ("Rss", u.rss),
+            ("Shared_Clean", u.shared_clean),
+            ("Shared_Dirty", u.shared_dirty),
+            ("Private_Clean", u.private_clean),
+            ("Private_Dirty", u.private_dirty),
+            ("Referenced", u.referenced),
+            ("Anonymous", u.anonymous),
+            ("AnonHugePages", 0),
+            ("ShmemPmdMapped", u.shmem_pmd_mapped),
+            ("FilePmdMapped", 0),
+            ("ContPTE", u.contpte),
+        ];
+        for (name, bytes) in rows {
+            // Linux's layout: "Name:" padded to 16 columns, value to 8.
+            let _ = writeln!(
+                out,
+                "{:<16}{:>8} kB",
+                alloc::format!("{name}:"),
+                bytes / 1024
+            );
+        }
+    }
+    out
+}
