@@ -1,8 +1,8 @@
 //! In-kernel tests: what can only be checked on the (emulated) hardware —
-//! the allocator on real RAM, the live page tables (read back with `AT`),
-//! exceptions, SMP and preemption. Pure logic is tested on the host instead
-//! (`cargo test`). Booting with `ktest` on the command line runs them all,
-//! one line each, ending with `N passed, N failed`.
+//! the allocator on real RAM, the live kernel and user page tables (read
+//! back with `AT`), exceptions, SMP and preemption. Pure logic is tested on
+//! the host instead (`cargo test`). Booting with `ktest` on the command
+//! line runs them all, one line each, ending with `N passed, N failed`.
 //!
 //! A test returns `Err(reason)` rather than panicking, so one failure does
 //! not hide the rest.
@@ -15,6 +15,7 @@ mod pgtable;
 mod sched;
 mod trap;
 mod user;
+mod user_pgtable;
 
 pub type TestResult = Result<(), String>;
 
@@ -35,12 +36,13 @@ pub struct Test {
 
 /// Runs every test; returns (passed, failed).
 pub fn run_all(verbose: bool) -> (usize, usize) {
-    let suites: [&[Test]; 6] = [
+    let suites: [&[Test]; 7] = [
         frames::TESTS,
         pgtable::TESTS,
         trap::TESTS,
         sched::TESTS,
         fs::TESTS,
+        user_pgtable::TESTS,
         user::TESTS,
     ];
     let (mut passed, mut failed) = (0, 0);

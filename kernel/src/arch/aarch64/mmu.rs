@@ -81,9 +81,14 @@ pub enum AtAccess {
     KernelRead,
     /// AT S1E1W: EL1 write.
     KernelWrite,
+    /// AT S1E0R: an EL0 read, through the current TTBR0 and ASID.
+    UserRead,
+    /// AT S1E0W: an EL0 write.
+    UserWrite,
 }
 
-/// Asks the MMU to translate `va` (Arm ARM: AT S1E1R/W, result in PAR_EL1).
+/// Asks the MMU to translate `va` (Arm ARM: AT S1E1R/W, S1E0R/W, result in
+/// PAR_EL1).
 /// Ok(PA) on success, Err(PAR_EL1) when translation would fault.
 pub fn at_translate(va: usize, access: AtAccess) -> Result<PhysAddr, u64> {
     let par: u64;
@@ -94,6 +99,8 @@ pub fn at_translate(va: usize, access: AtAccess) -> Result<PhysAddr, u64> {
         match access {
             AtAccess::KernelRead => asm!("at s1e1r, {}", in(reg) va, options(nostack)),
             AtAccess::KernelWrite => asm!("at s1e1w, {}", in(reg) va, options(nostack)),
+            AtAccess::UserRead => asm!("at s1e0r, {}", in(reg) va, options(nostack)),
+            AtAccess::UserWrite => asm!("at s1e0w, {}", in(reg) va, options(nostack)),
         }
         asm!("isb", "mrs {}, par_el1", out(reg) par, options(nostack));
         super::cpu::local_irq_restore(daif);

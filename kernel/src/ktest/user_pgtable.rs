@@ -1,0 +1,137 @@
+//! User page tables read back by the MMU (`AT S1E0R/W`): a 64K folio
+//! folded into one contiguous block, a 2M folio under one PMD block, and
+//! what zap and mprotect leave of them. The address space is built by the
+//! same functions the fault path uses, then switched to with IRQs masked
+//! so the walker sees it.
+
+use alloc::format;
+use alloc::sync::Arc;
+
+use super::{ensure, Test, TestResult};
+use crate::arch::cpu::{local_irq_restore, local_irq_save};
+use crate::arch::desc::{PgProt, Pte};
+use crate::arch::mmu::{self, at_translate, AtAccess};
+use crate::mm::addr::{PhysAddr, PAGE_SIZE, PMD_SIZE};
+use crate::mm::folio::Folio;
+use crate::mm::memory;
+use crate::mm::mm_struct::Mm;
+use crate::mm::pgtable::{self, Level};
+
+pub const TESTS: &[Test] = &[
+    Test {
+        name: "user_contpte_block_seen_by_at",
+        run: contpte_block_seen_by_at,
+    },
+    Test {
+        name: "user_pmd_block_seen_by_at",
+        run: pmd_block_seen_by_at,
+    },
+];
+
+/// A 64K-aligned user address, away from anything.
+const VA: usize = 0x10_0000_0000;
+
+/// What `AT` says for `va` in `mm`, for a read and for a write.
+fn at(mm: &Mm, va: usize) -> (Option<PhysAddr>, Option<PhysAddr>) {
+    let daif = local_irq_save();
+    mm.activate();
+    let read = at_translate(va, AtAccess::UserRead).ok();
+    let write = at_translate(va, AtAccess::UserWrite).ok();
+    mmu::switch_to_empty();
+    local_irq_restore(daif);
+    (read, write)
+}
+
+/// Maps the pages of `folio` at `va` one by one, ascending, as faults do.
+fn map_pages(mm: &Mm, va: usize, folio: &Folio, prot: PgProt) -> TestResult {
+    let mut mem = mm;
+    let table = pgtable::pte_table(&mut mem, mm.pgd, va, true).ok_or("no page table")?;
+    let _ptl = mm.page_table_lock.lock();
+    for page in 0..folio.nr_pages() {
+        let entry = Folio::from_pfn(folio.pfn());
+        memory::set_pte(mm, table, va + page * PAGE_SIZE, entry, page, prot);
+    }
+    Ok(())
+}
+
+fn entry(mm: &Mm, va: usize) -> Option<Pte> {
+    pgtable::translate(&mm, mm.pgd, va).map(|t| t.pte)
+}
+
+fn contpte_block_seen_by_at() -> TestResult {
+    let mm: Arc<Mm> = Mm::new().map_err(|e| format!("{e:?}"))?;
+    let folio = Folio::alloc(4).ok_or("no 64K folio")?;
+    let rw = PgProt::user(true, false);
+    map_pages(&mm, VA, &folio, rw)?;
+    for page in 0..16 {
+        let va = VA + page * PAGE_SIZE;
+        ensure!(
+            entry(&mm, va).is_some_and(|p| p.is_contiguous()),
+            "page {page} not in a block"
+        );
+        let pa = folio.phys().add(page * PAGE_SIZE + 0x123);
+        ensure!(
+            at(&mm, va + 0x123) == (Some(pa), Some(pa)),
+            "AT at page {page}"
+        );
+    }
+    // mprotect of the whole block: still one block, now read-only.
+    memory::change_protection(&mm, VA, VA + 16 * PAGE_SIZE, |p| p.wrprotect());
+    ensure!(
+        entry(&mm, VA + 0x5000).is_some_and(|p| p.is_contiguous()),
+        "unfolded by mprotect"
+    );
+    ensure!(
+        at(&mm, VA + 0x5000) == (Some(folio.phys().add(0x5000)), None),
+        "read-only block"
+    );
+    // Zap of half the block: the rest stays, unfolded, still translating.
+    memory::zap_range(&mm, VA, VA + 8 * PAGE_SIZE);
+    ensure!(at(&mm, VA) == (None, None), "zapped page still translates");
+    let kept = VA + 9 * PAGE_SIZE;
+    ensure!(
+        entry(&mm, kept).is_some_and(|p| !p.is_contiguous()),
+        "kept half still folded"
+    );
+    ensure!(
+        at(&mm, kept).0 == Some(folio.phys().add(9 * PAGE_SIZE)),
+        "kept half lost"
+    );
+    Ok(())
+}
+
+fn pmd_block_seen_by_at() -> TestResult {
+    let mm: Arc<Mm> = Mm::new().map_err(|e| format!("{e:?}"))?;
+    let folio = Folio::alloc(9).ok_or("no 2M folio")?;
+    let va = VA + PMD_SIZE;
+    {
+        let mut mem: &Mm = &mm;
+        let pmds = pgtable::table_for(&mut mem, mm.pgd, va, Level::Pmd, true).ok_or("no pmd")?;
+        let _ptl = mm.page_table_lock.lock();
+        let pmd = &pmds[Level::Pmd.index(va)];
+        memory::set_pmd(
+            &mm,
+            pmd,
+            Folio::from_pfn(folio.pfn()),
+            PgProt::user(true, false),
+        );
+    }
+    let t = pgtable::translate(&&*mm, mm.pgd, va + 0x12_3456).ok_or("no translation")?;
+    ensure!(t.level == Level::Pmd, "mapped at {:?}", t.level);
+    let pa = folio.phys().add(0x12_3456);
+    ensure!(
+        at(&mm, va + 0x12_3456) == (Some(pa), Some(pa)),
+        "AT through the block"
+    );
+    // A zap of one page clears the whole block.
+    memory::zap_range(&mm, va + PAGE_SIZE, va + 2 * PAGE_SIZE);
+    ensure!(
+        at(&mm, va + 0x12_3456) == (None, None),
+        "block survived a partial zap"
+    );
+    ensure!(
+        folio.mapcount() == 0,
+        "the block's reference was not dropped"
+    );
+    Ok(())
+}
