@@ -42,15 +42,13 @@ fn at(mm: &Mm, va: usize) -> (Option<PhysAddr>, Option<PhysAddr>) {
     (read, write)
 }
 
-/// Maps the pages of `folio` at `va` one by one, ascending, as faults do.
+/// Maps all of `folio` at `va` with one `set_pte_range`.
 fn map_pages(mm: &Mm, va: usize, folio: &Folio, prot: PgProt) -> TestResult {
     let mut mem = mm;
     let table = pgtable::pte_table(&mut mem, mm.pgd, va, true).ok_or("no page table")?;
     let _ptl = mm.page_table_lock.lock();
-    for page in 0..folio.nr_pages() {
-        let entry = Folio::from_pfn(folio.pfn());
-        memory::set_pte(mm, table, va + page * PAGE_SIZE, entry, page, prot);
-    }
+    let entries = Folio::from_pfn(folio.pfn());
+    memory::set_pte_range(mm, table, va, entries, 0, folio.nr_pages(), prot);
     Ok(())
 }
 
@@ -96,6 +94,18 @@ fn contpte_block_seen_by_at() -> TestResult {
     ensure!(
         at(&mm, kept).0 == Some(folio.phys().add(9 * PAGE_SIZE)),
         "kept half lost"
+    );
+    ensure!(
+        folio.mapcount() == 8,
+        "mapcount {} with 8 pages mapped",
+        folio.mapcount()
+    );
+    // (No VMA covers these entries, so Mm's drop would not zap them.)
+    memory::zap_range(&mm, VA, VA + 16 * PAGE_SIZE);
+    ensure!(
+        folio.refcount() == 1,
+        "refcount {} after the zap",
+        folio.refcount()
     );
     Ok(())
 }

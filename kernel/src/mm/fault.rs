@@ -17,7 +17,7 @@ use crate::arch::desc::{PgProt, Pte};
 use crate::fs::vfs::InodeKind;
 use crate::mm::addr::{phys_to_virt, PAGE_SIZE, PMD_SIZE};
 use crate::mm::folio::Folio;
-use crate::mm::memory::{replace_pte, set_pmd, set_pte};
+use crate::mm::memory::{replace_pte, set_pmd, set_pte_range};
 use crate::mm::mm_struct::Mm;
 use crate::mm::pgtable::{self, Level, PageTable};
 use crate::mm::vma::{Vma, VM_EXEC, VM_READ, VM_SHARED, VM_WRITE};
@@ -203,7 +203,7 @@ fn do_set_pmd(
 fn finish_fault(mm: &Mm, table: &PageTable, addr: usize, folio: Folio, page: usize, prot: PgProt) {
     let _ptl = mm.page_table_lock.lock();
     if table[Level::Pte.index(addr)].load(Ordering::Acquire) == 0 {
-        set_pte(mm, table, addr, folio, page, prot);
+        set_pte_range(mm, table, addr, folio, page, 1, prot);
     }
 }
 

@@ -10,7 +10,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::arch::contpte::{self, ContpteOps};
 use crate::arch::desc::{PgProt, Pte};
 use crate::arch::mmu;
-use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
+use crate::mm::addr::{PAGE_SIZE, PMD_SIZE, PTRS_PER_TABLE};
 use crate::mm::folio::Folio;
 use crate::mm::frame;
 use crate::mm::mm_struct::Mm;
@@ -59,18 +59,33 @@ impl ContpteOps for TableOps<'_> {
     }
 }
 
-/// Maps page `page` of `folio` at `addr` with `prot`, handing the PTE the
-/// reference in `folio` (Linux: `set_pte_range` for one page). The caller
-/// holds the page-table lock and has checked the entry is none; none ->
-/// valid needs no TLB flush. Completing a 64K block of the folio folds it.
-pub fn set_pte(mm: &Mm, table: &PageTable, addr: usize, folio: Folio, page: usize, prot: PgProt) {
+/// Maps pages `page..page + nr` of `folio` from `addr` with `prot` (Linux:
+/// `set_pte_range` -> `set_ptes`), all in one PTE table. Each entry holds
+/// a folio reference: the one in `folio` and `nr - 1` more. The caller
+/// holds the page-table lock and has checked the entries are none; none ->
+/// valid needs no TLB flush. Whole aligned 64K blocks of the run are
+/// mapped folded; a single page completing a block folds it.
+#[allow(clippy::too_many_arguments)]
+pub fn set_pte_range(
+    mm: &Mm,
+    table: &PageTable,
+    addr: usize,
+    folio: Folio,
+    page: usize,
+    nr: usize,
+    prot: PgProt,
+) {
     let pa = folio.phys().add(page * PAGE_SIZE);
     let whole = folio.phys()..folio.phys().add(folio.size());
     let idx = Level::Pte.index(addr);
+    debug_assert!(idx + nr <= PTRS_PER_TABLE && page + nr <= folio.nr_pages());
     let mut ops = TableOps::new(mm, addr);
-    contpte::set_ptes(table, idx, Pte::leaf(pa, prot, true), 1, whole, &mut ops);
+    contpte::set_ptes(table, idx, Pte::leaf(pa, prot, true), nr, whole, &mut ops);
     mmu::publish_table_writes();
-    mm.rss.fetch_add(1, Ordering::Relaxed);
+    mm.rss.fetch_add(nr, Ordering::Relaxed);
+    for _ in 1..nr {
+        Folio::from_pfn(folio.pfn()).into_mapping();
+    }
     folio.into_mapping();
 }
 
