@@ -16,6 +16,7 @@ extern crate std;
 pub mod mm {
     pub mod addr;
     pub mod buddy;
+    pub mod fault_range;
     pub mod folio_index;
     pub mod page;
     pub mod pgtable;

@@ -1,19 +1,21 @@
 //! /sys: the transparent-hugepage knobs for shmem, readable and writable
 //! with Linux's formats (Linux: `mm/huge_memory.c`'s sysfs attributes and
-//! `mm/shmem.c`'s `shmem_enabled_show/store`), and faultline's own
-//! `kernel/mm/contpte/enabled` (1 or 0). A bad value is EINVAL and changes
+//! `mm/shmem.c`'s `shmem_enabled_show/store`), and faultline's own on/off
+//! switches (1 or 0): `kernel/mm/contpte/enabled` and
+//! `kernel/mm/finish_fault/multi_page`. A bad value is EINVAL and changes
 //! nothing.
 
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::sync::Arc;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::tmpfs::huge::{self, HugeKnob, MIN_LARGE_ORDER, PMD_ORDER};
 use super::tmpfs::{huge_settings, update_huge_settings};
 use super::vfs::{Inode, InodeKind, PseudoFile, S_IFREG};
 use crate::errno::{Errno, KResult};
+use crate::mm::fault::FINISH_FAULT_MULTI;
 use crate::mm::memory::CONTPTE_ENABLED;
 
 /// `shmem_enabled` at the top (None) or for one folio order.
@@ -39,14 +41,13 @@ impl PseudoFile for ShmemEnabledKnob {
     }
 }
 
-/// `/sys/kernel/mm/contpte/enabled`: may user mappings fold into
-/// contiguous-bit blocks? (Linux has no such knob; it is here so the
-/// benchmarks can show what the bit buys.)
-struct ContpteKnob;
+/// An on/off switch of faultline's (Linux has none of these; they are
+/// here so the benchmarks can show what each feature buys).
+struct Switch(&'static AtomicBool);
 
-impl PseudoFile for ContpteKnob {
+impl PseudoFile for Switch {
     fn show(&self) -> String {
-        format!("{}\n", CONTPTE_ENABLED.load(Ordering::Relaxed) as u8)
+        format!("{}\n", self.0.load(Ordering::Relaxed) as u8)
     }
     fn is_writable(&self) -> bool {
         true
@@ -57,7 +58,7 @@ impl PseudoFile for ContpteKnob {
             "0" => false,
             _ => return Err(Errno::EINVAL),
         };
-        CONTPTE_ENABLED.store(on, Ordering::Relaxed);
+        self.0.store(on, Ordering::Relaxed);
         Ok(())
     }
 }
@@ -84,7 +85,13 @@ fn add_knob(dir: &Arc<Inode>, name: &str, knob: impl PseudoFile + 'static) {
 pub fn build() -> Arc<Inode> {
     let sys = Inode::new_dir(0o555, None);
     let mm = add_dir(&add_dir(&sys, "kernel"), "mm");
-    add_knob(&add_dir(&mm, "contpte"), "enabled", ContpteKnob);
+    add_knob(
+        &add_dir(&mm, "contpte"),
+        "enabled",
+        Switch(&CONTPTE_ENABLED),
+    );
+    let multi = Switch(&FINISH_FAULT_MULTI);
+    add_knob(&add_dir(&mm, "finish_fault"), "multi_page", multi);
     let thp = add_dir(&mm, "transparent_hugepage");
     add_knob(&thp, "shmem_enabled", ShmemEnabledKnob(None));
     for order in MIN_LARGE_ORDER..=PMD_ORDER {

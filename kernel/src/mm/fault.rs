@@ -10,12 +10,13 @@
 
 use alloc::sync::Arc;
 use core::ops::Range;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::arch::contpte;
 use crate::arch::desc::{PgProt, Pte};
 use crate::fs::vfs::InodeKind;
 use crate::mm::addr::{phys_to_virt, PAGE_SIZE, PMD_SIZE};
+use crate::mm::fault_range::{finish_fault_range, none_run};
 use crate::mm::folio::Folio;
 use crate::mm::memory::{replace_pte, set_pmd, set_pte_range};
 use crate::mm::mm_struct::Mm;
@@ -118,7 +119,7 @@ fn handle_mm_fault(
     access: Access,
 ) -> Result<(), FaultError> {
     let start = range.start;
-    if let Some(done) = do_set_pmd(mm, vma, range, addr) {
+    if let Some(done) = do_set_pmd(mm, vma, range.clone(), addr) {
         return done;
     }
     let mut mem: &Mm = mm;
@@ -134,7 +135,7 @@ fn handle_mm_fault(
             (Some(_), Access::Write) if !vma.is_shared() => {
                 do_cow_fault(mm, vma, start, table, addr)
             }
-            (Some(_), _) => do_file_fault(mm, vma, start, table, addr),
+            (Some(_), _) => do_file_fault(mm, vma, range, table, addr),
         };
     }
     if access == Access::Write && !pte.prot().is_writable() {
@@ -198,20 +199,61 @@ fn do_set_pmd(
     Some(Ok(()))
 }
 
-/// Installs `page` of `folio` at `addr` unless another thread filled the
-/// entry first.
-fn finish_fault(mm: &Mm, table: &PageTable, addr: usize, folio: Folio, page: usize, prot: PgProt) {
+/// May `finish_fault` map more of a folio than the faulting page? Seed
+/// 000's change; off (`finish_fault=single` on the command line, or 0 in
+/// `/sys/kernel/mm/finish_fault/multi_page`) maps one page per fault, as
+/// before it, for comparison.
+pub static FINISH_FAULT_MULTI: AtomicBool = AtomicBool::new(true);
+
+/// Maps page `page` of `folio` at `addr` and, if allowed, the largest range
+/// of the folio around it inside `allowed` (the VMA) and below `eof`, the
+/// PMD and the run of empty entries (Linux: `finish_fault` after seed
+/// 000). The run is found without the lock and re-checked under it; if
+/// another thread filled the faulting entry first there is nothing to do.
+#[allow(clippy::too_many_arguments)]
+fn finish_fault(
+    mm: &Mm,
+    allowed: Range<usize>,
+    eof: usize,
+    table: &PageTable,
+    addr: usize,
+    folio: Folio,
+    page: usize,
+    prot: PgProt,
+) {
+    let folio_start = addr - page * PAGE_SIZE;
+    let range = if FINISH_FAULT_MULTI.load(Ordering::Relaxed) {
+        finish_fault_range(addr, allowed, folio_start..folio_start + folio.size(), eof)
+    } else {
+        addr..addr + PAGE_SIZE
+    };
+    let none = |va| table[Level::Pte.index(va)].load(Ordering::Acquire) == 0;
+    let run = none_run(range, addr, none);
     let _ptl = mm.page_table_lock.lock();
-    if table[Level::Pte.index(addr)].load(Ordering::Acquire) == 0 {
-        set_pte_range(mm, table, addr, folio, page, 1, prot);
+    let run = if run.clone().step_by(PAGE_SIZE).all(none) {
+        run
+    } else {
+        none_run(addr..addr + PAGE_SIZE, addr, none)
+    };
+    if !run.is_empty() {
+        let first = page - (addr - run.start) / PAGE_SIZE;
+        let nr = run.len() / PAGE_SIZE;
+        set_pte_range(mm, table, run.start, folio, first, nr, prot);
     }
+}
+
+/// `finish_fault` for a fault that maps exactly one page: anonymous memory
+/// and private copies.
+fn finish_fault_one(mm: &Mm, table: &PageTable, addr: usize, folio: Folio, prot: PgProt) {
+    let one = addr..addr + PAGE_SIZE;
+    finish_fault(mm, one, usize::MAX, table, addr, folio, 0, prot);
 }
 
 /// First touch of anonymous memory: a new zeroed page.
 fn do_anonymous_page(mm: &Mm, vma: &Vma, table: &PageTable, addr: usize) -> Result<(), FaultError> {
     let folio = Folio::alloc(0).ok_or(FaultError::Oom)?;
     folio.mark_anon();
-    finish_fault(mm, table, addr, folio, 0, vma_prot(vma, true));
+    finish_fault_one(mm, table, addr, folio, vma_prot(vma, true));
     Ok(())
 }
 
@@ -231,16 +273,41 @@ fn file_folio(vma: &Vma, pgoff: u64) -> Result<(Folio, usize), FaultError> {
 fn do_file_fault(
     mm: &Mm,
     vma: &Vma,
-    start: usize,
+    range: Range<usize>,
     table: &PageTable,
     addr: usize,
 ) -> Result<(), FaultError> {
-    let (folio, page) = file_folio(vma, vma.pgoff_of(start, addr))?;
+    let (folio, page) = file_folio(vma, vma.pgoff_of(range.start, addr))?;
     if vma.is_shared() {
         folio.mark_dirty();
     }
-    finish_fault(mm, table, addr, folio, page, vma_prot(vma, false));
+    let eof = eof_va(vma, range.start);
+    finish_fault(
+        mm,
+        range,
+        eof,
+        table,
+        addr,
+        folio,
+        page,
+        vma_prot(vma, false),
+    );
     Ok(())
+}
+
+/// The VA just past the last page of the VMA's file (the VMA starting at
+/// `start`), for bounding a multi-page map: pages past EOF must SIGBUS.
+fn eof_va(vma: &Vma, start: usize) -> usize {
+    let size = match vma.file.as_deref().map(|i| &i.kind) {
+        Some(InodeKind::File(file)) => file.size(),
+        _ => 0,
+    };
+    let pages = size.div_ceil(PAGE_SIZE as u64).saturating_sub(vma.pgoff);
+    start.saturating_add(
+        usize::try_from(pages)
+            .unwrap_or(usize::MAX)
+            .saturating_mul(PAGE_SIZE),
+    )
 }
 
 /// Allocates a private anonymous copy of `src` (a whole page).
@@ -266,7 +333,7 @@ fn do_cow_fault(
 ) -> Result<(), FaultError> {
     let (folio, page) = file_folio(vma, vma.pgoff_of(start, addr))?;
     let copy = copy_page(&folio, page)?;
-    finish_fault(mm, table, addr, copy, 0, vma_prot(vma, true));
+    finish_fault_one(mm, table, addr, copy, vma_prot(vma, true));
     Ok(())
 }
 

@@ -3,6 +3,7 @@
 pub mod addr;
 pub mod buddy;
 pub mod fault;
+pub mod fault_range;
 pub mod filemap;
 pub mod folio;
 pub mod folio_index;

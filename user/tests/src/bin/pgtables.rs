@@ -19,7 +19,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use faultline_user_tests::*;
 use ulib::fs::*;
 use ulib::mm::*;
-use ulib::process::exit_group;
+use ulib::process::{exit_group, getrusage, RUSAGE_SELF};
 use ulib::signal::*;
 use ulib::system::running_on_linux;
 use ulib::test::{TestError, TestResult};
@@ -39,6 +39,9 @@ ulib::tests!(
     smaps_counts_blocks,
     page_tables_come_back_after_exit,
     readers_on_all_cpus_while_blocks_change,
+    one_fault_maps_a_64k_view,
+    one_fault_maps_a_32k_view_without_the_bit,
+    single_page_switch_takes_a_fault_per_page,
 );
 
 const PAGE: usize = PAGE_SIZE;
@@ -47,6 +50,7 @@ const PMD: usize = 512 * PAGE;
 const KNOB_64K: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/shmem_enabled";
 const KNOB_2M: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/shmem_enabled";
 const CONTPTE_KNOB: &CStr = c"/sys/kernel/mm/contpte/enabled";
+const MULTI_KNOB: &CStr = c"/sys/kernel/mm/finish_fault/multi_page";
 
 fn write_knob(path: &CStr, value: &str) -> Result<(), Errno> {
     let fd = open(path, O_WRONLY | O_CLOEXEC, 0)?;
@@ -159,6 +163,14 @@ fn ascending_faults_fold_at_the_last_entry() -> TestResult {
     if running_on_linux() {
         skip!("/proc/self/ptdump is faultline's");
     }
+    // One page per fault, so the block fills entry by entry.
+    write_knob(MULTI_KNOB, "0")?;
+    let result = fold_at_entry_15();
+    write_knob(MULTI_KNOB, "1")?;
+    result
+}
+
+fn fold_at_entry_15() -> TestResult {
     let addr = map_memfd(2 * BLOCK, 0)?;
     let folds = vmstat("contpte_fold")?;
     touch_ascending(addr, BLOCK - PAGE)?;
@@ -388,8 +400,9 @@ fn smaps_counts_blocks() -> TestResult {
     check_eq!(smaps_kb(pmd, "ShmemPmdMapped")?, 2048);
     check_eq!(smaps_kb(pmd, "ContPTE")?, 0);
     let cont = map_memfd(2 * BLOCK, 0)?;
-    touch_ascending(cont, 2 * BLOCK - PAGE)?;
-    check_eq!(smaps_kb(cont, "Rss")?, 124);
+    // One fault maps the first 64K folio, folded, and nothing of the next.
+    touch_ascending(cont, PAGE)?;
+    check_eq!(smaps_kb(cont, "Rss")?, 64);
     check_eq!(smaps_kb(cont, "ContPTE")?, 64);
     check_eq!(smaps_kb(cont, "ShmemPmdMapped")?, 0);
     check_eq!(smaps_kb(cont, "Anonymous")?, 0);
@@ -507,5 +520,46 @@ fn readers_on_all_cpus_while_blocks_change() -> TestResult {
         check!(reads > 0);
         check_eq!((wrong, stale), (0, 0));
     }
+    Ok(())
+}
+
+/// Seed 000's measurement: 8 stores 4K apart into a fresh `len`-byte
+/// shared view of a memfd of 64K folios. Returns (minor faults taken,
+/// bytes mapped, bytes mapped with the contiguous bit).
+fn eight_stores(len: usize) -> Result<(i64, usize, usize), TestError> {
+    let addr = map_memfd(len, 0)?;
+    let before = getrusage(RUSAGE_SELF)?.ru_minflt;
+    for p in 0..8 {
+        // SAFETY: inside the shared view just mapped.
+        unsafe { core::ptr::write_volatile((addr + p * PAGE) as *mut u8, 1) };
+    }
+    let faults = getrusage(RUSAGE_SELF)?.ru_minflt - before;
+    Ok((faults, mapped(addr, len)?, contiguous(addr, len)?))
+}
+
+fn one_fault_maps_a_64k_view() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    check_eq!(eight_stores(BLOCK)?, (1, BLOCK, BLOCK));
+    Ok(())
+}
+
+fn one_fault_maps_a_32k_view_without_the_bit() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    check_eq!(eight_stores(BLOCK / 2)?, (1, BLOCK / 2, 0));
+    Ok(())
+}
+
+fn single_page_switch_takes_a_fault_per_page() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    write_knob(MULTI_KNOB, "0")?;
+    let single = eight_stores(BLOCK);
+    write_knob(MULTI_KNOB, "1")?;
+    check_eq!(single?, (8, 8 * PAGE, 0));
     Ok(())
 }

@@ -1,0 +1,111 @@
+//! Which pages one fault may map: the range arithmetic of `finish_fault`
+//! after seed 000 (Linux: `mm/memory.c` `finish_fault`, the `nr_pages`
+//! computation). Pure, host-tested.
+
+use core::ops::Range;
+
+use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
+
+/// The largest VA range around the page at `addr` that `finish_fault` may
+/// map from one folio: inside the VMA, the PMD (one page table), the folio
+/// (mapped at `folio`, as VAs) and the file (`eof`: the VA just past the
+/// file's last page). Always holds `addr`'s page when that page is inside
+/// all four.
+pub fn finish_fault_range(
+    addr: usize,
+    vma: Range<usize>,
+    folio: Range<usize>,
+    eof: usize,
+) -> Range<usize> {
+    let pmd = addr & !(PMD_SIZE - 1);
+    let start = vma.start.max(pmd).max(folio.start);
+    let end = vma.end.min(pmd + PMD_SIZE).min(folio.end).min(eof);
+    start..end.max(start)
+}
+
+/// Narrows `range` to the run of consecutive pages around `addr` whose
+/// entries `is_none` says are empty, so a multi-page map never overwrites
+/// a present entry. Empty if `addr`'s own entry is present.
+pub fn none_run(range: Range<usize>, addr: usize, is_none: impl Fn(usize) -> bool) -> Range<usize> {
+    if !range.contains(&addr) || !is_none(addr) {
+        return addr..addr;
+    }
+    let mut start = addr;
+    while start > range.start && is_none(start - PAGE_SIZE) {
+        start -= PAGE_SIZE;
+    }
+    let mut end = addr + PAGE_SIZE;
+    while end < range.end && is_none(end) {
+        end += PAGE_SIZE;
+    }
+    start..end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const P: usize = PAGE_SIZE;
+    const BASE: usize = 0x4000_0000;
+
+    #[test]
+    fn bounded_by_vma_pmd_folio_and_eof() {
+        let far = usize::MAX;
+        // A 64K folio wholly inside a big VMA: the folio.
+        let folio = BASE..BASE + 16 * P;
+        assert_eq!(
+            finish_fault_range(BASE + 3 * P, 0..far, folio.clone(), far),
+            folio
+        );
+        // The VMA cuts it.
+        let vma = BASE + 2 * P..BASE + 10 * P;
+        assert_eq!(
+            finish_fault_range(BASE + 3 * P, vma.clone(), folio.clone(), far),
+            vma
+        );
+        // The file ends inside it.
+        assert_eq!(
+            finish_fault_range(BASE + 3 * P, 0..far, folio.clone(), BASE + 5 * P),
+            BASE..BASE + 5 * P
+        );
+        // A 2M folio mapped across a PMD boundary (misaligned VA): only the
+        // part in the faulting address's PMD.
+        let big = BASE + PMD_SIZE - 4 * P..BASE + 2 * PMD_SIZE - 4 * P;
+        assert_eq!(
+            finish_fault_range(BASE + PMD_SIZE - P, 0..far, big.clone(), far),
+            BASE + PMD_SIZE - 4 * P..BASE + PMD_SIZE
+        );
+        assert_eq!(
+            finish_fault_range(BASE + PMD_SIZE, 0..far, big, far),
+            BASE + PMD_SIZE..BASE + 2 * PMD_SIZE - 4 * P
+        );
+        // Past EOF: not the faulting page.
+        let past = finish_fault_range(BASE + 8 * P, 0..far, folio, BASE + 4 * P);
+        assert!(!past.contains(&(BASE + 8 * P)));
+    }
+
+    #[test]
+    fn none_run_stops_at_present_entries() {
+        let range = BASE..BASE + 16 * P;
+        let present = [BASE + 2 * P, BASE + 9 * P];
+        let none = |va: usize| !present.contains(&va);
+        assert_eq!(
+            none_run(range.clone(), BASE + 5 * P, none),
+            BASE + 3 * P..BASE + 9 * P
+        );
+        assert_eq!(none_run(range.clone(), BASE, none), BASE..BASE + 2 * P);
+        assert_eq!(
+            none_run(range.clone(), BASE + 15 * P, none),
+            BASE + 10 * P..BASE + 16 * P
+        );
+        assert!(
+            none_run(range.clone(), BASE + 2 * P, none).is_empty(),
+            "the fault's own entry is present"
+        );
+        assert_eq!(none_run(range.clone(), BASE + 7 * P, |_| true), range);
+        assert!(
+            none_run(range, BASE + 16 * P, |_| true).is_empty(),
+            "outside the range"
+        );
+    }
+}
