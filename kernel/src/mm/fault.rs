@@ -2,11 +2,12 @@
 //! and `mm/memory.c` `handle_mm_fault`, `do_anonymous_page`,
 //! `do_read_fault`, `do_cow_fault`, `do_shared_fault`, `do_wp_page`).
 //!
-//! One page per fault (or one PMD block for a 2M folio of a shared file
-//! mapping), under `mmap_lock`: the starting point the fault-path
-//! issue turns into per-VMA locks, fault-around and multi-page
-//! `finish_fault`. Read it top to bottom: find the VMA, check the access,
-//! find or allocate the page table, then decide by what the entry holds.
+//! Under `mmap_lock`, a fault maps one anonymous or copied page, as much
+//! of a page-cache folio as the VMA, page table and file allow
+//! (`finish_fault`), or a whole 2M folio of a shared file mapping with one
+//! PMD block. Per-VMA locks and fault-around are still to come. Read it top
+//! to bottom: find the VMA, check the access, find or allocate the page
+//! table, then decide by what the entry holds.
 
 use alloc::sync::Arc;
 use core::ops::Range;
