@@ -2,8 +2,8 @@
 //! with Linux's formats (Linux: `mm/huge_memory.c`'s sysfs attributes and
 //! `mm/shmem.c`'s `shmem_enabled_show/store`), and faultline's own on/off
 //! switches (1 or 0): `kernel/mm/contpte/enabled` and
-//! `kernel/mm/finish_fault/multi_page`. A bad value is EINVAL and changes
-//! nothing.
+//! `kernel/mm/finish_fault/multi_page`; and `kernel/debug/fault_around_bytes`
+//! (Linux keeps it in debugfs). A bad value is EINVAL and changes nothing.
 
 use alloc::boxed::Box;
 use alloc::format;
@@ -15,7 +15,8 @@ use super::tmpfs::huge::{self, HugeKnob, MIN_LARGE_ORDER, PMD_ORDER};
 use super::tmpfs::{huge_settings, update_huge_settings};
 use super::vfs::{Inode, InodeKind, PseudoFile, S_IFREG};
 use crate::errno::{Errno, KResult};
-use crate::mm::fault::FINISH_FAULT_MULTI;
+use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
+use crate::mm::fault::{FAULT_AROUND_BYTES, FINISH_FAULT_MULTI};
 use crate::mm::memory::CONTPTE_ENABLED;
 
 /// `shmem_enabled` at the top (None) or for one folio order.
@@ -63,6 +64,28 @@ impl PseudoFile for Switch {
     }
 }
 
+/// `fault_around_bytes` (Linux: `mm/memory.c` `fault_around_bytes_set`):
+/// at most 2M, rounded down to a power of two, at least a page.
+struct FaultAroundBytes;
+
+impl PseudoFile for FaultAroundBytes {
+    fn show(&self) -> String {
+        format!("{}\n", FAULT_AROUND_BYTES.load(Ordering::Relaxed))
+    }
+    fn is_writable(&self) -> bool {
+        true
+    }
+    fn store(&self, data: &str) -> KResult<()> {
+        let bytes: usize = data.trim().parse().map_err(|_| Errno::EINVAL)?;
+        if bytes > PMD_SIZE {
+            return Err(Errno::EINVAL);
+        }
+        let rounded = bytes.checked_ilog2().map_or(0, |log| 1 << log);
+        FAULT_AROUND_BYTES.store(rounded.max(PAGE_SIZE), Ordering::Relaxed);
+        Ok(())
+    }
+}
+
 fn add_dir(parent: &Arc<Inode>, name: &str) -> Arc<Inode> {
     let dir = Inode::new_dir(0o755, None);
     parent
@@ -84,7 +107,13 @@ fn add_knob(dir: &Arc<Inode>, name: &str, knob: impl PseudoFile + 'static) {
 /// Builds the /sys tree.
 pub fn build() -> Arc<Inode> {
     let sys = Inode::new_dir(0o555, None);
-    let mm = add_dir(&add_dir(&sys, "kernel"), "mm");
+    let kernel = add_dir(&sys, "kernel");
+    add_knob(
+        &add_dir(&kernel, "debug"),
+        "fault_around_bytes",
+        FaultAroundBytes,
+    );
+    let mm = add_dir(&kernel, "mm");
     add_knob(
         &add_dir(&mm, "contpte"),
         "enabled",

@@ -5,19 +5,20 @@
 //! Under `mmap_lock`, a fault maps one anonymous or copied page, as much
 //! of a page-cache folio as the VMA, page table and file allow
 //! (`finish_fault`), or a whole 2M folio of a shared file mapping with one
-//! PMD block. Per-VMA locks and fault-around are still to come. Read it top
+//! PMD block; a read fault first maps the cached pages around it
+//! (fault-around). Per-VMA locks are still to come. Read it top
 //! to bottom: find the VMA, check the access, find or allocate the page
 //! table, then decide by what the entry holds.
 
 use alloc::sync::Arc;
 use core::ops::Range;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::arch::contpte;
 use crate::arch::desc::{PgProt, Pte};
 use crate::fs::vfs::InodeKind;
 use crate::mm::addr::{phys_to_virt, PAGE_SIZE, PMD_SIZE};
-use crate::mm::fault_range::{finish_fault_range, none_run};
+use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run};
 use crate::mm::folio::Folio;
 use crate::mm::memory::{replace_pte, set_pmd, set_pte_range};
 use crate::mm::mm_struct::Mm;
@@ -136,7 +137,8 @@ fn handle_mm_fault(
             (Some(_), Access::Write) if !vma.is_shared() => {
                 do_cow_fault(mm, vma, start, table, addr)
             }
-            (Some(_), _) => do_file_fault(mm, vma, range, table, addr),
+            (Some(_), Access::Write) => do_file_fault(mm, vma, range, table, addr),
+            (Some(_), _) => do_read_fault(mm, vma, range, table, addr),
         };
     }
     if access == Access::Write && !pte.prot().is_writable() {
@@ -294,6 +296,66 @@ fn do_file_fault(
         vma_prot(vma, false),
     );
     Ok(())
+}
+
+/// Bytes around a read fault to map from the page cache (Linux:
+/// `fault_around_bytes`, in debugfs; here `/sys/kernel/debug/
+/// fault_around_bytes`). A power of two from 4096 (off) to 2M.
+pub static FAULT_AROUND_BYTES: AtomicUsize = AtomicUsize::new(64 * 1024);
+
+/// A read fault on a file: first map what the page cache already holds
+/// around it, then, if that did not cover the faulting page, fault it in
+/// (Linux: `do_read_fault`).
+fn do_read_fault(
+    mm: &Mm,
+    vma: &Vma,
+    range: Range<usize>,
+    table: &PageTable,
+    addr: usize,
+) -> Result<(), FaultError> {
+    if FAULT_AROUND_BYTES.load(Ordering::Relaxed) > PAGE_SIZE {
+        do_fault_around(mm, vma, range.clone(), table, addr);
+        if table[Level::Pte.index(addr)].load(Ordering::Acquire) != 0 {
+            return Ok(());
+        }
+    }
+    do_file_fault(mm, vma, range, table, addr)
+}
+
+/// Maps the cached, uptodate pages in the fault-around window onto empty
+/// entries, a folio's worth at a time, allocating and reading nothing
+/// (Linux: `do_fault_around` -> `filemap_map_pages`). The window is cut at
+/// the end of the file.
+fn do_fault_around(mm: &Mm, vma: &Vma, range: Range<usize>, table: &PageTable, addr: usize) {
+    let Some(InodeKind::File(file)) = vma.file.as_deref().map(|i| &i.kind) else {
+        return;
+    };
+    let bytes = FAULT_AROUND_BYTES.load(Ordering::Relaxed);
+    let window = fault_around_window(addr, range.clone(), bytes);
+    let end = window.end.min(eof_va(vma, range.start));
+    let prot = vma_prot(vma, false);
+    let none = |va| table[Level::Pte.index(va)].load(Ordering::Acquire) == 0;
+    let mut va = window.start;
+    while va < end {
+        let cached = none(va)
+            .then(|| file.mapping.get_folio(vma.pgoff_of(range.start, va)))
+            .flatten()
+            .filter(|(folio, _)| folio.is_uptodate());
+        let Some((folio, page)) = cached else {
+            va += PAGE_SIZE;
+            continue;
+        };
+        let folio_end = va + (folio.nr_pages() - page) * PAGE_SIZE;
+        let run = none_run(va..folio_end.min(end), va, none);
+        if vma.is_shared() {
+            folio.mark_dirty();
+        }
+        let _ptl = mm.page_table_lock.lock();
+        if run.clone().step_by(PAGE_SIZE).all(none) {
+            set_pte_range(mm, table, va, folio, page, run.len() / PAGE_SIZE, prot);
+        }
+        va = run.end.max(va + PAGE_SIZE);
+    }
 }
 
 /// The VA just past the last page of the VMA's file (the VMA starting at

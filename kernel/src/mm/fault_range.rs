@@ -1,6 +1,6 @@
 //! Which pages one fault may map: the range arithmetic of `finish_fault`
-//! after seed 000 (Linux: `mm/memory.c` `finish_fault`, the `nr_pages`
-//! computation). Pure, host-tested.
+//! after seed 000 and of fault-around (Linux: `mm/memory.c` `finish_fault`,
+//! the `nr_pages` computation, and `do_fault_around`). Pure, host-tested.
 
 use core::ops::Range;
 
@@ -21,6 +21,22 @@ pub fn finish_fault_range(
     let start = vma.start.max(pmd).max(folio.start);
     let end = vma.end.min(pmd + PMD_SIZE).min(folio.end).min(eof);
     start..end.max(start)
+}
+
+/// The window a read fault at `addr` maps cached pages in (Linux:
+/// `do_fault_around`): `bytes` (a power of two, at least a page) aligned
+/// down around `addr`, cut to the VMA and to the page table holding
+/// `addr`.
+pub fn fault_around_window(addr: usize, vma: Range<usize>, bytes: usize) -> Range<usize> {
+    let nr = (bytes / PAGE_SIZE).max(1);
+    let pmd = addr & !(PMD_SIZE - 1);
+    let pte_off = (addr - pmd) / PAGE_SIZE;
+    let vma_off = (addr - vma.start) / PAGE_SIZE;
+    let from = (pte_off & !(nr - 1)).max(pte_off - pte_off.min(vma_off));
+    let to = (from + nr)
+        .min(PMD_SIZE / PAGE_SIZE)
+        .min(pte_off + (vma.end - addr).div_ceil(PAGE_SIZE));
+    pmd + from * PAGE_SIZE..pmd + to * PAGE_SIZE
 }
 
 /// Narrows `range` to the run of consecutive pages around `addr` whose
@@ -82,6 +98,34 @@ mod tests {
         // Past EOF: not the faulting page.
         let past = finish_fault_range(BASE + 8 * P, 0..far, folio, BASE + 4 * P);
         assert!(!past.contains(&(BASE + 8 * P)));
+    }
+
+    #[test]
+    fn fault_around_window_follows_linux() {
+        let far = 0..usize::MAX & !(PAGE_SIZE - 1);
+        // The aligned 64K around the fault.
+        assert_eq!(
+            fault_around_window(BASE + 21 * P, far.clone(), 16 * P),
+            BASE + 16 * P..BASE + 32 * P
+        );
+        // Cut by the VMA at either end.
+        let vma = BASE + 18 * P..BASE + 25 * P;
+        assert_eq!(fault_around_window(BASE + 21 * P, vma.clone(), 16 * P), vma);
+        // Never into the next page table.
+        let top = BASE + PMD_SIZE - P;
+        assert_eq!(
+            fault_around_window(top, far.clone(), 16 * P),
+            BASE + PMD_SIZE - 16 * P..BASE + PMD_SIZE
+        );
+        // 4096 bytes: just the page; 2M: the whole table.
+        assert_eq!(
+            fault_around_window(BASE + 5 * P, far.clone(), P),
+            BASE + 5 * P..BASE + 6 * P
+        );
+        assert_eq!(
+            fault_around_window(BASE + 5 * P, far, PMD_SIZE),
+            BASE..BASE + PMD_SIZE
+        );
     }
 
     #[test]
