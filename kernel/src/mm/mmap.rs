@@ -9,7 +9,7 @@ use crate::arch::desc::{PgProt, Pte};
 use crate::errno::{Errno, KResult};
 use crate::fs::tmpfs;
 use crate::fs::vfs::{File, InodeKind};
-use crate::mm::addr::{align_up, PAGE_SIZE};
+use crate::mm::addr::{align_up, PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault::{fault_in, Access};
 use crate::mm::folio::Folio;
 use crate::mm::memory;
@@ -145,8 +145,24 @@ pub fn mmap(
         addr
     } else {
         let hint = (addr != 0 && addr.is_multiple_of(PAGE_SIZE)).then_some(addr);
-        map.vmas
-            .get_unmapped_area(len, PAGE_SIZE, hint, MMAP_BOTTOM, MMAP_TOP)
+        // Without a hint, a tmpfs mapping of 2M or more at a 2M-aligned
+        // offset goes at a 2M-aligned address, so its 2M folios can map
+        // with PMD blocks (Linux: `shmem_get_unmapped_area`; we do not ask
+        // the huge policy first). Failing that, anywhere.
+        let offset = pgoff as usize * PAGE_SIZE;
+        let pmd_able =
+            inode.is_some() && hint.is_none() && len >= PMD_SIZE && offset.is_multiple_of(PMD_SIZE);
+        let aligned = pmd_able
+            .then(|| {
+                map.vmas
+                    .get_unmapped_area(len, PMD_SIZE, hint, MMAP_BOTTOM, MMAP_TOP)
+            })
+            .flatten();
+        aligned
+            .or_else(|| {
+                map.vmas
+                    .get_unmapped_area(len, PAGE_SIZE, hint, MMAP_BOTTOM, MMAP_TOP)
+            })
             .ok_or(Errno::ENOMEM)?
     };
     let vma = Vma {

@@ -43,6 +43,7 @@ ulib::tests!(
     one_fault_maps_a_32k_view_without_the_bit,
     single_page_switch_takes_a_fault_per_page,
     fault_around_maps_cached_neighbours,
+    tmpfs_mappings_go_where_pmds_fit,
 );
 
 const PAGE: usize = PAGE_SIZE;
@@ -607,5 +608,31 @@ fn fault_around_maps_cached_neighbours() -> TestResult {
     write_knob(AROUND_KNOB, "100000")?;
     check_eq!(read_file(AROUND_KNOB)?, b"65536\n");
     check_eq!(single?, (1, PAGE));
+    Ok(())
+}
+
+fn tmpfs_mappings_go_where_pmds_fit() -> TestResult {
+    if running_on_linux() {
+        skip!("Linux aligns only when the huge policy allows 2M folios");
+    }
+    let fd = memfd_create(c"aligned", MFD_CLOEXEC)?;
+    let old = knob_choice(KNOB_2M)?;
+    write_knob(KNOB_2M, "always")?;
+    let allocated = fallocate(fd, 0, 0, 2 * PMD);
+    write_knob(KNOB_2M, &old)?;
+    allocated?;
+    // SAFETY: new mappings the kernel places.
+    let (whole, offset) = unsafe {
+        (
+            mmap(0, 2 * PMD, PROT_READ, MAP_SHARED, fd, 0)?,
+            mmap(0, PMD, PROT_READ, MAP_SHARED, fd, PMD)?,
+        )
+    };
+    close(fd)?;
+    check_eq!(whole % PMD, 0);
+    check_eq!(offset % PMD, 0);
+    // With no help from the caller, one fault maps a 2M block.
+    check_eq!(try_read(whole + PMD + 5), Ok(0));
+    check_eq!(pmd_mapped(whole, 2 * PMD)?, PMD);
     Ok(())
 }
