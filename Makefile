@@ -2,7 +2,7 @@
 KERNEL := target/aarch64-unknown-none-softfloat/release/faultline
 SYMBOLIZE := target/release/symbolize
 
-.PHONY: all build run test test-linux gdb lint doc setup clean
+.PHONY: all build run test bench test-linux gdb lint doc setup clean
 
 all: build
 
@@ -24,6 +24,11 @@ run: build
 
 test: build
 	scripts/test.sh
+
+# The fault-path benchmarks under -icount (deterministic): a table, and
+# build/bench.csv.
+bench: build
+	scripts/bench.sh
 
 # The same user test binaries on Linux, under qemu-aarch64 (needs root for
 # binfmt_misc, or qemu-user-binfmt installed).

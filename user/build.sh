@@ -4,6 +4,7 @@
 #
 #   build/rootfs-user/init              init (PID 1)
 #   build/rootfs-user/bin/tests/<name>  one per user/tests/src/bin/<name>.rs
+#   build/rootfs-user/bin/bench/<name>  one per user/bench/src/bin/<name>.rs
 #
 # The copies are stripped of debug info (the unstripped ones stay in
 # target/aarch64-unknown-none/release/ for gdb and addr2line).
@@ -14,7 +15,7 @@ target=aarch64-unknown-none
 if ! rustup target list --installed | grep -qx "$target"; then
     rustup target add "$target"
 fi
-cargo build --release --target "$target" -p init -p faultline-user-tests
+cargo build --release --target "$target" -p init -p faultline-user-tests -p faultline-user-bench
 
 # rust-objcopy ships with rustc but finds its LLVM library only when told.
 sysroot=$(rustc --print sysroot)
@@ -27,10 +28,14 @@ strip_copy() {
 out=build/rootfs-user
 bin=target/$target/release
 rm -rf "$out"
-mkdir -p "$out/bin/tests"
+mkdir -p "$out/bin/tests" "$out/bin/bench"
 strip_copy "$bin/init" "$out/init"
 for src in user/tests/src/bin/*.rs; do
     name=$(basename "$src" .rs)
     strip_copy "$bin/$name" "$out/bin/tests/$name"
 done
-echo "user: $(ls "$out/bin/tests" | wc -l) test programs and init in $out"
+for src in user/bench/src/bin/*.rs; do
+    name=$(basename "$src" .rs)
+    strip_copy "$bin/$name" "$out/bin/bench/$name"
+done
+echo "user: $(ls "$out/bin/tests" | wc -l) test programs, $(ls "$out/bin/bench" | wc -l) benchmarks and init in $out"

@@ -5,6 +5,7 @@
 
 use alloc::sync::Arc;
 
+use crate::arch::contpte::CONT_PTE_SIZE;
 use crate::arch::desc::{PgProt, Pte};
 use crate::errno::{Errno, KResult};
 use crate::fs::tmpfs;
@@ -145,19 +146,20 @@ pub fn mmap(
         addr
     } else {
         let hint = (addr != 0 && addr.is_multiple_of(PAGE_SIZE)).then_some(addr);
-        // Without a hint, a tmpfs mapping of 2M or more at a 2M-aligned
-        // offset goes at a 2M-aligned address, so its 2M folios can map
-        // with PMD blocks (Linux: `shmem_get_unmapped_area`; we do not ask
-        // the huge policy first). Failing that, anywhere.
+        // Without a hint, a tmpfs mapping goes where its large folios can
+        // map with PMD blocks or contiguous PTEs: at a 2M-aligned address
+        // for 2M or more at a 2M-aligned offset, 64K-aligned for 64K or
+        // more at a 64K-aligned offset (Linux: `shmem_get_unmapped_area`,
+        // and seed 004's `thp_mapping_align`; we do not ask the huge
+        // policy first). Failing that, anywhere.
         let offset = pgoff as usize * PAGE_SIZE;
-        let pmd_able =
-            inode.is_some() && hint.is_none() && len >= PMD_SIZE && offset.is_multiple_of(PMD_SIZE);
-        let aligned = pmd_able
-            .then(|| {
-                map.vmas
-                    .get_unmapped_area(len, PMD_SIZE, hint, MMAP_BOTTOM, MMAP_TOP)
-            })
-            .flatten();
+        let align = [PMD_SIZE, CONT_PTE_SIZE]
+            .into_iter()
+            .find(|&a| inode.is_some() && hint.is_none() && len >= a && offset.is_multiple_of(a));
+        let aligned = align.and_then(|a| {
+            map.vmas
+                .get_unmapped_area(len, a, hint, MMAP_BOTTOM, MMAP_TOP)
+        });
         aligned
             .or_else(|| {
                 map.vmas

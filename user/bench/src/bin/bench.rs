@@ -1,0 +1,76 @@
+//! The benchmark driver (`make bench` boots into `/init run /bin/bench/bench`):
+//! runs each benchmark with each relevant switch off and on, setting the
+//! knobs in /sys between runs, then puts them back. Each run prints its own
+//! `result` line; `scripts/bench.sh` turns them into a table.
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use alloc::ffi::CString;
+use alloc::vec::Vec;
+use core::ffi::CStr;
+use ulib::fs::*;
+use ulib::process::{execve, exit_group, fork, wait_for};
+
+ulib::entry!(main);
+
+const MULTI: &CStr = c"/sys/kernel/mm/finish_fault/multi_page";
+const AROUND: &CStr = c"/sys/kernel/debug/fault_around_bytes";
+const THP_2M: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/shmem_enabled";
+
+fn set(knob: &CStr, value: &str) {
+    if let Ok(fd) = open(knob, O_WRONLY | O_CLOEXEC, 0) {
+        let _ = write(fd, value.as_bytes());
+        let _ = close(fd);
+    }
+}
+
+/// Runs `/bin/bench/<name> args...` to the end; false if it failed.
+fn run(name: &str, args: &[&str]) -> bool {
+    let path = CString::new(alloc::format!("/bin/bench/{name}")).unwrap_or_default();
+    let owned: Vec<CString> = args.iter().filter_map(|a| CString::new(*a).ok()).collect();
+    let mut argv: Vec<&CStr> = alloc::vec![path.as_c_str()];
+    argv.extend(owned.iter().map(|a| a.as_c_str()));
+    match fork() {
+        Ok(0) => {
+            execve(&path, &argv, &[]);
+            exit_group(127)
+        }
+        Ok(pid) => wait_for(pid).is_ok_and(|s| s.exit_code() == Some(0)),
+        Err(_) => false,
+    }
+}
+
+fn main(args: ulib::Args) -> i32 {
+    let quick = args.clone().any(|a| a == "quick");
+    let iters = if quick { "iters=50" } else { "iters=500" };
+    let mut ok = true;
+    // Seed 000: a 2M folio, 64K and 32K views, one page vs the whole range.
+    set(THP_2M, "always");
+    for multi in ["0", "1"] {
+        set(MULTI, multi);
+        for size in ["size=65536", "size=32768"] {
+            ok &= run("finish_fault", &[size, iters]);
+        }
+    }
+    set(THP_2M, "inherit");
+    set(MULTI, "1");
+    // Fault-around off and on, over a page cache of 4K pages.
+    let lat_iters = if quick { "iters=2" } else { "iters=10" };
+    for around in ["4096", "65536"] {
+        set(AROUND, around);
+        ok &= run("lat_pagefault", &["pages=512", lat_iters]);
+    }
+    let loops = if quick { "loops=5" } else { "loops=20" };
+    for mode in ["mode=threads", "mode=processes"] {
+        for tasks in ["tasks=1", "tasks=2", "tasks=4"] {
+            ok &= run("page_fault4", &[mode, tasks, loops]);
+        }
+    }
+    if ok {
+        0
+    } else {
+        1
+    }
+}

@@ -1,0 +1,53 @@
+//! lmbench's `lat_pagefault`: map a file read-only and touch its pages in
+//! a pseudo-random permutation; report the cost per page touched.
+//!
+//! `lat_pagefault pages=512 iters=10`
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+use alloc::vec::Vec;
+use core::ptr::read_volatile;
+use faultline_user_bench::*;
+use ulib::mm::*;
+
+ulib::entry!(main);
+
+fn main(args: ulib::Args) -> i32 {
+    let pages = arg(&args, "pages", 512) as usize;
+    let iters = arg(&args, "iters", 10);
+    let len = pages * PAGE_SIZE;
+    let Ok(fd) = filled_memfd(len) else { return 1 };
+    // A fixed permutation (multiplication by an odd number modulo a power
+    // of two), so every run touches the same order.
+    let order: Vec<usize> = (0..pages).map(|i| (i * 2_654_435_761) % pages).collect();
+    let (mut ns, mut faults) = (0, 0);
+    for _ in 0..iters {
+        // SAFETY: a new read-only view the kernel places.
+        let Ok(addr) = (unsafe { mmap(0, len, PROT_READ, MAP_SHARED, fd, 0) }) else {
+            return 1;
+        };
+        let (t0, f0) = (now_ns(), minflt());
+        for &p in &order {
+            // SAFETY: inside the view.
+            unsafe { read_volatile((addr + p * PAGE_SIZE) as *const u8) };
+        }
+        ns += now_ns() - t0;
+        faults += minflt() - f0;
+        // SAFETY: our own view.
+        if unsafe { munmap(addr, len) }.is_err() {
+            return 1;
+        }
+    }
+    let touched = iters * pages as u64;
+    report(
+        "lat_pagefault",
+        &[
+            ("pages", pages as u64),
+            ("ns_per_page", ns / touched),
+            ("faults_per_page_x100", faults * 100 / touched),
+        ],
+    );
+    0
+}

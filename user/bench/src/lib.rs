@@ -1,0 +1,80 @@
+//! What the benchmarks share: the clock, the minor-fault count, mapping a
+//! fresh memfd, and the one machine-readable line each prints:
+//!
+//! `result <bench> key=value key=value ...`
+//!
+//! Times are CLOCK_MONOTONIC nanoseconds; under QEMU's
+//! `-icount shift=0,sleep=off` (what `make bench` uses) one nanosecond is
+//! one instruction, so the numbers repeat exactly from run to run.
+#![no_std]
+
+extern crate alloc;
+
+use alloc::string::String;
+use core::fmt::Write;
+use ulib::fs::*;
+use ulib::mm::*;
+use ulib::process::{getrusage, RUSAGE_SELF};
+use ulib::Errno;
+
+/// Nanoseconds on the monotonic clock.
+pub fn now_ns() -> u64 {
+    ulib::time::monotonic_nanos() as u64
+}
+
+/// Minor faults this process has taken so far.
+pub fn minflt() -> u64 {
+    getrusage(RUSAGE_SELF).map_or(0, |r| r.ru_minflt as u64)
+}
+
+/// A memfd of `len` bytes, every page written (so the page cache holds it,
+/// in whatever folio sizes the knobs choose).
+pub fn filled_memfd(len: usize) -> Result<i32, Errno> {
+    let fd = memfd_create(c"bench", MFD_CLOEXEC)?;
+    ftruncate(fd, len)?;
+    fallocate(fd, 0, 0, len)?;
+    let page = [1u8; PAGE_SIZE];
+    for off in (0..len).step_by(PAGE_SIZE) {
+        pwrite64(fd, &page, off)?;
+    }
+    Ok(fd)
+}
+
+/// faultline's fault-path switches, as `report` names them.
+const SWITCHES: [(&str, &core::ffi::CStr); 3] = [
+    ("multi_page", c"/sys/kernel/mm/finish_fault/multi_page"),
+    ("contpte", c"/sys/kernel/mm/contpte/enabled"),
+    (
+        "fault_around_bytes",
+        c"/sys/kernel/debug/fault_around_bytes",
+    ),
+];
+
+/// Prints `result <name> k=v ...`, followed by the value of each switch
+/// (absent on Linux), so every line says what it measured.
+pub fn report(name: &str, fields: &[(&str, u64)]) {
+    let mut line = String::from("result ");
+    line.push_str(name);
+    for (k, v) in fields {
+        let _ = write!(line, " {k}={v}");
+    }
+    for (k, path) in SWITCHES {
+        let mut buf = [0u8; 32];
+        let Ok(fd) = open(path, O_RDONLY | O_CLOEXEC, 0) else {
+            continue;
+        };
+        let n = read(fd, &mut buf).unwrap_or(0);
+        let _ = close(fd);
+        let v = core::str::from_utf8(&buf[..n]).unwrap_or("?").trim();
+        let _ = write!(line, " {k}={v}");
+    }
+    ulib::println!("{line}");
+}
+
+/// The integer value of argument `key=` in `args`, or `default`.
+pub fn arg(args: &ulib::Args, key: &str, default: u64) -> u64 {
+    args.clone()
+        .filter_map(|a| a.strip_prefix(key)?.strip_prefix('='))
+        .find_map(|v| v.parse().ok())
+        .unwrap_or(default)
+}
