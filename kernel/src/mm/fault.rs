@@ -188,10 +188,10 @@ fn do_set_pmd(
     if !cur.is_none() {
         return Some(Ok(())); // another thread's block
     }
-    // The whole block must lie inside the file, or it would hide SIGBUS.
+    // A shmem folio may reach past i_size and still map whole (Linux's
+    // shmem exception): its tail reads as zeros rather than SIGBUS.
     let (folio, _) = file_folio(vma, pgoff).ok()?;
-    let whole = folio.nr_pages() as u64 == nr && folio.index() == pgoff;
-    if !whole || file_folio(vma, pgoff + nr - 1).is_err() {
+    if folio.nr_pages() as u64 != nr || folio.index() != pgoff {
         return None;
     }
     folio.mark_dirty();
@@ -209,15 +209,13 @@ fn do_set_pmd(
 pub static FINISH_FAULT_MULTI: AtomicBool = AtomicBool::new(true);
 
 /// Maps page `page` of `folio` at `addr` and, if allowed, the largest range
-/// of the folio around it inside `allowed` (the VMA) and below `eof`, the
-/// PMD and the run of empty entries (Linux: `finish_fault` after seed
-/// 000). The run is found without the lock and re-checked under it; if
-/// another thread filled the faulting entry first there is nothing to do.
-#[allow(clippy::too_many_arguments)]
+/// of the folio around it inside `allowed` (the VMA), the PMD and the run
+/// of empty entries (Linux: `finish_fault` after seed 000). The run is
+/// found without the lock and re-checked under it; if another thread
+/// filled the faulting entry first there is nothing to do.
 fn finish_fault(
     mm: &Mm,
     allowed: Range<usize>,
-    eof: usize,
     table: &PageTable,
     addr: usize,
     folio: Folio,
@@ -226,7 +224,10 @@ fn finish_fault(
 ) {
     let folio_start = addr - page * PAGE_SIZE;
     let range = if FINISH_FAULT_MULTI.load(Ordering::Relaxed) {
-        finish_fault_range(addr, allowed, folio_start..folio_start + folio.size(), eof)
+        // No EOF bound: a shmem folio maps whole even where it reaches past
+        // i_size (Linux's shmem exception); its tail reads as zeros.
+        let folio_va = folio_start..folio_start + folio.size();
+        finish_fault_range(addr, allowed, folio_va, usize::MAX)
     } else {
         addr..addr + PAGE_SIZE
     };
@@ -249,7 +250,7 @@ fn finish_fault(
 /// and private copies.
 fn finish_fault_one(mm: &Mm, table: &PageTable, addr: usize, folio: Folio, prot: PgProt) {
     let one = addr..addr + PAGE_SIZE;
-    finish_fault(mm, one, usize::MAX, table, addr, folio, 0, prot);
+    finish_fault(mm, one, table, addr, folio, 0, prot);
 }
 
 /// First touch of anonymous memory: a new zeroed page.
@@ -284,17 +285,7 @@ fn do_file_fault(
     if vma.is_shared() {
         folio.mark_dirty();
     }
-    let eof = eof_va(vma, range.start);
-    finish_fault(
-        mm,
-        range,
-        eof,
-        table,
-        addr,
-        folio,
-        page,
-        vma_prot(vma, false),
-    );
+    finish_fault(mm, range, table, addr, folio, page, vma_prot(vma, false));
     Ok(())
 }
 

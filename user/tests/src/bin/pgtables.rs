@@ -44,6 +44,7 @@ ulib::tests!(
     single_page_switch_takes_a_fault_per_page,
     fault_around_maps_cached_neighbours,
     tmpfs_mappings_go_where_pmds_fit,
+    shmem_folio_maps_whole_past_eof,
 );
 
 const PAGE: usize = PAGE_SIZE;
@@ -634,5 +635,32 @@ fn tmpfs_mappings_go_where_pmds_fit() -> TestResult {
     // With no help from the caller, one fault maps a 2M block.
     check_eq!(try_read(whole + PMD + 5), Ok(0));
     check_eq!(pmd_mapped(whole, 2 * PMD)?, PMD);
+    Ok(())
+}
+
+/// The reference's case 9: a 1-byte file whose page cache is one 2M folio,
+/// mapped 2M: the first read maps the whole folio with a PMD block, and a
+/// read 1M in takes no fault and sees zeros, not SIGBUS (shmem maps a folio
+/// whole even past i_size).
+fn shmem_folio_maps_whole_past_eof() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    let fd = memfd_create(c"one-byte", MFD_CLOEXEC)?;
+    let old = knob_choice(KNOB_2M)?;
+    write_knob(KNOB_2M, "always")?;
+    let allocated = fallocate(fd, 0, 0, PMD);
+    write_knob(KNOB_2M, &old)?;
+    allocated?;
+    check_eq!(pwrite64(fd, &[7], 0)?, 1);
+    ftruncate(fd, 1)?;
+    // SAFETY: a new mapping the kernel places.
+    let addr = unsafe { mmap(0, PMD, PROT_READ, MAP_SHARED, fd, 0) }?;
+    close(fd)?;
+    check_eq!(try_read(addr), Ok(7));
+    check_eq!(pmd_mapped(addr, PMD)?, PMD);
+    let before = getrusage(RUSAGE_SELF)?.ru_minflt;
+    check_eq!(try_read(addr + PMD / 2), Ok(0));
+    check_eq!(getrusage(RUSAGE_SELF)?.ru_minflt, before);
     Ok(())
 }
