@@ -45,6 +45,9 @@ ulib::tests!(
     fault_around_maps_cached_neighbours,
     tmpfs_mappings_go_where_pmds_fit,
     shmem_folio_maps_whole_past_eof,
+    fault_around_stops_at_the_page_table,
+    shared_write_fault_maps_one_page,
+    refault_after_dontneed_maps_the_hole,
 );
 
 const PAGE: usize = PAGE_SIZE;
@@ -662,5 +665,60 @@ fn shmem_folio_maps_whole_past_eof() -> TestResult {
     let before = getrusage(RUSAGE_SELF)?.ru_minflt;
     check_eq!(try_read(addr + PMD / 2), Ok(0));
     check_eq!(getrusage(RUSAGE_SELF)?.ru_minflt, before);
+    Ok(())
+}
+
+/// A memfd of `len` bytes written with the default knobs (4K folios),
+/// mapped shared with `prot` where the kernel places it.
+fn small_folio_view(len: usize, prot: u32) -> Result<usize, TestError> {
+    let fd = memfd_create(c"small", MFD_CLOEXEC)?;
+    let data: Vec<u8> = (0..len).map(|i| pattern(i / PAGE)).collect();
+    check_eq!(pwrite64(fd, &data, 0)?, len);
+    // SAFETY: a new mapping the kernel places.
+    let addr = unsafe { mmap(0, len, prot, MAP_SHARED, fd, 0) };
+    close(fd)?;
+    Ok(addr?)
+}
+
+/// The reference's case 3: a read fault at the last entry of a page table
+/// maps entries 496-511 and nothing in the next table.
+fn fault_around_stops_at_the_page_table() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    let addr = small_folio_view(2 * PMD, PROT_READ)?;
+    check_eq!(addr % PMD, 0);
+    check_eq!(read_fault(addr, 2 * PMD, 511)?, (1, 16 * PAGE));
+    check_eq!(mapped(addr + 496 * PAGE, 16 * PAGE)?, 16 * PAGE);
+    check_eq!(mapped(addr + PMD, PMD)?, 0);
+    Ok(())
+}
+
+/// The reference's case 6: a write fault on a shared mapping of 4K folios
+/// maps exactly one page (no fault-around for writes).
+fn shared_write_fault_maps_one_page() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    let addr = small_folio_view(2 * BLOCK, PROT_READ | PROT_WRITE)?;
+    check_eq!(try_write(addr + 5 * PAGE, 1), Ok(()));
+    check_eq!(mapped(addr, 2 * BLOCK)?, PAGE);
+    Ok(())
+}
+
+/// The reference's case 12: after MADV_DONTNEED of pages 0-1 of a mapped
+/// 64K folio, one fault on page 0 maps both again.
+fn refault_after_dontneed_maps_the_hole() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    let addr = map_memfd(BLOCK, 0)?;
+    touch_ascending(addr, PAGE)?;
+    check_eq!(mapped(addr, BLOCK)?, BLOCK);
+    // SAFETY: our own shared mapping; the memfd keeps the data.
+    unsafe { madvise(addr, 2 * PAGE, MADV_DONTNEED) }?;
+    check_eq!(mapped(addr, BLOCK)?, BLOCK - 2 * PAGE);
+    check_eq!(read_fault(addr, BLOCK, 0)?, (1, BLOCK));
+    check_eq!(try_read(addr + PAGE), Ok(pattern(1)));
     Ok(())
 }
