@@ -245,16 +245,6 @@ fn run_workload(cmdline: Cmdline) {
         let multi = &mm::fault::FINISH_FAULT_MULTI;
         multi.store(false, core::sync::atomic::Ordering::Relaxed);
     }
-    if let Some(v) = cmdline.get("contpte") {
-        // `contpte=off` maps user memory with plain PTEs only.
-        let on = v != "off";
-        mm::memory::CONTPTE_ENABLED.store(on, core::sync::atomic::Ordering::Relaxed);
-    }
-    if cmdline.get("finish_fault") == Some("single") {
-        // One page per fault, as before seed 000.
-        let multi = &mm::fault::FINISH_FAULT_MULTI;
-        multi.store(false, core::sync::atomic::Ordering::Relaxed);
-    }
     if !verbose && fs::vfs::lookup(&fs::vfs::root(), "/init", true).is_ok() {
         let args = cmdline.0.split_once(" -- ").map_or("", |(_, a)| a);
         let argv: alloc::vec::Vec<_> = core::iter::once("/init")
