@@ -105,6 +105,15 @@ pub fn read_file(path: &CStr) -> Result<Vec<u8>, Errno> {
     data
 }
 
+/// The value of `key` in `/proc/vmstat`.
+pub fn vmstat(key: &str) -> Result<u64, Errno> {
+    let text = read_file(c"/proc/vmstat")?;
+    let text = core::str::from_utf8(&text).map_err(|_| Errno::EIO)?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.parse().ok())
+        .ok_or(Errno::ENOENT)
+}
+
 /// A byte pattern that differs from page to page and from byte to byte.
 pub fn pattern(i: usize) -> u8 {
     (i.wrapping_mul(31) ^ (i >> 12)) as u8

@@ -13,13 +13,13 @@ use alloc::vec::Vec;
 use core::ptr::{read_volatile, write_volatile};
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use faultline_user_tests::*;
+use ulib::check_eq;
 use ulib::fs::*;
 use ulib::mm::*;
 use ulib::process::exit_group;
 use ulib::signal::*;
 use ulib::test::TestResult;
 use ulib::thread::spawn;
-use ulib::{check_eq, Errno};
 
 ulib::tests!(faults_while_vmas_change);
 
@@ -128,14 +128,6 @@ fn run() -> i32 {
         return 11;
     }
     0
-}
-
-fn vmstat(key: &str) -> Result<u64, Errno> {
-    let text = read_file(c"/proc/vmstat")?;
-    let text = core::str::from_utf8(&text).map_err(|_| Errno::EIO)?;
-    text.lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.parse().ok())
-        .ok_or(Errno::ENOENT)
 }
 
 fn faults_while_vmas_change() -> TestResult {

@@ -74,6 +74,17 @@ fn knob_choice(path: &CStr) -> Result<String, Errno> {
     Ok(String::from(&text[start..end]))
 }
 
+/// Allocates the first `len` bytes of `fd`'s page cache while the per-size
+/// `knob` says `always`, then puts the knob back. (fallocate sees the whole
+/// range at once; write(2) comes in 64K pieces.)
+fn allocate_with(fd: i32, len: usize, knob: &CStr) -> Result<(), Errno> {
+    let old = knob_choice(knob)?;
+    write_knob(knob, "always")?;
+    let allocated = fallocate(fd, 0, 0, len);
+    write_knob(knob, &old)?;
+    allocated
+}
+
 /// A shared mapping of `len` bytes of a new memfd at file offset `offset`,
 /// placed at a 64K-aligned address. The memfd was allocated while 64K
 /// folios were allowed, so its page cache holds them; file page `i` holds
@@ -93,12 +104,7 @@ fn map_memfd_folios(
     let fd = memfd_create(c"pgtables", MFD_CLOEXEC)?;
     let size = (offset + len).next_multiple_of(folio) + folio;
     let data: Vec<u8> = (0..size).map(|i| pattern(i / PAGE)).collect();
-    let old = knob_choice(knob)?;
-    write_knob(knob, "always")?;
-    // fallocate sees the whole range at once; write(2) comes in 64K pieces.
-    let allocated = fallocate(fd, 0, 0, size);
-    write_knob(knob, &old)?;
-    allocated?;
+    allocate_with(fd, size, knob)?;
     check_eq!(pwrite64(fd, &data, 0)?, size);
     let reserve = map_anon(len + folio)?;
     let addr = (reserve + folio - 1) & !(folio - 1);
@@ -157,13 +163,6 @@ fn mapped(addr: usize, len: usize) -> Result<usize, Errno> {
 
 fn contiguous(addr: usize, len: usize) -> Result<usize, Errno> {
     bytes_where(addr, len, |r| r.text.contains(" cont"))
-}
-
-fn vmstat(key: &str) -> Result<u64, Errno> {
-    let text = String::from_utf8(read_file(c"/proc/vmstat")?).map_err(|_| Errno::EIO)?;
-    text.lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.parse().ok())
-        .ok_or(Errno::ENOENT)
 }
 
 fn ascending_faults_fold_at_the_last_entry() -> TestResult {
@@ -620,11 +619,7 @@ fn tmpfs_mappings_go_where_pmds_fit() -> TestResult {
         skip!("Linux aligns only when the huge policy allows 2M folios");
     }
     let fd = memfd_create(c"aligned", MFD_CLOEXEC)?;
-    let old = knob_choice(KNOB_2M)?;
-    write_knob(KNOB_2M, "always")?;
-    let allocated = fallocate(fd, 0, 0, 2 * PMD);
-    write_knob(KNOB_2M, &old)?;
-    allocated?;
+    allocate_with(fd, 2 * PMD, KNOB_2M)?;
     // SAFETY: new mappings the kernel places.
     let (whole, offset) = unsafe {
         (
@@ -650,11 +645,7 @@ fn shmem_folio_maps_whole_past_eof() -> TestResult {
         skip!("/proc/self/ptdump is faultline's");
     }
     let fd = memfd_create(c"one-byte", MFD_CLOEXEC)?;
-    let old = knob_choice(KNOB_2M)?;
-    write_knob(KNOB_2M, "always")?;
-    let allocated = fallocate(fd, 0, 0, PMD);
-    write_knob(KNOB_2M, &old)?;
-    allocated?;
+    allocate_with(fd, PMD, KNOB_2M)?;
     check_eq!(pwrite64(fd, &[7], 0)?, 1);
     ftruncate(fd, 1)?;
     // SAFETY: a new mapping the kernel places.
