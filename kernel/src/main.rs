@@ -240,6 +240,11 @@ fn run_workload(cmdline: Cmdline) {
         let on = v != "off";
         mm::memory::CONTPTE_ENABLED.store(on, core::sync::atomic::Ordering::Relaxed);
     }
+    if cmdline.get("vma_lock") == Some("off") {
+        // Every fault under `mmap_lock`, as before seed 002.
+        let on = &mm::vma_lock::PER_VMA_LOCK;
+        on.store(false, core::sync::atomic::Ordering::Relaxed);
+    }
     if cmdline.get("finish_fault") == Some("single") {
         // One page per fault, as before seed 000.
         let multi = &mm::fault::FINISH_FAULT_MULTI;

@@ -1,8 +1,9 @@
 //! /sys: the transparent-hugepage knobs for shmem, readable and writable
 //! with Linux's formats (Linux: `mm/huge_memory.c`'s sysfs attributes and
 //! `mm/shmem.c`'s `shmem_enabled_show/store`), and faultline's own on/off
-//! switches (1 or 0): `kernel/mm/contpte/enabled` and
-//! `kernel/mm/finish_fault/multi_page`; and `kernel/debug/fault_around_bytes`
+//! switches (1 or 0): `kernel/mm/contpte/enabled`,
+//! `kernel/mm/finish_fault/multi_page` and `kernel/mm/vma_lock/enabled`;
+//! and `kernel/debug/fault_around_bytes`
 //! (Linux keeps it in debugfs). A bad value is EINVAL and changes nothing.
 
 use alloc::boxed::Box;
@@ -18,6 +19,7 @@ use crate::errno::{Errno, KResult};
 use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault::{FAULT_AROUND_BYTES, FINISH_FAULT_MULTI};
 use crate::mm::memory::CONTPTE_ENABLED;
+use crate::mm::vma_lock::PER_VMA_LOCK;
 
 /// `shmem_enabled` at the top (None) or for one folio order.
 struct ShmemEnabledKnob(Option<u8>);
@@ -121,6 +123,7 @@ pub fn build() -> Arc<Inode> {
     );
     let multi = Switch(&FINISH_FAULT_MULTI);
     add_knob(&add_dir(&mm, "finish_fault"), "multi_page", multi);
+    add_knob(&add_dir(&mm, "vma_lock"), "enabled", Switch(&PER_VMA_LOCK));
     let thp = add_dir(&mm, "transparent_hugepage");
     add_knob(&thp, "shmem_enabled", ShmemEnabledKnob(None));
     for order in MIN_LARGE_ORDER..=PMD_ORDER {

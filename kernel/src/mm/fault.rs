@@ -2,13 +2,14 @@
 //! and `mm/memory.c` `handle_mm_fault`, `do_anonymous_page`,
 //! `do_read_fault`, `do_cow_fault`, `do_shared_fault`, `do_wp_page`).
 //!
-//! Under `mmap_lock`, a fault maps one anonymous or copied page, as much
-//! of a page-cache folio as the VMA, page table and file allow
-//! (`finish_fault`), or a whole 2M folio of a shared file mapping with one
-//! PMD block; a read fault first maps the cached pages around it
-//! (fault-around). Per-VMA locks are still to come. Read it top
-//! to bottom: find the VMA, check the access, find or allocate the page
-//! table, then decide by what the entry holds.
+//! A fault first tries its VMA's own lock (`mm/vma_lock.rs`), and falls
+//! back to `mmap_lock` when that fails or the handler asks to retry. It then
+//! maps one anonymous or copied page, as much of a page-cache folio as the
+//! VMA, page table and file allow (`finish_fault`), or a whole 2M folio of a
+//! shared file mapping with one PMD block; a read fault first maps the
+//! cached pages around it (fault-around). Read it top to bottom: find and
+//! lock the VMA, check the access, find or allocate the page table, then
+//! decide by what the entry holds.
 
 use alloc::sync::Arc;
 use core::ops::Range;
@@ -16,6 +17,7 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::arch::contpte;
 use crate::arch::desc::{PgProt, Pte};
+use crate::errno::Errno;
 use crate::fs::vfs::InodeKind;
 use crate::mm::addr::{phys_to_virt, PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run};
@@ -24,6 +26,7 @@ use crate::mm::memory::{replace_pte, set_pmd, set_pte_range};
 use crate::mm::mm_struct::Mm;
 use crate::mm::pgtable::{self, Level, PageTable};
 use crate::mm::vma::{Vma, VM_EXEC, VM_READ, VM_SHARED, VM_WRITE};
+use crate::mm::vma_lock::{lock_vma_under_rcu, PER_VMA_LOCK};
 use crate::mm::vmstat;
 use crate::task::signal::{self, force_fault_signal};
 
@@ -41,6 +44,9 @@ pub enum FaultError {
     Bus(i32),
     /// No memory for a page or a page table (Linux: `VM_FAULT_OOM`).
     Oom,
+    /// The handler must drop its lock and wait before trying again (Linux:
+    /// `VM_FAULT_RETRY`); only `do_page_fault` sees it.
+    Retry,
 }
 
 /// A fault from EL0: resolve it or signal the thread.
@@ -49,7 +55,9 @@ pub fn do_user_fault(addr: usize, access: Access, _permission_fault: bool) {
         Ok(()) => {}
         Err(FaultError::Segv(code)) => force_fault_signal(signal::SIGSEGV, code, addr as u64),
         Err(FaultError::Bus(code)) => force_fault_signal(signal::SIGBUS, code, addr as u64),
-        Err(FaultError::Oom) => force_fault_signal(signal::SIGBUS, signal::BUS_ADRERR, addr as u64),
+        Err(FaultError::Oom | FaultError::Retry) => {
+            force_fault_signal(signal::SIGBUS, signal::BUS_ADRERR, addr as u64)
+        }
     }
 }
 
@@ -61,27 +69,66 @@ pub fn handle_uaccess_fault(addr: usize, access: Access, _permission_fault: bool
 
 fn handle_fault(addr: usize, access: Access) -> Result<(), FaultError> {
     let mm = crate::task::current_mm().ok_or(FaultError::Segv(signal::SEGV_MAPERR))?;
-    fault_in(&mm, addr, access)?;
+    do_page_fault(&mm, addr, access)?;
+    // Counted once per fault, never per attempt (Linux: `mm_account_fault`).
     vmstat::PGFAULT.inc();
     crate::task::count_minor_fault();
     Ok(())
 }
 
-/// Makes `addr` accessible in `mm` as `access` asks, as a fault there
-/// would (Linux: `fixup_user_fault`). Used by faults and to fill a new
-/// process's memory before it runs.
-pub fn fault_in(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
-    let map = mm.mmap_lock.lock();
-    let (start, end, vma) = map
-        .vmas
-        .find(addr)
-        .ok_or(FaultError::Segv(signal::SEGV_MAPERR))?;
+/// The locking around one fault (Linux: arm64 `do_page_fault`): under the
+/// VMA's lock if it can be had, else, or if that attempt asks to retry,
+/// under `mmap_lock`.
+pub fn do_page_fault(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
+    if PER_VMA_LOCK.load(Ordering::Relaxed) {
+        if let Some(locked) = lock_vma_under_rcu(mm, addr) {
+            let result = if access_ok(&locked.vma, access) {
+                let page = addr & !(PAGE_SIZE - 1);
+                handle_mm_fault(mm, &locked.vma, locked.range.clone(), page, access)
+            } else {
+                Err(FaultError::Segv(signal::SEGV_ACCERR))
+            };
+            drop(locked);
+            if result != Err(FaultError::Retry) {
+                vmstat::VMA_LOCK_SUCCESS.inc();
+                return result;
+            }
+            vmstat::VMA_LOCK_RETRY.inc();
+        }
+    }
+    fault_in(mm, addr, access)
+}
+
+/// Does the VMA allow `access`?
+fn access_ok(vma: &Vma, access: Access) -> bool {
     let needed = match access {
         Access::Read => VM_READ,
         Access::Write => VM_WRITE,
         Access::Exec => VM_EXEC,
     };
-    if vma.flags & needed == 0 {
+    vma.flags & needed != 0
+}
+
+/// Makes `addr` accessible in `mm` as `access` asks, as a fault there
+/// would, under `mmap_lock` (Linux: `fixup_user_fault`). Used by faults
+/// and to fill a new process's memory before it runs.
+pub fn fault_in(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
+    loop {
+        match fault_under_mmap_lock(mm, addr, access) {
+            // The lock is dropped: let whatever we wait for finish.
+            Err(FaultError::Retry) => crate::task::yield_now(),
+            result => return result,
+        }
+    }
+}
+
+fn fault_under_mmap_lock(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
+    let map = mm.mmap_read_lock();
+    let (start, end, vma) = map
+        .vmas
+        .find(addr)
+        .ok_or(FaultError::Segv(signal::SEGV_MAPERR))?;
+    if !access_ok(vma, access) {
         return Err(FaultError::Segv(signal::SEGV_ACCERR));
     }
     let vma = vma.clone();
@@ -196,7 +243,7 @@ fn do_set_pmd(
     }
     folio.mark_dirty();
     let _ptl = mm.page_table_lock.lock();
-    if pmd.load(Ordering::Acquire) == 0 {
+    if folio.is_cached() && pmd.load(Ordering::Acquire) == 0 {
         set_pmd(mm, pmd, folio, vma_prot(vma, false));
     }
     Some(Ok(()))
@@ -234,6 +281,9 @@ fn finish_fault(
     let none = |va| table[Level::Pte.index(va)].load(Ordering::Acquire) == 0;
     let run = none_run(range, addr, none);
     let _ptl = mm.page_table_lock.lock();
+    if !folio.is_anon() && !folio.is_cached() {
+        return; // truncated since we found it: the access faults again
+    }
     let run = if run.clone().step_by(PAGE_SIZE).all(none) {
         run
     } else {
@@ -268,8 +318,10 @@ fn file_folio(vma: &Vma, pgoff: u64) -> Result<(Folio, usize), FaultError> {
     let InodeKind::File(file) = &inode.kind else {
         return Err(FaultError::Bus(signal::BUS_ADRERR));
     };
-    file.fault_folio(pgoff)
-        .map_err(|_| FaultError::Bus(signal::BUS_ADRERR))
+    file.fault_folio(pgoff).map_err(|e| match e {
+        Errno::EAGAIN => FaultError::Retry,
+        _ => FaultError::Bus(signal::BUS_ADRERR),
+    })
 }
 
 /// Read (or shared write) fault on a file page: map the page-cache page
@@ -342,7 +394,7 @@ fn do_fault_around(mm: &Mm, vma: &Vma, range: Range<usize>, table: &PageTable, a
             folio.mark_dirty();
         }
         let _ptl = mm.page_table_lock.lock();
-        if run.clone().step_by(PAGE_SIZE).all(none) {
+        if folio.is_cached() && run.clone().step_by(PAGE_SIZE).all(none) {
             set_pte_range(mm, table, va, folio, page, run.len() / PAGE_SIZE, prot);
         }
         va = run.end.max(va + PAGE_SIZE);

@@ -49,11 +49,15 @@ impl AddressSpace {
     /// back if any of them is cached already (Linux: `filemap_add_folio`).
     pub fn add_folio(&self, folio: Folio, index: u64) -> Result<(), Folio> {
         folio.set_index(index);
+        folio.set_cached(true);
         let order = folio.order();
         self.i_pages
             .lock()
             .insert(index, order, folio)
-            .map_err(|(_, folio)| folio)
+            .map_err(|(_, folio)| {
+                folio.set_cached(false);
+                folio
+            })
     }
 
     /// Is no page of `[index, index + nr)` cached?
@@ -90,6 +94,7 @@ impl AddressSpace {
             match action {
                 UndoAction::Remove { start } => {
                     if let Some((_, folio)) = pages.remove(start) {
+                        folio.set_cached(false);
                         removed.push(folio);
                     }
                 }
@@ -126,7 +131,7 @@ impl AddressSpace {
             .filter_map(Weak::upgrade)
             .collect();
         for mm in mms {
-            let map = mm.mmap_lock.lock();
+            let map = mm.mmap_read_lock();
             for (vstart, vend, vma) in map.vmas.iter() {
                 if !vma.maps(self) {
                     continue;

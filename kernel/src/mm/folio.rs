@@ -24,6 +24,10 @@ const PG_DIRTY: u32 = 1 << 1;
 /// Anonymous memory (a process's private page), not page cache (Linux:
 /// `folio_test_anon`).
 const PG_ANON: u32 = 1 << 2;
+/// In a file's page cache (Linux: `folio->mapping` is set). A fault that
+/// found the folio without locks checks it again under the page-table lock,
+/// so it never maps a folio truncation has just removed.
+const PG_CACHED: u32 = 1 << 3;
 
 /// Per-frame folio state; meaningful on a folio's head frame.
 pub struct FolioMeta {
@@ -180,6 +184,16 @@ impl Folio {
     }
     pub fn mark_anon(&self) {
         self.head().flags.fetch_or(PG_ANON, Ordering::Relaxed);
+    }
+    pub fn is_cached(&self) -> bool {
+        self.head().flags.load(Ordering::Acquire) & PG_CACHED != 0
+    }
+    pub fn set_cached(&self, cached: bool) {
+        if cached {
+            self.head().flags.fetch_or(PG_CACHED, Ordering::Release);
+        } else {
+            self.head().flags.fetch_and(!PG_CACHED, Ordering::Release);
+        }
     }
 
     /// The folio's bytes, through the linear map.

@@ -20,6 +20,9 @@ impl PgtableMem for KernelTables {
     fn alloc_table(&mut self) -> Option<PhysAddr> {
         frame::alloc_zeroed_pages(0)
     }
+    fn free_table(&mut self, pa: PhysAddr) {
+        frame::free_pages(pa, 0).expect("a table freed twice");
+    }
     fn table(&self, pa: PhysAddr) -> &PageTable {
         // SAFETY: table pages come from alloc_table (or are the root) and
         // stay mapped in the linear map for the kernel's lifetime.

@@ -108,11 +108,18 @@ pub fn replace_pte(mm: &Mm, table: &PageTable, addr: usize, new: Pte) -> Folio {
 }
 
 /// Maps the PMD-sized `folio` with one block descriptor in `pmd`, the
-/// level-2 entry for a 2M-aligned VA (Linux: `do_set_pmd`). The caller
-/// holds the page-table lock and has checked the entry is none. The block
-/// holds one folio reference, as a PTE does.
+/// level-2 entry for a 2M-aligned VA (Linux: `do_set_pmd`), if the entry is
+/// still none: a fault elsewhere in the 2M may install a PTE table there
+/// without the page-table lock. The caller holds the page-table lock. The
+/// block holds one folio reference, as a PTE does.
 pub fn set_pmd(mm: &Mm, pmd: &AtomicU64, folio: Folio, prot: PgProt) {
-    pmd.store(Pte::leaf(folio.phys(), prot, false).0, Ordering::Release);
+    let block = Pte::leaf(folio.phys(), prot, false).0;
+    if pmd
+        .compare_exchange(0, block, Ordering::Release, Ordering::Relaxed)
+        .is_err()
+    {
+        return;
+    }
     mmu::publish_table_writes();
     mm.rss.fetch_add(folio.nr_pages(), Ordering::Relaxed);
     vmstat::THP_FILE_MAPPED.inc();

@@ -1,12 +1,15 @@
 //! A process's address space (Linux: `struct mm_struct`): its page tables,
-//! its ASID, its VMAs and heap break, under `mmap_lock`.
+//! its ASID, its VMAs and heap break, under `mmap_lock`, and the copy of
+//! the VMA tree that faults search without it (`mm/vma_lock.rs`).
 //!
 //! Where we simplify: `mmap_lock` is a sleeping mutex (Linux: an rw
-//! semaphore), so faults of one process take turns; the page-table lock is
-//! one spin lock per address space (Linux: one per page-table page).
+//! semaphore), so its readers (faults that fell back, /proc readers) take
+//! turns; the page-table lock is one spin lock per address space (Linux:
+//! one per page-table page).
 
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::ops::{Deref, DerefMut};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch::asid::{alloc_asid, free_asid};
 use crate::arch::mmu;
@@ -18,7 +21,7 @@ use crate::mm::pgtable::{PageTable, PgtableMem};
 use crate::mm::vma::Vma;
 use crate::mm::vma_tree::VmaTree;
 use crate::mm::vmstat;
-use crate::sync::{Mutex, SpinLock};
+use crate::sync::{Mutex, MutexGuard, SpinLock};
 
 /// Where mmap looks for free space, top down (Linux: `mmap_base`, below a
 /// stack gap), and where it gives up.
@@ -36,7 +39,12 @@ pub struct MmMap {
 pub struct Mm {
     pub pgd: PhysAddr,
     pub asid: u16,
-    pub mmap_lock: Mutex<MmMap>,
+    /// Take it with `mmap_read_lock` or `mmap_write_lock`.
+    mmap_lock: Mutex<MmMap>,
+    /// The VMA tree as the last writer left it, for lockless faults.
+    pub vma_snapshot: SpinLock<VmaTree<Arc<Vma>>>,
+    /// Bumped as each write cycle of `mmap_lock` ends (Linux: `mm_lock_seq`).
+    pub mm_lock_seq: AtomicU64,
     /// Serialises changes to the page-table entries (Linux: the PTL).
     pub page_table_lock: SpinLock<()>,
     /// Pages mapped (Linux: the RSS counters).
@@ -51,6 +59,11 @@ impl PgtableMem for &Mm {
         self.pt_pages.fetch_add(1, Ordering::Relaxed);
         vmstat::NR_PAGETABLE.inc();
         Some(pa)
+    }
+    fn free_table(&mut self, pa: PhysAddr) {
+        frame::free_pages(pa, 0).expect("a table freed twice");
+        self.pt_pages.fetch_sub(1, Ordering::Relaxed);
+        vmstat::NR_PAGETABLE.dec();
     }
     fn table(&self, pa: PhysAddr) -> &PageTable {
         // SAFETY: table pages come from alloc_table (or are the pgd) and
@@ -76,10 +89,27 @@ impl Mm {
                 start_brk: 0,
                 brk: 0,
             }),
+            vma_snapshot: SpinLock::new(VmaTree::new()),
+            mm_lock_seq: AtomicU64::new(0),
             page_table_lock: SpinLock::new(()),
             rss: AtomicUsize::new(0),
             pt_pages: AtomicUsize::new(1),
         }))
+    }
+
+    /// `mmap_lock` for reading: the VMAs as they are, unchanged while held.
+    pub fn mmap_read_lock(&self) -> MmapReadGuard<'_> {
+        MmapReadGuard(self.mmap_lock.lock())
+    }
+
+    /// `mmap_lock` for writing (Linux: `mmap_write_lock`): changes to the
+    /// VMAs are published to lockless faults when it is dropped.
+    pub fn mmap_write_lock(&self) -> MmapWriteGuard<'_> {
+        MmapWriteGuard {
+            mm: self,
+            map: self.mmap_lock.lock(),
+            changed: false,
+        }
     }
 
     /// Makes this address space the one user space on this CPU sees.
@@ -99,5 +129,80 @@ impl Drop for Mm {
         }
         memory::free_pgtables(self);
         free_asid(self.asid);
+    }
+}
+
+/// `mmap_lock` held for reading.
+pub struct MmapReadGuard<'a>(MutexGuard<'a, MmMap>);
+
+impl Deref for MmapReadGuard<'_> {
+    type Target = MmMap;
+    fn deref(&self) -> &MmMap {
+        &self.0
+    }
+}
+
+/// `mmap_lock` held for writing. Every VMA a writer changes, it first
+/// write-locks (`vma_start_write`); dropping the guard publishes the new
+/// tree, detaches the VMAs that left it, and ends the write cycle (Linux:
+/// `mmap_write_unlock` -> `vma_end_write_all`).
+pub struct MmapWriteGuard<'a> {
+    mm: &'a Mm,
+    map: MutexGuard<'a, MmMap>,
+    /// Was the map borrowed mutably, so the tree may have changed?
+    changed: bool,
+}
+
+impl MmapWriteGuard<'_> {
+    /// Write-locks every VMA meeting [start, end) (Linux: `vma_start_write`
+    /// on each), waiting for faults holding them to finish.
+    pub fn vma_start_write(&self, start: usize, end: usize) {
+        let seq = self.mm.mm_lock_seq.load(Ordering::Relaxed);
+        for (_, _, vma) in self.map.vmas.range(start, end) {
+            vma.lock.start_write(seq);
+        }
+    }
+
+    /// Write-locks every VMA (fork, so no fault races the COW marking).
+    pub fn vma_start_write_all(&self) {
+        self.vma_start_write(0, usize::MAX);
+    }
+}
+
+impl Deref for MmapWriteGuard<'_> {
+    type Target = MmMap;
+    fn deref(&self) -> &MmMap {
+        &self.map
+    }
+}
+
+impl DerefMut for MmapWriteGuard<'_> {
+    fn deref_mut(&mut self) -> &mut MmMap {
+        self.changed = true;
+        &mut self.map
+    }
+}
+
+impl Drop for MmapWriteGuard<'_> {
+    fn drop(&mut self) {
+        let seq = self.mm.mm_lock_seq.load(Ordering::Relaxed);
+        if self.changed {
+            let new = self.map.vmas.clone();
+            let old = core::mem::replace(&mut *self.mm.vma_snapshot.lock(), new);
+            for (start, end, vma) in old.iter() {
+                let kept = self
+                    .map
+                    .vmas
+                    .find(start)
+                    .is_some_and(|(s, e, v)| (s, e) == (start, end) && Arc::ptr_eq(v, vma));
+                if !kept {
+                    // A fault may have found it in the old copy; it must
+                    // have been write-locked before it changed.
+                    assert!(vma.lock.is_write_locked(seq), "VMA changed unlocked");
+                    vma.lock.detach();
+                }
+            }
+        }
+        self.mm.mm_lock_seq.store(seq + 1, Ordering::Release);
     }
 }

@@ -1,7 +1,9 @@
 //! The memory-mapping system calls' work on an address space (Linux:
 //! `mm/mmap.c` `do_mmap`, `do_munmap`, `do_brk_flags`; `mm/mprotect.c`;
 //! `mm/madvise.c`; `mm/mremap.c`; `mm/mincore.c`). Each takes `mmap_lock`
-//! for the whole change.
+//! for the whole change, for writing if it changes VMAs, and write-locks
+//! each VMA before changing it or its pages, so faults running under
+//! per-VMA locks (`mm/vma_lock.rs`) have finished with it.
 
 use alloc::sync::Arc;
 
@@ -133,13 +135,14 @@ pub fn mmap(
     if inode.is_none() || flags & MAP_ANONYMOUS != 0 {
         vflags |= VM_MAYWRITE;
     }
-    let mut map = mm.mmap_lock.lock();
+    let mut map = mm.mmap_write_lock();
     let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
         let end = check_range(addr, len)?;
         if map.vmas.overlaps(addr, end) {
             if flags & MAP_FIXED_NOREPLACE != 0 {
                 return Err(Errno::EEXIST);
             }
+            map.vma_start_write(addr, end);
             map.vmas.remove_range(addr, end);
             memory::zap_range(mm, addr, end);
         }
@@ -167,11 +170,7 @@ pub fn mmap(
             })
             .ok_or(Errno::ENOMEM)?
     };
-    let vma = Vma {
-        flags: vflags,
-        file: inode,
-        pgoff,
-    };
+    let vma = Vma::new(vflags, inode, pgoff);
     vma.register_with_file(mm);
     map.vmas
         .insert(start, start + len, Arc::new(vma))
@@ -195,7 +194,8 @@ pub fn mmap(
 /// munmap(2).
 pub fn munmap(mm: &Arc<Mm>, addr: usize, len: usize) -> KResult<()> {
     let end = check_range(addr, len)?;
-    let mut map = mm.mmap_lock.lock();
+    let mut map = mm.mmap_write_lock();
+    map.vma_start_write(addr, end);
     map.vmas.remove_range(addr, end);
     memory::zap_range(mm, addr, end);
     Ok(())
@@ -208,7 +208,7 @@ pub fn mprotect(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32) -> KResult<()>
         return Err(Errno::EINVAL);
     }
     let end = check_range(addr, len)?;
-    let mut map = mm.mmap_lock.lock();
+    let mut map = mm.mmap_write_lock();
     if !fully_mapped(&map, addr, end) {
         return Err(Errno::ENOMEM);
     }
@@ -220,6 +220,7 @@ pub fn mprotect(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32) -> KResult<()>
     {
         return Err(Errno::EACCES);
     }
+    map.vma_start_write(addr, end);
     map.vmas.split_at_boundaries(addr, end);
     let new_flags = prot_flags(prot);
     for (start, vend, vma) in map.vmas.range_mut(addr, end) {
@@ -270,33 +271,39 @@ pub fn madvise(mm: &Arc<Mm>, addr: usize, len: usize, advice: u32) -> KResult<()
         return Ok(());
     }
     let end = check_range(addr, len)?;
-    let mut map = mm.mmap_lock.lock();
+    if advice != MADV_HUGEPAGE && advice != MADV_NOHUGEPAGE {
+        // Linux: `madvise_need_mmap_write` is false; faults may run on.
+        let map = mm.mmap_read_lock();
+        if !fully_mapped(&map, addr, end) {
+            return Err(Errno::ENOMEM);
+        }
+        if advice == MADV_DONTNEED {
+            memory::zap_range(mm, addr, end);
+        }
+        // Other hints about access patterns change nothing here.
+        return Ok(());
+    }
+    let mut map = mm.mmap_write_lock();
     if !fully_mapped(&map, addr, end) {
         return Err(Errno::ENOMEM);
     }
-    match advice {
-        MADV_DONTNEED => memory::zap_range(mm, addr, end),
-        MADV_HUGEPAGE | MADV_NOHUGEPAGE => {
-            map.vmas.split_at_boundaries(addr, end);
-            for (_, _, vma) in map.vmas.range_mut(addr, end) {
-                let mut v = (**vma).clone();
-                v.flags = if advice == MADV_HUGEPAGE {
-                    v.flags | VM_HUGEPAGE
-                } else {
-                    v.flags & !VM_HUGEPAGE
-                };
-                *vma = Arc::new(v);
-            }
-        }
-        // Hints about access patterns change nothing here.
-        _ => {}
+    map.vma_start_write(addr, end);
+    map.vmas.split_at_boundaries(addr, end);
+    for (_, _, vma) in map.vmas.range_mut(addr, end) {
+        let mut v = (**vma).clone();
+        v.flags = if advice == MADV_HUGEPAGE {
+            v.flags | VM_HUGEPAGE
+        } else {
+            v.flags & !VM_HUGEPAGE
+        };
+        *vma = Arc::new(v);
     }
     Ok(())
 }
 
 /// brk(2): moves the end of the heap; returns the (possibly unchanged) end.
 pub fn brk(mm: &Arc<Mm>, new: usize) -> usize {
-    let mut map = mm.mmap_lock.lock();
+    let mut map = mm.mmap_write_lock();
     let (start, old) = (map.start_brk, map.brk);
     if new < start {
         return old;
@@ -311,6 +318,7 @@ pub fn brk(mm: &Arc<Mm>, new: usize) -> usize {
             return old;
         }
     } else if new_end < old_end {
+        map.vma_start_write(new_end, old_end);
         map.vmas.remove_range(new_end, old_end);
         memory::zap_range(mm, new_end, old_end);
     }
@@ -339,7 +347,7 @@ pub fn mremap(
     }
     let new_len = align_up(new_len, PAGE_SIZE);
     let old_len = old_end - old;
-    let mut map = mm.mmap_lock.lock();
+    let mut map = mm.mmap_write_lock();
     let Some((vstart, vend, vma)) = map.vmas.find(old).map(|(s, e, v)| (s, e, v.clone())) else {
         return Err(Errno::EFAULT);
     };
@@ -347,6 +355,7 @@ pub fn mremap(
         return Err(Errno::EFAULT);
     }
     if flags & MREMAP_FIXED == 0 && new_len <= old_len {
+        map.vma_start_write(old + new_len, old_end);
         map.vmas.remove_range(old + new_len, old_end);
         memory::zap_range(mm, old + new_len, old_end);
         return Ok(old);
@@ -359,6 +368,7 @@ pub fn mremap(
         if new_addr < old_end && old < end {
             return Err(Errno::EINVAL);
         }
+        map.vma_start_write(new_addr, end);
         map.vmas.remove_range(new_addr, end);
         memory::zap_range(mm, new_addr, end);
         new_addr
@@ -371,6 +381,7 @@ pub fn mremap(
         pgoff: vma.pgoff_of(vstart, old),
         ..(*vma).clone()
     };
+    map.vma_start_write(old, old_end);
     map.vmas.remove_range(old, old_end);
     map.vmas
         .insert(target, target + new_len, Arc::new(moved))
@@ -398,7 +409,7 @@ pub fn msync(mm: &Arc<Mm>, addr: usize, len: usize, flags: u32) -> KResult<()> {
         return Ok(());
     }
     let end = check_range(addr, len)?;
-    if !fully_mapped(&mm.mmap_lock.lock(), addr, end) {
+    if !fully_mapped(&mm.mmap_read_lock(), addr, end) {
         return Err(Errno::ENOMEM);
     }
     Ok(())
@@ -407,7 +418,7 @@ pub fn msync(mm: &Arc<Mm>, addr: usize, len: usize, flags: u32) -> KResult<()> {
 /// mincore(2): one byte per page, 1 if it is mapped in memory now.
 pub fn mincore(mm: &Arc<Mm>, addr: usize, len: usize) -> KResult<alloc::vec::Vec<u8>> {
     let end = check_range(addr, len)?;
-    if !fully_mapped(&mm.mmap_lock.lock(), addr, end) {
+    if !fully_mapped(&mm.mmap_read_lock(), addr, end) {
         return Err(Errno::ENOMEM);
     }
     Ok((addr..end)

@@ -18,5 +18,6 @@ pub mod pgtable;
 pub mod smaps;
 pub mod uaccess;
 pub mod vma;
+pub mod vma_lock;
 pub mod vma_tree;
 pub mod vmstat;

@@ -60,6 +60,9 @@ impl Level {
 pub trait PgtableMem {
     /// A zeroed, 4K-aligned page for a new table, or None when out of memory.
     fn alloc_table(&mut self) -> Option<PhysAddr>;
+    /// Gives back a table from `alloc_table` that was never installed (it
+    /// lost a race to install one in the same place).
+    fn free_table(&mut self, pa: PhysAddr);
     /// The table at `pa`, which came from `alloc_table` (or is the root).
     fn table(&self, pa: PhysAddr) -> &PageTable;
 }
@@ -174,12 +177,24 @@ pub fn table_for<M: PgtableMem>(
     let mut table = pgd;
     let mut level = Level::Pgd;
     while level != target {
-        let pte = read(&mem.table(table)[level.index(va)]);
-        table = if pte.is_none() && alloc {
+        let slot = &mem.table(table)[level.index(va)];
+        // Acquire: a table another CPU just installed is seen zeroed.
+        let mut pte = Pte(slot.load(Ordering::Acquire));
+        if pte.is_none() && alloc {
+            // Faults of one address space may allocate in the same place at
+            // once (Linux: `__pte_alloc` re-checks under the lock); the
+            // loser frees its table and uses the winner's.
             let new = mem.alloc_table()?;
-            write(&mem.table(table)[level.index(va)], Pte::table(new));
-            new
-        } else if pte.is_table() {
+            let slot = &mem.table(table)[level.index(va)];
+            match slot.compare_exchange(0, Pte::table(new).0, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => pte = Pte::table(new),
+                Err(current) => {
+                    mem.free_table(new);
+                    pte = Pte(current);
+                }
+            }
+        }
+        table = if pte.is_table() {
             pte.addr()
         } else {
             return None;
@@ -436,6 +451,9 @@ pub mod tests {
             self.tables
                 .push(Box::new(core::array::from_fn(|_| AtomicU64::new(0))));
             Some(PhysAddr(BASE + (self.tables.len() as u64 - 1) * 4096))
+        }
+        fn free_table(&mut self, _pa: PhysAddr) {
+            unreachable!("the tests never race to install a table");
         }
         fn table(&self, pa: PhysAddr) -> &PageTable {
             &self.tables[((pa.0 - BASE) / 4096) as usize]

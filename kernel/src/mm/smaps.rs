@@ -98,7 +98,7 @@ fn header(out: &mut String, start: usize, end: usize, vma: &Vma) {
 
 /// `/proc/self/smaps` for `mm`.
 pub fn smaps(mm: &Mm) -> String {
-    let map = mm.mmap_lock.lock();
+    let map = mm.mmap_read_lock();
     let _ptl = mm.page_table_lock.lock();
     // How many of each folio's mappings are this address space's own.
     let mut in_mm = BTreeMap::new();

@@ -6,6 +6,7 @@ use alloc::sync::Arc;
 
 use crate::fs::vfs::Inode;
 use crate::mm::addr::PAGE_SHIFT;
+use crate::mm::vma_lock::VmaLock;
 use crate::mm::vma_tree::Splittable;
 
 /// `vm_flags` bits (Linux: `VM_READ`...).
@@ -29,15 +30,22 @@ pub struct Vma {
     pub file: Option<Arc<Inode>>,
     /// File page mapped at the VMA's start (Linux: `vm_pgoff`).
     pub pgoff: u64,
+    /// Held by faults that run without `mmap_lock`.
+    pub lock: VmaLock,
 }
 
 impl Vma {
-    pub fn anon(flags: u32) -> Vma {
+    pub fn new(flags: u32, file: Option<Arc<Inode>>, pgoff: u64) -> Vma {
         Vma {
             flags,
-            file: None,
-            pgoff: 0,
+            file,
+            pgoff,
+            lock: VmaLock::new(),
         }
+    }
+
+    pub fn anon(flags: u32) -> Vma {
+        Vma::new(flags, None, 0)
     }
 
     /// Does this VMA map the file whose page cache is `mapping`?
@@ -66,10 +74,11 @@ impl Vma {
 }
 
 impl Splittable for Arc<Vma> {
-    fn split_off(&self, start: usize, at: usize) -> Self {
-        Arc::new(Vma {
+    fn split(&self, start: usize, at: usize) -> (Self, Self) {
+        let upper = Vma {
             pgoff: self.pgoff_of(start, at),
             ..(**self).clone()
-        })
+        };
+        (Arc::new((**self).clone()), Arc::new(upper))
     }
 }

@@ -28,23 +28,25 @@ use crate::mm::addr::{is_aligned, PAGE_SIZE};
 
 /// What the tree needs from a VMA's payload to cut the VMA in two.
 pub trait Splittable: Sized {
-    /// The payload of the part from `at` on, when the VMA that `self`
-    /// describes, covering [start, end), is cut at `at` (start < at < end,
-    /// page-aligned). The part below `at` keeps `self` as it is: its start
-    /// does not move, so nothing counted from its start changes. A file VMA,
-    /// for one, gives the upper part a file offset `at - start` further on
-    /// (Linux: `__split_vma` advancing the new VMA's `vm_pgoff`).
-    fn split_off(&self, start: usize, at: usize) -> Self;
+    /// The payloads of the parts below and from `at`, when the VMA that
+    /// `self` describes, covering [start, end), is cut at `at` (start < at <
+    /// end, page-aligned). A file VMA, for one, gives the upper part a file
+    /// offset `at - start` further on (Linux: `__split_vma` advancing the new
+    /// VMA's `vm_pgoff`). The lower part gets a payload of its own too, not
+    /// `self`: in the kernel a VMA's range never changes in place, so a
+    /// lockless reader still holding the old VMA can tell it is gone (see
+    /// `mm/vma_lock.rs`).
+    fn split(&self, start: usize, at: usize) -> (Self, Self);
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct Entry<T> {
     end: usize,
     value: T,
 }
 
 /// The VMAs of one address space (Linux: `struct mm_struct`'s `mm_mt`).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct VmaTree<T> {
     /// Every VMA, keyed by its start.
     vmas: BTreeMap<usize, Entry<T>>,
@@ -261,11 +263,13 @@ impl<T: Splittable> VmaTree<T> {
         if addr >= entry.end {
             return;
         }
+        let (lower, upper) = entry.value.split(start, addr);
         let upper = Entry {
             end: entry.end,
-            value: entry.value.split_off(start, addr),
+            value: upper,
         };
         entry.end = addr;
+        entry.value = lower;
         self.vmas.insert(addr, upper);
     }
 }
@@ -286,7 +290,7 @@ mod tests {
 
     /// A payload that knows where it came from: the start of the VMA it
     /// was first inserted as, and how far into that VMA it now begins. So
-    /// `origin + offset` is its own start, and `split_off` can check that
+    /// `origin + offset` is its own start, and `split` can check that
     /// the tree told it the truth.
     #[derive(Clone, Copy, Debug, PartialEq, Eq)]
     struct Piece {
@@ -304,20 +308,21 @@ mod tests {
     }
 
     impl Splittable for Piece {
-        fn split_off(&self, start: usize, at: usize) -> Self {
+        fn split(&self, start: usize, at: usize) -> (Self, Self) {
             assert_eq!(
                 start,
                 self.origin + self.offset,
-                "split_off given the wrong start"
+                "split given the wrong start"
             );
             assert!(
                 start < at && is_aligned(at, PAGE_SIZE),
                 "bad cut at {at:#x}"
             );
-            Piece {
+            let upper = Piece {
                 offset: self.offset + (at - start),
                 ..*self
-            }
+            };
+            (*self, upper)
         }
     }
 
@@ -557,8 +562,8 @@ mod tests {
     fn remove_range_in_the_middle_of_a_vma_leaves_two_pieces() {
         let mut tree = tree_of(&[(pg(10), pg(20))]);
         let removed = tree.remove_range(pg(12), pg(15));
-        // The removed piece and the upper one each come from split_off, with
-        // offsets from the original start; the lower one is the original.
+        // The removed piece and the upper one each come from split, with
+        // offsets from the original start; the lower one keeps its value.
         assert_eq!(removed, vec![(pg(12), pg(15), cut(pg(10), pg(12)))]);
         assert_eq!(
             layout(&tree),
@@ -568,7 +573,7 @@ mod tests {
             ]
         );
         // And again inside the upper piece, whose start is no longer the
-        // original one: split_off must be told the piece's own start.
+        // original one: split must be told the piece's own start.
         let removed = tree.remove_range(pg(16), pg(17));
         assert_eq!(removed, vec![(pg(16), pg(17), cut(pg(10), pg(16)))]);
         assert_eq!(

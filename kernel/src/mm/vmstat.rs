@@ -38,6 +38,13 @@ impl Counter {
 
 /// Page faults resolved (Linux: `PGFAULT`).
 pub static PGFAULT: Counter = Counter::new("pgfault");
+/// Faults handled under a per-VMA lock; lookups that found no lockable VMA;
+/// attempts the handler sent back to `mmap_lock`; lookups that found a VMA
+/// already replaced (Linux: `VMA_LOCK_SUCCESS`, `_ABORT`, `_RETRY`, `_MISS`).
+pub static VMA_LOCK_SUCCESS: Counter = Counter::new("vma_lock_success");
+pub static VMA_LOCK_ABORT: Counter = Counter::new("vma_lock_abort");
+pub static VMA_LOCK_RETRY: Counter = Counter::new("vma_lock_retry");
+pub static VMA_LOCK_MISS: Counter = Counter::new("vma_lock_miss");
 /// Pages held by shmem/tmpfs page caches (Linux: `NR_SHMEM`).
 pub static NR_SHMEM: Counter = Counter::new("nr_shmem");
 /// Of those, pages in PMD-sized (2M) folios (Linux: `NR_SHMEM_THPS`).
@@ -99,6 +106,11 @@ pub fn for_each(mut f: impl FnMut(&'static str, u64)) {
         &CONTPTE_FOLD,
         &CONTPTE_UNFOLD,
         &TLB_RANGE_FLUSH,
+        &PGFAULT,
+        &VMA_LOCK_SUCCESS,
+        &VMA_LOCK_ABORT,
+        &VMA_LOCK_RETRY,
+        &VMA_LOCK_MISS,
     ] {
         f(c.name, c.get());
     }

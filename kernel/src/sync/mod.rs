@@ -3,5 +3,5 @@
 mod mutex;
 mod spinlock;
 
-pub use mutex::Mutex;
+pub use mutex::{Mutex, MutexGuard};
 pub use spinlock::SpinLock;

@@ -85,7 +85,7 @@ pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) ->
     let mut brk = 0;
     let mut zero_tails = Vec::new();
     {
-        let mut m = mm.mmap_lock.lock();
+        let mut m = mm.mmap_write_lock();
         for seg in &plan.segments {
             let flags = if seg.prot.read { VM_READ } else { 0 }
                 | if seg.prot.write {
@@ -97,11 +97,7 @@ pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) ->
             let start = seg.vaddr as usize & !(PAGE_SIZE - 1);
             let file_end = align_up((seg.vaddr + seg.filesz) as usize, PAGE_SIZE);
             let mem_end = align_up((seg.vaddr + seg.memsz) as usize, PAGE_SIZE);
-            let file_vma = Vma {
-                flags,
-                file: Some(inode.clone()),
-                pgoff: seg.offset >> PAGE_SHIFT,
-            };
+            let file_vma = Vma::new(flags, Some(inode.clone()), seg.offset >> PAGE_SHIFT);
             map(&mm, &mut m, start, file_end, file_vma)?;
             map(&mm, &mut m, file_end, mem_end, Vma::anon(flags))?;
             // The rest of the last file page belongs to .bss: zero it.

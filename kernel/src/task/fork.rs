@@ -46,8 +46,11 @@ const SUPPORTED: u64 = CSIGNAL
 /// private pages copy-on-write (Linux: `dup_mmap`).
 fn dup_mm(src: &Arc<Mm>) -> KResult<Arc<Mm>> {
     let dst = Mm::new()?;
-    let map = src.mmap_lock.lock();
-    let mut dst_map = dst.mmap_lock.lock();
+    // Linux's `dup_mmap` too write-locks the parent's VMAs: a fault must not
+    // map a writable page after its table was copied read-only.
+    let map = src.mmap_write_lock();
+    map.vma_start_write_all();
+    let mut dst_map = dst.mmap_write_lock();
     dst_map.start_brk = map.start_brk;
     dst_map.brk = map.brk;
     for (start, end, vma) in map.vmas.iter() {
@@ -56,7 +59,7 @@ fn dup_mm(src: &Arc<Mm>) -> KResult<Arc<Mm>> {
             return Err(Errno::ENOMEM);
         }
         vma.register_with_file(&dst);
-        let _ = dst_map.vmas.insert(start, end, vma.clone());
+        let _ = dst_map.vmas.insert(start, end, Arc::new((**vma).clone()));
     }
     drop(dst_map);
     Ok(dst)

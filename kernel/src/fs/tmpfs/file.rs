@@ -13,7 +13,7 @@ use crate::mm::addr::{PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::filemap::AddressSpace;
 use crate::mm::folio::Folio;
 use crate::mm::vmstat;
-use crate::sync::Mutex;
+use crate::sync::{Mutex, SpinLock};
 
 /// Largest file size (Linux: `MAX_LFS_FILESIZE`).
 pub const MAX_FILE_SIZE: u64 = i64::MAX as u64;
@@ -26,6 +26,9 @@ pub struct ShmemFile {
     lock: Mutex<()>,
     size: AtomicU64,
     pub mapping: AddressSpace,
+    /// The pages a hole punch is dropping now, if one is running (Linux:
+    /// the `shmem_falloc` left in `inode->i_private`).
+    punching: SpinLock<Option<(u64, u64)>>,
 }
 
 fn index_of(pos: u64) -> u64 {
@@ -39,6 +42,7 @@ impl ShmemFile {
             lock: Mutex::new(()),
             size: AtomicU64::new(0),
             mapping: AddressSpace::new(),
+            punching: SpinLock::new(None),
         }
     }
 
@@ -195,7 +199,15 @@ impl ShmemFile {
     /// allocating one if there is none (Linux: `shmem_fault` ->
     /// `shmem_get_folio_gfp`). Past the end of the file: SIGBUS (Err). One
     /// page per fault for now: a fault allocates order 0.
+    ///
+    /// EAGAIN while a hole punch is dropping this page: the fault must let go
+    /// of its lock, let the punch finish and try again, rather than refill
+    /// the hole as it is being made (Linux: `shmem_falloc_wait` returning
+    /// `VM_FAULT_RETRY`).
     pub fn fault_folio(&self, index: u64) -> KResult<(Folio, usize)> {
+        if matches!(*self.punching.lock(), Some((start, end)) if (start..end).contains(&index)) {
+            return Err(Errno::EAGAIN);
+        }
         loop {
             if index >= self.size().div_ceil(PAGE_SIZE as u64) {
                 return Err(Errno::EFAULT);
@@ -255,7 +267,13 @@ impl ShmemFile {
     /// parts of folios that straddle its edges; the size does not change.
     pub fn punch_hole(&self, start: u64, end: u64) {
         let _i_rwsem = self.lock.lock();
+        let pages = (
+            index_of(start),
+            index_of(end.saturating_add(PAGE_SIZE as u64 - 1)),
+        );
+        *self.punching.lock() = Some(pages);
         self.drop_range(start, end);
+        *self.punching.lock() = None;
     }
 
     /// fallocate mode 0 / KEEP_SIZE: make sure every page of `[start, end)`

@@ -1,0 +1,179 @@
+//! Per-VMA locks: how a page fault finds and holds its VMA without the
+//! address space's `mmap_lock` (Linux: `vma_start_read`, `vma_end_read`,
+//! `vma_start_write`, `vma_end_write_all` in `include/linux/mm.h`, and
+//! `lock_vma_under_rcu` in `mm/memory.c`; seed 002).
+//!
+//! The protocol, as in Linux:
+//! - Each VMA has a lock sequence number (`vm_lock_seq`) and a reader count;
+//!   the address space has `mm_lock_seq`. A VMA is write-locked while its
+//!   sequence equals the address space's.
+//! - A writer holds `mmap_lock` and write-locks every VMA it changes: it waits
+//!   for the VMA's readers to drain, then copies `mm_lock_seq` into it.
+//!   Releasing `mmap_lock` bumps `mm_lock_seq`, which unlocks them all at once.
+//! - A fault looks its VMA up without `mmap_lock`, takes a reader reference
+//!   unless the VMA is write-locked, and checks it was not detached (removed
+//!   or replaced) meanwhile. Anything else falls back to `mmap_lock`.
+//!
+//! Where we simplify, and how the lookup stays safe without RCU:
+//! - Lockless readers search a *published copy* of the VMA tree, replaced
+//!   whole when a writer releases `mmap_lock` (RCU's publish step), under a
+//!   spin lock held only for the search or the swap: a fault never waits for
+//!   another VMA's mmap or munmap, only, at worst, for a pointer swap.
+//! - VMAs are reference-counted (`Arc<Vma>`): a reader's VMA stays valid
+//!   memory after a writer removes it, and is freed when the last reader
+//!   drops it (RCU's deferred free).
+//! - A VMA's range and flags never change in place: every change replaces the
+//!   VMA with a new one and detaches the old (see `Splittable::split`). So a
+//!   locked, attached VMA still covers what the copy said, and Linux's range
+//!   re-check after locking has nothing to find here.
+//! - The reader count is a spinning reader/writer lock, not an rw semaphore:
+//!   readers never wait (they fall back), and a writer yields the CPU while
+//!   readers drain.
+
+use alloc::sync::Arc;
+use core::ops::Range;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use crate::mm::mm_struct::Mm;
+use crate::mm::vma::Vma;
+use crate::mm::vmstat;
+
+/// May faults take per-VMA locks? Off (`vma_lock=off` on the command line,
+/// 0 in `/sys/kernel/mm/vma_lock/enabled`) sends every fault through
+/// `mmap_lock`, the path before seed 002, for comparison.
+pub static PER_VMA_LOCK: AtomicBool = AtomicBool::new(true);
+
+/// Set in `VmaLock::state` while a writer waits for readers to drain.
+const WRITER: u32 = 1 << 31;
+/// `vm_lock_seq` of a VMA never write-locked.
+const NEVER_LOCKED: u64 = u64::MAX;
+
+/// One VMA's lock (Linux: `vm_lock_seq`, `vm_lock->lock`, `detached`).
+pub struct VmaLock {
+    seq: AtomicU64,
+    /// Readers holding the VMA, plus `WRITER` while a writer drains them.
+    state: AtomicU32,
+    detached: AtomicBool,
+}
+
+impl VmaLock {
+    pub const fn new() -> Self {
+        VmaLock {
+            seq: AtomicU64::new(NEVER_LOCKED),
+            state: AtomicU32::new(0),
+            detached: AtomicBool::new(false),
+        }
+    }
+
+    /// Linux: `vma_start_read`. False if the VMA is write-locked now.
+    fn start_read(&self, mm_lock_seq: &AtomicU64) -> bool {
+        if self.seq.load(Ordering::Acquire) == mm_lock_seq.load(Ordering::Acquire) {
+            return false;
+        }
+        let readers = self.state.load(Ordering::Relaxed);
+        if readers & WRITER != 0
+            || self
+                .state
+                .compare_exchange(readers, readers + 1, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+        {
+            return false;
+        }
+        // A writer may have locked it between the check and the reference:
+        // its sequence store is ordered before it let readers in again.
+        if self.seq.load(Ordering::Acquire) == mm_lock_seq.load(Ordering::Acquire) {
+            self.end_read();
+            return false;
+        }
+        true
+    }
+
+    /// Linux: `vma_end_read`.
+    fn end_read(&self) {
+        self.state.fetch_sub(1, Ordering::Release);
+    }
+
+    /// Linux: `vma_start_write`. The caller holds `mmap_lock` for writing,
+    /// whose sequence number is `mm_lock_seq`.
+    pub fn start_write(&self, mm_lock_seq: u64) {
+        if self.seq.load(Ordering::Relaxed) == mm_lock_seq {
+            return; // locked already in this write cycle
+        }
+        self.state.fetch_or(WRITER, Ordering::Acquire);
+        while self.state.load(Ordering::Acquire) != WRITER {
+            crate::task::yield_now();
+        }
+        self.seq.store(mm_lock_seq, Ordering::Release);
+        self.state.fetch_and(!WRITER, Ordering::Release);
+    }
+
+    /// Was this VMA write-locked in the write cycle `mm_lock_seq`?
+    pub fn is_write_locked(&self, mm_lock_seq: u64) -> bool {
+        self.seq.load(Ordering::Relaxed) == mm_lock_seq
+    }
+
+    /// Marks the VMA removed from its tree (Linux: `vma_mark_detached`).
+    pub fn detach(&self) {
+        self.detached.store(true, Ordering::Release);
+    }
+
+    fn is_detached(&self) -> bool {
+        self.detached.load(Ordering::Acquire)
+    }
+}
+
+impl Default for VmaLock {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A copy of a VMA is a new VMA: unlocked and attached, whatever the
+/// original's state.
+impl Clone for VmaLock {
+    fn clone(&self) -> Self {
+        VmaLock::new()
+    }
+}
+
+/// A VMA held for reading by a fault; dropping it is `vma_end_read`.
+pub struct VmaReadGuard {
+    pub vma: Arc<Vma>,
+    /// The VMA's range, which cannot change while it is held.
+    pub range: Range<usize>,
+}
+
+impl Drop for VmaReadGuard {
+    fn drop(&mut self) {
+        self.vma.lock.end_read();
+    }
+}
+
+/// Finds the VMA holding `addr` and read-locks it, without `mmap_lock`
+/// (Linux: `lock_vma_under_rcu`). None, counted as `vma_lock_abort`: no
+/// VMA there, or it is being changed; the caller falls back to `mmap_lock`.
+pub fn lock_vma_under_rcu(mm: &Mm, addr: usize) -> Option<VmaReadGuard> {
+    loop {
+        let found = mm
+            .vma_snapshot
+            .lock()
+            .find(addr)
+            .map(|(start, end, vma)| (start..end, vma.clone()));
+        let Some((range, vma)) = found else {
+            vmstat::VMA_LOCK_ABORT.inc();
+            return None;
+        };
+        if !vma.lock.start_read(&mm.mm_lock_seq) {
+            vmstat::VMA_LOCK_ABORT.inc();
+            return None;
+        }
+        let guard = VmaReadGuard { vma, range };
+        if guard.vma.lock.is_detached() {
+            // Replaced since we searched: search the new copy.
+            drop(guard);
+            vmstat::VMA_LOCK_MISS.inc();
+            continue;
+        }
+        return Some(guard);
+    }
+}
