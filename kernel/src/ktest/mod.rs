@@ -16,6 +16,7 @@ mod sched;
 mod trap;
 mod user;
 mod user_pgtable;
+mod vma_lock;
 
 pub type TestResult = Result<(), String>;
 
@@ -36,13 +37,14 @@ pub struct Test {
 
 /// Runs every test; returns (passed, failed).
 pub fn run_all(verbose: bool) -> (usize, usize) {
-    let suites: [&[Test]; 7] = [
+    let suites: [&[Test]; 8] = [
         frames::TESTS,
         pgtable::TESTS,
         trap::TESTS,
         sched::TESTS,
         fs::TESTS,
         user_pgtable::TESTS,
+        vma_lock::TESTS,
         user::TESTS,
     ];
     let (mut passed, mut failed) = (0, 0);

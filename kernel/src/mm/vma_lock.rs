@@ -117,7 +117,7 @@ impl VmaLock {
         self.detached.store(true, Ordering::Release);
     }
 
-    fn is_detached(&self) -> bool {
+    pub fn is_detached(&self) -> bool {
         self.detached.load(Ordering::Acquire)
     }
 }

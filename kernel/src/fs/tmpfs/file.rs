@@ -267,13 +267,19 @@ impl ShmemFile {
     /// parts of folios that straddle its edges; the size does not change.
     pub fn punch_hole(&self, start: u64, end: u64) {
         let _i_rwsem = self.lock.lock();
+        let _punching = self.start_punch(start, end);
+        self.drop_range(start, end);
+    }
+
+    /// Tells faults that a hole punch of `[start, end)` is running, until
+    /// the guard is dropped (Linux: `shmem_fallocate` setting `i_private`).
+    pub fn start_punch(&self, start: u64, end: u64) -> Punching<'_> {
         let pages = (
             index_of(start),
             index_of(end.saturating_add(PAGE_SIZE as u64 - 1)),
         );
         *self.punching.lock() = Some(pages);
-        self.drop_range(start, end);
-        *self.punching.lock() = None;
+        Punching(self)
     }
 
     /// fallocate mode 0 / KEEP_SIZE: make sure every page of `[start, end)`
@@ -323,5 +329,14 @@ impl Drop for ShmemFile {
     fn drop(&mut self) {
         let removed = self.mapping.remove_range(0, u64::MAX);
         self.release(removed);
+    }
+}
+
+/// A hole punch in progress: faults on its pages retry until it is dropped.
+pub struct Punching<'a>(&'a ShmemFile);
+
+impl Drop for Punching<'_> {
+    fn drop(&mut self) {
+        *self.0.punching.lock() = None;
     }
 }
