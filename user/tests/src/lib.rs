@@ -107,11 +107,20 @@ pub fn read_file(path: &CStr) -> Result<Vec<u8>, Errno> {
 
 /// The value of `key` in `/proc/vmstat`.
 pub fn vmstat(key: &str) -> Result<u64, Errno> {
+    Ok(vmstats(&[key])?[0])
+}
+
+/// The values of `keys` in `/proc/vmstat`, from one read of it.
+pub fn vmstats(keys: &[&str]) -> Result<Vec<u64>, Errno> {
     let text = read_file(c"/proc/vmstat")?;
     let text = core::str::from_utf8(&text).map_err(|_| Errno::EIO)?;
-    text.lines()
-        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.parse().ok())
-        .ok_or(Errno::ENOENT)
+    keys.iter()
+        .map(|key| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.parse().ok())
+                .ok_or(Errno::ENOENT)
+        })
+        .collect()
 }
 
 /// A byte pattern that differs from page to page and from byte to byte.

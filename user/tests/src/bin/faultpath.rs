@@ -2,7 +2,10 @@
 //! and private memory while other threads mmap, munmap, mprotect and
 //! MADV_DONTNEED neighbouring VMAs and the same ones. Nothing may crash,
 //! nothing written to tmpfs may be lost, SIGSEGV comes only where a VMA is
-//! really gone, and every frame comes back when the process exits.
+//! really gone, and every frame comes back when the process exits. And
+//! the per-VMA lock counters (the reference's cases 21, 23, 24): faults on
+//! one VMA never wait for mmap/munmap of others, a retried fault counts
+//! once, and munmap under faulting threads leaves only SIGSEGV behind.
 #![no_std]
 #![no_main]
 
@@ -16,12 +19,19 @@ use faultline_user_tests::*;
 use ulib::check_eq;
 use ulib::fs::*;
 use ulib::mm::*;
-use ulib::process::exit_group;
+use ulib::process::{exit_group, getrusage, RUSAGE_SELF};
 use ulib::signal::*;
 use ulib::test::TestResult;
 use ulib::thread::spawn;
+use ulib::time::sleep;
+use ulib::{check, skip};
 
-ulib::tests!(faults_while_vmas_change);
+ulib::tests!(
+    faults_while_vmas_change,
+    faults_take_no_mmap_lock_while_other_vmas_change,
+    a_retried_fault_counts_once,
+    munmap_under_faulting_threads_leaves_sigsegv,
+);
 
 const PAGE: usize = PAGE_SIZE;
 const FAULTERS: usize = 4;
@@ -141,6 +151,207 @@ fn faults_while_vmas_change() -> TestResult {
     check_eq!(status.exit_code(), Some(0));
     if !linux {
         check_eq!(vmstat("nr_page_table_pages")?, tables);
+    }
+    Ok(())
+}
+
+const LOCK_KEYS: [&str; 4] = [
+    "pgfault",
+    "vma_lock_success",
+    "vma_lock_abort",
+    "vma_lock_retry",
+];
+
+/// Case 21 at scale, and page_fault4's claim: while another thread maps
+/// and unmaps its own VMAs without pause, every fault on a cached tmpfs
+/// mapping is handled under its VMA's lock: `vma_lock_success` grows by
+/// exactly the faults taken, with no abort and no retry.
+fn faults_take_no_mmap_lock_while_other_vmas_change() -> TestResult {
+    if ulib::system::running_on_linux() {
+        skip!("Linux counts vma_lock_* only with CONFIG_PER_VMA_LOCK_STATS");
+    }
+    const LEN: usize = 4 << 20;
+    let fd = memfd_create(c"no-mmap-lock", MFD_CLOEXEC)?;
+    fallocate(fd, 0, 0, LEN)?;
+    // SAFETY: a new shared mapping the kernel places.
+    let view = unsafe { mmap(0, LEN, PROT_READ, MAP_SHARED, fd, 0) }?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let churn = {
+        let stop = stop.clone();
+        spawn(move || {
+            let mut rounds = 0usize;
+            while !stop.load(Ordering::Acquire) {
+                if let Ok(other) = map_anon(64 << 10) {
+                    // SAFETY: our own mapping, never touched.
+                    let _ = unsafe { munmap(other, 64 << 10) };
+                    rounds += 1;
+                }
+            }
+            rounds
+        })?
+    };
+    // Once before: the first read may fault in heap pages of its own.
+    vmstats(&LOCK_KEYS)?;
+    let before = vmstats(&LOCK_KEYS)?;
+    for _ in 0..8 {
+        for page in (0..LEN).step_by(PAGE) {
+            // SAFETY: inside our read-only mapping.
+            unsafe { read_volatile((view + page) as *const u8) };
+        }
+        // SAFETY: our own mapping; the file keeps the data.
+        unsafe { madvise(view, LEN, MADV_DONTNEED) }?;
+    }
+    let after = vmstats(&LOCK_KEYS)?;
+    stop.store(true, Ordering::Release);
+    let rounds = churn.join().unwrap_or(0);
+    // SAFETY: our own mapping.
+    unsafe { munmap(view, LEN) }?;
+    close(fd)?;
+    let delta: Vec<u64> = after.iter().zip(&before).map(|(a, b)| a - b).collect();
+    check!(rounds > 0, "the churning thread never ran");
+    check!(delta[0] >= 8 * 64, "only {} faults", delta[0]);
+    check_eq!((delta[1], delta[2], delta[3]), (delta[0], 0, 0));
+    Ok(())
+}
+
+const FALLOC_FL_PUNCH_HOLE: u32 = 2;
+
+/// Case 23: a fault on a page a hole punch is dropping must retry (Linux:
+/// `shmem_falloc_wait`). Racing a punch of 32M against a read of a hole
+/// beyond the cached part, until one fault lands inside the punch: that
+/// fault counts once in `pgfault` and the minor faults, once as a retry,
+/// and never as a success.
+fn a_retried_fault_counts_once() -> TestResult {
+    if ulib::system::running_on_linux() {
+        skip!("Linux counts vma_lock_* only with CONFIG_PER_VMA_LOCK_STATS");
+    }
+    const CACHED: usize = 32 << 20;
+    let fd = memfd_create(c"retry", MFD_CLOEXEC)?;
+    ftruncate(fd, 2 * CACHED)?;
+    // SAFETY: a new shared mapping the kernel places.
+    let view = unsafe { mmap(0, 2 * CACHED, PROT_READ, MAP_SHARED, fd, 0) }?;
+    let mut retried = false;
+    for attempt in 0..20 {
+        fallocate(fd, 0, 0, CACHED)?;
+        let started = Arc::new(AtomicBool::new(false));
+        let puncher = {
+            let started = started.clone();
+            spawn(move || {
+                started.store(true, Ordering::Release);
+                let mode = FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE;
+                fallocate(fd, mode, 0, CACHED + (CACHED / 2)).is_ok()
+            })?
+        };
+        while !started.load(Ordering::Acquire) {
+            core::hint::spin_loop();
+        }
+        vmstats(&LOCK_KEYS)?;
+        let before = vmstats(&LOCK_KEYS)?;
+        let minflt = getrusage(RUSAGE_SELF)?.ru_minflt;
+        // A hole inside the punched range, a new one each time.
+        let hole = view + CACHED + attempt * PAGE;
+        // SAFETY: inside our mapping and the file.
+        let byte = unsafe { read_volatile(hole as *const u8) };
+        let minflt = getrusage(RUSAGE_SELF)?.ru_minflt - minflt;
+        let after = vmstats(&LOCK_KEYS)?;
+        check!(puncher.join() == Some(true), "hole punch failed");
+        check_eq!(byte, 0);
+        check_eq!(minflt, 1);
+        check_eq!(after[0] - before[0], 1);
+        if after[3] > before[3] {
+            check_eq!(after[3] - before[3], 1);
+            check_eq!(after[1], before[1]);
+            retried = true;
+            break;
+        }
+    }
+    // SAFETY: our own mapping.
+    unsafe { munmap(view, 2 * CACHED) }?;
+    close(fd)?;
+    check!(retried, "no fault landed inside a hole punch in 20 tries");
+    Ok(())
+}
+
+/// Where the threads of `munmap_under_faulting_threads_leaves_sigsegv`
+/// fault, and whether it is unmapped yet.
+static VICTIM: AtomicUsize = AtomicUsize::new(0);
+static UNMAPPED: AtomicBool = AtomicBool::new(false);
+const VICTIM_PAGES: usize = 256;
+
+/// The first SIGSEGV ends the process: 0 if it came after munmap began,
+/// inside the unmapped VMA, as SEGV_MAPERR.
+extern "C" fn victim_fault(_sig: i32, info: &SigInfo, _ctx: &mut UContext) {
+    let start = VICTIM.load(Ordering::Acquire);
+    let inside = (start..start + VICTIM_PAGES * PAGE).contains(&info.addr());
+    let ok = UNMAPPED.load(Ordering::Acquire) && inside && info.si_code == SEGV_MAPERR;
+    exit_group(if ok { 0 } else { 20 })
+}
+
+/// Case 24: threads on every CPU write to a VMA that munmap takes away
+/// under them. The process must end by the first SIGSEGV, raised for an
+/// address in the VMA after munmap began; no crash, and every page table
+/// and frame comes back.
+fn munmap_under_faulting_threads_leaves_sigsegv() -> TestResult {
+    let child = || {
+        let Ok(victim) = map_anon(VICTIM_PAGES * PAGE) else {
+            return 2;
+        };
+        VICTIM.store(victim, Ordering::Release);
+        if sigaction(SIGSEGV, Disposition::Handle(victim_fault), 0).is_err() {
+            return 3;
+        }
+        for t in 0..FAULTERS {
+            let writer = spawn(move || loop {
+                for p in (t..VICTIM_PAGES).step_by(FAULTERS) {
+                    // SAFETY: the victim VMA, until munmap takes it, and
+                    // then the fault ends the process.
+                    unsafe { write_volatile((victim + p * PAGE) as *mut u8, 1) };
+                }
+                // SAFETY: as above; emptied so the next round faults again.
+                let _ = unsafe { madvise(victim, VICTIM_PAGES * PAGE, MADV_DONTNEED) };
+            });
+            if writer.is_err() {
+                return 4;
+            }
+        }
+        sleep(core::time::Duration::from_millis(20));
+        UNMAPPED.store(true, Ordering::Release);
+        // SAFETY: the threads' VMA; their next access must fault.
+        if unsafe { munmap(victim, VICTIM_PAGES * PAGE) }.is_err() {
+            return 5;
+        }
+        sleep(core::time::Duration::from_secs(2));
+        6 // no SIGSEGV
+    };
+    if ulib::system::running_on_linux() {
+        check_eq!(in_child(child)?.exit_code(), Some(0));
+        return Ok(());
+    }
+    // A dead thread's kernel stack is freed once its CPU has switched away
+    // from it, which may be just after the parent is woken: let it happen.
+    let settled = || -> Result<Vec<u64>, ulib::test::TestError> {
+        check_eq!(in_child(child)?.exit_code(), Some(0));
+        sleep(core::time::Duration::from_millis(20));
+        Ok(vmstats(&["nr_page_table_pages", "nr_free_pages"])?)
+    };
+    // The kernel keeps some memory it grew for earlier children (its heap,
+    // lazily made structures): run until a child leaves the count as it
+    // found it, then every later child must too.
+    let mut before = settled()?;
+    for _ in 0..6 {
+        let now = settled()?;
+        if now == before {
+            break;
+        }
+        before = now;
+    }
+    for _ in 0..2 {
+        let after = settled()?;
+        check_eq!(after[0], before[0]);
+        check!(
+            after[1] >= before[1],
+            "frames lost: {before:?} -> {after:?}"
+        );
     }
     Ok(())
 }
