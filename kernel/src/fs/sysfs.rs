@@ -1,6 +1,7 @@
 //! /sys: the transparent-hugepage knobs for shmem, readable and writable
 //! with Linux's formats (Linux: `mm/huge_memory.c`'s sysfs attributes and
-//! `mm/shmem.c`'s `shmem_enabled_show/store`), and faultline's own on/off
+//! `mm/shmem.c`'s `shmem_enabled_show/store`), seed 004's hex flags
+//! `thp_exec_enabled` and `thp_mapping_align`, and faultline's own on/off
 //! switches (1 or 0): `kernel/mm/contpte/enabled`,
 //! `kernel/mm/finish_fault/multi_page` and `kernel/mm/vma_lock/enabled`;
 //! and `kernel/debug/fault_around_bytes`
@@ -12,7 +13,9 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use super::tmpfs::huge::{self, HugeKnob, MIN_LARGE_ORDER, PMD_ORDER};
+use super::tmpfs::huge::{
+    self, HexFlagsShow, HugeKnob, HugeSettings, InvalidSetting, MIN_LARGE_ORDER, PMD_ORDER,
+};
 use super::tmpfs::{huge_settings, update_huge_settings};
 use super::vfs::{Inode, InodeKind, PseudoFile, S_IFREG};
 use crate::errno::{Errno, KResult};
@@ -41,6 +44,25 @@ impl PseudoFile for ShmemEnabledKnob {
             Some(order) => s.store_per_size(order, data),
         })
         .map_err(|_| Errno::EINVAL)
+    }
+}
+
+/// One of seed 004's hex-flag knobs (Linux: `thp_exec_enabled_show/store`,
+/// `thp_mapping_align_show/store`): the bits it shows and how it stores.
+struct ThpFlags {
+    get: fn(&HugeSettings) -> u32,
+    store: fn(&mut HugeSettings, &str) -> Result<(), InvalidSetting>,
+}
+
+impl PseudoFile for ThpFlags {
+    fn show(&self) -> String {
+        format!("{}", HexFlagsShow((self.get)(&huge_settings())))
+    }
+    fn is_writable(&self) -> bool {
+        true
+    }
+    fn store(&self, data: &str) -> KResult<()> {
+        update_huge_settings(|s| (self.store)(s, data)).map_err(|_| Errno::EINVAL)
     }
 }
 
@@ -130,5 +152,15 @@ pub fn build() -> Arc<Inode> {
         let dir = add_dir(&thp, huge::per_size_name(order));
         add_knob(&dir, "shmem_enabled", ShmemEnabledKnob(Some(order)));
     }
+    let exec = ThpFlags {
+        get: |s| s.thp_exec_enabled,
+        store: HugeSettings::store_thp_exec_enabled,
+    };
+    add_knob(&thp, "thp_exec_enabled", exec);
+    let align = ThpFlags {
+        get: |s| s.thp_mapping_align,
+        store: HugeSettings::store_thp_mapping_align,
+    };
+    add_knob(&thp, "thp_mapping_align", align);
     sys
 }

@@ -40,6 +40,10 @@ pub const TESTS: &[Test] = &[
         run: knob_64k,
     },
     Test {
+        name: "tmpfs_exec_files_get_64k_folios_with_thp_exec_enabled",
+        run: exec_64k,
+    },
+    Test {
         name: "tmpfs_readback_across_folios_and_holes",
         run: readback_across_folios_and_holes,
     },
@@ -275,6 +279,46 @@ fn knob_64k() -> TestResult {
             check_4m(&f, 4)
         },
     )
+}
+
+/// Orders of the folios a 100K file of `mode` gets from 4K writes, with
+/// `thp_exec_enabled` set to `exec_knob`; the data must read back.
+fn exec_file_orders(mode: u32, exec_knob: &str) -> Result<Vec<u8>, String> {
+    with_knobs(
+        |s| s.store_thp_exec_enabled(exec_knob).expect("valid"),
+        || {
+            let path = "/exec-64k";
+            let f = vfs::open(&root(), path, O_CREAT | O_EXCL | O_RDWR, mode).map_err(e)?;
+            let data = pattern(100 << 10, 3);
+            let r = (|| {
+                for chunk in data.chunks(PAGE_SIZE) {
+                    write_all(&f, chunk)?;
+                }
+                ensure!(read_back(&f, 0, data.len())? == data, "read back differs");
+                Ok(folios(&f).iter().map(|&(_, order, _)| order).collect())
+            })();
+            vfs::unlink(&root(), path).map_err(e)?;
+            r
+        },
+    )
+}
+
+fn exec_64k() -> TestResult {
+    let orders = exec_file_orders(0o755, "0x2")?;
+    ensure!(orders == [4, 4], "0755 file, knob 0x2: orders {:?}", orders);
+    let orders = exec_file_orders(0o644, "0x2")?;
+    ensure!(
+        orders == [0; 25],
+        "0644 file, knob 0x2: orders {:?}",
+        orders
+    );
+    let orders = exec_file_orders(0o755, "0x0")?;
+    ensure!(
+        orders == [0; 25],
+        "0755 file, knob 0x0: orders {:?}",
+        orders
+    );
+    Ok(())
 }
 
 fn readback_across_folios_and_holes() -> TestResult {
@@ -935,6 +979,31 @@ fn sysfs_knobs() -> TestResult {
             write_text(k64, "force") == Err(Errno::EINVAL),
             "per-size force"
         );
+        let flags = [
+            "/sys/kernel/mm/transparent_hugepage/thp_exec_enabled",
+            "/sys/kernel/mm/transparent_hugepage/thp_mapping_align",
+        ];
+        for knob in flags {
+            ensure!(
+                read_text(knob)? == "0x0\n",
+                "{}: {:?}",
+                knob,
+                read_text(knob)
+            );
+            ensure!(write_text(knob, "0x2\n") == Ok(4), "{} write 0x2", knob);
+            ensure!(read_text(knob)? == "0x2\n", "{} after 0x2", knob);
+            ensure!(
+                write_text(knob, "0x4") == Err(Errno::EINVAL),
+                "{} 0x4",
+                knob
+            );
+            ensure!(write_text(knob, "x") == Err(Errno::EINVAL), "{} x", knob);
+            ensure!(
+                read_text(knob)? == "0x2\n",
+                "{}: a bad write changed it",
+                knob
+            );
+        }
         for order in huge::MIN_LARGE_ORDER..=huge::PMD_ORDER {
             let path = format!(
                 "/sys/kernel/mm/transparent_hugepage/{}/shmem_enabled",

@@ -149,16 +149,27 @@ pub fn mmap(
         addr
     } else {
         let hint = (addr != 0 && addr.is_multiple_of(PAGE_SIZE)).then_some(addr);
-        // Without a hint, a tmpfs mapping goes where its large folios can
-        // map with PMD blocks or contiguous PTEs: at a 2M-aligned address
-        // for 2M or more at a 2M-aligned offset, 64K-aligned for 64K or
-        // more at a 64K-aligned offset (Linux: `shmem_get_unmapped_area`,
-        // and seed 004's `thp_mapping_align`; we do not ask the huge
-        // policy first). Failing that, anywhere.
+        // Without a hint, a tmpfs mapping of 2M or more at a 2M-aligned
+        // offset goes at a 2M-aligned address, where its folios can map
+        // with PMD blocks (Linux: `shmem_get_unmapped_area`; we do not ask
+        // the huge policy first). Seed 004's `thp_mapping_align` (0x0 at
+        // boot) adds 64K for 64K or more at a 64K-aligned offset, for
+        // contiguous PTEs: bit 0 for files, bit 1 for private anonymous
+        // memory (Linux: `folio_get_unmapped_area`, which also wants an
+        // anonymous mTHP size on; we have none). Failing that, anywhere.
         let offset = pgoff as usize * PAGE_SIZE;
-        let align = [PMD_SIZE, CONT_PTE_SIZE]
-            .into_iter()
-            .find(|&a| inode.is_some() && hint.is_none() && len >= a && offset.is_multiple_of(a));
+        let bits = tmpfs::huge_settings().thp_mapping_align;
+        let mthp_bit = match inode {
+            Some(_) => tmpfs::huge::FILE_MAPPING_ALIGN,
+            None => tmpfs::huge::ANON_MAPPING_ALIGN,
+        };
+        let align = [
+            (PMD_SIZE, inode.is_some()),
+            (CONT_PTE_SIZE, bits & mthp_bit != 0),
+        ]
+        .into_iter()
+        .find(|&(a, on)| on && hint.is_none() && len >= a && offset.is_multiple_of(a))
+        .map(|(a, _)| a);
         let aligned = align.and_then(|a| {
             map.vmas
                 .get_unmapped_area(len, a, hint, MMAP_BOTTOM, MMAP_TOP)

@@ -23,6 +23,13 @@ pub const CONT_PTES: usize = 16;
 /// Bytes one block maps (Linux: `CONT_PTE_SIZE`).
 pub const CONT_PTE_SIZE: usize = CONT_PTES * PAGE_SIZE;
 
+/// Smallest folio order executable file memory should have (Linux: arm64's
+/// `arch_wants_exec_folio_order`, seed 004): 64K, one block here, so text
+/// can map with the contiguous bit and take one iTLB entry per 64K.
+pub const fn arch_wants_exec_folio_order() -> u8 {
+    (CONT_PTE_SIZE / PAGE_SIZE).ilog2() as u8
+}
+
 /// What the block logic needs from the address space it works on.
 pub trait ContpteOps {
     /// May new blocks be folded? (The `contpte=` knob.)

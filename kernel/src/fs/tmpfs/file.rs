@@ -24,6 +24,8 @@ pub struct ShmemFile {
     sb: Arc<TmpfsSb>,
     /// Serialises size changes and writers (Linux: `inode->i_rwsem`).
     lock: Mutex<()>,
+    /// The mode has an execute bit: its folios may follow `thp_exec_enabled`.
+    exec: bool,
     size: AtomicU64,
     pub mapping: AddressSpace,
     /// The pages a hole punch is dropping now, if one is running (Linux:
@@ -36,10 +38,11 @@ fn index_of(pos: u64) -> u64 {
 }
 
 impl ShmemFile {
-    pub fn new(sb: Arc<TmpfsSb>) -> Self {
+    pub fn new(sb: Arc<TmpfsSb>, exec: bool) -> Self {
         ShmemFile {
             sb,
             lock: Mutex::new(()),
+            exec,
             size: AtomicU64::new(0),
             mapping: AddressSpace::new(),
             punching: SpinLock::new(None),
@@ -142,9 +145,11 @@ impl ShmemFile {
             if let Some(found) = self.mapping.get_folio(index) {
                 return Ok(found);
             }
-            let orders = self.sb.write_orders(self.size(), index, write_end, |s, n| {
-                self.mapping.range_is_empty(s, n)
-            });
+            let orders = self
+                .sb
+                .write_orders(self.exec, self.size(), index, write_end, |s, n| {
+                    self.mapping.range_is_empty(s, n)
+                });
             match self.alloc_and_add_folio(index, orders)? {
                 Some(found) => return Ok(found),
                 // Another thread cached the page first: use theirs.

@@ -12,6 +12,10 @@
 //!   (`PerSizeEnabled`), one per folio size, for faults on memfd and
 //!   `MAP_SHARED|MAP_ANONYMOUS` mappings.
 //!
+//! Seed 004 adds two hex-flag knobs: `thp_exec_enabled`, whose mTHP bit
+//! gives executable files folios of at least 64K (`exec_orders`), and
+//! `thp_mapping_align`, which mmap() reads to place mappings at 64K.
+//!
 //! `allowable_orders` turns the knobs into the orders a folio may have;
 //! `suitable_orders` keeps those whose aligned range of the page cache is
 //! still empty and lists what to try, highest first, down to order 0. The
@@ -29,6 +33,7 @@
 use core::fmt;
 use core::ops::{BitOr, BitOrAssign};
 
+use crate::arch::contpte::arch_wants_exec_folio_order;
 use crate::mm::addr::{PAGE_SHIFT, PAGE_SIZE, PMD_SHIFT};
 
 /// Order of a folio that one PMD entry maps: 2M with 4K pages.
@@ -307,23 +312,75 @@ pub fn per_size_name(order: u8) -> &'static str {
     PER_SIZE_NAMES[per_size_slot(order)]
 }
 
+/// `thp_exec_enabled` bit 0: PMD-sized folios for exec mappings, through
+/// khugepaged (Linux: `FILE_EXEC_THP_ENABLE`).
+pub const FILE_EXEC_THP_ENABLE: u32 = 1 << 0;
+/// `thp_exec_enabled` bit 1: `arch_wants_exec_folio_order` folios for exec
+/// mappings (Linux: `FILE_EXEC_MTHP_ENABLE`).
+pub const FILE_EXEC_MTHP_ENABLE: u32 = 1 << 1;
+/// `thp_mapping_align` bit 0: file mappings (Linux: `FILE_MAPPING_ALIGN`).
+pub const FILE_MAPPING_ALIGN: u32 = 1 << 0;
+/// `thp_mapping_align` bit 1: private anonymous mappings (Linux:
+/// `ANON_MAPPING_ALIGN`).
+pub const ANON_MAPPING_ALIGN: u32 = 1 << 1;
+
+/// The value written to a hex-flags knob, bits outside `allowed` refused
+/// (Linux: `kstrtoul(buf, 16, &val)`, then `val & ~ALL` is EINVAL): hex
+/// digits, optionally after `+` and `0x`, then at most one newline. A value
+/// too big for the type is EINVAL here, ERANGE in Linux.
+fn parse_hex_flags(buf: &str, allowed: u32) -> Result<u32, InvalidSetting> {
+    let buf = buf.strip_suffix('\n').unwrap_or(buf);
+    let buf = buf.strip_prefix('+').unwrap_or(buf);
+    // kstrtoul skips "0x" only when a hex digit follows, so "0x" is a 0
+    // with junk after it.
+    let digits = match buf.strip_prefix("0x").or_else(|| buf.strip_prefix("0X")) {
+        Some(rest) if rest.starts_with(|c: char| c.is_ascii_hexdigit()) => rest,
+        _ => buf,
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(InvalidSetting);
+    }
+    match u32::from_str_radix(digits, 16) {
+        Ok(val) if val & !allowed == 0 => Ok(val),
+        _ => Err(InvalidSetting),
+    }
+}
+
+/// What reading a hex-flags knob shows, e.g. "0x2\n" (Linux:
+/// `sysfs_emit(buf, "0x%lx\n", val)`).
+pub struct HexFlagsShow(pub u32);
+
+impl fmt::Display for HexFlagsShow {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{:#x}", self.0)
+    }
+}
+
 /// The system-wide knobs (the mount option lives with each mount).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HugeSettings {
     pub shmem_enabled: ShmemEnabled,
     /// The per-size knobs, indexed by order - `MIN_LARGE_ORDER`.
     pub per_size: [PerSizeEnabled; NR_PER_SIZE],
+    /// `thp_exec_enabled`: `FILE_EXEC_*` bits.
+    pub thp_exec_enabled: u32,
+    /// `thp_mapping_align`: `*_MAPPING_ALIGN` bits.
+    pub thp_mapping_align: u32,
 }
 
 impl Default for HugeSettings {
     /// Linux's boot defaults: nothing is huge, and the 2M knob follows the
     /// top-level one so that turning that on is enough for PMD-sized folios.
+    /// Seed 004's knobs start at 0x0, as `transparent_hugepage_flags` has
+    /// none of their bits at boot.
     fn default() -> Self {
         let mut per_size = [PerSizeEnabled::Never; NR_PER_SIZE];
         per_size[per_size_slot(PMD_ORDER)] = PerSizeEnabled::Inherit;
         HugeSettings {
             shmem_enabled: ShmemEnabled::Never,
             per_size,
+            thp_exec_enabled: 0,
+            thp_mapping_align: 0,
         }
     }
 }
@@ -362,6 +419,23 @@ impl HugeSettings {
             return Err(InvalidSetting);
         }
         self.per_size[slot] = value;
+        Ok(())
+    }
+
+    /// A write of `buf` to `thp_exec_enabled` (Linux:
+    /// `thp_exec_enabled_store`). Bit 0 is accepted and dropped, as by a
+    /// Linux built without `CONFIG_READ_ONLY_THP_FOR_FS`: there is no
+    /// khugepaged to collapse text into PMD-sized folios.
+    pub fn store_thp_exec_enabled(&mut self, buf: &str) -> Result<(), InvalidSetting> {
+        let val = parse_hex_flags(buf, FILE_EXEC_THP_ENABLE | FILE_EXEC_MTHP_ENABLE)?;
+        self.thp_exec_enabled = val & FILE_EXEC_MTHP_ENABLE;
+        Ok(())
+    }
+
+    /// A write of `buf` to `thp_mapping_align` (Linux:
+    /// `thp_mapping_align_store`).
+    pub fn store_thp_mapping_align(&mut self, buf: &str) -> Result<(), InvalidSetting> {
+        self.thp_mapping_align = parse_hex_flags(buf, FILE_MAPPING_ALIGN | ANON_MAPPING_ALIGN)?;
         Ok(())
     }
 
@@ -440,6 +514,34 @@ pub fn allowable_orders(
             per_size_orders(settings, top, false, size, index).and(write_size_orders(index, end))
         }
         _ => global,
+    }
+}
+
+/// The orders a folio of a file with an execute bit in its mode may have on
+/// top of `allowable_orders` (seed 004: Linux's `do_sync_mmap_readahead`
+/// reads the naturally aligned `arch_wants_exec_folio_order()` pages around
+/// a fault in a `VM_EXEC` mapping into one folio, when `thp_exec_enabled`
+/// has `FILE_EXEC_MTHP_ENABLE`).
+///
+/// tmpfs has no readahead: its data is written, by the initramfs unpack or
+/// a user's write(), before any exec mapping faults on it, and a cached
+/// folio never grows. So faultline picks the order where the data is
+/// written, for files whose mode has an execute bit: with no chmod, the
+/// mode given at creation is the one sign a file will be mapped executable.
+/// As readahead, it ignores the mount's `huge=` and the size and alignment
+/// of the write (the folio covers the aligned 64K around the page, zeroed
+/// where unwritten); `deny` still turns it off. Internal files (memfd) are
+/// always created 0777 whatever their use, so their mode says nothing and
+/// they keep the shmem policy. Faults on holes stay order 0.
+pub fn exec_orders(settings: &HugeSettings, kind: InodeKind, exec: bool) -> OrderMask {
+    let wanted = settings.thp_exec_enabled & FILE_EXEC_MTHP_ENABLE != 0
+        && exec
+        && matches!(kind, InodeKind::Mounted(_))
+        && settings.shmem_enabled != ShmemEnabled::Deny;
+    if wanted {
+        OrderMask::only(arch_wants_exec_folio_order())
+    } else {
+        OrderMask::EMPTY
     }
 }
 
@@ -629,6 +731,7 @@ mod tests {
         HugeSettings {
             shmem_enabled: ShmemEnabled::Never,
             per_size: [value; NR_PER_SIZE],
+            ..HugeSettings::default()
         }
     }
 
@@ -1262,6 +1365,91 @@ mod tests {
             collect(suitable_orders(mask(&[2, 4, 9]), 0, cached)),
             [4, 2, 0]
         );
+    }
+
+    #[test]
+    fn hex_flag_knobs_read_and_write_as_seed_004() {
+        let mut settings = HugeSettings::default();
+        assert_eq!(HexFlagsShow(settings.thp_exec_enabled).to_string(), "0x0\n");
+        assert_eq!(
+            HexFlagsShow(settings.thp_mapping_align).to_string(),
+            "0x0\n"
+        );
+        for (buf, val) in [("0x3\n", 3), ("2", 2), ("+0X1", 1), ("0", 0), ("01\n", 1)] {
+            settings.store_thp_mapping_align(buf).unwrap();
+            assert_eq!(settings.thp_mapping_align, val, "{buf:?}");
+        }
+        assert_eq!(HexFlagsShow(3).to_string(), "0x3\n");
+        let bad = [
+            "0x4",
+            "0x",
+            "",
+            "\n",
+            " 1",
+            "1 ",
+            "1\n\n",
+            "-1",
+            "g",
+            "0x100000000",
+        ];
+        for buf in bad {
+            assert_eq!(
+                settings.store_thp_mapping_align(buf),
+                Err(InvalidSetting),
+                "{buf:?}"
+            );
+            assert_eq!(
+                settings.store_thp_exec_enabled(buf),
+                Err(InvalidSetting),
+                "{buf:?}"
+            );
+        }
+        // Refused values changed nothing.
+        assert_eq!(settings.thp_mapping_align, 1);
+        assert_eq!(settings.thp_exec_enabled, 0);
+        settings.store_thp_exec_enabled("0x2\n").unwrap();
+        assert_eq!(settings.thp_exec_enabled, FILE_EXEC_MTHP_ENABLE);
+        // Bit 0 is accepted but not kept: no khugepaged for exec text.
+        settings.store_thp_exec_enabled("0x1").unwrap();
+        assert_eq!(settings.thp_exec_enabled, 0);
+        settings.store_thp_exec_enabled("0x3").unwrap();
+        assert_eq!(settings.thp_exec_enabled, FILE_EXEC_MTHP_ENABLE);
+    }
+
+    #[test]
+    fn exec_files_get_64k_folios_when_the_mthp_bit_is_set() {
+        assert_eq!(arch_wants_exec_folio_order(), 4);
+        let mut settings = HugeSettings::default();
+        let never = InodeKind::Mounted(MountHuge::Never);
+        assert_eq!(exec_orders(&settings, never, true), OrderMask::EMPTY);
+        settings.store_thp_exec_enabled("0x2").unwrap();
+        assert_eq!(exec_orders(&settings, never, true), mask(&[4]));
+        assert_eq!(exec_orders(&settings, never, false), OrderMask::EMPTY);
+        let internal = InodeKind::Internal;
+        assert_eq!(exec_orders(&settings, internal, true), OrderMask::EMPTY);
+        settings.shmem_enabled = ShmemEnabled::Deny;
+        assert_eq!(exec_orders(&settings, never, true), OrderMask::EMPTY);
+    }
+
+    #[test]
+    fn exec_orders_ignore_the_size_and_alignment_of_the_write() {
+        let mut settings = HugeSettings::default();
+        settings.store_thp_exec_enabled("0x2").unwrap();
+        let never = InodeKind::Mounted(MountHuge::Never);
+        // A 4K write at page 5 of an empty file: the aligned 64K around it.
+        let write = Access::Write { end: 6 * PAGE };
+        let orders =
+            allowable_orders(&settings, never, write, 0, 5) | exec_orders(&settings, never, true);
+        assert_eq!(collect(suitable_orders(orders, 5, |_, _| true)), [4, 0]);
+        // A larger order the shmem policy allows is still tried first.
+        let always = InodeKind::Mounted(MountHuge::Always);
+        let write = Access::Write { end: 4 * MB };
+        let orders =
+            allowable_orders(&settings, always, write, 0, 0) | exec_orders(&settings, always, true);
+        assert_eq!(suitable_orders(orders, 0, |_, _| true).next(), Some(9));
+        // Page 3 already cached: no 64K folio can hold page 5.
+        let cached = |start: u64, nr: u64| !(start..start + nr).contains(&3);
+        assert_eq!(collect(suitable_orders(mask(&[4]), 5, cached)), [0]);
     }
 
     #[test]

@@ -13,7 +13,7 @@ use spin::Once;
 
 pub use file::ShmemFile;
 use huge::{
-    allowable_orders, suitable_orders, Access, FallbackOrders, HugeKnob, HugeSettings,
+    allowable_orders, exec_orders, suitable_orders, Access, FallbackOrders, HugeKnob, HugeSettings,
     InodeKind as HugeKind, MountHuge,
 };
 
@@ -22,10 +22,13 @@ use crate::errno::{Errno, KResult};
 use crate::mm::frame;
 use crate::sync::SpinLock;
 
-/// `/sys/kernel/mm/transparent_hugepage/{shmem_enabled, hugepages-*/shmem_enabled}`.
+/// `/sys/kernel/mm/transparent_hugepage/{shmem_enabled, hugepages-*/shmem_enabled,
+/// thp_exec_enabled, thp_mapping_align}`.
 static HUGE_SETTINGS: SpinLock<HugeSettings> = SpinLock::new(HugeSettings {
     shmem_enabled: huge::ShmemEnabled::Never,
     per_size: [huge::PerSizeEnabled::Never; huge::NR_PER_SIZE],
+    thp_exec_enabled: 0,
+    thp_mapping_align: 0,
 });
 
 /// Sets the boot defaults (the 2M knob inherits), before anything reads them.
@@ -63,26 +66,25 @@ impl TmpfsSb {
     pub fn new_file(self: &Arc<Self>, mode: u32) -> Arc<Inode> {
         Inode::new(
             S_IFREG | (mode & 0o7777),
-            InodeKind::File(ShmemFile::new(self.clone())),
+            InodeKind::File(ShmemFile::new(self.clone(), mode & 0o111 != 0)),
         )
     }
 
     /// Orders to try for a folio holding page `index` that a write up to
-    /// byte `write_end` needs, highest first.
+    /// byte `write_end` needs, highest first; `exec`: the file's mode has
+    /// an execute bit.
     fn write_orders(
         &self,
+        exec: bool,
         i_size: u64,
         index: u64,
         write_end: u64,
         range_is_empty: impl Fn(u64, u64) -> bool,
     ) -> FallbackOrders {
-        let mask = allowable_orders(
-            &huge_settings(),
-            self.huge,
-            Access::Write { end: write_end },
-            i_size,
-            index,
-        );
+        let settings = huge_settings();
+        let access = Access::Write { end: write_end };
+        let mask = allowable_orders(&settings, self.huge, access, i_size, index)
+            | exec_orders(&settings, self.huge, exec);
         suitable_orders(mask, index, range_is_empty)
     }
 

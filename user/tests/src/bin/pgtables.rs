@@ -3,8 +3,10 @@
 //! read back through faultline's `/proc/self/ptdump` after faults,
 //! `MADV_DONTNEED`, `mprotect` and with the `contpte` knob off; the same in
 //! `/proc/self/smaps`; page-table pages counted and returned; and threads
-//! on every CPU reading while the blocks change under them. Skipped on
-//! Linux, which has no ptdump file.
+//! on every CPU reading while the blocks change under them; seed 004's
+//! knobs: 64K folios for executable files (`thp_exec_enabled`) and 64K
+//! placement of mappings (`thp_mapping_align`). Skipped on Linux, which has
+//! no ptdump file.
 #![no_std]
 #![no_main]
 
@@ -22,32 +24,39 @@ use ulib::mm::*;
 use ulib::process::{exit_group, getrusage, RUSAGE_SELF};
 use ulib::signal::*;
 use ulib::system::running_on_linux;
-use ulib::test::{TestError, TestResult};
+use ulib::test::{Scratch, TestError, TestResult};
 use ulib::thread::spawn;
 use ulib::{check, check_eq, skip, Errno};
 
 ulib::tests!(
-    ascending_faults_fold_at_the_last_entry,
-    misaligned_file_offset_stays_plain,
-    dontneed_of_part_of_a_block_unfolds_it,
-    mprotect_of_whole_and_half_blocks,
-    knob_off_maps_plain_ptes,
-    pmd_block_maps_a_2m_folio,
-    dontneed_of_part_of_a_pmd_clears_it_whole,
-    mprotect_of_whole_and_half_pmds,
-    misaligned_window_of_a_2m_folio_stays_plain,
-    smaps_counts_blocks,
-    page_tables_come_back_after_exit,
-    readers_on_all_cpus_while_blocks_change,
-    one_fault_maps_a_64k_view,
-    one_fault_maps_a_32k_view_without_the_bit,
-    single_page_switch_takes_a_fault_per_page,
-    fault_around_maps_cached_neighbours,
-    tmpfs_mappings_go_where_pmds_fit,
-    shmem_folio_maps_whole_past_eof,
-    fault_around_stops_at_the_page_table,
-    shared_write_fault_maps_one_page,
-    refault_after_dontneed_maps_the_hole,
+    tests: [
+        ascending_faults_fold_at_the_last_entry,
+        misaligned_file_offset_stays_plain,
+        dontneed_of_part_of_a_block_unfolds_it,
+        mprotect_of_whole_and_half_blocks,
+        knob_off_maps_plain_ptes,
+        pmd_block_maps_a_2m_folio,
+        dontneed_of_part_of_a_pmd_clears_it_whole,
+        mprotect_of_whole_and_half_pmds,
+        misaligned_window_of_a_2m_folio_stays_plain,
+        smaps_counts_blocks,
+        page_tables_come_back_after_exit,
+        readers_on_all_cpus_while_blocks_change,
+        one_fault_maps_a_64k_view,
+        one_fault_maps_a_32k_view_without_the_bit,
+        single_page_switch_takes_a_fault_per_page,
+        fault_around_maps_cached_neighbours,
+        tmpfs_mappings_go_where_pmds_fit,
+        shmem_folio_maps_whole_past_eof,
+        fault_around_stops_at_the_page_table,
+        shared_write_fault_maps_one_page,
+        refault_after_dontneed_maps_the_hole,
+        thp_flag_knobs_are_hex_bits,
+        exec_file_maps_with_contiguous_ptes,
+        file_mappings_align_to_64k_with_the_file_bit,
+        anon_mappings_align_to_64k_with_the_anon_bit,
+    ],
+    helpers: [exit_with],
 );
 
 const PAGE: usize = PAGE_SIZE;
@@ -58,6 +67,8 @@ const KNOB_2M: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/sh
 const CONTPTE_KNOB: &CStr = c"/sys/kernel/mm/contpte/enabled";
 const MULTI_KNOB: &CStr = c"/sys/kernel/mm/finish_fault/multi_page";
 const AROUND_KNOB: &CStr = c"/sys/kernel/debug/fault_around_bytes";
+const EXEC_KNOB: &CStr = c"/sys/kernel/mm/transparent_hugepage/thp_exec_enabled";
+const ALIGN_KNOB: &CStr = c"/sys/kernel/mm/transparent_hugepage/thp_mapping_align";
 
 fn write_knob(path: &CStr, value: &str) -> Result<(), Errno> {
     let fd = open(path, O_WRONLY | O_CLOEXEC, 0)?;
@@ -715,5 +726,158 @@ fn refault_after_dontneed_maps_the_hole() -> TestResult {
     check_eq!(mapped(addr, BLOCK)?, BLOCK - 2 * PAGE);
     check_eq!(read_fault(addr, BLOCK, 0)?, (1, BLOCK));
     check_eq!(try_read(addr + PAGE), Ok(pattern(1)));
+    Ok(())
+}
+
+/// `exit_with N`: exits with status N, to show a copied binary runs.
+fn exit_with(args: &[&str]) -> i32 {
+    args.first().and_then(|a| a.parse().ok()).unwrap_or(99)
+}
+
+/// Seed 004's knobs: "0x%lx\n", hex in (with or without 0x), EINVAL for
+/// unknown bits or junk. thp_exec_enabled keeps only bit 1 (mTHP): bit 0
+/// (PMD THP through khugepaged) is accepted and dropped, as by a Linux
+/// without CONFIG_READ_ONLY_THP_FOR_FS.
+fn thp_flag_knobs_are_hex_bits() -> TestResult {
+    if running_on_linux() {
+        skip!("seed 004's knobs are openEuler's, not mainline Linux's");
+    }
+    check_eq!(read_file(EXEC_KNOB)?, b"0x0\n");
+    check_eq!(read_file(ALIGN_KNOB)?, b"0x0\n");
+    let checks = (|| -> TestResult {
+        write_knob(ALIGN_KNOB, "0x3\n")?;
+        check_eq!(read_file(ALIGN_KNOB)?, b"0x3\n");
+        write_knob(ALIGN_KNOB, "2")?;
+        check_eq!(read_file(ALIGN_KNOB)?, b"0x2\n");
+        write_knob(EXEC_KNOB, "0x2")?;
+        check_eq!(read_file(EXEC_KNOB)?, b"0x2\n");
+        write_knob(EXEC_KNOB, "0x3")?;
+        check_eq!(read_file(EXEC_KNOB)?, b"0x2\n");
+        write_knob(EXEC_KNOB, "1")?;
+        check_eq!(read_file(EXEC_KNOB)?, b"0x0\n");
+        for knob in [EXEC_KNOB, ALIGN_KNOB] {
+            for bad in ["0x4", "0x", "on", "\n", "-1"] {
+                check!(write_knob(knob, bad) == Err(Errno::EINVAL), "{bad:?} taken");
+            }
+        }
+        check_eq!(read_file(ALIGN_KNOB)?, b"0x2\n");
+        Ok(())
+    })();
+    write_knob(EXEC_KNOB, "0x0")?;
+    write_knob(ALIGN_KNOB, "0x0")?;
+    checks
+}
+
+/// A copy of this program written 4K at a time into a new tmpfs file of
+/// `mode` while thp_exec_enabled is `exec_knob`, mapped PROT_EXEC at a 64K
+/// boundary and read through: returns the bytes mapped with the contiguous
+/// bit and the whole length.
+fn exec_copy_cont(
+    scratch: &Scratch,
+    name: &str,
+    mode: u32,
+    exec_knob: &str,
+) -> Result<(usize, usize), TestError> {
+    let image = read_file(&own_path())?;
+    let path = scratch.path(name);
+    write_knob(EXEC_KNOB, exec_knob)?;
+    let copied = (|| -> Result<(), Errno> {
+        let fd = open(&path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)?;
+        for chunk in image.chunks(PAGE) {
+            write(fd, chunk)?;
+        }
+        close(fd)
+    })();
+    write_knob(EXEC_KNOB, "0x0")?;
+    copied?;
+    let len = image.len() / BLOCK * BLOCK;
+    check!(len > 0, "the test binary is under 64K");
+    let fd = open(&path, O_RDONLY | O_CLOEXEC, 0)?;
+    let reserve = map_anon(len + BLOCK)?;
+    let addr = (reserve + BLOCK - 1) & !(BLOCK - 1);
+    let prot = PROT_READ | PROT_EXEC;
+    // SAFETY: replaces part of the reservation made just above.
+    let mapped = unsafe { mmap(addr, len, prot, MAP_PRIVATE | MAP_FIXED, fd, 0) };
+    close(fd)?;
+    check_eq!(mapped?, addr);
+    touch_ascending(addr, len)?;
+    let cont = contiguous(addr, len)?;
+    // SAFETY: our own reservation and the view inside it.
+    unsafe { munmap(reserve, len + BLOCK) }?;
+    Ok((cont, len))
+}
+
+/// Seed 004's exec folio order: an executable file written while
+/// thp_exec_enabled has bit 1 is cached in 64K folios, so a PROT_EXEC view
+/// maps with contiguous PTEs; without the bit, or without an execute bit in
+/// the mode, its folios are 4K and nothing is contiguous. The copy runs.
+fn exec_file_maps_with_contiguous_ptes() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    let scratch = Scratch::new()?;
+    let (cont, len) = exec_copy_cont(&scratch, "exec-64k", 0o755, "0x2")?;
+    check_eq!(cont, len);
+    check_eq!(exec_copy_cont(&scratch, "exec-off", 0o755, "0x0")?.0, 0);
+    check_eq!(exec_copy_cont(&scratch, "data-64k", 0o644, "0x2")?.0, 0);
+    let path = scratch.path("exec-64k");
+    let argv = [path.as_c_str(), c"--helper", c"exit_with", c"42"];
+    let (status, _) = run_capture(&path, &argv, &[])?;
+    check_eq!(status.exit_code(), Some(42));
+    Ok(())
+}
+
+/// Where the kernel places eight hint-less 68K mappings made by `map`
+/// while thp_mapping_align is `bits`: how many of them are 64K-aligned.
+fn aligned_of_eight(
+    bits: &str,
+    map: impl Fn(usize) -> Result<usize, Errno>,
+) -> Result<usize, TestError> {
+    let len = BLOCK + PAGE;
+    write_knob(ALIGN_KNOB, bits)?;
+    let addrs: Vec<Result<usize, Errno>> = (0..8).map(|_| map(len)).collect();
+    write_knob(ALIGN_KNOB, "0x0")?;
+    let mut aligned = 0;
+    for addr in addrs {
+        let addr = addr?;
+        aligned += usize::from(addr % BLOCK == 0);
+        // SAFETY: a mapping made just above.
+        unsafe { munmap(addr, len) }?;
+    }
+    Ok(aligned)
+}
+
+/// thp_mapping_align bit 0: a memfd mapping of 64K or more at a 64K-aligned
+/// offset goes at a 64K boundary; without it (the default) consecutive
+/// mappings pack at 4K, and 68K ones cannot all be aligned.
+fn file_mappings_align_to_64k_with_the_file_bit() -> TestResult {
+    if running_on_linux() {
+        skip!("seed 004's knobs are openEuler's, not mainline Linux's");
+    }
+    let fd = memfd_create(c"align", MFD_CLOEXEC)?;
+    ftruncate(fd, PMD)?;
+    let map = |len| {
+        // SAFETY: a new mapping the kernel places.
+        unsafe { mmap(0, len, PROT_READ, MAP_SHARED, fd, 0) }
+    };
+    let on = aligned_of_eight("0x1", map);
+    let anon_bit_only = aligned_of_eight("0x2", map);
+    let off = aligned_of_eight("0x0", map);
+    close(fd)?;
+    check_eq!(on?, 8);
+    check!(anon_bit_only? < 8);
+    check!(off? < 8);
+    Ok(())
+}
+
+/// thp_mapping_align bit 1: private anonymous mappings of 64K or more go at
+/// a 64K boundary; the file bit alone leaves them packed.
+fn anon_mappings_align_to_64k_with_the_anon_bit() -> TestResult {
+    if running_on_linux() {
+        skip!("seed 004's knobs are openEuler's, not mainline Linux's");
+    }
+    check_eq!(aligned_of_eight("0x2", map_anon)?, 8);
+    check!(aligned_of_eight("0x1", map_anon)? < 8);
+    check!(aligned_of_eight("0x0", map_anon)? < 8);
     Ok(())
 }
