@@ -13,6 +13,7 @@ use core::ptr::{read_volatile, write_volatile};
 use ulib::fs::*;
 use ulib::process::*;
 use ulib::signal::{catch_fault, Fault};
+use ulib::test::{TestError, TestResult};
 use ulib::Errno;
 
 /// Reads the byte at `addr`, or reports the fault that reading raised.
@@ -126,4 +127,37 @@ pub fn vmstats(keys: &[&str]) -> Result<Vec<u64>, Errno> {
 /// A byte pattern that differs from page to page and from byte to byte.
 pub fn pattern(i: usize) -> u8 {
     (i.wrapping_mul(31) ^ (i >> 12)) as u8
+}
+
+/// Runs `child` in new child processes (each must exit 0) and checks that
+/// one gives back every page table and frame it used. The kernel keeps
+/// some memory it grew for earlier children (its heap, structures made
+/// lazily), and frees a dead thread's stack only once that thread's CPU has
+/// switched away: so children run until one leaves the counts as it found
+/// them, and then two more must too. faultline only.
+pub fn children_give_back_memory(child: impl Fn() -> i32) -> TestResult {
+    let settled = || -> Result<Vec<u64>, TestError> {
+        let status = in_child(&child)?;
+        if status.exit_code() != Some(0) {
+            return Err(TestError::Failed(alloc::format!("child ended {status:?}")));
+        }
+        ulib::time::sleep(core::time::Duration::from_millis(20));
+        Ok(vmstats(&["nr_page_table_pages", "nr_free_pages"])?)
+    };
+    let mut before = settled()?;
+    for _ in 0..6 {
+        let now = settled()?;
+        if now == before {
+            break;
+        }
+        before = now;
+    }
+    for _ in 0..2 {
+        let after = settled()?;
+        if after[0] != before[0] || after[1] < before[1] {
+            let why = alloc::format!("page tables, free frames: {before:?} -> {after:?}");
+            return Err(TestError::Failed(why));
+        }
+    }
+    Ok(())
 }

@@ -327,31 +327,5 @@ fn munmap_under_faulting_threads_leaves_sigsegv() -> TestResult {
         check_eq!(in_child(child)?.exit_code(), Some(0));
         return Ok(());
     }
-    // A dead thread's kernel stack is freed once its CPU has switched away
-    // from it, which may be just after the parent is woken: let it happen.
-    let settled = || -> Result<Vec<u64>, ulib::test::TestError> {
-        check_eq!(in_child(child)?.exit_code(), Some(0));
-        sleep(core::time::Duration::from_millis(20));
-        Ok(vmstats(&["nr_page_table_pages", "nr_free_pages"])?)
-    };
-    // The kernel keeps some memory it grew for earlier children (its heap,
-    // lazily made structures): run until a child leaves the count as it
-    // found it, then every later child must too.
-    let mut before = settled()?;
-    for _ in 0..6 {
-        let now = settled()?;
-        if now == before {
-            break;
-        }
-        before = now;
-    }
-    for _ in 0..2 {
-        let after = settled()?;
-        check_eq!(after[0], before[0]);
-        check!(
-            after[1] >= before[1],
-            "frames lost: {before:?} -> {after:?}"
-        );
-    }
-    Ok(())
+    children_give_back_memory(child)
 }
