@@ -278,13 +278,13 @@ fn finish_fault(
     } else {
         addr..addr + PAGE_SIZE
     };
-    let none = |va| table[Level::Pte.index(va)].load(Ordering::Acquire) == 0;
+    let none = |va| table[Level::Pte.index(va)].load(Ordering::Relaxed) == 0;
     let run = none_run(range, addr, none);
     let _ptl = mm.page_table_lock.lock();
     if !folio.is_anon() && !folio.is_cached() {
         return; // truncated since we found it: the access faults again
     }
-    let run = if run.clone().step_by(PAGE_SIZE).all(none) {
+    let run = if all_none(table, run.clone()) {
         run
     } else {
         none_run(addr..addr + PAGE_SIZE, addr, none)
@@ -294,6 +294,13 @@ fn finish_fault(
         let nr = run.len() / PAGE_SIZE;
         set_pte_range(mm, table, run.start, folio, first, nr, prot);
     }
+}
+
+/// Are the entries for `[va range)` of `table` all empty?
+fn all_none(table: &PageTable, range: Range<usize>) -> bool {
+    let first = Level::Pte.index(range.start);
+    let entries = &table[first..first + range.len() / PAGE_SIZE];
+    entries.iter().all(|e| e.load(Ordering::Relaxed) == 0)
 }
 
 /// `finish_fault` for a fault that maps exactly one page: anonymous memory
@@ -368,7 +375,8 @@ fn do_read_fault(
 /// Maps the cached, uptodate pages in the fault-around window onto empty
 /// entries, a folio's worth at a time, allocating and reading nothing
 /// (Linux: `do_fault_around` -> `filemap_map_pages`). The window is cut at
-/// the end of the file.
+/// the end of the file. As in Linux, one walk of the page cache and one
+/// hold of the page-table lock cover the whole window.
 fn do_fault_around(mm: &Mm, vma: &Vma, range: Range<usize>, table: &PageTable, addr: usize) {
     let Some(InodeKind::File(file)) = vma.file.as_deref().map(|i| &i.kind) else {
         return;
@@ -376,29 +384,41 @@ fn do_fault_around(mm: &Mm, vma: &Vma, range: Range<usize>, table: &PageTable, a
     let bytes = FAULT_AROUND_BYTES.load(Ordering::Relaxed);
     let window = fault_around_window(addr, range.clone(), bytes);
     let end = window.end.min(eof_va(vma, range.start));
-    let prot = vma_prot(vma, false);
-    let none = |va| table[Level::Pte.index(va)].load(Ordering::Acquire) == 0;
-    let mut va = window.start;
-    while va < end {
-        let cached = none(va)
-            .then(|| file.mapping.get_folio(vma.pgoff_of(range.start, va)))
-            .flatten()
-            .filter(|(folio, _)| folio.is_uptodate());
-        let Some((folio, page)) = cached else {
-            va += PAGE_SIZE;
-            continue;
-        };
-        let folio_end = va + (folio.nr_pages() - page) * PAGE_SIZE;
-        let run = none_run(va..folio_end.min(end), va, none);
-        if vma.is_shared() {
-            folio.mark_dirty();
-        }
-        let _ptl = mm.page_table_lock.lock();
-        if folio.is_cached() && run.clone().step_by(PAGE_SIZE).all(none) {
-            set_pte_range(mm, table, va, folio, page, run.len() / PAGE_SIZE, prot);
-        }
-        va = run.end.max(va + PAGE_SIZE);
+    if window.start >= end {
+        return;
     }
+    let prot = vma_prot(vma, false);
+    let none = |va| table[Level::Pte.index(va)].load(Ordering::Relaxed) == 0;
+    // The VA where file page `index` is mapped (may lie below the VMA).
+    let va_of = |index: u64| {
+        let pages = index.wrapping_sub(vma.pgoff) as usize;
+        range.start.wrapping_add(pages.wrapping_mul(PAGE_SIZE))
+    };
+    let first = vma.pgoff_of(range.start, window.start);
+    let last = vma.pgoff_of(range.start, end);
+    let _ptl = mm.page_table_lock.lock();
+    file.mapping.for_each_folio(first, last, |head, folio| {
+        if !folio.is_uptodate() {
+            return;
+        }
+        let folio_va = va_of(head);
+        let (from, to) = (window.start.max(folio_va), end.min(folio_va + folio.size()));
+        let mut va = from;
+        while va < to {
+            let run = none_run(va..to, va, none);
+            if run.is_empty() {
+                va += PAGE_SIZE;
+                continue;
+            }
+            if vma.is_shared() {
+                folio.mark_dirty();
+            }
+            let page = (run.start - folio_va) / PAGE_SIZE;
+            let nr = run.len() / PAGE_SIZE;
+            set_pte_range(mm, table, run.start, folio.clone(), page, nr, prot);
+            va = run.end;
+        }
+    });
 }
 
 /// The VA just past the last page of the VMA's file (the VMA starting at

@@ -45,6 +45,15 @@ impl AddressSpace {
         Some((folio.clone(), (index - start) as usize))
     }
 
+    /// Calls `f(first index, folio)` for each cached folio overlapping pages
+    /// `[start, end)`, in order, under one hold of the index's lock (Linux:
+    /// `next_uptodate_folio`'s walk of the xarray in `filemap_map_pages`).
+    pub fn for_each_folio(&self, start: u64, end: u64, mut f: impl FnMut(u64, &Folio)) {
+        for (head, _, folio) in self.i_pages.lock().range(start, end) {
+            f(head, folio);
+        }
+    }
+
     /// Inserts `folio` as the cache of pages `[index, index + nr)`; gives it
     /// back if any of them is cached already (Linux: `filemap_add_folio`).
     pub fn add_folio(&self, folio: Folio, index: u64) -> Result<(), Folio> {

@@ -10,9 +10,9 @@
 //! reference: cloning it is `folio_get`, dropping it is `folio_put`, and the
 //! last put returns the frames to the page allocator.
 
-use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicU8, Ordering};
-
-use spin::Once;
+use core::sync::atomic::{
+    AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+};
 
 use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
 use crate::mm::{frame, vmstat};
@@ -56,21 +56,29 @@ impl FolioMeta {
     }
 }
 
-struct FolioMap {
-    base_pfn: usize,
-    meta: &'static [FolioMeta],
-}
-
-static FOLIO_MAP: Once<FolioMap> = Once::new();
+/// The per-frame folio state (Linux: `mem_map`), set once at boot. Plain
+/// statics rather than a `Once`: every folio operation on the fault path
+/// starts here, so the lookup is a subtraction, a bounds check and an add.
+static META: AtomicPtr<FolioMeta> = AtomicPtr::new(core::ptr::null_mut());
+static META_LEN: AtomicUsize = AtomicUsize::new(0);
+static BASE_PFN: AtomicUsize = AtomicUsize::new(0);
 
 /// Installs the per-frame folio state for frames from `base_pfn` on.
 pub(super) fn init(base_pfn: usize, meta: &'static [FolioMeta]) {
-    FOLIO_MAP.call_once(|| FolioMap { base_pfn, meta });
+    BASE_PFN.store(base_pfn, Ordering::Relaxed);
+    META_LEN.store(meta.len(), Ordering::Relaxed);
+    META.store(meta.as_ptr() as *mut FolioMeta, Ordering::Release);
 }
 
 fn meta(pfn: usize) -> &'static FolioMeta {
-    let map = FOLIO_MAP.get().expect("folio map not initialised");
-    &map.meta[pfn - map.base_pfn]
+    let i = pfn.wrapping_sub(BASE_PFN.load(Ordering::Relaxed));
+    assert!(
+        i < META_LEN.load(Ordering::Relaxed),
+        "pfn {pfn:#x} has no folio state"
+    );
+    // SAFETY: `init` stored a 'static slice of META_LEN entries, set before
+    // any frame was allocated; `i` is inside it.
+    unsafe { &*META.load(Ordering::Relaxed).add(i) }
 }
 
 /// A counted reference to a folio.
@@ -125,8 +133,25 @@ impl Folio {
     /// the folio (the entry keeps it until `from_mapped_pfn` takes it back),
     /// and counts the mapping.
     pub fn into_mapping(self) {
-        self.head().mapcount.fetch_add(1, Ordering::Relaxed);
+        self.into_mappings(1);
+    }
+
+    /// `into_mapping` for `nr` entries at once: this reference and `nr - 1`
+    /// new ones (Linux: `folio_ref_add` + `folio_add_file_rmap_ptes`).
+    pub fn into_mappings(self, nr: usize) {
+        let head = self.head();
+        head.refcount.fetch_add(nr as u32 - 1, Ordering::Relaxed);
+        head.mapcount.fetch_add(nr as i32, Ordering::Relaxed);
         core::mem::forget(self);
+    }
+
+    /// Takes back the references of `nr` entries that mapped pages of this
+    /// folio and were cleared (and flushed), `self` being one of them.
+    pub fn unmapped_many(self, nr: usize) {
+        let head = self.head();
+        head.mapcount.fetch_sub(nr as i32, Ordering::Relaxed);
+        // We hold `nr`; this leaves the one `self` drops.
+        head.refcount.fetch_sub(nr as u32 - 1, Ordering::Relaxed);
     }
 
     /// Page-table entries mapping this folio, in every address space.

@@ -46,9 +46,8 @@ impl ContpteOps for TableOps<'_> {
         CONTPTE_ENABLED.load(Ordering::Relaxed)
     }
     fn flush(&mut self, idx: Range<usize>) {
-        for i in idx {
-            mmu::flush_tlb_user_page(self.mm.asid, self.table_va + i * PAGE_SIZE);
-        }
+        let va = |i| self.table_va + i * PAGE_SIZE;
+        mmu::flush_tlb_user_range(self.mm.asid, va(idx.start), va(idx.end));
     }
     fn converted(&mut self, fold: bool) {
         if fold {
@@ -83,10 +82,7 @@ pub fn set_pte_range(
     contpte::set_ptes(table, idx, Pte::leaf(pa, prot, true), nr, whole, &mut ops);
     mmu::publish_table_writes();
     mm.rss.fetch_add(nr, Ordering::Relaxed);
-    for _ in 1..nr {
-        Folio::from_pfn(folio.pfn()).into_mapping();
-    }
-    folio.into_mapping();
+    folio.into_mappings(nr);
 }
 
 /// Replaces a valid entry (a write fault upgrading or copying a page):
@@ -127,62 +123,111 @@ pub fn set_pmd(mm: &Mm, pmd: &AtomicU64, folio: Folio, prot: PgProt) {
 }
 
 /// Unmaps `[start, end)` (Linux: `zap_page_range_single`): clears every
-/// entry, flushes the TLB once for the range, then drops the folio
-/// references (never before the flush: another CPU could still reach the
-/// page through a stale TLB entry). A dirty entry dirties its folio. A PMD
-/// block the range covers only in part is cleared whole, as Linux does for
-/// shmem: the rest of it refaults from the page cache.
+/// entry, flushes the TLB, then drops the folio references (never before
+/// the flush: another CPU could still reach the page through a stale TLB
+/// entry). A dirty entry dirties its folio. A PMD block the range covers
+/// only in part is cleared whole, as Linux does for shmem: the rest of it
+/// refaults from the page cache.
 pub fn zap_range(mm: &Mm, start: usize, end: usize) {
-    let mut folios = Vec::new();
-    let mut addrs = Vec::new();
-    let mut pages = 0;
-    {
-        let _ptl = mm.page_table_lock.lock();
-        let mut take = |old: Pte, va: usize, size: usize| {
-            // SAFETY: the entry's reference, now ours.
-            let folio = unsafe { Folio::from_mapped_pfn(old.addr().pfn()) };
-            if old.is_dirty() {
-                folio.mark_dirty();
+    let mut tlb = Gather::new(mm);
+    let _ptl = mm.page_table_lock.lock();
+    let mut take = |old: Pte, va: usize, size: usize| {
+        // SAFETY: the entry's reference, now ours.
+        let folio = unsafe { Folio::from_mapped_pfn(old.addr().pfn()) };
+        if old.is_dirty() {
+            folio.mark_dirty();
+        }
+        tlb.add(folio, va, size);
+    };
+    pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |va, found| match found {
+        Found::Table(table, idx) => {
+            let mut ops = TableOps::new(mm, va);
+            contpte::clear_range(table, idx, &mut ops, |i, old| {
+                take(old, va + i * PAGE_SIZE, PAGE_SIZE)
+            });
+        }
+        Found::Block(level, slot) => {
+            if va < start || va + level.size() > end {
+                vmstat::THP_SPLIT_PMD.inc();
             }
-            folio.unmapped();
-            folios.push(folio);
-            addrs.push(va);
-            pages += size / PAGE_SIZE;
-        };
-        pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |va, found| match found {
-            Found::Table(table, idx) => {
-                let mut ops = TableOps::new(mm, va);
-                contpte::clear_range(table, idx, &mut ops, |i, old| {
-                    take(old, va + i * PAGE_SIZE, PAGE_SIZE)
-                });
-            }
-            Found::Block(level, slot) => {
-                if va < start || va + level.size() > end {
-                    vmstat::THP_SPLIT_PMD.inc();
-                }
-                take(Pte(slot.swap(0, Ordering::AcqRel)), va, level.size());
-            }
-        });
-    }
-    flush_user_range(mm, &addrs, pages);
-    mm.rss.fetch_sub(pages, Ordering::Relaxed);
-    drop(folios);
+            take(Pte(slot.swap(0, Ordering::AcqRel)), va, level.size());
+        }
+    });
 }
 
-/// One TLB invalidation for a batch of cleared user entries (`addrs`,
-/// covering `pages` pages): page by page, or the whole ASID when that is
-/// cheaper (Linux: `tlb_flush_mmu` via `flush_tlb_range`).
-fn flush_user_range(mm: &Mm, addrs: &[usize], pages: usize) {
-    if addrs.is_empty() {
-        return;
-    }
-    vmstat::TLB_RANGE_FLUSH.inc();
-    if pages > FLUSH_ALL_THRESHOLD {
-        mmu::flush_tlb_asid(mm.asid);
-    } else {
-        for &va in addrs {
-            mmu::flush_tlb_user_page(mm.asid, va);
+/// Folio references taken from cleared entries, held until their TLB entries
+/// are flushed (Linux: `struct mmu_gather`): on the stack, flushed when full
+/// and when dropped. Entries of one folio cleared in a row share one slot.
+struct Gather<'a> {
+    mm: &'a Mm,
+    folios: [Option<(Folio, usize)>; GATHER_SLOTS],
+    len: usize,
+    /// The VAs cleared since the last flush: [lo, hi), and how many pages.
+    lo: usize,
+    hi: usize,
+    pages: usize,
+}
+
+const GATHER_SLOTS: usize = 32;
+
+impl<'a> Gather<'a> {
+    fn new(mm: &'a Mm) -> Self {
+        Gather {
+            mm,
+            folios: [const { None }; GATHER_SLOTS],
+            len: 0,
+            lo: usize::MAX,
+            hi: 0,
+            pages: 0,
         }
+    }
+
+    /// One cleared entry mapping `size` bytes at `va`, and its reference.
+    fn add(&mut self, folio: Folio, va: usize, size: usize) {
+        self.lo = self.lo.min(va);
+        self.hi = self.hi.max(va + size);
+        self.pages += size / PAGE_SIZE;
+        if let Some(Some((last, nr))) = self.len.checked_sub(1).map(|i| &mut self.folios[i]) {
+            if last.pfn() == folio.pfn() {
+                *nr += 1;
+                core::mem::forget(folio); // its reference is counted in nr
+                return;
+            }
+        }
+        if self.len == GATHER_SLOTS {
+            self.flush();
+        }
+        self.folios[self.len] = Some((folio, 1));
+        self.len += 1;
+    }
+
+    /// One TLB invalidation for everything cleared so far, page by page or
+    /// the whole ASID when that is cheaper (Linux: `tlb_flush_mmu` via
+    /// `flush_tlb_range`); then the references go.
+    fn flush(&mut self) {
+        if self.pages == 0 {
+            return;
+        }
+        vmstat::TLB_RANGE_FLUSH.inc();
+        if self.pages > FLUSH_ALL_THRESHOLD || (self.hi - self.lo) / PAGE_SIZE > FLUSH_ALL_THRESHOLD
+        {
+            mmu::flush_tlb_asid(self.mm.asid);
+        } else {
+            mmu::flush_tlb_user_range(self.mm.asid, self.lo, self.hi);
+        }
+        self.mm.rss.fetch_sub(self.pages, Ordering::Relaxed);
+        for slot in &mut self.folios[..self.len] {
+            if let Some((folio, nr)) = slot.take() {
+                folio.unmapped_many(nr);
+            }
+        }
+        (self.len, self.lo, self.hi, self.pages) = (0, usize::MAX, 0, 0);
+    }
+}
+
+impl Drop for Gather<'_> {
+    fn drop(&mut self) {
+        self.flush();
     }
 }
 

@@ -9,6 +9,7 @@
 //! one at a time (Linux's READ_ONCE/WRITE_ONCE): another CPU's hardware
 //! walker may be reading them.
 
+use core::ops::Range;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::arch::desc::{PgProt, Pte};
@@ -260,11 +261,12 @@ fn visit_tables<'m>(
     end: usize,
     f: &mut impl FnMut(usize, Found<'m>),
 ) {
-    for (i, slot) in mem.table(table).iter().enumerate() {
-        let va = table_va + (i << level.shift());
+    let entries = mem.table(table);
+    for i in indices_meeting(level, table_va, start, end) {
+        let (slot, va) = (&entries[i], table_va + (i << level.shift()));
         let last = va + (level.size() - 1);
         let pte = read(slot);
-        if last < start || va >= end || !pte.is_valid() {
+        if !pte.is_valid() {
             continue;
         }
         let Some(next) = level.next() else { continue };
@@ -279,6 +281,27 @@ fn visit_tables<'m>(
             visit_tables(mem, pte.addr(), next, va, start, end, f);
         }
     }
+}
+
+/// The entries of a `level` table whose entry 0 maps `table_va` that map
+/// part of `[start, end)`, which meets the table: walks visit only these,
+/// not all 512 (Linux: the `p*d_addr_end` bounds of each walk loop).
+fn indices_meeting(level: Level, table_va: usize, start: usize, end: usize) -> Range<usize> {
+    if start >= end {
+        return 0..0;
+    }
+    let table_last = table_va + ((PTRS_PER_TABLE << level.shift()) - 1);
+    let first = if start <= table_va {
+        0
+    } else {
+        level.index(start)
+    };
+    let last = if end > table_last {
+        PTRS_PER_TABLE - 1
+    } else {
+        level.index(end - 1)
+    };
+    first..last + 1
 }
 
 /// Frees every table page below `pgd` (not `pgd` itself) by calling
@@ -393,12 +416,9 @@ fn visit_table<'m>(
     end: usize,
     f: &mut impl FnMut(usize, Level, &'m AtomicU64),
 ) {
-    for (i, slot) in mem.table(table).iter().enumerate() {
-        let va = table_va + (i << level.shift());
-        let last = va + (level.size() - 1);
-        if last < start || va >= end {
-            continue;
-        }
+    let entries = mem.table(table);
+    for i in indices_meeting(level, table_va, start, end) {
+        let (slot, va) = (&entries[i], table_va + (i << level.shift()));
         let pte = read(slot);
         if !pte.is_valid() {
             continue;

@@ -151,6 +151,23 @@ pub fn flush_tlb_user_page(asid: u16, va: usize) {
     };
 }
 
+/// Invalidates the TLB entries of user pages `[start, end)` of address
+/// space `asid` on all CPUs, with one barrier pair for the batch (Linux:
+/// `__flush_tlb_range` by pages).
+pub fn flush_tlb_user_range(asid: u16, start: usize, end: usize) {
+    let tag = (asid as u64) << 48;
+    // SAFETY: a barrier only: the cleared entries are visible to walkers
+    // before any invalidation.
+    unsafe { asm!("dsb ishst", options(nostack)) };
+    for va in (start..end).step_by(4096) {
+        let arg = tag | ((va as u64 >> 12) & ((1 << 44) - 1));
+        // SAFETY: TLB maintenance only.
+        unsafe { asm!("tlbi vale1is, {}", in(reg) arg, options(nostack)) };
+    }
+    // SAFETY: barriers only: every invalidation completes before we go on.
+    unsafe { asm!("dsb ish", "isb", options(nostack)) };
+}
+
 /// Invalidates every TLB entry of address space `asid` on all CPUs (Linux:
 /// `flush_tlb_mm`).
 pub fn flush_tlb_asid(asid: u16) {
