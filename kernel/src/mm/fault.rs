@@ -68,11 +68,13 @@ pub fn handle_uaccess_fault(addr: usize, access: Access, _permission_fault: bool
 }
 
 fn handle_fault(addr: usize, access: Access) -> Result<(), FaultError> {
-    let mm = crate::task::current_mm().ok_or(FaultError::Segv(signal::SEGV_MAPERR))?;
+    let no_mm = FaultError::Segv(signal::SEGV_MAPERR);
+    let process = crate::task::current_process().ok_or(no_mm)?;
+    let mm = process.mm().ok_or(no_mm)?;
     do_page_fault(&mm, addr, access)?;
     // Counted once per fault, never per attempt (Linux: `mm_account_fault`).
     vmstat::PGFAULT.inc();
-    crate::task::count_minor_fault();
+    process.minflt.fetch_add(1, Ordering::Relaxed);
     Ok(())
 }
 
@@ -341,10 +343,11 @@ fn do_file_fault(
     addr: usize,
 ) -> Result<(), FaultError> {
     let (folio, page) = file_folio(vma, vma.pgoff_of(range.start, addr))?;
-    if vma.is_shared() {
-        folio.mark_dirty();
+    let prot = vma_prot(vma, false);
+    if prot.is_writable() {
+        folio.mark_dirty(); // a shared page mapped writable
     }
-    finish_fault(mm, range, table, addr, folio, page, vma_prot(vma, false));
+    finish_fault(mm, range, table, addr, folio, page, prot);
     Ok(())
 }
 
@@ -410,8 +413,8 @@ fn do_fault_around(mm: &Mm, vma: &Vma, range: Range<usize>, table: &PageTable, a
                 va += PAGE_SIZE;
                 continue;
             }
-            if vma.is_shared() {
-                folio.mark_dirty();
+            if prot.is_writable() {
+                folio.mark_dirty(); // a shared page mapped writable
             }
             let page = (run.start - folio_va) / PAGE_SIZE;
             let nr = run.len() / PAGE_SIZE;

@@ -84,6 +84,9 @@ fn meta(pfn: usize) -> &'static FolioMeta {
 /// A counted reference to a folio.
 pub struct Folio {
     pfn: usize,
+    /// The head frame's state, looked up once (Linux's folio is a pointer
+    /// to it).
+    head: &'static FolioMeta,
 }
 
 impl Folio {
@@ -105,14 +108,15 @@ impl Folio {
             meta(pfn + i).head_offset.store(i as u32, Ordering::Relaxed);
         }
         vmstat::FOLIO_ALLOC[order as usize].inc();
-        Some(Folio { pfn })
+        Some(Folio { pfn, head })
     }
 
     /// The folio containing frame `pfn`, with a new reference (Linux:
     /// `page_folio` + `folio_get`). The frame must belong to a live folio.
     pub fn from_pfn(pfn: usize) -> Folio {
-        let head = pfn - meta(pfn).head_offset.load(Ordering::Relaxed) as usize;
-        let folio = Folio { pfn: head };
+        // SAFETY: the caller's frame belongs to a live folio; the reference
+        // this `Folio` stands for is the one added on the next line.
+        let folio = unsafe { Folio::from_mapped_pfn(pfn) };
         folio.head().refcount.fetch_add(1, Ordering::Relaxed);
         folio
     }
@@ -124,8 +128,10 @@ impl Folio {
     /// The caller must own that reference: each mapped entry holds one, and
     /// it may be taken over once.
     pub unsafe fn from_mapped_pfn(pfn: usize) -> Folio {
+        let head = pfn - meta(pfn).head_offset.load(Ordering::Relaxed) as usize;
         Folio {
-            pfn: pfn - meta(pfn).head_offset.load(Ordering::Relaxed) as usize,
+            pfn: head,
+            head: meta(head),
         }
     }
 
@@ -165,7 +171,7 @@ impl Folio {
     }
 
     fn head(&self) -> &'static FolioMeta {
-        meta(self.pfn)
+        self.head
     }
 
     pub fn pfn(&self) -> usize {
@@ -259,7 +265,10 @@ impl Folio {
 impl Clone for Folio {
     fn clone(&self) -> Self {
         self.head().refcount.fetch_add(1, Ordering::Relaxed);
-        Folio { pfn: self.pfn }
+        Folio {
+            pfn: self.pfn,
+            head: self.head,
+        }
     }
 }
 

@@ -21,7 +21,6 @@ mod thread;
 mod wait;
 
 use alloc::sync::Arc;
-use core::sync::atomic::Ordering;
 
 use crate::arch::trap::TrapFrame;
 use crate::mm::mm_struct::Mm;
@@ -43,12 +42,6 @@ pub fn current_process() -> Option<Arc<Process>> {
 /// The address space user memory accesses and faults go to.
 pub fn current_mm() -> Option<Arc<Mm>> {
     current_process().and_then(|p| p.mm())
-}
-
-pub fn count_minor_fault() {
-    if let Some(p) = current_process() {
-        p.minflt.fetch_add(1, Ordering::Relaxed);
-    }
 }
 
 /// The way back to EL0 after any kernel entry (Linux:

@@ -5,7 +5,7 @@
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch::context::switch_to;
 use crate::arch::cpu::{cpu_id, local_irq_restore, local_irq_save, wait_for_interrupt};
@@ -30,6 +30,10 @@ struct RunQueue {
 
 struct Cpu {
     rq: SpinLock<RunQueue>,
+    /// `rq.current`, readable without the lock by the thread it points to
+    /// (Linux: `current`, a per-CPU pointer). The run queue's `Arc` keeps
+    /// it alive while it runs, and threads never change CPU.
+    curr: AtomicPtr<Thread>,
     need_resched: AtomicBool,
     online: AtomicBool,
     ticks: AtomicU64,
@@ -44,6 +48,7 @@ const CPU_INIT: Cpu = Cpu {
         prev_dead: None,
         sleepers: Vec::new(),
     }),
+    curr: AtomicPtr::new(core::ptr::null_mut()),
     need_resched: AtomicBool::new(false),
     online: AtomicBool::new(false),
     ticks: AtomicU64::new(0),
@@ -63,6 +68,9 @@ pub fn init_this_cpu() {
     let idle = Thread::new_idle(cpu);
     {
         let mut rq = CPUS[cpu].rq.lock();
+        CPUS[cpu]
+            .curr
+            .store(Arc::as_ptr(&idle) as *mut Thread, Ordering::Relaxed);
         rq.current = Some(idle.clone());
         rq.idle = Some(idle);
     }
@@ -80,12 +88,14 @@ pub fn nr_cpus_online() -> usize {
 
 /// The thread running on this CPU.
 pub fn current() -> Arc<Thread> {
-    this_cpu()
-        .rq
-        .lock()
-        .current
-        .clone()
-        .expect("no current thread")
+    let curr = this_cpu().curr.load(Ordering::Relaxed);
+    assert!(!curr.is_null(), "no current thread");
+    // SAFETY: `curr` is the calling thread, which this CPU's run queue
+    // holds an `Arc` of while it runs; we add a reference of our own.
+    unsafe {
+        Arc::increment_strong_count(curr);
+        Arc::from_raw(curr)
+    }
 }
 
 pub fn set_need_resched() {
@@ -140,6 +150,8 @@ pub fn schedule() {
         None => rq.idle.clone().expect("no idle thread"),
     };
     next.set_state(State::Running);
+    cpu.curr
+        .store(Arc::as_ptr(&next) as *mut Thread, Ordering::Relaxed);
     rq.current = Some(next.clone());
     if Arc::ptr_eq(&prev, &next) {
         drop(rq);

@@ -79,19 +79,26 @@ pub fn set_ptes(
     folio: Range<PhysAddr>,
     ops: &mut impl ContpteOps,
 ) {
-    let run = idx..idx + nr;
-    for i in run.clone() {
-        let block = block_of(i);
-        let block_pa = pte.addr().0 as i64 + (block.start as i64 - idx as i64) * PAGE_SIZE as i64;
-        let cont = ops.enabled()
-            && block.start >= run.start
-            && block.end <= run.end
-            && block_pa % CONT_PTE_SIZE as i64 == 0;
-        let entry = pte.with_addr(pte.addr().add((i - idx) * PAGE_SIZE));
-        store(&table[i], entry.with_cont(cont));
+    if nr == 1 {
+        // One page is never a whole block: no bit, but it may complete one.
+        store(&table[idx], pte.with_cont(false));
+        if (idx + 1).is_multiple_of(CONT_PTES) {
+            try_fold(table, idx, folio, ops);
+        }
+        return;
     }
-    if nr == 1 && (idx + 1).is_multiple_of(CONT_PTES) {
-        try_fold(table, idx, folio, ops);
+    let (enabled, end) = (ops.enabled(), idx + nr);
+    // A block (or the part of one the run covers) at a time.
+    let mut i = idx;
+    while i < end {
+        let block = block_of(i);
+        let chunk = i..block.end.min(end);
+        let pa = pte.addr().add((i - idx) * PAGE_SIZE);
+        let cont = enabled && chunk == block && pa.is_aligned(CONT_PTE_SIZE);
+        for (k, slot) in table[chunk.clone()].iter().enumerate() {
+            store(slot, pte.with_addr(pa.add(k * PAGE_SIZE)).with_cont(cont));
+        }
+        i = chunk.end;
     }
 }
 
