@@ -49,6 +49,7 @@ fn map_pages(mm: &Mm, va: usize, folio: &Folio, prot: PgProt) -> TestResult {
     let _ptl = mm.page_table_lock.lock();
     let entries = Folio::from_pfn(folio.pfn());
     memory::set_pte_range(mm, table, va, entries, 0, folio.nr_pages(), prot);
+    mmu::publish_table_writes();
     Ok(())
 }
 

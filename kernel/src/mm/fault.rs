@@ -17,6 +17,7 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::arch::contpte;
 use crate::arch::desc::{PgProt, Pte};
+use crate::arch::mmu;
 use crate::errno::Errno;
 use crate::fs::vfs::InodeKind;
 use crate::mm::addr::{phys_to_virt, PAGE_SIZE, PMD_SIZE};
@@ -281,7 +282,12 @@ fn finish_fault(
         addr..addr + PAGE_SIZE
     };
     let none = |va| table[Level::Pte.index(va)].load(Ordering::Relaxed) == 0;
-    let run = none_run(range, addr, none);
+    // Most often every entry is empty: one quick look says so.
+    let run = if all_none(table, range.clone()) {
+        range
+    } else {
+        none_run(range, addr, none)
+    };
     let _ptl = mm.page_table_lock.lock();
     if !folio.is_anon() && !folio.is_cached() {
         return; // truncated since we found it: the access faults again
@@ -295,6 +301,7 @@ fn finish_fault(
         let first = page - (addr - run.start) / PAGE_SIZE;
         let nr = run.len() / PAGE_SIZE;
         set_pte_range(mm, table, run.start, folio, first, nr, prot);
+        mmu::publish_table_writes();
     }
 }
 
@@ -302,7 +309,11 @@ fn finish_fault(
 fn all_none(table: &PageTable, range: Range<usize>) -> bool {
     let first = Level::Pte.index(range.start);
     let entries = &table[first..first + range.len() / PAGE_SIZE];
-    entries.iter().all(|e| e.load(Ordering::Relaxed) == 0)
+    // All of them ORed, no early exit: they are nearly always all empty.
+    entries
+        .iter()
+        .fold(0, |acc, e| acc | e.load(Ordering::Relaxed))
+        == 0
 }
 
 /// `finish_fault` for a fault that maps exactly one page: anonymous memory
@@ -422,6 +433,7 @@ fn do_fault_around(mm: &Mm, vma: &Vma, range: Range<usize>, table: &PageTable, a
             va = run.end;
         }
     });
+    mmu::publish_table_writes();
 }
 
 /// The VA just past the last page of the VMA's file (the VMA starting at

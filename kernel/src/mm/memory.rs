@@ -62,8 +62,11 @@ impl ContpteOps for TableOps<'_> {
 /// `set_pte_range` -> `set_ptes`), all in one PTE table. Each entry holds
 /// a folio reference: the one in `folio` and `nr - 1` more. The caller
 /// holds the page-table lock and has checked the entries are none; none ->
-/// valid needs no TLB flush. Whole aligned 64K blocks of the run are
-/// mapped folded; a single page completing a block folds it.
+/// valid needs no TLB flush, but the caller makes the new entries visible
+/// to the table walker with `mmu::publish_table_writes` once it has set
+/// them all (Linux: the barriers at the end of a batch of `set_ptes`).
+/// Whole aligned 64K blocks of the run are mapped folded; a single page
+/// completing a block folds it.
 #[allow(clippy::too_many_arguments)]
 pub fn set_pte_range(
     mm: &Mm,
@@ -80,7 +83,6 @@ pub fn set_pte_range(
     debug_assert!(idx + nr <= PTRS_PER_TABLE && page + nr <= folio.nr_pages());
     let mut ops = TableOps::new(mm, addr);
     contpte::set_ptes(table, idx, Pte::leaf(pa, prot, true), nr, whole, &mut ops);
-    mmu::publish_table_writes();
     mm.rss.fetch_add(nr, Ordering::Relaxed);
     folio.into_mappings(nr);
 }

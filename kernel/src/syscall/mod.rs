@@ -156,7 +156,8 @@ pub fn syscall(tf: &mut TrapFrame) {
     // Sleeps and futex waits report EINTR even under SA_RESTART, as on Linux.
     if result == Err(Errno::EINTR) && !matches!(nr, 98 | 101 | 115) {
         if let Some(u) = &crate::task::current().user {
-            *u.restart_x0.lock() = Some(a[0]);
+            u.restart_x0.store(a[0], Ordering::Relaxed);
+            u.restart_pending.store(true, Ordering::Relaxed);
         }
     }
     if STRACE.load(Ordering::Relaxed) {

@@ -26,8 +26,10 @@ fn known(clock: i32) -> KResult<()> {
 /// Nanoseconds since boot. With no real-time clock read, REALTIME is the
 /// same (the epoch is the boot).
 fn now_ns() -> u64 {
-    let (c, f) = (timer::counter() as u128, timer::frequency() as u128);
-    (c * 1_000_000_000 / f) as u64
+    let (c, f) = (timer::counter(), timer::frequency());
+    // Whole seconds and the rest apart: 64-bit divides, no 128-bit
+    // arithmetic (the rest times 10^9 fits while f < 18 GHz).
+    (c / f) * 1_000_000_000 + (c % f) * 1_000_000_000 / f
 }
 
 fn to_timespec(ns: u64) -> [i64; 2] {

@@ -86,8 +86,10 @@ pub struct UserThread {
     pub pending: AtomicU64,
     pub info: SpinLock<Box<[Option<SigInfo>; NSIG as usize]>>,
     /// A system call just failed with EINTR: its first argument, so a
-    /// SA_RESTART handler can have it run again (Linux: `orig_x0`).
-    pub restart_x0: SpinLock<Option<u64>>,
+    /// SA_RESTART handler can have it run again (Linux: `orig_x0`). Only
+    /// the thread itself reads and writes it, so no lock.
+    pub restart_x0: AtomicU64,
+    pub restart_pending: AtomicBool,
 }
 
 static NEXT_PID: AtomicU32 = AtomicU32::new(1);
@@ -218,7 +220,8 @@ impl UserThread {
             sigmask: AtomicU64::new(sigmask),
             pending: AtomicU64::new(0),
             info: SpinLock::new(Box::new([None; NSIG as usize])),
-            restart_x0: SpinLock::new(None),
+            restart_x0: AtomicU64::new(0),
+            restart_pending: AtomicBool::new(false),
         }
     }
 }

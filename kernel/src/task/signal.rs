@@ -214,7 +214,10 @@ fn get_signal(tf: &mut TrapFrame) -> Option<u32> {
     if u.process.exiting.load(Ordering::Acquire) {
         return Some(u.process.exit_status.load(Ordering::Acquire));
     }
-    let restart = u.restart_x0.lock().take();
+    let restart = u
+        .restart_pending
+        .swap(false, Ordering::Relaxed)
+        .then(|| u.restart_x0.load(Ordering::Relaxed));
     let (sig, info) = dequeue(u)?;
     let act = action(&u.process, sig);
     if let Some(x0) = restart {

@@ -95,8 +95,11 @@ pub fn set_ptes(
         let chunk = i..block.end.min(end);
         let pa = pte.addr().add((i - idx) * PAGE_SIZE);
         let cont = enabled && chunk == block && pa.is_aligned(CONT_PTE_SIZE);
+        let first = pte.with_addr(pa).with_cont(cont).0;
         for (k, slot) in table[chunk.clone()].iter().enumerate() {
-            store(slot, pte.with_addr(pa.add(k * PAGE_SIZE)).with_cont(cont));
+            // The output address (bits 47:12) is the only field that moves:
+            // adding whole pages to the descriptor moves it alone.
+            store(slot, Pte(first + (k * PAGE_SIZE) as u64));
         }
         i = chunk.end;
     }

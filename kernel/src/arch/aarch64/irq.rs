@@ -14,6 +14,7 @@ static TIMER_INTID: AtomicU32 = AtomicU32::new(0);
 pub fn init_this_cpu(cpu: usize, timer_intid: u32) {
     TIMER_INTID.store(timer_intid, Ordering::Relaxed);
     gic::init_this_cpu(cpu, &[timer_intid, smp::IPI_RESCHEDULE]);
+    timer::allow_user_counter();
     timer::set_next_event(tick_interval());
 }
 

@@ -22,6 +22,19 @@ pub fn counter() -> u64 {
     c
 }
 
+/// Lets EL0 read the virtual counter and its frequency (CNTKCTL_EL1.EL0VCTEN,
+/// Arm ARM D23.8), as Linux does for its vDSO clock: user programs time
+/// short stretches, such as one page fault, without a system call.
+pub fn allow_user_counter() {
+    const EL0VCTEN: u64 = 1 << 1;
+    // SAFETY: read-modify-write of this CPU's CNTKCTL_EL1; only EL0 access
+    // to the virtual counter changes.
+    unsafe {
+        asm!("mrs {t}, cntkctl_el1", "orr {t}, {t}, {bit}", "msr cntkctl_el1, {t}", "isb",
+             t = out(reg) _, bit = in(reg) EL0VCTEN, options(nomem, nostack))
+    };
+}
+
 /// Fires the timer interrupt `ticks` counter ticks from now.
 pub fn set_next_event(ticks: u64) {
     // SAFETY: programs this CPU's virtual timer; ENABLE=1, IMASK=0.

@@ -5,7 +5,7 @@
 //! `shmem_alloc_and_add_folio`, `shmem_setattr`, `shmem_fallocate`).
 
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::TmpfsSb;
 use crate::errno::{Errno, KResult};
@@ -31,6 +31,8 @@ pub struct ShmemFile {
     /// The pages a hole punch is dropping now, if one is running (Linux:
     /// the `shmem_falloc` left in `inode->i_private`).
     punching: SpinLock<Option<(u64, u64)>>,
+    /// Is `punching` set? So faults need not take its lock to find out.
+    punch_running: AtomicBool,
 }
 
 fn index_of(pos: u64) -> u64 {
@@ -46,6 +48,7 @@ impl ShmemFile {
             size: AtomicU64::new(0),
             mapping: AddressSpace::new(),
             punching: SpinLock::new(None),
+            punch_running: AtomicBool::new(false),
         }
     }
 
@@ -210,7 +213,9 @@ impl ShmemFile {
     /// the hole as it is being made (Linux: `shmem_falloc_wait` returning
     /// `VM_FAULT_RETRY`).
     pub fn fault_folio(&self, index: u64) -> KResult<(Folio, usize)> {
-        if matches!(*self.punching.lock(), Some((start, end)) if (start..end).contains(&index)) {
+        let punching = self.punch_running.load(Ordering::Acquire)
+            && matches!(*self.punching.lock(), Some((start, end)) if (start..end).contains(&index));
+        if punching {
             return Err(Errno::EAGAIN);
         }
         loop {
@@ -284,6 +289,7 @@ impl ShmemFile {
             index_of(end.saturating_add(PAGE_SIZE as u64 - 1)),
         );
         *self.punching.lock() = Some(pages);
+        self.punch_running.store(true, Ordering::Release);
         Punching(self)
     }
 
@@ -342,6 +348,7 @@ pub struct Punching<'a>(&'a ShmemFile);
 
 impl Drop for Punching<'_> {
     fn drop(&mut self) {
+        self.0.punch_running.store(false, Ordering::Release);
         *self.0.punching.lock() = None;
     }
 }

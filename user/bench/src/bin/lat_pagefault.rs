@@ -42,6 +42,24 @@ fn main(args: ulib::Args) -> i32 {
             return 1;
         }
     }
+    // Then one read fault (with what fault-around maps) alone, timed on
+    // the counter.
+    let mut fault_ns = 0;
+    for _ in 0..iters {
+        // SAFETY: a new read-only view the kernel places.
+        let Ok(addr) = (unsafe { mmap(0, len, PROT_READ, MAP_SHARED, fd, 0) }) else {
+            return 1;
+        };
+        let mid = addr + len / 2;
+        fault_ns += time_fault(|| {
+            // SAFETY: inside the view.
+            unsafe { read_volatile(mid as *const u8) };
+        });
+        // SAFETY: our own view.
+        if unsafe { munmap(addr, len) }.is_err() {
+            return 1;
+        }
+    }
     let touched = iters * pages as u64;
     report(
         "lat_pagefault",
@@ -49,6 +67,7 @@ fn main(args: ulib::Args) -> i32 {
             ("pages", pages as u64),
             ("ns_per_page", ns / touched),
             ("faults_per_page_x100", faults * 100 / touched),
+            ("fault_ns", (fault_ns / iters as i64) as u64),
         ],
     );
     0
