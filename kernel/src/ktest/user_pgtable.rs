@@ -47,8 +47,7 @@ fn map_pages(mm: &Mm, va: usize, folio: &Folio, prot: PgProt) -> TestResult {
     let mut mem = mm;
     let table = pgtable::pte_table(&mut mem, mm.pgd, va, true).ok_or("no page table")?;
     let _ptl = mm.page_table_lock.lock();
-    let entries = Folio::from_pfn(folio.pfn());
-    memory::set_pte_range(mm, table, va, entries, 0, folio.nr_pages(), prot);
+    memory::set_pte_range(mm, table, va, folio, 0, folio.nr_pages(), prot);
     mmu::publish_table_writes();
     Ok(())
 }

@@ -13,7 +13,7 @@
 
 use alloc::sync::Arc;
 use core::ops::Range;
-use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch::contpte;
 use crate::arch::desc::{PgProt, Pte};
@@ -30,6 +30,7 @@ use crate::mm::vma::{Vma, VM_EXEC, VM_READ, VM_SHARED, VM_WRITE};
 use crate::mm::vma_lock::{lock_vma_under_rcu, PER_VMA_LOCK};
 use crate::mm::vmstat;
 use crate::task::signal::{self, force_fault_signal};
+use crate::task::with_current;
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Access {
@@ -69,13 +70,16 @@ pub fn handle_uaccess_fault(addr: usize, access: Access, _permission_fault: bool
 }
 
 fn handle_fault(addr: usize, access: Access) -> Result<(), FaultError> {
-    let no_mm = FaultError::Segv(signal::SEGV_MAPERR);
-    let process = crate::task::current_process().ok_or(no_mm)?;
-    let mm = process.mm().ok_or(no_mm)?;
+    let mm = with_current(|t| t.user.as_ref().and_then(|u| u.process.mm()));
+    let mm = mm.ok_or(FaultError::Segv(signal::SEGV_MAPERR))?;
     do_page_fault(&mm, addr, access)?;
     // Counted once per fault, never per attempt (Linux: `mm_account_fault`).
     vmstat::PGFAULT.inc();
-    process.minflt.fetch_add(1, Ordering::Relaxed);
+    with_current(|t| {
+        if let Some(u) = &t.user {
+            u.process.minflt.fetch_add(1, Ordering::Relaxed);
+        }
+    });
     Ok(())
 }
 
@@ -171,15 +175,20 @@ fn handle_mm_fault(
     access: Access,
 ) -> Result<(), FaultError> {
     let start = range.start;
-    if let Some(done) = do_set_pmd(mm, vma, range.clone(), addr) {
+    // One walk down to the PMD, shared by the PMD and the PTE cases.
+    let mut mem: &Mm = mm;
+    let pmds = pgtable::table_pa_for(&mut mem, mm.pgd, addr, Level::Pmd, true);
+    let pmds = pmds.ok_or(FaultError::Oom)?;
+    let pmd = &mm.table_at(pmds)[Level::Pmd.index(addr)];
+    if let Some(done) = do_set_pmd(mm, vma, range.clone(), addr, pmd) {
         return done;
     }
-    let mut mem: &Mm = mm;
-    let Some(table) = pgtable::pte_table(&mut mem, mm.pgd, addr, true) else {
+    let Some(table) = pgtable::table_below(&mut mem, pmds, Level::Pmd, addr, true) else {
         // A PMD block another thread just installed, or no memory.
         let mapped = pgtable::translate(&mem, mm.pgd, addr).is_some();
         return if mapped { Ok(()) } else { Err(FaultError::Oom) };
     };
+    let table = mm.table_at(table);
     let pte = contpte::ptep_get(table, Level::Pte.index(addr));
     if pte.is_none() {
         return match (&vma.file, access) {
@@ -215,6 +224,7 @@ fn do_set_pmd(
     vma: &Vma,
     range: Range<usize>,
     addr: usize,
+    pmd: &AtomicU64,
 ) -> Option<Result<(), FaultError>> {
     let haddr = addr & !(PMD_SIZE - 1);
     if vma.file.is_none() || !vma.is_shared() || haddr < range.start || haddr + PMD_SIZE > range.end
@@ -226,11 +236,6 @@ fn do_set_pmd(
     if !pgoff.is_multiple_of(nr) {
         return None;
     }
-    let mut mem = mm;
-    let Some(pmds) = pgtable::table_for(&mut mem, mm.pgd, addr, Level::Pmd, true) else {
-        return Some(Err(FaultError::Oom));
-    };
-    let pmd = &pmds[Level::Pmd.index(addr)];
     let cur = Pte(pmd.load(Ordering::Acquire));
     if cur.is_table() {
         return None; // pages are mapped here already: map pages
@@ -300,7 +305,7 @@ fn finish_fault(
     if !run.is_empty() {
         let first = page - (addr - run.start) / PAGE_SIZE;
         let nr = run.len() / PAGE_SIZE;
-        set_pte_range(mm, table, run.start, folio, first, nr, prot);
+        set_pte_range(mm, table, run.start, &folio, first, nr, prot);
         mmu::publish_table_writes();
     }
 }
@@ -309,11 +314,15 @@ fn finish_fault(
 fn all_none(table: &PageTable, range: Range<usize>) -> bool {
     let first = Level::Pte.index(range.start);
     let entries = &table[first..first + range.len() / PAGE_SIZE];
-    // All of them ORed, no early exit: they are nearly always all empty.
-    entries
-        .iter()
-        .fold(0, |acc, e| acc | e.load(Ordering::Relaxed))
-        == 0
+    // All of them ORed, four at a time, no early exit: they are nearly
+    // always all empty.
+    let load = |e: &AtomicU64| e.load(Ordering::Relaxed);
+    let fours = entries.chunks_exact(4);
+    let rest = fours.remainder().iter().fold(0, |acc, e| acc | load(e));
+    let all = fours.fold(rest, |acc, e| {
+        acc | load(&e[0]) | load(&e[1]) | load(&e[2]) | load(&e[3])
+    });
+    all == 0
 }
 
 /// `finish_fault` for a fault that maps exactly one page: anonymous memory
@@ -429,7 +438,7 @@ fn do_fault_around(mm: &Mm, vma: &Vma, range: Range<usize>, table: &PageTable, a
             }
             let page = (run.start - folio_va) / PAGE_SIZE;
             let nr = run.len() / PAGE_SIZE;
-            set_pte_range(mm, table, run.start, folio.clone(), page, nr, prot);
+            set_pte_range(mm, table, run.start, folio, page, nr, prot);
             va = run.end;
         }
     });

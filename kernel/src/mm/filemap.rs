@@ -46,10 +46,10 @@ impl AddressSpace {
     }
 
     /// Calls `f(first index, folio)` for each cached folio overlapping pages
-    /// `[start, end)`, in order, under one hold of the index's lock (Linux:
+    /// `[start, end)`, last first, under one hold of the index's lock (Linux:
     /// `next_uptodate_folio`'s walk of the xarray in `filemap_map_pages`).
     pub fn for_each_folio(&self, start: u64, end: u64, mut f: impl FnMut(u64, &Folio)) {
-        for (head, _, folio) in self.i_pages.lock().range(start, end) {
+        for (head, _, folio) in self.i_pages.lock().range_rev(start, end) {
             f(head, folio);
         }
     }

@@ -139,16 +139,17 @@ impl Folio {
     /// the folio (the entry keeps it until `from_mapped_pfn` takes it back),
     /// and counts the mapping.
     pub fn into_mapping(self) {
-        self.into_mappings(1);
+        self.head().mapcount.fetch_add(1, Ordering::Relaxed);
+        core::mem::forget(self);
     }
 
-    /// `into_mapping` for `nr` entries at once: this reference and `nr - 1`
-    /// new ones (Linux: `folio_ref_add` + `folio_add_file_rmap_ptes`).
-    pub fn into_mappings(self, nr: usize) {
+    /// New references for `nr` entries that now map pages of this folio,
+    /// counted as mappings (Linux: `folio_ref_add` +
+    /// `folio_add_file_rmap_ptes`).
+    pub fn add_mappings(&self, nr: usize) {
         let head = self.head();
-        head.refcount.fetch_add(nr as u32 - 1, Ordering::Relaxed);
+        head.refcount.fetch_add(nr as u32, Ordering::Relaxed);
         head.mapcount.fetch_add(nr as i32, Ordering::Relaxed);
-        core::mem::forget(self);
     }
 
     /// Takes back the references of `nr` entries that mapped pages of this

@@ -60,7 +60,7 @@ impl ContpteOps for TableOps<'_> {
 
 /// Maps pages `page..page + nr` of `folio` from `addr` with `prot` (Linux:
 /// `set_pte_range` -> `set_ptes`), all in one PTE table. Each entry holds
-/// a folio reference: the one in `folio` and `nr - 1` more. The caller
+/// a folio reference of its own, taken here. The caller
 /// holds the page-table lock and has checked the entries are none; none ->
 /// valid needs no TLB flush, but the caller makes the new entries visible
 /// to the table walker with `mmu::publish_table_writes` once it has set
@@ -72,7 +72,7 @@ pub fn set_pte_range(
     mm: &Mm,
     table: &PageTable,
     addr: usize,
-    folio: Folio,
+    folio: &Folio,
     page: usize,
     nr: usize,
     prot: PgProt,
@@ -84,7 +84,7 @@ pub fn set_pte_range(
     let mut ops = TableOps::new(mm, addr);
     contpte::set_ptes(table, idx, Pte::leaf(pa, prot, true), nr, whole, &mut ops);
     mm.rss.fetch_add(nr, Ordering::Relaxed);
-    folio.into_mappings(nr);
+    folio.add_mappings(nr);
 }
 
 /// Replaces a valid entry (a write fault upgrading or copying a page):

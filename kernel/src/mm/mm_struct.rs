@@ -66,9 +66,7 @@ impl PgtableMem for &Mm {
         vmstat::NR_PAGETABLE.dec();
     }
     fn table(&self, pa: PhysAddr) -> &PageTable {
-        // SAFETY: table pages come from alloc_table (or are the pgd) and
-        // live as long as the Mm.
-        unsafe { &*(phys_to_virt(pa) as *const PageTable) }
+        Mm::table_at(self, pa)
     }
 }
 
@@ -95,6 +93,13 @@ impl Mm {
             rss: AtomicUsize::new(0),
             pt_pages: AtomicUsize::new(1),
         }))
+    }
+
+    /// The page-table page at `pa`, one of this address space's.
+    pub fn table_at(&self, pa: PhysAddr) -> &PageTable {
+        // SAFETY: table pages come from alloc_table (or are the pgd) and
+        // live as long as the Mm.
+        unsafe { &*(phys_to_virt(pa) as *const PageTable) }
     }
 
     /// `mmap_lock` for reading: the VMAs as they are, unchanged while held.

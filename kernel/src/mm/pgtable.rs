@@ -175,34 +175,54 @@ pub fn table_for<M: PgtableMem>(
     target: Level,
     alloc: bool,
 ) -> Option<&PageTable> {
+    let pa = table_pa_for(mem, pgd, va, target, alloc)?;
+    Some(mem.table(pa))
+}
+
+/// [`table_for`]'s table, as its physical address.
+pub fn table_pa_for<M: PgtableMem>(
+    mem: &mut M,
+    pgd: PhysAddr,
+    va: usize,
+    target: Level,
+    alloc: bool,
+) -> Option<PhysAddr> {
     let mut table = pgd;
     let mut level = Level::Pgd;
     while level != target {
-        let slot = &mem.table(table)[level.index(va)];
-        // Acquire: a table another CPU just installed is seen zeroed.
-        let mut pte = Pte(slot.load(Ordering::Acquire));
-        if pte.is_none() && alloc {
-            // Faults of one address space may allocate in the same place at
-            // once (Linux: `__pte_alloc` re-checks under the lock); the
-            // loser frees its table and uses the winner's.
-            let new = mem.alloc_table()?;
-            let slot = &mem.table(table)[level.index(va)];
-            match slot.compare_exchange(0, Pte::table(new).0, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => pte = Pte::table(new),
-                Err(current) => {
-                    mem.free_table(new);
-                    pte = Pte(current);
-                }
-            }
-        }
-        table = if pte.is_table() {
-            pte.addr()
-        } else {
-            return None;
-        };
+        table = table_below(mem, table, level, va, alloc)?;
         level = level.next()?;
     }
-    Some(mem.table(table))
+    Some(table)
+}
+
+/// The table that the `level` entry for `va` in `table` points to,
+/// allocated if the entry is none and `alloc` (one step of the walk).
+pub fn table_below<M: PgtableMem>(
+    mem: &mut M,
+    table: PhysAddr,
+    level: Level,
+    va: usize,
+    alloc: bool,
+) -> Option<PhysAddr> {
+    let slot = &mem.table(table)[level.index(va)];
+    // Acquire: a table another CPU just installed is seen zeroed.
+    let mut pte = Pte(slot.load(Ordering::Acquire));
+    if pte.is_none() && alloc {
+        // Faults of one address space may allocate in the same place at
+        // once (Linux: `__pte_alloc` re-checks under the lock); the loser
+        // frees its table and uses the winner's.
+        let new = mem.alloc_table()?;
+        let slot = &mem.table(table)[level.index(va)];
+        match slot.compare_exchange(0, Pte::table(new).0, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => pte = Pte::table(new),
+            Err(current) => {
+                mem.free_table(new);
+                pte = Pte(current);
+            }
+        }
+    }
+    pte.is_table().then(|| pte.addr())
 }
 
 /// The level-3 table holding the entry for `va` (see [`table_for`]).

@@ -87,6 +87,17 @@ pub fn nr_cpus_online() -> usize {
 }
 
 /// The thread running on this CPU.
+/// Runs `f` on the calling thread, borrowed rather than counted: for hot
+/// paths (a fault, the return to user space) that only look.
+pub fn with_current<R>(f: impl FnOnce(&Thread) -> R) -> R {
+    let curr = this_cpu().curr.load(Ordering::Relaxed);
+    assert!(!curr.is_null(), "no current thread");
+    // SAFETY: `curr` is the calling thread, kept alive by this CPU's run
+    // queue while it runs; a thread is freed only after it has switched
+    // away for good, which it cannot do and come back into `f`.
+    f(unsafe { &*curr })
+}
+
 pub fn current() -> Arc<Thread> {
     let curr = this_cpu().curr.load(Ordering::Relaxed);
     assert!(!curr.is_null(), "no current thread");

@@ -200,6 +200,17 @@ fn dequeue(u: &UserThread) -> Option<(u32, SigInfo)> {
 /// On every return to user space: leave if the process is exiting, else
 /// act on one pending signal (Linux: `do_signal` / `get_signal`).
 pub fn do_signal(tf: &mut TrapFrame) {
+    // Nearly always nothing to do: find that out without references.
+    let quiet = crate::task::with_current(|t| {
+        t.user.as_ref().is_none_or(|u| {
+            deliverable(u) == 0
+                && !u.process.exiting.load(Ordering::Acquire)
+                && !u.restart_pending.load(Ordering::Relaxed)
+        })
+    });
+    if quiet {
+        return;
+    }
     // Decide with the thread's references held, die without them: a
     // thread that exits never returns here to drop them.
     if let Some(status) = get_signal(tf) {
