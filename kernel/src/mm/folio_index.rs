@@ -513,7 +513,10 @@ mod tests {
             (100, 100),
             (300, 200),
         ] {
-            let mut backwards: Vec<_> = index.range_rev(start, end).map(|(s, o, _)| (s, o)).collect();
+            let mut backwards: Vec<_> = index
+                .range_rev(start, end)
+                .map(|(s, o, _)| (s, o))
+                .collect();
             backwards.reverse();
             assert_eq!(backwards, heads(&index, start, end), "{start}..{end}");
         }
