@@ -15,10 +15,11 @@
 //!   or replaced) meanwhile. Anything else falls back to `mmap_lock`.
 //!
 //! Where we simplify, and how the lookup stays safe without RCU:
-//! - Lockless readers search a *published copy* of the VMA tree, replaced
-//!   whole when a writer releases `mmap_lock` (RCU's publish step), under a
-//!   spin lock held only for the search or the swap: a fault never waits for
-//!   another VMA's mmap or munmap, only, at worst, for a pointer swap.
+//! - Lockless readers search a *published copy* of the VMA tree (a sorted
+//!   array), replaced whole when a writer releases `mmap_lock` (RCU's
+//!   publish step), under a spin lock held only for the search or the swap:
+//!   a fault never waits for another VMA's mmap or munmap, only, at worst,
+//!   for a pointer swap.
 //! - VMAs are reference-counted (`Arc<Vma>`): a reader's VMA stays valid
 //!   memory after a writer removes it, and is freed when the last reader
 //!   drops it (RCU's deferred free).
@@ -31,11 +32,13 @@
 //!   readers drain.
 
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 use core::ops::Range;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use crate::mm::mm_struct::Mm;
 use crate::mm::vma::Vma;
+use crate::mm::vma_tree::VmaTree;
 use crate::mm::vmstat;
 
 /// May faults take per-VMA locks? Off (`vma_lock=off` on the command line,
@@ -133,6 +136,31 @@ impl Default for VmaLock {
 impl Clone for VmaLock {
     fn clone(&self) -> Self {
         VmaLock::new()
+    }
+}
+
+/// The VMAs as the last writer left them, for lockless lookups: a sorted
+/// array searched by bisection (Linux: the maple tree, a B-tree built for
+/// RCU readers). Rebuilt whole when published, which is cheap next to the
+/// work of any mmap or munmap.
+#[derive(Default)]
+pub struct VmaSnapshot(Vec<(usize, usize, Arc<Vma>)>);
+
+impl VmaSnapshot {
+    pub fn of(tree: &VmaTree<Arc<Vma>>) -> Self {
+        VmaSnapshot(tree.iter().map(|(s, e, v)| (s, e, v.clone())).collect())
+    }
+
+    /// The VMA holding `addr`, as (start, end, &vma).
+    pub fn find(&self, addr: usize) -> Option<(usize, usize, &Arc<Vma>)> {
+        // The first VMA ending above `addr` is the only one that can hold it.
+        let i = self.0.partition_point(|&(_, end, _)| end <= addr);
+        let (start, end, vma) = self.0.get(i)?;
+        (*start <= addr).then_some((*start, *end, vma))
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (usize, usize, &Arc<Vma>)> {
+        self.0.iter().map(|(s, e, v)| (*s, *e, v))
     }
 }
 

@@ -164,7 +164,7 @@ pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) ->
 /// signals reset, registers set to start at the entry point.
 pub fn commit(process: &Arc<Process>, loaded: Loaded, path: &str, tf: &mut TrapFrame) {
     loaded.mm.activate();
-    let old = process.mm.lock().replace(loaded.mm);
+    let old = process.mm.replace(Some(loaded.mm));
     drop(old);
     process.files.lock().close_on_exec();
     for a in process.actions.lock().iter_mut() {

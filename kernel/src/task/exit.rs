@@ -48,7 +48,7 @@ fn exit_thread(status: u32) {
         crate::arch::mmu::switch_to_empty();
         // Linux's exit_mm: unmap and free the tables now, before the parent
         // can see us gone (not under the lock: it zaps and frees).
-        let mm = process.mm.lock().take();
+        let mm = process.mm.replace(None);
         drop(mm);
         exit_process(&process);
     }

@@ -13,7 +13,8 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use core::mem::ManuallyDrop;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::fs::vfs::{FdTable, Inode};
 use crate::mm::mm_struct::Mm;
@@ -26,7 +27,7 @@ pub struct Process {
     pub pid: u32,
     /// The address space; None once the last thread has exited (Linux:
     /// `exit_mm` drops it before the parent is told).
-    pub mm: SpinLock<Option<Arc<Mm>>>,
+    pub mm: MmSlot,
     pub files: SpinLock<FdTable>,
     pub cwd: SpinLock<Arc<Inode>>,
     /// The path this process last exec'd (`/proc/self/exe`).
@@ -129,7 +130,7 @@ impl Process {
     ) -> Arc<Process> {
         let p = Arc::new(Process {
             pid,
-            mm: SpinLock::new(Some(mm)),
+            mm: MmSlot::new(mm),
             files: SpinLock::new(files),
             cwd: SpinLock::new(cwd),
             exe: SpinLock::new(String::new()),
@@ -154,7 +155,7 @@ impl Process {
     }
 
     pub fn mm(&self) -> Option<Arc<Mm>> {
-        self.mm.lock().clone()
+        self.mm.with(Arc::clone)
     }
 
     pub fn parent(&self) -> Option<Arc<Process>> {
@@ -223,5 +224,47 @@ impl UserThread {
             restart_x0: AtomicU64::new(0),
             restart_pending: AtomicBool::new(false),
         }
+    }
+}
+
+/// A process's address space, read without a lock (Linux: `task->mm`).
+/// Only the process's own threads read it (and the scheduler, about to run
+/// one of them), and it changes only when no other thread of the process
+/// can run: at exec, which needs the process single-threaded, and when the
+/// last thread exits. So a reader never sees it go away under it.
+pub struct MmSlot(AtomicPtr<Mm>);
+
+impl MmSlot {
+    fn new(mm: Arc<Mm>) -> Self {
+        MmSlot(AtomicPtr::new(Arc::into_raw(mm) as *mut Mm))
+    }
+
+    /// Runs `f` on the address space, if there still is one. The caller is
+    /// a thread of the process, or the scheduler about to run one.
+    pub fn with<R>(&self, f: impl FnOnce(&Arc<Mm>) -> R) -> Option<R> {
+        let mm = self.0.load(Ordering::Acquire);
+        if mm.is_null() {
+            return None;
+        }
+        // SAFETY: `mm` came from `Arc::into_raw`, and the reference the slot
+        // holds stays until `replace`, which cannot run while a thread of
+        // the process (the caller) may still use it; borrowed, not dropped.
+        let mm = ManuallyDrop::new(unsafe { Arc::from_raw(mm) });
+        Some(f(&mm))
+    }
+
+    /// Puts in a new address space (exec) or none (the last exit), handing
+    /// back the old one. The caller is the process's only thread.
+    pub fn replace(&self, new: Option<Arc<Mm>>) -> Option<Arc<Mm>> {
+        let new = new.map_or(core::ptr::null_mut(), |mm| Arc::into_raw(mm) as *mut Mm);
+        let old = self.0.swap(new, Ordering::AcqRel);
+        // SAFETY: the slot's own reference, from `Arc::into_raw`, now ours.
+        (!old.is_null()).then(|| unsafe { Arc::from_raw(old) })
+    }
+}
+
+impl Drop for MmSlot {
+    fn drop(&mut self) {
+        drop(self.replace(None));
     }
 }

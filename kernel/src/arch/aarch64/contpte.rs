@@ -96,10 +96,21 @@ pub fn set_ptes(
         let pa = pte.addr().add((i - idx) * PAGE_SIZE);
         let cont = enabled && chunk == block && pa.is_aligned(CONT_PTE_SIZE);
         let first = pte.with_addr(pa).with_cont(cont).0;
-        for (k, slot) in table[chunk.clone()].iter().enumerate() {
-            // The output address (bits 47:12) is the only field that moves:
-            // adding whole pages to the descriptor moves it alone.
-            store(slot, Pte(first + (k * PAGE_SIZE) as u64));
+        // The output address (bits 47:12) is the only field that moves:
+        // adding whole pages to the descriptor moves it alone.
+        let entry = |k: usize| Pte(first + (k * PAGE_SIZE) as u64);
+        let slots = &table[chunk.clone()];
+        if let Ok(block) = <&[AtomicU64; CONT_PTES]>::try_from(slots) {
+            // A whole block, the usual case: a fixed count, unrolled.
+            block
+                .iter()
+                .enumerate()
+                .for_each(|(k, slot)| store(slot, entry(k)));
+        } else {
+            slots
+                .iter()
+                .enumerate()
+                .for_each(|(k, slot)| store(slot, entry(k)));
         }
         i = chunk.end;
     }
