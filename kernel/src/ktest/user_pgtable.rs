@@ -119,12 +119,7 @@ fn pmd_block_seen_by_at() -> TestResult {
         let pmds = pgtable::table_for(&mut mem, mm.pgd, va, Level::Pmd, true).ok_or("no pmd")?;
         let _ptl = mm.page_table_lock.lock();
         let pmd = &pmds[Level::Pmd.index(va)];
-        memory::set_pmd(
-            &mm,
-            pmd,
-            Folio::from_pfn(folio.pfn()),
-            PgProt::user(true, false),
-        );
+        memory::set_pmd(pmd, Folio::from_pfn(folio.pfn()), PgProt::user(true, false));
     }
     let t = pgtable::translate(&&*mm, mm.pgd, va + 0x12_3456).ok_or("no translation")?;
     ensure!(t.level == Level::Pmd, "mapped at {:?}", t.level);

@@ -252,7 +252,7 @@ fn do_set_pmd(
     folio.mark_dirty();
     let _ptl = mm.page_table_lock.lock();
     if folio.is_cached() && pmd.load(Ordering::Acquire) == 0 {
-        set_pmd(mm, pmd, folio, vma_prot(vma, false));
+        set_pmd(pmd, folio, vma_prot(vma, false));
     }
     Some(Ok(()))
 }

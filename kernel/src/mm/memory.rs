@@ -83,7 +83,6 @@ pub fn set_pte_range(
     debug_assert!(idx + nr <= PTRS_PER_TABLE && page + nr <= folio.nr_pages());
     let mut ops = TableOps::new(mm, addr);
     contpte::set_ptes(table, idx, Pte::leaf(pa, prot, true), nr, whole, &mut ops);
-    mm.rss.fetch_add(nr, Ordering::Relaxed);
     folio.add_mappings(nr);
 }
 
@@ -110,7 +109,7 @@ pub fn replace_pte(mm: &Mm, table: &PageTable, addr: usize, new: Pte) -> Folio {
 /// still none: a fault elsewhere in the 2M may install a PTE table there
 /// without the page-table lock. The caller holds the page-table lock. The
 /// block holds one folio reference, as a PTE does.
-pub fn set_pmd(mm: &Mm, pmd: &AtomicU64, folio: Folio, prot: PgProt) {
+pub fn set_pmd(pmd: &AtomicU64, folio: Folio, prot: PgProt) {
     let block = Pte::leaf(folio.phys(), prot, false).0;
     if pmd
         .compare_exchange(0, block, Ordering::Release, Ordering::Relaxed)
@@ -119,7 +118,6 @@ pub fn set_pmd(mm: &Mm, pmd: &AtomicU64, folio: Folio, prot: PgProt) {
         return;
     }
     mmu::publish_table_writes();
-    mm.rss.fetch_add(folio.nr_pages(), Ordering::Relaxed);
     vmstat::THP_FILE_MAPPED.inc();
     folio.into_mapping();
 }
@@ -158,13 +156,16 @@ pub fn zap_range(mm: &Mm, start: usize, end: usize) {
 }
 
 /// Folio references taken from cleared entries, held until their TLB entries
-/// are flushed (Linux: `struct mmu_gather`): on the stack, flushed when full
-/// and when dropped. Entries of one folio cleared in a row share one slot.
+/// are flushed (Linux: `struct mmu_gather`): the first ones on the stack, so
+/// small zaps allocate nothing; past that on the heap (Linux allocates more
+/// batch pages too), so a big munmap still flushes once, at the end.
+/// Entries of one folio cleared in a row share one slot.
 struct Gather<'a> {
     mm: &'a Mm,
     folios: [Option<(Folio, usize)>; GATHER_SLOTS],
     len: usize,
-    /// The VAs cleared since the last flush: [lo, hi), and how many pages.
+    more: Vec<(Folio, usize)>,
+    /// The VAs cleared: [lo, hi), and how many pages.
     lo: usize,
     hi: usize,
     pages: usize,
@@ -178,6 +179,7 @@ impl<'a> Gather<'a> {
             mm,
             folios: [const { None }; GATHER_SLOTS],
             len: 0,
+            more: Vec::new(),
             lo: usize::MAX,
             hi: 0,
             pages: 0,
@@ -189,22 +191,30 @@ impl<'a> Gather<'a> {
         self.lo = self.lo.min(va);
         self.hi = self.hi.max(va + size);
         self.pages += size / PAGE_SIZE;
-        if let Some(Some((last, nr))) = self.len.checked_sub(1).map(|i| &mut self.folios[i]) {
+        let last = match self.more.last_mut() {
+            Some(last) => Some(last),
+            None => self
+                .len
+                .checked_sub(1)
+                .and_then(|i| self.folios[i].as_mut()),
+        };
+        if let Some((last, nr)) = last {
             if last.pfn() == folio.pfn() {
                 *nr += 1;
                 core::mem::forget(folio); // its reference is counted in nr
                 return;
             }
         }
-        if self.len == GATHER_SLOTS {
-            self.flush();
+        if self.len < GATHER_SLOTS {
+            self.folios[self.len] = Some((folio, 1));
+            self.len += 1;
+        } else {
+            self.more.push((folio, 1));
         }
-        self.folios[self.len] = Some((folio, 1));
-        self.len += 1;
     }
 
-    /// One TLB invalidation for everything cleared so far, page by page or
-    /// the whole ASID when that is cheaper (Linux: `tlb_flush_mmu` via
+    /// One TLB invalidation for everything cleared, page by page or the
+    /// whole ASID when that is cheaper (Linux: `tlb_flush_mmu` via
     /// `flush_tlb_range`); then the references go.
     fn flush(&mut self) {
         if self.pages == 0 {
@@ -217,11 +227,9 @@ impl<'a> Gather<'a> {
         } else {
             mmu::flush_tlb_user_range(self.mm.asid, self.lo, self.hi);
         }
-        self.mm.rss.fetch_sub(self.pages, Ordering::Relaxed);
-        for slot in &mut self.folios[..self.len] {
-            if let Some((folio, nr)) = slot.take() {
-                folio.unmapped_many(nr);
-            }
+        let stacked = self.folios[..self.len].iter_mut().filter_map(Option::take);
+        for (folio, nr) in stacked.chain(self.more.drain(..)) {
+            folio.unmapped_many(nr);
         }
         (self.len, self.lo, self.hi, self.pages) = (0, usize::MAX, 0, 0);
     }
@@ -258,7 +266,6 @@ pub fn copy_range(dst: &Mm, src: &Mm, start: usize, end: usize, cow: bool) -> bo
         };
         let folio = Folio::from_pfn(pte.addr().pfn());
         dst_slot.store(pte.0, Ordering::Release);
-        dst.rss.fetch_add(1, Ordering::Relaxed);
         folio.into_mapping();
     });
     if wrprotected {
@@ -351,7 +358,6 @@ pub fn move_range(mm: &Mm, old: usize, new: usize, len: usize) -> bool {
                 // SAFETY: the entry's reference, which nothing maps now.
                 let folio = unsafe { Folio::from_mapped_pfn(pte.addr().pfn()) };
                 folio.unmapped();
-                mm.rss.fetch_sub(1, Ordering::Relaxed);
             }
         }
     }

@@ -48,8 +48,6 @@ pub struct Mm {
     pub mm_lock_seq: AtomicU64,
     /// Serialises changes to the page-table entries (Linux: the PTL).
     pub page_table_lock: SpinLock<()>,
-    /// Pages mapped (Linux: the RSS counters).
-    pub rss: AtomicUsize,
     /// Page-table pages allocated, pgd included.
     pub pt_pages: AtomicUsize,
 }
@@ -91,7 +89,6 @@ impl Mm {
             vma_snapshot: SpinLock::new(VmaSnapshot::default()),
             mm_lock_seq: AtomicU64::new(0),
             page_table_lock: SpinLock::new(()),
-            rss: AtomicUsize::new(0),
             pt_pages: AtomicUsize::new(1),
         }))
     }

@@ -66,14 +66,30 @@ pub fn filled_memfd(len: usize) -> Result<i32, Errno> {
 }
 
 /// faultline's fault-path switches, as `report` names them.
-const SWITCHES: [(&str, &core::ffi::CStr); 3] = [
+const SWITCHES: [(&str, &core::ffi::CStr); 4] = [
     ("multi_page", c"/sys/kernel/mm/finish_fault/multi_page"),
     ("contpte", c"/sys/kernel/mm/contpte/enabled"),
     (
         "fault_around_bytes",
         c"/sys/kernel/debug/fault_around_bytes",
     ),
+    ("vma_lock", c"/sys/kernel/mm/vma_lock/enabled"),
 ];
+
+/// The value of counter `key` in /proc/vmstat; None where there is no such
+/// line (Linux without CONFIG_PER_VMA_LOCK_STATS, for the vma_lock ones).
+pub fn vmstat(key: &str) -> Option<u64> {
+    let fd = open(c"/proc/vmstat", O_RDONLY | O_CLOEXEC, 0).ok()?;
+    let mut text = alloc::vec![0u8; 16384];
+    let mut len = 0;
+    while let Ok(n @ 1..) = read(fd, &mut text[len..]) {
+        len += n;
+    }
+    let _ = close(fd);
+    let text = core::str::from_utf8(&text[..len]).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.parse().ok())
+}
 
 /// Prints `result <name> k=v ...`, followed by the value of each switch
 /// (absent on Linux), so every line says what it measured.

@@ -19,6 +19,7 @@ const MULTI: &CStr = c"/sys/kernel/mm/finish_fault/multi_page";
 const AROUND: &CStr = c"/sys/kernel/debug/fault_around_bytes";
 const THP_2M: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/shmem_enabled";
 const MAPPING_ALIGN: &CStr = c"/sys/kernel/mm/transparent_hugepage/thp_mapping_align";
+const VMA_LOCK: &CStr = c"/sys/kernel/mm/vma_lock/enabled";
 
 fn set(knob: &CStr, value: &str) {
     if let Ok(fd) = open(knob, O_WRONLY | O_CLOEXEC, 0) {
@@ -66,11 +67,22 @@ fn main(args: ulib::Args) -> i32 {
         set(AROUND, around);
         ok &= run("lat_pagefault", &["pages=512", lat_iters]);
     }
-    let loops = if quick { "loops=5" } else { "loops=20" };
-    for mode in ["mode=threads", "mode=processes"] {
+    // Seed 002: threads fault while others mmap and munmap, under
+    // mmap_lock (per-VMA locks off) and under their VMAs' locks.
+    // Files of will-it-scale's 128M each, or 4M for a quick look.
+    let (loops, size) = if quick {
+        ("loops=5", "size=4194304")
+    } else {
+        ("loops=10", "size=134217728")
+    };
+    for vma_lock in ["0", "1"] {
+        set(VMA_LOCK, vma_lock);
         for tasks in ["tasks=1", "tasks=2", "tasks=4"] {
-            ok &= run("page_fault4", &[mode, tasks, loops]);
+            ok &= run("page_fault4", &["mode=threads", tasks, loops, size]);
         }
+    }
+    for tasks in ["tasks=1", "tasks=2", "tasks=4"] {
+        ok &= run("page_fault4", &["mode=processes", tasks, loops, size]);
     }
     set(MAPPING_ALIGN, "0x0");
     if ok {
