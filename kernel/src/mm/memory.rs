@@ -10,11 +10,11 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::arch::contpte::{self, ContpteOps};
 use crate::arch::desc::{PgProt, Pte};
 use crate::arch::mmu;
-use crate::mm::addr::{PAGE_SIZE, PMD_SIZE, PTRS_PER_TABLE};
+use crate::mm::addr::{align_up, PhysAddr, PAGE_SIZE, PMD_SIZE, PTRS_PER_TABLE};
 use crate::mm::folio::Folio;
 use crate::mm::frame;
 use crate::mm::mm_struct::Mm;
-use crate::mm::pgtable::{self, Found, Level, PageTable};
+use crate::mm::pgtable::{self, Found, Level, PageTable, PgtableMem};
 use crate::mm::vmstat;
 
 /// Above this many pages, one flush of the whole ASID beats page flushes.
@@ -153,6 +153,94 @@ pub fn zap_range(mm: &Mm, start: usize, end: usize) {
             take(Pte(slot.swap(0, Ordering::AcqRel)), va, level.size());
         }
     });
+}
+
+/// Unmaps `[start, end)` like [`zap_range`], but whole 2M stretches cheaply:
+/// their PTE tables are only unhooked from the PMD (and the TLB flushed)
+/// now; the per-page work of dropping what those tables map, and freeing
+/// them, is left to the returned [`DetachedTables`], which munmap drops
+/// after releasing `mmap_lock`. Nothing can reach an unhooked table, so the
+/// work needs no lock, and the munmaps of two threads run side by side
+/// (Linux does it all under `mmap_lock`; its faults cost far more than a
+/// zap, ours do not).
+pub fn unmap_range(mm: &Mm, start: usize, end: usize) -> DetachedTables<'_> {
+    let (first, last) = (align_up(start, PMD_SIZE), end & !(PMD_SIZE - 1));
+    if first >= last {
+        zap_range(mm, start, end);
+        return DetachedTables {
+            mm,
+            tables: Vec::new(),
+        };
+    }
+    zap_range(mm, start, first);
+    zap_range(mm, last, end);
+    let mut tables = Vec::new();
+    let mut tlb = Gather::new(mm);
+    {
+        let _ptl = mm.page_table_lock.lock();
+        let mut mem = mm;
+        for va in (first..last).step_by(PMD_SIZE) {
+            let Some(pmds) = pgtable::table_for(&mut mem, mm.pgd, va, Level::Pmd, false) else {
+                continue;
+            };
+            let old = Pte(pmds[Level::Pmd.index(va)].swap(0, Ordering::AcqRel));
+            if old.is_table() {
+                tables.push(old.addr());
+                tlb.lo = tlb.lo.min(va);
+                tlb.hi = tlb.hi.max(va + PMD_SIZE);
+                tlb.pages += PMD_SIZE / PAGE_SIZE;
+            } else if old.is_valid() {
+                // SAFETY: the block's reference, now ours.
+                let folio = unsafe { Folio::from_mapped_pfn(old.addr().pfn()) };
+                tlb.add(folio, va, PMD_SIZE);
+            }
+        }
+    }
+    drop(tlb); // the flush, before anything the tables map may go
+    DetachedTables { mm, tables }
+}
+
+/// PTE tables unhooked by [`unmap_range`] and already flushed from the TLB:
+/// dropping this drops every folio reference they hold and frees them.
+pub struct DetachedTables<'a> {
+    mm: &'a Mm,
+    tables: Vec<PhysAddr>,
+}
+
+impl Drop for DetachedTables<'_> {
+    fn drop(&mut self) {
+        let mut mem = self.mm;
+        for &pa in &self.tables {
+            // Entries of one folio in a row give their references back at once.
+            let mut run: Option<(Folio, usize)> = None;
+            for slot in self.mm.table_at(pa).iter() {
+                let pte = Pte(slot.load(Ordering::Relaxed));
+                if !pte.is_valid() {
+                    continue;
+                }
+                // SAFETY: the entry's reference; nothing can reach the table.
+                let folio = unsafe { Folio::from_mapped_pfn(pte.addr().pfn()) };
+                if pte.is_dirty() {
+                    folio.mark_dirty();
+                }
+                match &mut run {
+                    Some((last, nr)) if last.pfn() == folio.pfn() => {
+                        *nr += 1;
+                        core::mem::forget(folio); // counted in nr
+                    }
+                    _ => {
+                        if let Some((last, nr)) = run.replace((folio, 1)) {
+                            last.unmapped_many(nr);
+                        }
+                    }
+                }
+            }
+            if let Some((last, nr)) = run {
+                last.unmapped_many(nr);
+            }
+            mem.free_table(pa);
+        }
+    }
 }
 
 /// Folio references taken from cleared entries, held until their TLB entries

@@ -208,7 +208,9 @@ pub fn munmap(mm: &Arc<Mm>, addr: usize, len: usize) -> KResult<()> {
     let mut map = mm.mmap_write_lock();
     map.vma_start_write(addr, end);
     map.vmas.remove_range(addr, end);
-    memory::zap_range(mm, addr, end);
+    let detached = memory::unmap_range(mm, addr, end);
+    drop(map);
+    drop(detached); // the per-page work, with no lock held
     Ok(())
 }
 

@@ -41,6 +41,7 @@ ulib::tests!(
         misaligned_window_of_a_2m_folio_stays_plain,
         smaps_counts_blocks,
         page_tables_come_back_after_exit,
+        munmap_frees_whole_page_tables_at_once,
         readers_on_all_cpus_while_blocks_change,
         one_fault_maps_a_64k_view,
         one_fault_maps_a_32k_view_without_the_bit,
@@ -458,6 +459,38 @@ fn page_tables_come_back_after_exit() -> TestResult {
     };
     let tables = vmstat("nr_page_table_pages")?;
     children_give_back_memory(|| child(tables))
+}
+
+/// munmap of 128M, one page touched in each 2M: the 64 pages and their 64
+/// PTE tables come back when munmap returns (faultline unhooks whole
+/// tables and frees them after dropping mmap_lock), and the range faults
+/// afresh: SIGSEGV, no stale translation.
+fn munmap_frees_whole_page_tables_at_once() -> TestResult {
+    if running_on_linux() {
+        skip!("nr_page_table_pages moves with the whole system there");
+    }
+    // 2M-aligned, so every touched page has a PTE table of its own.
+    let addr = map_anon((128 << 20) + PMD)?.next_multiple_of(PMD);
+    let tables = vmstat("nr_page_table_pages")?;
+    for region in 0..64 {
+        check!(try_write(addr + region * PMD, 7).is_ok(), "region {region}");
+    }
+    let (touched, free) = (vmstat("nr_page_table_pages")?, vmstat("nr_free_pages")?);
+    check!(touched >= tables + 64, "{tables} -> {touched} page tables");
+    // SAFETY: our own mapping.
+    unsafe { munmap(addr, 128 << 20) }?;
+    let (after, now_free) = (vmstat("nr_page_table_pages")?, vmstat("nr_free_pages")?);
+    check_eq!(touched - after, 64);
+    check!(
+        now_free >= free + 128,
+        "only {} frames back",
+        now_free - free
+    );
+    check_eq!(
+        try_read(addr + 5 * PMD).map_err(|f| f.code),
+        Err(SEGV_MAPERR)
+    );
+    Ok(())
 }
 
 fn readers_on_all_cpus_while_blocks_change() -> TestResult {
