@@ -17,10 +17,12 @@ build: setup
 	aarch64-linux-gnu-gcc -static-pie -O2 -o build/memfd-demo-pie user/c/memfd-demo.c
 	target/release/mkinitrd -o build/initrd.cpio --dir rootfs --dir build/rootfs-user
 
-# Boot on QEMU and run the default workload. Pass QEMU_ARGS for more, e.g.
-#   make run QEMU_ARGS="--smp 4 --mem 1G"
+# Boot on QEMU and run the default workload: a short run of the fault-path
+# benchmarks (virtual time, -icount), then their summary table. Pass
+# QEMU_ARGS for more, e.g. make run QEMU_ARGS="--smp 2". The full run is
+# `make bench`; the test programs, `./qemu-run.sh`.
 run: build
-	./qemu-run.sh $(QEMU_ARGS)
+	scripts/bench.sh quick --console $(QEMU_ARGS)
 
 test: build
 	scripts/test.sh

@@ -22,18 +22,7 @@ pub fn now_ns() -> u64 {
     ulib::time::monotonic_nanos() as u64
 }
 
-/// Nanoseconds on the virtual counter (CNTVCT_EL0), read without a system
-/// call, as Linux's vDSO does: fine enough to time one page fault.
-pub fn counter_ns() -> u64 {
-    let (count, freq): (u64, u64);
-    // SAFETY: reads the virtual counter and its frequency, which EL0 may
-    // read on Linux and on faultline; the ISB keeps the read in order.
-    unsafe {
-        core::arch::asm!("isb", "mrs {c}, cntvct_el0", "mrs {f}, cntfrq_el0",
-                         c = out(reg) count, f = out(reg) freq, options(nomem, nostack))
-    };
-    (count / freq) * 1_000_000_000 + (count % freq) * 1_000_000_000 / freq
-}
+pub use ulib::time::counter_ns;
 
 /// The cost of one faulting access, `fault`, less that of the same access
 /// once mapped, timed with `counter_ns`: under `-icount shift=0` one

@@ -22,6 +22,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::ffi::CStr;
+use core::sync::atomic::{AtomicU64, Ordering};
 use ulib::fs::*;
 use ulib::process::*;
 use ulib::signal::signal_name;
@@ -32,6 +33,7 @@ ulib::entry!(main);
 const DEFAULT_TESTS_DIR: &str = "/bin/tests";
 
 fn main(args: ulib::Args) -> i32 {
+    BOOT_NS.store(ulib::time::counter_ns(), Ordering::Relaxed);
     let args: Vec<&str> = args.collect();
     match args.get(1..).unwrap_or_default() {
         [] | ["test"] => {
@@ -48,9 +50,18 @@ fn main(args: ulib::Args) -> i32 {
     }
 }
 
-/// The environment init was given, passed on to every program it starts.
-fn environment() -> Vec<&'static CStr> {
-    ulib::start::environ().collect()
+/// When init began, in virtual-counter nanoseconds from power-on: how long
+/// the machine took to reach user space (`make bench` reports it).
+static BOOT_NS: AtomicU64 = AtomicU64::new(0);
+
+/// The environment init was given, passed on to every program it starts,
+/// with `FAULTLINE_BOOT_NS` (see `BOOT_NS`) added.
+fn environment() -> Vec<CString> {
+    let boot = format!("FAULTLINE_BOOT_NS={}", BOOT_NS.load(Ordering::Relaxed));
+    ulib::start::environ()
+        .map(CString::from)
+        .chain(CString::new(boot))
+        .collect()
 }
 
 /// `run PROG ARGS...`: the program's exit status, or 128 + the signal that
@@ -61,7 +72,9 @@ fn run(prog: &str, argv: &[&str]) -> i32 {
     let argv: Vec<&CStr> = argv.iter().map(|a| a.as_c_str()).collect();
     let pid = match fork() {
         Ok(0) => {
-            let errno = execve(&path, &argv, &environment());
+            let env = environment();
+            let env: Vec<&CStr> = env.iter().map(|e| e.as_c_str()).collect();
+            let errno = execve(&path, &argv, &env);
             eprintln!("init: cannot run {prog}: {errno}");
             exit_group(127);
         }
@@ -173,7 +186,9 @@ fn run_test_program(dir: &str, name: &str, verbose: bool) -> (u32, u32) {
     let pid = match fork() {
         Ok(0) => {
             let _ = dup3(out_wr, 1, 0);
-            let errno = execve(&c_path, &[&c_path], &environment());
+            let env = environment();
+            let env: Vec<&CStr> = env.iter().map(|e| e.as_c_str()).collect();
+            let errno = execve(&c_path, &[&c_path], &env);
             eprintln!("init: cannot run {path}: {errno}");
             exit_group(127);
         }

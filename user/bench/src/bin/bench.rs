@@ -45,6 +45,10 @@ fn run(name: &str, args: &[&str]) -> bool {
 }
 
 fn main(args: ulib::Args) -> i32 {
+    // init's start, from power-on: the boot's length, on faultline.
+    if let Some(ns) = ulib::env("FAULTLINE_BOOT_NS") {
+        ulib::println!("result boot first_user_ns={ns}");
+    }
     let quick = args.clone().any(|a| a == "quick");
     let iters = if quick { "iters=50" } else { "iters=500" };
     let mut ok = true;
