@@ -3,9 +3,10 @@
 //! MADV_DONTNEED neighbouring VMAs and the same ones. Nothing may crash,
 //! nothing written to tmpfs may be lost, SIGSEGV comes only where a VMA is
 //! really gone, and every frame comes back when the process exits. And
-//! the per-VMA lock counters (the reference's cases 21, 23, 24): faults on
-//! one VMA never wait for mmap/munmap of others, a retried fault counts
-//! once, and munmap under faulting threads leaves only SIGSEGV behind.
+//! the per-VMA lock counters (the reference's cases 21 to 24): faults on
+//! one VMA never wait for mmap/munmap of others, faults on a VMA being
+//! changed fall back to mmap_lock and see the change, a retried fault
+//! counts once, and munmap under faulting threads leaves only SIGSEGV.
 #![no_std]
 #![no_main]
 
@@ -29,6 +30,7 @@ use ulib::{check, skip};
 ulib::tests!(
     faults_while_vmas_change,
     faults_take_no_mmap_lock_while_other_vmas_change,
+    faults_on_a_vma_being_mprotected_fall_back,
     a_retried_fault_counts_once,
     munmap_under_faulting_threads_leaves_sigsegv,
 );
@@ -211,6 +213,62 @@ fn faults_take_no_mmap_lock_while_other_vmas_change() -> TestResult {
     check!(rounds > 0, "the churning thread never ran");
     check!(delta[0] >= 8 * 64, "only {} faults", delta[0]);
     check_eq!((delta[1], delta[2], delta[3]), (delta[0], 0, 0));
+    Ok(())
+}
+
+/// Case 22: while another thread mprotects a VMA over and over (each time
+/// write-locking it), this thread's faults on it abort the VMA lock
+/// (`vma_lock_abort` grows), wait for mmap_lock, and complete; once an
+/// mprotect to read-only has returned, a write gets SEGV_ACCERR and the
+/// data is still there.
+fn faults_on_a_vma_being_mprotected_fall_back() -> TestResult {
+    if ulib::system::running_on_linux() {
+        skip!("Linux counts vma_lock_* only with CONFIG_PER_VMA_LOCK_STATS");
+    }
+    const LEN: usize = 64 * PAGE;
+    let vma = map_anon(LEN)?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let protector = {
+        let stop = stop.clone();
+        spawn(move || {
+            let mut changes = 0usize;
+            while !stop.load(Ordering::Acquire) {
+                // SAFETY: our mapping; the same permissions, but a change.
+                if unsafe { mprotect(vma, LEN, PROT_READ | PROT_WRITE) }.is_ok() {
+                    changes += 1;
+                }
+                // mmap_lock is not fair: leave the faults a turn at it.
+                sleep(core::time::Duration::from_micros(50));
+            }
+            changes
+        })?
+    };
+    let aborts = vmstat("vma_lock_abort")?;
+    for round in 0..20u8 {
+        for page in (0..LEN).step_by(PAGE) {
+            check!(
+                try_write(vma + page, round).is_ok(),
+                "write to page {page:#x}"
+            );
+        }
+        for page in (0..LEN).step_by(PAGE) {
+            check_eq!(try_read(vma + page).ok(), Some(round));
+        }
+        // SAFETY: our mapping; emptied so the next round faults again.
+        unsafe { madvise(vma, LEN, MADV_DONTNEED) }?;
+    }
+    let aborts = vmstat("vma_lock_abort")? - aborts;
+    stop.store(true, Ordering::Release);
+    let changes = protector.join().unwrap_or(0);
+    check!(changes > 0, "the other thread never mprotected");
+    check!(aborts > 0, "no fault found the VMA write-locked");
+    check!(try_write(vma, 1).is_ok(), "write before the change");
+    // SAFETY: our mapping.
+    unsafe { mprotect(vma, LEN, PROT_READ) }?;
+    check_eq!(try_write(vma, 2).map_err(|f| f.code), Err(SEGV_ACCERR));
+    check_eq!(try_read(vma).ok(), Some(1));
+    // SAFETY: our mapping.
+    unsafe { munmap(vma, LEN) }?;
     Ok(())
 }
 
