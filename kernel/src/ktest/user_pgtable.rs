@@ -46,7 +46,7 @@ fn at(mm: &Mm, va: usize) -> (Option<PhysAddr>, Option<PhysAddr>) {
 fn map_pages(mm: &Mm, va: usize, folio: &Folio, prot: PgProt) -> TestResult {
     let mut mem = mm;
     let table = pgtable::pte_table(&mut mem, mm.pgd, va, true).ok_or("no page table")?;
-    let _ptl = mm.page_table_lock.lock();
+    let _ptl = crate::mm::ptlock::pte_lock(table);
     memory::set_pte_range(mm, table, va, folio, 0, folio.nr_pages(), prot);
     mmu::publish_table_writes();
     Ok(())

@@ -26,6 +26,7 @@ use crate::mm::folio::Folio;
 use crate::mm::memory::{replace_pte, set_pmd, set_pte_range};
 use crate::mm::mm_struct::Mm;
 use crate::mm::pgtable::{self, Level, PageTable};
+use crate::mm::ptlock::pte_lock;
 use crate::mm::vma::{Vma, VM_EXEC, VM_READ, VM_SHARED, VM_WRITE};
 use crate::mm::vma_lock::{lock_vma_under_rcu, PER_VMA_LOCK};
 use crate::mm::vmstat;
@@ -293,7 +294,7 @@ fn finish_fault(
     } else {
         none_run(range, addr, none)
     };
-    let _ptl = mm.page_table_lock.lock();
+    let _ptl = pte_lock(table);
     if !folio.is_anon() && !folio.is_cached() {
         return; // truncated since we found it: the access faults again
     }
@@ -397,7 +398,7 @@ fn do_read_fault(
 /// entries, a folio's worth at a time, allocating and reading nothing
 /// (Linux: `do_fault_around` -> `filemap_map_pages`). The window is cut at
 /// the end of the file. As in Linux, one walk of the page cache and one
-/// hold of the page-table lock cover the whole window.
+/// hold of the page table's lock cover the whole window.
 fn do_fault_around(mm: &Mm, vma: &Vma, range: Range<usize>, table: &PageTable, addr: usize) {
     let Some(InodeKind::File(file)) = vma.file.as_deref().map(|i| &i.kind) else {
         return;
@@ -417,7 +418,7 @@ fn do_fault_around(mm: &Mm, vma: &Vma, range: Range<usize>, table: &PageTable, a
     };
     let first = vma.pgoff_of(range.start, window.start);
     let last = vma.pgoff_of(range.start, end);
-    let _ptl = mm.page_table_lock.lock();
+    let _ptl = pte_lock(table);
     file.mapping.for_each_folio(first, last, |head, folio| {
         if !folio.is_uptodate() {
             return;
@@ -490,7 +491,7 @@ fn do_cow_fault(
 /// place; anything else (a page-cache page, a page shared since fork) is
 /// copied.
 fn do_wp_page(mm: &Mm, vma: &Vma, table: &PageTable, addr: usize) -> Result<(), FaultError> {
-    let _ptl = mm.page_table_lock.lock();
+    let _ptl = pte_lock(table);
     let pte = contpte::ptep_get(table, Level::Pte.index(addr));
     if pte.is_none() || pte.prot().is_writable() {
         return Ok(()); // changed under us: let the access retry

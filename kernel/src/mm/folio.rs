@@ -11,7 +11,7 @@
 //! last put returns the frames to the page allocator.
 
 use core::sync::atomic::{
-    AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
 };
 
 use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
@@ -41,6 +41,8 @@ pub struct FolioMeta {
     head_offset: AtomicU32,
     /// The folio's page index in its file (Linux: `folio->index`).
     index: AtomicU64,
+    /// For a frame holding a PTE table instead: its lock (`mm/ptlock.rs`).
+    ptl: AtomicBool,
 }
 
 impl FolioMeta {
@@ -52,6 +54,7 @@ impl FolioMeta {
             order: AtomicU8::new(0),
             head_offset: AtomicU32::new(0),
             index: AtomicU64::new(0),
+            ptl: AtomicBool::new(false),
         }
     }
 }
@@ -79,6 +82,12 @@ fn meta(pfn: usize) -> &'static FolioMeta {
     // SAFETY: `init` stored a 'static slice of META_LEN entries, set before
     // any frame was allocated; `i` is inside it.
     unsafe { &*META.load(Ordering::Relaxed).add(i) }
+}
+
+/// The lock of the page-table page at frame `pfn` (Linux keeps it in the
+/// page's `struct ptdesc`, which overlays `struct page` as ours does).
+pub fn table_lock(pfn: usize) -> &'static AtomicBool {
+    &meta(pfn).ptl
 }
 
 /// A counted reference to a folio.

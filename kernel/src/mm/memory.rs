@@ -15,6 +15,7 @@ use crate::mm::folio::Folio;
 use crate::mm::frame;
 use crate::mm::mm_struct::Mm;
 use crate::mm::pgtable::{self, Found, Level, PageTable, PgtableMem};
+use crate::mm::ptlock::pte_lock;
 use crate::mm::vmstat;
 
 /// Above this many pages, one flush of the whole ASID beats page flushes.
@@ -60,8 +61,8 @@ impl ContpteOps for TableOps<'_> {
 
 /// Maps pages `page..page + nr` of `folio` from `addr` with `prot` (Linux:
 /// `set_pte_range` -> `set_ptes`), all in one PTE table. Each entry holds
-/// a folio reference of its own, taken here. The caller
-/// holds the page-table lock and has checked the entries are none; none ->
+/// a folio reference of its own, taken here. The caller holds the table's
+/// lock (`pte_lock`) and has checked the entries are none; none ->
 /// valid needs no TLB flush, but the caller makes the new entries visible
 /// to the table walker with `mmu::publish_table_writes` once it has set
 /// them all (Linux: the barriers at the end of a batch of `set_ptes`).
@@ -107,7 +108,7 @@ pub fn replace_pte(mm: &Mm, table: &PageTable, addr: usize, new: Pte) -> Folio {
 /// Maps the PMD-sized `folio` with one block descriptor in `pmd`, the
 /// level-2 entry for a 2M-aligned VA (Linux: `do_set_pmd`), if the entry is
 /// still none: a fault elsewhere in the 2M may install a PTE table there
-/// without the page-table lock. The caller holds the page-table lock. The
+/// without the page-table lock. The caller holds `mm.page_table_lock`. The
 /// block holds one folio reference, as a PTE does.
 pub fn set_pmd(pmd: &AtomicU64, folio: Folio, prot: PgProt) {
     let block = Pte::leaf(folio.phys(), prot, false).0;
@@ -141,6 +142,7 @@ pub fn zap_range(mm: &Mm, start: usize, end: usize) {
     };
     pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |va, found| match found {
         Found::Table(table, idx) => {
+            let _pte = pte_lock(table);
             let mut ops = TableOps::new(mm, va);
             contpte::clear_range(table, idx, &mut ops, |i, old| {
                 take(old, va + i * PAGE_SIZE, PAGE_SIZE)
@@ -385,6 +387,7 @@ pub fn change_protection(mm: &Mm, start: usize, end: usize, mut f: impl FnMut(Pt
         let _ptl = mm.page_table_lock.lock();
         pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |va, found| match found {
             Found::Table(table, idx) => {
+                let _pte = pte_lock(table);
                 contpte::change_range(table, idx, &mut TableOps::new(mm, va), &mut f);
             }
             Found::Block(level, slot) if va >= start && va + level.size() <= end => {
@@ -418,6 +421,7 @@ pub fn move_range(mm: &Mm, old: usize, new: usize, len: usize) -> bool {
         let _ptl = mm.page_table_lock.lock();
         pgtable::for_each_pte_table(&mm, mm.pgd, old, old + len, &mut |va, found| match found {
             Found::Table(table, idx) => {
+                let _pte = pte_lock(table);
                 let mut ops = TableOps::new(mm, va);
                 contpte::clear_range(table, idx, &mut ops, |i, pte| {
                     entries.push((va + i * PAGE_SIZE, pte.with_cont(false)));
@@ -434,13 +438,17 @@ pub fn move_range(mm: &Mm, old: usize, new: usize, len: usize) -> bool {
     let mut mem = mm;
     let mut ok = true;
     for (va, pte) in entries {
-        let slot = if ok {
-            pgtable::pte_slot(&mut mem, mm.pgd, va - old + new, true)
+        let to = va - old + new;
+        let table = if ok {
+            pgtable::pte_table(&mut mem, mm.pgd, to, true)
         } else {
             None
         };
-        match slot {
-            Some(slot) => slot.store(pte.0, Ordering::Release),
+        match table {
+            Some(table) => {
+                let _pte = pte_lock(table);
+                table[Level::Pte.index(to)].store(pte.0, Ordering::Release);
+            }
             None => {
                 ok = false;
                 // SAFETY: the entry's reference, which nothing maps now.

@@ -4,8 +4,7 @@
 //!
 //! Where we simplify: `mmap_lock` is a sleeping mutex (Linux: an rw
 //! semaphore), so its readers (faults that fell back, /proc readers) take
-//! turns; the page-table lock is one spin lock per address space (Linux:
-//! one per page-table page).
+//! turns.
 
 use alloc::sync::Arc;
 use core::ops::{Deref, DerefMut};
@@ -46,7 +45,10 @@ pub struct Mm {
     pub vma_snapshot: SpinLock<VmaSnapshot>,
     /// Bumped as each write cycle of `mmap_lock` ends (Linux: `mm_lock_seq`).
     pub mm_lock_seq: AtomicU64,
-    /// Serialises changes to the page-table entries (Linux: the PTL).
+    /// Serialises changes above the PTE tables (PMD blocks, unhooking
+    /// tables) and walks that must not see a table freed; each PTE table
+    /// has its own lock for its entries (`mm/ptlock.rs`; Linux: the
+    /// mm-wide `page_table_lock` and the split PTE locks).
     pub page_table_lock: SpinLock<()>,
     /// Page-table pages allocated, pgd included.
     pub pt_pages: AtomicUsize,

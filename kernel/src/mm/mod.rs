@@ -15,6 +15,7 @@ pub mod mm_struct;
 pub mod mmap;
 pub mod page;
 pub mod pgtable;
+pub mod ptlock;
 pub mod smaps;
 pub mod uaccess;
 pub mod vma;
