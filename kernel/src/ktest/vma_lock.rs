@@ -186,10 +186,8 @@ fn retry_is_counted_once() -> TestResult {
 fn removed_vma_stays_readable() -> TestResult {
     let (mm, _file, _shared, anon) = setup()?;
     let held = mm
-        .vma_snapshot
-        .lock()
-        .find(anon)
-        .map(|(_, _, vma)| vma.clone())
+        .vmas_published
+        .read(|vmas| vmas.find(anon).map(|(_, _, vma)| vma.clone()))
         .ok_or("anon VMA not published")?;
     ensure!(!held.lock.is_detached(), "detached before munmap");
     mmap::munmap(&mm, anon, LEN).map_err(e)?;

@@ -18,7 +18,7 @@ use crate::mm::frame;
 use crate::mm::memory;
 use crate::mm::pgtable::{PageTable, PgtableMem};
 use crate::mm::vma::Vma;
-use crate::mm::vma_lock::VmaSnapshot;
+use crate::mm::vma_lock::{PublishedVmas, VmaSnapshot};
 use crate::mm::vma_tree::VmaTree;
 use crate::mm::vmstat;
 use crate::sync::{Mutex, MutexGuard, SpinLock};
@@ -42,7 +42,7 @@ pub struct Mm {
     /// Take it with `mmap_read_lock` or `mmap_write_lock`.
     mmap_lock: Mutex<MmMap>,
     /// The VMA tree as the last writer left it, for lockless faults.
-    pub vma_snapshot: SpinLock<VmaSnapshot>,
+    pub vmas_published: PublishedVmas,
     /// Bumped as each write cycle of `mmap_lock` ends (Linux: `mm_lock_seq`).
     pub mm_lock_seq: AtomicU64,
     /// Serialises changes above the PTE tables (PMD blocks, unhooking
@@ -88,7 +88,7 @@ impl Mm {
                 start_brk: 0,
                 brk: 0,
             }),
-            vma_snapshot: SpinLock::new(VmaSnapshot::default()),
+            vmas_published: PublishedVmas::new(),
             mm_lock_seq: AtomicU64::new(0),
             page_table_lock: SpinLock::new(()),
             pt_pages: AtomicUsize::new(1),
@@ -193,7 +193,7 @@ impl Drop for MmapWriteGuard<'_> {
         let seq = self.mm.mm_lock_seq.load(Ordering::Relaxed);
         if self.changed {
             let new = VmaSnapshot::of(&self.map.vmas);
-            let old = core::mem::replace(&mut *self.mm.vma_snapshot.lock(), new);
+            let old = self.mm.vmas_published.publish(new);
             for (start, end, vma) in old.iter() {
                 let kept = self
                     .map

@@ -16,10 +16,9 @@
 //!
 //! Where we simplify, and how the lookup stays safe without RCU:
 //! - Lockless readers search a *published copy* of the VMA tree (a sorted
-//!   array), replaced whole when a writer releases `mmap_lock` (RCU's
-//!   publish step), under a spin lock held only for the search or the swap:
-//!   a fault never waits for another VMA's mmap or munmap, only, at worst,
-//!   for a pointer swap.
+//!   array), replaced whole when a writer releases `mmap_lock`, with
+//!   `PublishedVmas` standing in for RCU: a fault never waits for another
+//!   VMA's mmap or munmap, nor for anything else.
 //! - VMAs are reference-counted (`Arc<Vma>`): a reader's VMA stays valid
 //!   memory after a writer removes it, and is freed when the last reader
 //!   drops it (RCU's deferred free).
@@ -31,10 +30,14 @@
 //!   readers never wait (they fall back), and a writer yields the CPU while
 //!   readers drain.
 
+use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::Range;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+
+use crate::arch::cpu::{cpu_id, local_irq_restore, local_irq_save};
+use crate::dtb::MAX_CPUS;
 
 use crate::mm::mm_struct::Mm;
 use crate::mm::vma::Vma;
@@ -164,6 +167,76 @@ impl VmaSnapshot {
     }
 }
 
+/// The published VMAs and their readers: our stand-in for RCU. A reader
+/// marks its CPU busy (with interrupts masked, so one reader per CPU, and
+/// briefly: a bisection and a reference count) and reads the pointer; a
+/// writer swaps the pointer, then waits until it has seen every CPU idle
+/// once before freeing the old copy: any reader still on it was already
+/// busy (Linux: `rcu_read_lock` and `synchronize_rcu`). Readers never wait,
+/// and share no cache line written per fault.
+pub struct PublishedVmas {
+    current: AtomicPtr<VmaSnapshot>,
+    busy: [CpuFlag; MAX_CPUS],
+}
+
+/// One CPU's reader flag, alone on its cache line.
+#[repr(align(64))]
+struct CpuFlag(AtomicBool);
+
+impl PublishedVmas {
+    pub fn new() -> Self {
+        PublishedVmas {
+            current: AtomicPtr::new(Box::into_raw(Box::default())),
+            busy: [const { CpuFlag(AtomicBool::new(false)) }; MAX_CPUS],
+        }
+    }
+
+    /// Runs `f` on the VMAs as last published (Linux: an RCU read section).
+    pub fn read<R>(&self, f: impl FnOnce(&VmaSnapshot) -> R) -> R {
+        let daif = local_irq_save();
+        let busy = &self.busy[cpu_id()].0;
+        busy.store(true, Ordering::Relaxed);
+        // Seen before we read the pointer, or we read the new one.
+        fence(Ordering::SeqCst);
+        // SAFETY: a pointer from `Box::into_raw`, freed only by `publish`
+        // after this CPU was seen idle, which it is not until we return.
+        let result = f(unsafe { &*self.current.load(Ordering::Acquire) });
+        busy.store(false, Ordering::Release);
+        local_irq_restore(daif);
+        result
+    }
+
+    /// Makes `new` what readers see, and hands back the old copy once no
+    /// reader can still be using it (Linux: `rcu_assign_pointer` and
+    /// `synchronize_rcu`).
+    pub fn publish(&self, new: VmaSnapshot) -> Box<VmaSnapshot> {
+        let old = self
+            .current
+            .swap(Box::into_raw(Box::new(new)), Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        for flag in &self.busy {
+            while flag.0.load(Ordering::Acquire) {
+                core::hint::spin_loop();
+            }
+        }
+        // SAFETY: from `Box::into_raw`, no longer published, no reader left.
+        unsafe { Box::from_raw(old) }
+    }
+}
+
+impl Default for PublishedVmas {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for PublishedVmas {
+    fn drop(&mut self) {
+        // SAFETY: from `Box::into_raw`; with `&mut self` nobody reads it.
+        drop(unsafe { Box::from_raw(*self.current.get_mut()) });
+    }
+}
+
 /// A VMA held for reading by a fault; dropping it is `vma_end_read`.
 pub struct VmaReadGuard {
     pub vma: Arc<Vma>,
@@ -182,11 +255,10 @@ impl Drop for VmaReadGuard {
 /// VMA there, or it is being changed; the caller falls back to `mmap_lock`.
 pub fn lock_vma_under_rcu(mm: &Mm, addr: usize) -> Option<VmaReadGuard> {
     loop {
-        let found = mm
-            .vma_snapshot
-            .lock()
-            .find(addr)
-            .map(|(start, end, vma)| (start..end, vma.clone()));
+        let found = mm.vmas_published.read(|vmas| {
+            vmas.find(addr)
+                .map(|(start, end, vma)| (start..end, vma.clone()))
+        });
         let Some((range, vma)) = found else {
             vmstat::VMA_LOCK_ABORT.inc();
             return None;
