@@ -71,17 +71,19 @@ pub fn handle_uaccess_fault(addr: usize, access: Access, _permission_fault: bool
 }
 
 fn handle_fault(addr: usize, access: Access) -> Result<(), FaultError> {
-    let fault = |mm: &Arc<Mm>| do_page_fault(mm, addr, access);
-    let result = with_current(|t| t.user.as_ref().and_then(|u| u.process.mm.with(fault)));
-    result.unwrap_or(Err(FaultError::Segv(signal::SEGV_MAPERR)))?;
-    // Counted once per fault, never per attempt (Linux: `mm_account_fault`).
-    vmstat::PGFAULT.inc();
+    let no_mm = Err(FaultError::Segv(signal::SEGV_MAPERR));
     with_current(|t| {
-        if let Some(u) = &t.user {
-            u.process.minflt.fetch_add(1, Ordering::Relaxed);
-        }
-    });
-    Ok(())
+        let Some(process) = t.user.as_ref().map(|u| &u.process) else {
+            return no_mm;
+        };
+        let fault = |mm: &Arc<Mm>| do_page_fault(mm, addr, access);
+        process.mm.with(fault).unwrap_or(no_mm)?;
+        // Counted once per fault, never per attempt (Linux:
+        // `mm_account_fault`).
+        vmstat::PGFAULT.inc();
+        process.minflt.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    })
 }
 
 /// The locking around one fault (Linux: arm64 `do_page_fault`): under the
