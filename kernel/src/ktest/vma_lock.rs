@@ -106,6 +106,27 @@ fn fault_in_thread(mm: &Arc<Mm>, addr: usize, access: Access) -> (Arc<task::Thre
     (thread, outcome)
 }
 
+/// 20 ms on, the fault in `outcome` still waits (for `what`), and `counter`
+/// has grown by exactly one from `before`.
+fn waits_counted_once(
+    outcome: &Outcome,
+    counter: &vmstat::Counter,
+    before: u64,
+    what: &str,
+) -> TestResult {
+    task::msleep(20);
+    ensure!(
+        !outcome.0.load(Ordering::SeqCst),
+        "fault did not wait for {what}"
+    );
+    ensure!(
+        counter.get() == before + 1,
+        "{} not counted once",
+        counter.name
+    );
+    Ok(())
+}
+
 /// Case 22: a write fault on a VMA an mprotect-like writer has locked and
 /// made read-only aborts, waits for `mmap_lock`, and then sees the new
 /// protection: SIGSEGV (SEGV_ACCERR), nothing mapped.
@@ -120,15 +141,7 @@ fn fault_on_a_changing_vma_falls_back() -> TestResult {
     }
     let abort = vmstat::VMA_LOCK_ABORT.get();
     let (thread, outcome) = fault_in_thread(&mm, anon, Access::Write);
-    task::msleep(20);
-    ensure!(
-        !outcome.0.load(Ordering::SeqCst),
-        "fault did not wait for the writer"
-    );
-    ensure!(
-        vmstat::VMA_LOCK_ABORT.get() == abort + 1,
-        "abort not counted"
-    );
+    waits_counted_once(&outcome, &vmstat::VMA_LOCK_ABORT, abort, "the writer")?;
     drop(writer);
     thread.join();
     let result = *outcome.1.lock();
@@ -155,15 +168,7 @@ fn retry_is_counted_once() -> TestResult {
     let (success, retry) = (vmstat::VMA_LOCK_SUCCESS.get(), vmstat::VMA_LOCK_RETRY.get());
     // Page 8 is a hole: fault-around finds nothing, the fault needs a folio.
     let (thread, outcome) = fault_in_thread(&mm, shared + 8 * PAGE_SIZE, Access::Read);
-    task::msleep(20);
-    ensure!(
-        !outcome.0.load(Ordering::SeqCst),
-        "fault did not wait for the punch"
-    );
-    ensure!(
-        vmstat::VMA_LOCK_RETRY.get() == retry + 1,
-        "retry not counted once"
-    );
+    waits_counted_once(&outcome, &vmstat::VMA_LOCK_RETRY, retry, "the punch")?;
     drop(punching);
     thread.join();
     ensure!(
