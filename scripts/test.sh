@@ -121,8 +121,9 @@ expect "boot: huge-page knobs from the command line, files from the initrd" 0 "$
     '^Welcome to faultline' 'initramfs: [0-9]+ entries unpacked, 0 skipped'
 boot "$logdir/bench" --smp 4 --mem 1G --icount --append "-- run /bin/bench/bench quick"
 expect "bench: every benchmark runs; a 64K view of a 2M folio takes 1 fault, not 8" 0 "$logdir/bench" \
-    '^result finish_fault size=65536 ns_per_iter=[0-9]+ faults_per_iter_x100=800 fault_ns=[0-9]+ multi_page=0' \
-    '^result finish_fault size=65536 ns_per_iter=[0-9]+ faults_per_iter_x100=100 fault_ns=[0-9]+ multi_page=1' \
+    '^result finish_fault size=65536 ns_per_iter=[0-9]+ faults_per_iter_x100=800 ptes_per_fault=1 fault_ns=[0-9]+ multi_page=0' \
+    '^result finish_fault size=65536 ns_per_iter=[0-9]+ faults_per_iter_x100=100 ptes_per_fault=16 fault_ns=[0-9]+ multi_page=1' \
+    '^result finish_fault size=32768 ns_per_iter=[0-9]+ faults_per_iter_x100=100 ptes_per_fault=8 fault_ns=[0-9]+ multi_page=1' \
     '^result lat_pagefault .*faults_per_page_x100=100 .*fault_around_bytes=4096' \
     '^result page_fault4 tasks=4 threads=0 ops_per_sec=[1-9]'
 boot "$logdir/panic" --append panic=test

@@ -65,19 +65,44 @@ const SWITCHES: [(&str, &core::ffi::CStr); 4] = [
     ("vma_lock", c"/sys/kernel/mm/vma_lock/enabled"),
 ];
 
+/// The whole of a /proc file, or None.
+fn read_proc(path: &core::ffi::CStr) -> Option<String> {
+    let fd = open(path, O_RDONLY | O_CLOEXEC, 0).ok()?;
+    let mut text = alloc::vec![0u8; 4096];
+    let mut len = 0;
+    loop {
+        if len == text.len() {
+            text.resize(len * 2, 0);
+        }
+        match read(fd, &mut text[len..]) {
+            Ok(n @ 1..) => len += n,
+            _ => break,
+        }
+    }
+    let _ = close(fd);
+    text.truncate(len);
+    String::from_utf8(text).ok()
+}
+
 /// The value of counter `key` in /proc/vmstat; None where there is no such
 /// line (Linux without CONFIG_PER_VMA_LOCK_STATS, for the vma_lock ones).
 pub fn vmstat(key: &str) -> Option<u64> {
-    let fd = open(c"/proc/vmstat", O_RDONLY | O_CLOEXEC, 0).ok()?;
-    let mut text = alloc::vec![0u8; 16384];
-    let mut len = 0;
-    while let Ok(n @ 1..) = read(fd, &mut text[len..]) {
-        len += n;
-    }
-    let _ = close(fd);
-    let text = core::str::from_utf8(&text[..len]).ok()?;
-    text.lines()
+    read_proc(c"/proc/vmstat")?
+        .lines()
         .find_map(|l| l.strip_prefix(key)?.strip_prefix(' ')?.parse().ok())
+}
+
+/// Pages of the mapping starting at `addr` that page tables map now: its
+/// `Rss` in /proc/self/smaps (Linux has the same file), in 4K pages.
+pub fn mapped_pages(addr: usize) -> Option<u64> {
+    let smaps = read_proc(c"/proc/self/smaps")?;
+    let head = alloc::format!("{addr:08x}-");
+    let rss = smaps
+        .lines()
+        .skip_while(|l| !l.starts_with(&head))
+        .find_map(|l| l.strip_prefix("Rss:"))?;
+    let kb: u64 = rss.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    Some(kb / 4)
 }
 
 /// Prints `result <name> k=v ...`, followed by the value of each switch
