@@ -47,6 +47,31 @@ impl PseudoFile for ShmemEnabledKnob {
     }
 }
 
+/// `enabled` (None) or `hugepages-<N>kB/enabled` (Some(order)): large
+/// folios for anonymous memory (Linux: `enabled_show/store`,
+/// `thpsize_enabled_show/store`).
+struct AnonEnabledKnob(Option<u8>);
+
+impl PseudoFile for AnonEnabledKnob {
+    fn show(&self) -> String {
+        let s = huge_settings();
+        match self.0 {
+            None => format!("{}", s.anon_enabled.sysfs_show()),
+            Some(order) => format!("{}", s.anon_per_size(order).sysfs_show()),
+        }
+    }
+    fn is_writable(&self) -> bool {
+        true
+    }
+    fn store(&self, data: &str) -> KResult<()> {
+        update_huge_settings(|s| match self.0 {
+            None => s.store_anon_enabled(data),
+            Some(order) => s.store_anon_per_size(order, data),
+        })
+        .map_err(|_| Errno::EINVAL)
+    }
+}
+
 /// One of seed 004's hex-flag knobs (Linux: `thp_exec_enabled_show/store`,
 /// `thp_mapping_align_show/store`): the bits it shows and how it stores.
 struct ThpFlags {
@@ -148,9 +173,11 @@ pub fn build() -> Arc<Inode> {
     add_knob(&add_dir(&mm, "vma_lock"), "enabled", Switch(&PER_VMA_LOCK));
     let thp = add_dir(&mm, "transparent_hugepage");
     add_knob(&thp, "shmem_enabled", ShmemEnabledKnob(None));
+    add_knob(&thp, "enabled", AnonEnabledKnob(None));
     for order in MIN_LARGE_ORDER..=PMD_ORDER {
         let dir = add_dir(&thp, huge::per_size_name(order));
         add_knob(&dir, "shmem_enabled", ShmemEnabledKnob(Some(order)));
+        add_knob(&dir, "enabled", AnonEnabledKnob(Some(order)));
     }
     let exec = ThpFlags {
         get: |s| s.thp_exec_enabled,

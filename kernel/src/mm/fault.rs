@@ -19,6 +19,7 @@ use crate::arch::contpte;
 use crate::arch::desc::{PgProt, Pte};
 use crate::arch::mmu;
 use crate::errno::Errno;
+use crate::fs::tmpfs::huge_settings;
 use crate::fs::vfs::InodeKind;
 use crate::mm::addr::{phys_to_virt, PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run};
@@ -27,7 +28,7 @@ use crate::mm::memory::{replace_pte, set_pmd, set_pte_range};
 use crate::mm::mm_struct::Mm;
 use crate::mm::pgtable::{self, Level, PageTable};
 use crate::mm::ptlock::pte_lock;
-use crate::mm::vma::{Vma, VM_EXEC, VM_READ, VM_SHARED, VM_WRITE};
+use crate::mm::vma::{Vma, VM_EXEC, VM_HUGEPAGE, VM_READ, VM_SHARED, VM_WRITE};
 use crate::mm::vma_lock::{lock_vma_under_rcu, PER_VMA_LOCK};
 use crate::mm::vmstat;
 use crate::task::signal::{self, force_fault_signal};
@@ -195,7 +196,7 @@ fn handle_mm_fault(
     let pte = contpte::ptep_get(table, Level::Pte.index(addr));
     if pte.is_none() {
         return match (&vma.file, access) {
-            (None, _) => do_anonymous_page(mm, vma, table, addr),
+            (None, _) => do_anonymous_page(mm, vma, range, table, addr),
             (Some(_), Access::Write) if !vma.is_shared() => {
                 do_cow_fault(mm, vma, start, table, addr)
             }
@@ -334,10 +335,41 @@ fn finish_fault_one(mm: &Mm, table: &PageTable, addr: usize, folio: Folio, prot:
 }
 
 /// First touch of anonymous memory: a new zeroed page.
-fn do_anonymous_page(mm: &Mm, vma: &Vma, table: &PageTable, addr: usize) -> Result<(), FaultError> {
+/// First touch of anonymous memory: a new zeroed folio, as large as the
+/// knobs allow (Linux: `do_anonymous_page` -> `alloc_anon_folio`): the
+/// highest allowed order whose aligned range around `addr` lies in the VMA
+/// with no entry yet, falling back to smaller orders when memory is short,
+/// down to one page. It is mapped whole, so 64K comes as one contiguous
+/// block. Where we simplify: a copy-on-write of a large anonymous folio
+/// copies one page at a time and never reuses the folio in place.
+fn do_anonymous_page(
+    mm: &Mm,
+    vma: &Vma,
+    range: Range<usize>,
+    table: &PageTable,
+    addr: usize,
+) -> Result<(), FaultError> {
+    let prot = vma_prot(vma, true);
+    let orders = huge_settings().anon_orders(vma.flags & VM_HUGEPAGE != 0);
+    for order in orders.orders().rev() {
+        let size = PAGE_SIZE << order;
+        let start = addr & !(size - 1);
+        if start < range.start || start + size > range.end || !all_none(table, start..start + size)
+        {
+            continue;
+        }
+        let Some(folio) = Folio::alloc(order) else {
+            vmstat::FOLIO_FALLBACK[order as usize].inc();
+            continue;
+        };
+        folio.mark_anon();
+        let page = (addr - start) / PAGE_SIZE;
+        finish_fault(mm, start..start + size, table, addr, folio, page, prot);
+        return Ok(());
+    }
     let folio = Folio::alloc(0).ok_or(FaultError::Oom)?;
     folio.mark_anon();
-    finish_fault_one(mm, table, addr, folio, vma_prot(vma, true));
+    finish_fault_one(mm, table, addr, folio, prot);
     Ok(())
 }
 

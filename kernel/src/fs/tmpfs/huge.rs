@@ -12,6 +12,10 @@
 //!   (`PerSizeEnabled`), one per folio size, for faults on memfd and
 //!   `MAP_SHARED|MAP_ANONYMOUS` mappings.
 //!
+//! Anonymous memory has its own knobs (Linux's mTHP): the top-level
+//! `enabled` (`ThpEnabled`) and `hugepages-<N>kB/enabled` (`AnonPerSize`);
+//! `HugeSettings::anon_orders` says what an anonymous fault may allocate.
+//!
 //! Seed 004 adds two hex-flag knobs: `thp_exec_enabled`, whose mTHP bit
 //! gives executable files folios of at least 64K (`exec_orders`), and
 //! `thp_mapping_align`, which mmap() reads to place mappings at 64K.
@@ -92,7 +96,7 @@ impl OrderMask {
     }
 
     /// The orders in the set, lowest first.
-    fn orders(self) -> impl DoubleEndedIterator<Item = u8> {
+    pub fn orders(self) -> impl DoubleEndedIterator<Item = u8> {
         (MIN_LARGE_ORDER..=PMD_ORDER).filter(move |&order| self.contains(order))
     }
 
@@ -255,6 +259,58 @@ impl HugeKnob for PerSizeEnabled {
     }
 }
 
+/// `/sys/kernel/mm/transparent_hugepage/enabled`: large folios for
+/// anonymous memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThpEnabled {
+    Always,
+    /// Only where `MADV_HUGEPAGE` asked for them.
+    Madvise,
+    Never,
+}
+
+impl HugeKnob for ThpEnabled {
+    const ALL: &'static [Self] = &[ThpEnabled::Always, ThpEnabled::Madvise, ThpEnabled::Never];
+
+    fn name(self) -> &'static str {
+        match self {
+            ThpEnabled::Always => "always",
+            ThpEnabled::Madvise => "madvise",
+            ThpEnabled::Never => "never",
+        }
+    }
+}
+
+/// `/sys/kernel/mm/transparent_hugepage/hugepages-<N>kB/enabled`: folios of
+/// that size for anonymous memory (Linux: `thpsize_enabled_store`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnonPerSize {
+    Always,
+    /// Whatever the top-level `enabled` says.
+    Inherit,
+    /// Only where `MADV_HUGEPAGE` asked for them.
+    Madvise,
+    Never,
+}
+
+impl HugeKnob for AnonPerSize {
+    const ALL: &'static [Self] = &[
+        AnonPerSize::Always,
+        AnonPerSize::Inherit,
+        AnonPerSize::Madvise,
+        AnonPerSize::Never,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            AnonPerSize::Always => "always",
+            AnonPerSize::Inherit => "inherit",
+            AnonPerSize::Madvise => "madvise",
+            AnonPerSize::Never => "never",
+        }
+    }
+}
+
 /// The `huge=` option of a tmpfs mount.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum MountHuge {
@@ -366,21 +422,31 @@ pub struct HugeSettings {
     pub thp_exec_enabled: u32,
     /// `thp_mapping_align`: `*_MAPPING_ALIGN` bits.
     pub thp_mapping_align: u32,
+    /// `enabled`, and the per-size `enabled` knobs (indexed as `per_size`):
+    /// anonymous memory.
+    pub anon_enabled: ThpEnabled,
+    pub anon_per_size: [AnonPerSize; NR_PER_SIZE],
 }
 
 impl Default for HugeSettings {
     /// Linux's boot defaults: nothing is huge, and the 2M knob follows the
     /// top-level one so that turning that on is enough for PMD-sized folios.
     /// Seed 004's knobs start at 0x0, as `transparent_hugepage_flags` has
-    /// none of their bits at boot.
+    /// none of their bits at boot. Anonymous memory: the per-size knobs as
+    /// Linux has them, and `enabled` at `never` (a Linux build picks its
+    /// own), so anonymous faults map single pages until asked otherwise.
     fn default() -> Self {
         let mut per_size = [PerSizeEnabled::Never; NR_PER_SIZE];
         per_size[per_size_slot(PMD_ORDER)] = PerSizeEnabled::Inherit;
+        let mut anon_per_size = [AnonPerSize::Never; NR_PER_SIZE];
+        anon_per_size[per_size_slot(PMD_ORDER)] = AnonPerSize::Inherit;
         HugeSettings {
             shmem_enabled: ShmemEnabled::Never,
             per_size,
             thp_exec_enabled: 0,
             thp_mapping_align: 0,
+            anon_enabled: ThpEnabled::Never,
+            anon_per_size,
         }
     }
 }
@@ -437,6 +503,41 @@ impl HugeSettings {
     pub fn store_thp_mapping_align(&mut self, buf: &str) -> Result<(), InvalidSetting> {
         self.thp_mapping_align = parse_hex_flags(buf, FILE_MAPPING_ALIGN | ANON_MAPPING_ALIGN)?;
         Ok(())
+    }
+
+    /// Order `order`'s anonymous knob. Panics for an order without one.
+    pub fn anon_per_size(&self, order: u8) -> AnonPerSize {
+        self.anon_per_size[per_size_slot(order)]
+    }
+
+    /// A write of `buf` to `enabled` (Linux: `enabled_store`).
+    pub fn store_anon_enabled(&mut self, buf: &str) -> Result<(), InvalidSetting> {
+        self.anon_enabled = ThpEnabled::from_sysfs(buf)?;
+        Ok(())
+    }
+
+    /// A write of `buf` to order `order`'s `enabled` (Linux:
+    /// `thpsize_enabled_store`). Panics for an order without one.
+    pub fn store_anon_per_size(&mut self, order: u8, buf: &str) -> Result<(), InvalidSetting> {
+        self.anon_per_size[per_size_slot(order)] = AnonPerSize::from_sysfs(buf)?;
+        Ok(())
+    }
+
+    /// The folio orders an anonymous fault may allocate in a VMA that did
+    /// (`madvised`) or did not ask for `MADV_HUGEPAGE` (Linux:
+    /// `thp_vma_allowable_orders` for anonymous VMAs).
+    pub fn anon_orders(&self, madvised: bool) -> OrderMask {
+        let wanted = |enabled: ThpEnabled| match enabled {
+            ThpEnabled::Always => true,
+            ThpEnabled::Madvise => madvised,
+            ThpEnabled::Never => false,
+        };
+        OrderMask::ALL.filter(|order| match self.anon_per_size(order) {
+            AnonPerSize::Always => true,
+            AnonPerSize::Inherit => wanted(self.anon_enabled),
+            AnonPerSize::Madvise => madvised,
+            AnonPerSize::Never => false,
+        })
     }
 
     /// The orders whose per-size knob is `value`.
@@ -737,6 +838,37 @@ mod tests {
 
     fn collect(orders: FallbackOrders) -> Vec<u8> {
         orders.collect()
+    }
+
+    #[test]
+    fn anon_orders_follow_enabled_and_the_per_size_knobs() {
+        let mut s = HugeSettings::default();
+        // Boot: nothing, madvised or not.
+        assert!(s.anon_orders(false).is_empty() && s.anon_orders(true).is_empty());
+        assert_eq!(
+            format!("{}", s.anon_per_size(PMD_ORDER).sysfs_show()),
+            "always [inherit] madvise never\n"
+        );
+        // 2M inherits `enabled`.
+        s.store_anon_enabled("madvise\n").unwrap();
+        assert_eq!(
+            format!("{}", s.anon_enabled.sysfs_show()),
+            "always [madvise] never\n"
+        );
+        assert!(s.anon_orders(false).is_empty());
+        assert_eq!(s.anon_orders(true), OrderMask::PMD);
+        // 64K on its own.
+        s.store_anon_per_size(4, "always").unwrap();
+        assert_eq!(s.anon_orders(false), OrderMask::only(4));
+        assert_eq!(s.anon_orders(true), OrderMask::only(4) | OrderMask::PMD);
+        s.store_anon_per_size(4, "madvise").unwrap();
+        assert!(s.anon_orders(false).is_empty());
+        s.store_anon_enabled("never").unwrap();
+        assert_eq!(s.anon_orders(true), OrderMask::only(4));
+        // Bad values change nothing.
+        assert_eq!(s.store_anon_enabled("within_size"), Err(InvalidSetting));
+        assert_eq!(s.store_anon_per_size(4, "deny"), Err(InvalidSetting));
+        assert_eq!(s.anon_orders(true), OrderMask::only(4));
     }
 
     #[test]

@@ -23,12 +23,14 @@ use crate::mm::frame;
 use crate::sync::SpinLock;
 
 /// `/sys/kernel/mm/transparent_hugepage/{shmem_enabled, hugepages-*/shmem_enabled,
-/// thp_exec_enabled, thp_mapping_align}`.
+/// enabled, hugepages-*/enabled, thp_exec_enabled, thp_mapping_align}`.
 static HUGE_SETTINGS: SpinLock<HugeSettings> = SpinLock::new(HugeSettings {
     shmem_enabled: huge::ShmemEnabled::Never,
     per_size: [huge::PerSizeEnabled::Never; huge::NR_PER_SIZE],
     thp_exec_enabled: 0,
     thp_mapping_align: 0,
+    anon_enabled: huge::ThpEnabled::Never,
+    anon_per_size: [huge::AnonPerSize::Never; huge::NR_PER_SIZE],
 });
 
 /// Sets the boot defaults (the 2M knob inherits), before anything reads them.

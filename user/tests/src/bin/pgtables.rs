@@ -56,6 +56,7 @@ ulib::tests!(
         exec_file_maps_with_contiguous_ptes,
         file_mappings_align_to_64k_with_the_file_bit,
         anon_mappings_align_to_64k_with_the_anon_bit,
+        anon_64k_folio_maps_with_one_fault,
     ],
     helpers: [exit_with],
 );
@@ -753,6 +754,38 @@ fn refault_after_dontneed_maps_the_hole() -> TestResult {
 }
 
 /// `exit_with N`: exits with status N, to show a copied binary runs.
+/// Large anonymous folios (Linux's mTHP): with `hugepages-64kB/enabled` at
+/// `always`, one write into a 64K-aligned stretch of fresh anonymous memory
+/// takes one fault and maps a zeroed 64K folio as one contiguous block;
+/// with `never`, one page. The knob is put back.
+fn anon_64k_folio_maps_with_one_fault() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    const KNOB: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled";
+    let old = knob_choice(KNOB)?;
+    let addr = map_anon(4 * BLOCK)?.next_multiple_of(BLOCK);
+    let first_write = |base: usize| -> Result<(i64, usize, usize), TestError> {
+        let before = getrusage(RUSAGE_SELF)?.ru_minflt;
+        // SAFETY: inside the anonymous mapping (3 whole blocks from `addr`).
+        unsafe { core::ptr::write_volatile((base + 5 * PAGE) as *mut u8, 7) };
+        let faults = getrusage(RUSAGE_SELF)?.ru_minflt - before;
+        Ok((faults, mapped(base, BLOCK)?, contiguous(base, BLOCK)?))
+    };
+    write_knob(KNOB, "always")?;
+    let large = first_write(addr);
+    let zeroed = (0..BLOCK / PAGE).all(|p| p == 5 || try_read(addr + p * PAGE) == Ok(0));
+    write_knob(KNOB, "never")?;
+    let small = first_write(addr + BLOCK);
+    write_knob(KNOB, &old)?;
+    check_eq!(large?, (1, BLOCK, BLOCK));
+    check!(zeroed, "a new anonymous folio is not all zeros");
+    check_eq!(small?, (1, PAGE, 0));
+    // SAFETY: our own mapping.
+    unsafe { munmap(addr, 3 * BLOCK) }?;
+    Ok(())
+}
+
 fn exit_with(args: &[&str]) -> i32 {
     args.first().and_then(|a| a.parse().ok()).unwrap_or(99)
 }
