@@ -19,7 +19,7 @@ use crate::arch::contpte;
 use crate::arch::desc::{PgProt, Pte};
 use crate::arch::mmu;
 use crate::errno::Errno;
-use crate::fs::tmpfs::huge_settings;
+use crate::fs::tmpfs;
 use crate::fs::vfs::InodeKind;
 use crate::mm::addr::{phys_to_virt, PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run};
@@ -334,7 +334,6 @@ fn finish_fault_one(mm: &Mm, table: &PageTable, addr: usize, folio: Folio, prot:
     finish_fault(mm, one, table, addr, folio, 0, prot);
 }
 
-/// First touch of anonymous memory: a new zeroed page.
 /// First touch of anonymous memory: a new zeroed folio, as large as the
 /// knobs allow (Linux: `do_anonymous_page` -> `alloc_anon_folio`): the
 /// highest allowed order whose aligned range around `addr` lies in the VMA
@@ -350,7 +349,7 @@ fn do_anonymous_page(
     addr: usize,
 ) -> Result<(), FaultError> {
     let prot = vma_prot(vma, true);
-    let orders = huge_settings().anon_orders(vma.flags & VM_HUGEPAGE != 0);
+    let orders = tmpfs::anon_orders(vma.flags & VM_HUGEPAGE != 0);
     for order in orders.orders().rev() {
         let size = PAGE_SIZE << order;
         let start = addr & !(size - 1);

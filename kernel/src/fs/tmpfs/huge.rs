@@ -78,6 +78,15 @@ impl OrderMask {
         OrderMask((1 << (max + 1)) - (1 << MIN_LARGE_ORDER))
     }
 
+    /// The set as bits (bit `n` for order `n`), and back; bits outside the
+    /// large orders are dropped.
+    pub const fn bits(self) -> u16 {
+        self.0
+    }
+    pub const fn from_bits(bits: u16) -> Self {
+        OrderMask(bits & OrderMask::ALL.0)
+    }
+
     pub const fn contains(self, order: u8) -> bool {
         order < 16 && self.0 & (1 << order) != 0
     }

@@ -7,14 +7,14 @@ mod file;
 pub mod huge;
 
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use spin::Once;
 
 pub use file::ShmemFile;
 use huge::{
     allowable_orders, exec_orders, suitable_orders, Access, FallbackOrders, HugeKnob, HugeSettings,
-    InodeKind as HugeKind, MountHuge,
+    InodeKind as HugeKind, MountHuge, OrderMask,
 };
 
 use super::vfs::{self, File, Inode, InodeKind, O_RDWR, S_IFREG};
@@ -33,9 +33,14 @@ static HUGE_SETTINGS: SpinLock<HugeSettings> = SpinLock::new(HugeSettings {
     anon_per_size: [huge::AnonPerSize::Never; huge::NR_PER_SIZE],
 });
 
+/// What `HugeSettings::anon_orders` gives without and with `MADV_HUGEPAGE`
+/// (low and high 16 bits), kept apart so anonymous faults read one word
+/// rather than take the knobs' lock.
+static ANON_ORDERS: AtomicU32 = AtomicU32::new(0);
+
 /// Sets the boot defaults (the 2M knob inherits), before anything reads them.
 pub fn init_huge_settings() {
-    *HUGE_SETTINGS.lock() = HugeSettings::default();
+    update_huge_settings(|s| *s = HugeSettings::default());
 }
 
 pub fn huge_settings() -> HugeSettings {
@@ -44,7 +49,18 @@ pub fn huge_settings() -> HugeSettings {
 
 /// Changes the knobs through `f`, all or nothing.
 pub fn update_huge_settings<R>(f: impl FnOnce(&mut HugeSettings) -> R) -> R {
-    f(&mut HUGE_SETTINGS.lock())
+    let mut settings = HUGE_SETTINGS.lock();
+    let result = f(&mut settings);
+    let masks = |madvised| settings.anon_orders(madvised).bits() as u32;
+    ANON_ORDERS.store(masks(false) | masks(true) << 16, Ordering::Relaxed);
+    result
+}
+
+/// The folio orders an anonymous fault may allocate (see
+/// `HugeSettings::anon_orders`).
+pub fn anon_orders(madvised: bool) -> OrderMask {
+    let both = ANON_ORDERS.load(Ordering::Relaxed);
+    OrderMask::from_bits((if madvised { both >> 16 } else { both }) as u16)
 }
 
 /// One tmpfs mount.
