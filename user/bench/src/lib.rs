@@ -17,6 +17,8 @@ use ulib::mm::*;
 use ulib::process::{getrusage, RUSAGE_SELF};
 use ulib::Errno;
 
+pub mod scale;
+
 /// Nanoseconds on the monotonic clock.
 pub fn now_ns() -> u64 {
     ulib::time::monotonic_nanos() as u64
