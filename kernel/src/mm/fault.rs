@@ -249,8 +249,8 @@ fn do_set_pmd(
     }
     // A shmem folio may reach past i_size and still map whole (Linux's
     // shmem exception): its tail reads as zeros rather than SIGBUS.
-    let (folio, _) = file_folio(vma, pgoff).ok()?;
-    if folio.nr_pages() as u64 != nr || folio.index() != pgoff {
+    let (folio, page) = file_folio(vma, pgoff).ok()?;
+    if folio.nr_pages() as u64 != nr || page != 0 {
         return None;
     }
     folio.mark_dirty();

@@ -57,7 +57,6 @@ impl AddressSpace {
     /// Inserts `folio` as the cache of pages `[index, index + nr)`; gives it
     /// back if any of them is cached already (Linux: `filemap_add_folio`).
     pub fn add_folio(&self, folio: Folio, index: u64) -> Result<(), Folio> {
-        folio.set_index(index);
         folio.set_cached(true);
         let order = folio.order();
         self.i_pages

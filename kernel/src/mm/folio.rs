@@ -11,7 +11,7 @@
 //! last put returns the frames to the page allocator.
 
 use core::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU16, AtomicU32, AtomicU8, AtomicUsize, Ordering,
 };
 
 use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
@@ -29,21 +29,26 @@ const PG_ANON: u32 = 1 << 2;
 /// so it never maps a folio truncation has just removed.
 const PG_CACHED: u32 = 1 << 3;
 
-/// Per-frame folio state; meaningful on a folio's head frame.
+/// Per-frame folio state; meaningful on a folio's head frame. Sixteen
+/// bytes, four to a cache line: a fault-around touches the state of every
+/// folio it maps, so this array's size is part of the fault path's memory
+/// footprint (Linux packs `struct page` into 64 bytes for the same reason).
+/// The folio's index in its file is not kept here: the page cache knows it.
+#[repr(C, align(16))]
 pub struct FolioMeta {
     refcount: AtomicU32,
     /// Page-table entries mapping pages of this folio (Linux: the folio's
     /// total mapcount).
     mapcount: AtomicI32,
     flags: AtomicU32,
-    order: AtomicU8,
     /// This frame's distance from its folio's head, in frames.
-    head_offset: AtomicU32,
-    /// The folio's page index in its file (Linux: `folio->index`).
-    index: AtomicU64,
+    head_offset: AtomicU16,
+    order: AtomicU8,
     /// For a frame holding a PTE table instead: its lock (`mm/ptlock.rs`).
     ptl: AtomicBool,
 }
+
+const _: () = assert!(core::mem::size_of::<FolioMeta>() == 16);
 
 impl FolioMeta {
     pub const fn new() -> Self {
@@ -51,9 +56,8 @@ impl FolioMeta {
             refcount: AtomicU32::new(0),
             mapcount: AtomicI32::new(0),
             flags: AtomicU32::new(0),
+            head_offset: AtomicU16::new(0),
             order: AtomicU8::new(0),
-            head_offset: AtomicU32::new(0),
-            index: AtomicU64::new(0),
             ptl: AtomicBool::new(false),
         }
     }
@@ -112,9 +116,8 @@ impl Folio {
         head.mapcount.store(0, Ordering::Relaxed);
         head.flags.store(0, Ordering::Relaxed);
         head.order.store(order, Ordering::Relaxed);
-        head.index.store(0, Ordering::Relaxed);
         for i in 0..1usize << order {
-            meta(pfn + i).head_offset.store(i as u32, Ordering::Relaxed);
+            meta(pfn + i).head_offset.store(i as u16, Ordering::Relaxed);
         }
         vmstat::FOLIO_ALLOC[order as usize].inc();
         Some(Folio { pfn, head })
@@ -202,12 +205,6 @@ impl Folio {
     pub fn refcount(&self) -> u32 {
         self.head().refcount.load(Ordering::Relaxed)
     }
-    pub fn index(&self) -> u64 {
-        self.head().index.load(Ordering::Relaxed)
-    }
-    pub fn set_index(&self, index: u64) {
-        self.head().index.store(index, Ordering::Relaxed);
-    }
     pub fn is_uptodate(&self) -> bool {
         self.head().flags.load(Ordering::Acquire) & PG_UPTODATE != 0
     }
@@ -292,12 +289,6 @@ impl Drop for Folio {
 
 impl core::fmt::Debug for Folio {
     fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
-        write!(
-            f,
-            "Folio(pfn {:#x}, order {}, index {})",
-            self.pfn,
-            self.order(),
-            self.index()
-        )
+        write!(f, "Folio(pfn {:#x}, order {})", self.pfn, self.order())
     }
 }

@@ -21,7 +21,8 @@ static TOTAL_PAGES: AtomicUsize = AtomicUsize::new(0);
 /// into the allocator.
 pub fn init(ram_start: PhysAddr, ram_end: PhysAddr, free: &[(PhysAddr, PhysAddr)]) {
     let nr_pages = (ram_end.0 - ram_start.0) as usize / PAGE_SIZE;
-    let page_bytes = nr_pages * core::mem::size_of::<Page>();
+    let page_bytes = (nr_pages * core::mem::size_of::<Page>())
+        .next_multiple_of(core::mem::align_of::<FolioMeta>());
     let map_bytes = page_bytes + nr_pages * core::mem::size_of::<FolioMeta>();
     let (map_index, map_pa) = free
         .iter()
