@@ -49,9 +49,9 @@ impl AddressSpace {
     /// `[start, end)`, last first, under one hold of the index's lock (Linux:
     /// `next_uptodate_folio`'s walk of the xarray in `filemap_map_pages`).
     pub fn for_each_folio(&self, start: u64, end: u64, mut f: impl FnMut(u64, &Folio)) {
-        for (head, _, folio) in self.i_pages.lock().range_rev(start, end) {
-            f(head, folio);
-        }
+        self.i_pages
+            .lock()
+            .for_each_rev(start, end, |head, _, folio| f(head, folio));
     }
 
     /// Inserts `folio` as the cache of pages `[index, index + nr)`; gives it

@@ -4,10 +4,16 @@
 //!
 //! A large folio is one entry covering all of its pages, so a lookup of any
 //! page inside it finds the folio's first page (its head). Linux stores that
-//! one entry in every slot of the xarray the folio spans; we keep a
-//! `BTreeMap` keyed by each folio's first index instead, and answer "which
-//! folio covers page i" with the last folio starting at or before i. Folios
-//! never overlap, so that is the only one that can.
+//! one entry in every slot of the xarray the folio spans; we store it once,
+//! in the slot of its first page, and answer "which folio covers page i"
+//! with the last folio starting at or before i. Folios never overlap, so
+//! that is the only one that can.
+//!
+//! The slots live in leaves of 64, as the xarray's do (`XA_CHUNK_SIZE`),
+//! each with a bitmap of the slots in use, so finding the last folio at or
+//! before a page is a mask and a count of leading zeros. A `BTreeMap` finds
+//! the leaves in place of the xarray's upper levels. A file's index costs
+//! about 25 bytes a page where it is dense; a fault-around reads one leaf.
 //!
 //! The second half of the file plans truncation and hole punching
 //! (`shmem_undo_range`, `truncate_inode_pages_range`): given a byte range,
@@ -18,6 +24,7 @@
 //! and large folios are never split, so a folio only partly inside a removed
 //! range is zeroed and kept whole.
 
+use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
@@ -48,21 +55,58 @@ pub enum InsertError {
     Occupied,
 }
 
-/// One folio in the index. The key it sits under is its first page.
+/// One folio in the index, in the slot of its first page.
 #[derive(Debug)]
 struct Entry<T> {
     order: u8,
     item: T,
 }
 
+/// log2 of the slots in a leaf.
+const LEAF_SHIFT: u32 = 6;
+/// Slots in a leaf (Linux: `XA_CHUNK_SIZE`).
+const LEAF_SLOTS: usize = 1 << LEAF_SHIFT;
+
+/// The folios that start in 64 consecutive pages. Never empty while in
+/// the index.
+#[derive(Debug)]
+struct Leaf<T> {
+    /// Bit i set: slot i holds a folio.
+    used: u64,
+    slots: [Option<Entry<T>>; LEAF_SLOTS],
+}
+
+/// The set bits of a word, lowest first.
+struct Bits(u64);
+
+impl Iterator for Bits {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        (self.0 != 0).then(|| {
+            let bit = self.0.trailing_zeros() as usize;
+            self.0 &= self.0 - 1;
+            bit
+        })
+    }
+}
+
+/// The leaf holding page `index`, and its slot there.
+const fn leaf_of(index: u64) -> (u64, usize) {
+    (
+        index >> LEAF_SHIFT,
+        (index & (LEAF_SLOTS as u64 - 1)) as usize,
+    )
+}
+
 /// The folios of one file, by page index (Linux: `struct address_space`'s
 /// `i_pages` and `nrpages`).
 #[derive(Debug)]
 pub struct FolioIndex<T> {
-    folios: BTreeMap<u64, Entry<T>>,
+    leaves: BTreeMap<u64, Box<Leaf<T>>>,
     /// Pages covered by all folios together, kept as they come and go so
     /// `nr_pages` needs no walk (Linux: `mapping->nrpages`).
     nr_pages: u64,
+    nr_folios: usize,
 }
 
 impl<T> Default for FolioIndex<T> {
@@ -76,25 +120,49 @@ const fn folio_nr_pages(order: u8) -> u64 {
     1 << order
 }
 
+/// Whether the folio starting at `head` covers page `index` (>= `head`).
+/// `head | (nr - 1)` is its last page; it cannot overflow the way
+/// `head + nr` could, because `head` is aligned to `nr`.
+const fn covers(head: u64, order: u8, index: u64) -> bool {
+    index <= head | (folio_nr_pages(order) - 1)
+}
+
 impl<T> FolioIndex<T> {
     pub const fn new() -> Self {
         FolioIndex {
-            folios: BTreeMap::new(),
+            leaves: BTreeMap::new(),
             nr_pages: 0,
+            nr_folios: 0,
         }
+    }
+
+    /// The folio starting last at or before page `index`: the only one
+    /// that can cover it. Most lookups end in the page's own leaf, so that
+    /// is searched for first.
+    fn last_at_or_before(&self, index: u64) -> Option<(u64, &Entry<T>)> {
+        let (leaf_index, slot) = leaf_of(index);
+        if let Some(leaf) = self.leaves.get(&leaf_index) {
+            let below = leaf.used & (u64::MAX >> (63 - slot));
+            if below != 0 {
+                return Self::last_in(leaf_index, leaf, below);
+            }
+        }
+        let (&at, leaf) = self.leaves.range(..leaf_index).next_back()?;
+        Self::last_in(at, leaf, leaf.used)
+    }
+
+    /// The last folio of leaf `at` among the slots set in `used` (not 0).
+    fn last_in(at: u64, leaf: &Leaf<T>, used: u64) -> Option<(u64, &Entry<T>)> {
+        let bit = 63 - used.leading_zeros() as usize;
+        let entry = leaf.slots[bit].as_ref()?;
+        Some(((at << LEAF_SHIFT) | bit as u64, entry))
     }
 
     /// The folio covering page `index`: (first index, order, &item)
     /// (Linux: `filemap_get_entry`).
     pub fn lookup(&self, index: u64) -> Option<(u64, u8, &T)> {
-        let (&start, entry) = self.folios.range(..=index).next_back()?;
-        // `start | (nr - 1)` is the folio's last page; it cannot overflow
-        // the way `start + nr` could, because `start` is aligned to `nr`.
-        (index <= start | (folio_nr_pages(entry.order) - 1)).then_some((
-            start,
-            entry.order,
-            &entry.item,
-        ))
+        let (head, entry) = self.last_at_or_before(index)?;
+        covers(head, entry.order, index).then_some((head, entry.order, &entry.item))
     }
 
     /// Adds a folio covering pages [start, start + 2^order) (Linux:
@@ -115,8 +183,17 @@ impl<T> FolioIndex<T> {
         if !self.range_is_empty(start, nr) {
             return Err((InsertError::Occupied, item));
         }
-        self.folios.insert(start, Entry { order, item });
+        let (leaf_index, slot) = leaf_of(start);
+        let leaf = self.leaves.entry(leaf_index).or_insert_with(|| {
+            Box::new(Leaf {
+                used: 0,
+                slots: [const { None }; LEAF_SLOTS],
+            })
+        });
+        leaf.used |= 1 << slot;
+        leaf.slots[slot] = Some(Entry { order, item });
         self.nr_pages += nr;
+        self.nr_folios += 1;
         Ok(())
     }
 
@@ -124,8 +201,15 @@ impl<T> FolioIndex<T> {
     /// of a folio is not a way to name it: that returns `None` (Linux:
     /// `filemap_remove_folio`, which is handed the folio itself).
     pub fn remove(&mut self, start: u64) -> Option<(u8, T)> {
-        let entry = self.folios.remove(&start)?;
+        let (leaf_index, slot) = leaf_of(start);
+        let leaf = self.leaves.get_mut(&leaf_index)?;
+        let entry = leaf.slots[slot].take()?;
+        leaf.used &= !(1 << slot);
+        if leaf.used == 0 {
+            self.leaves.remove(&leaf_index);
+        }
         self.nr_pages -= folio_nr_pages(entry.order);
+        self.nr_folios -= 1;
         Some((entry.order, entry.item))
     }
 
@@ -140,10 +224,21 @@ impl<T> FolioIndex<T> {
         // Of the folios starting at or before `last`, the one starting last
         // ends last too (none overlap), so if it ends before `start` they
         // all do.
-        match self.folios.range(..=last).next_back() {
-            Some((&head, entry)) => head | (folio_nr_pages(entry.order) - 1) < start,
+        match self.last_at_or_before(last) {
+            Some((head, entry)) => !covers(head, entry.order, start),
             None => true,
         }
+    }
+
+    /// Every folio whose first page is in leaves [first, last], in index
+    /// order: (first index, entry).
+    fn heads(&self, first: u64, last: u64) -> impl Iterator<Item = (u64, &Entry<T>)> {
+        self.leaves.range(first..=last).flat_map(|(&at, leaf)| {
+            Bits(leaf.used).filter_map(move |bit| {
+                let entry = leaf.slots[bit].as_ref()?;
+                Some(((at << LEAF_SHIFT) | bit as u64, entry))
+            })
+        })
     }
 
     /// Folios overlapping page range [start, end), in index order, including
@@ -152,26 +247,46 @@ impl<T> FolioIndex<T> {
         let (first, end) = if start < end {
             (self.lookup(start).map_or(start, |(head, _, _)| head), end)
         } else {
-            (start, start)
+            (1, 0)
         };
-        self.folios
-            .range(first..end)
-            .map(|(&head, entry)| (head, entry.order, &entry.item))
+        self.heads(first >> LEAF_SHIFT, end.saturating_sub(1) >> LEAF_SHIFT)
+            .skip_while(move |&(head, _)| head < first)
+            .take_while(move |&(head, _)| head < end)
+            .map(|(head, entry)| (head, entry.order, &entry.item))
     }
 
-    /// The folios `range` yields, last first, found with one search of the
-    /// tree instead of two (for fault-around, where order does not matter).
-    pub fn range_rev(&self, start: u64, end: u64) -> impl Iterator<Item = (u64, u8, &T)> {
-        let end = if start < end { end } else { 0 };
-        self.folios
-            .range(..end)
-            .rev()
-            .take_while(move |(&head, entry)| head | (folio_nr_pages(entry.order) - 1) >= start)
-            .map(|(&head, entry)| (head, entry.order, &entry.item))
+    /// Calls `f(first index, order, &item)` for each folio `range` yields,
+    /// last first (fault-around, where order does not matter): a walk back
+    /// from the end, over each leaf's bitmap, that stops at the first folio
+    /// ending before `start`.
+    pub fn for_each_rev(&self, start: u64, end: u64, mut f: impl FnMut(u64, u8, &T)) {
+        if start >= end {
+            return;
+        }
+        let (last_leaf, last_slot) = leaf_of(end - 1);
+        for (&at, leaf) in self.leaves.range(..=last_leaf).rev() {
+            let mut used = if at == last_leaf {
+                leaf.used & (u64::MAX >> (63 - last_slot))
+            } else {
+                leaf.used
+            };
+            while used != 0 {
+                let bit = 63 - used.leading_zeros() as usize;
+                used &= !(1 << bit);
+                let Some(entry) = &leaf.slots[bit] else {
+                    continue;
+                };
+                let head = (at << LEAF_SHIFT) | bit as u64;
+                if !covers(head, entry.order, start) {
+                    return;
+                }
+                f(head, entry.order, &entry.item);
+            }
+        }
     }
 
     pub fn nr_folios(&self) -> usize {
-        self.folios.len()
+        self.nr_folios
     }
 
     pub fn nr_pages(&self) -> u64 {
@@ -184,7 +299,9 @@ impl<T> FolioIndex<T> {
         if self.lookup(from).is_some() {
             return Some(from);
         }
-        self.folios.range(from..).next().map(|(&head, _)| head)
+        self.heads(from >> LEAF_SHIFT, u64::MAX)
+            .map(|(head, _)| head)
+            .find(|&head| head >= from)
     }
 
     /// Smallest page index >= `from` that no folio covers (what `SEEK_HOLE`
@@ -513,10 +630,8 @@ mod tests {
             (100, 100),
             (300, 200),
         ] {
-            let mut backwards: Vec<_> = index
-                .range_rev(start, end)
-                .map(|(s, o, _)| (s, o))
-                .collect();
+            let mut backwards = Vec::new();
+            index.for_each_rev(start, end, |s, o, _| backwards.push((s, o)));
             backwards.reverse();
             assert_eq!(backwards, heads(&index, start, end), "{start}..{end}");
         }
@@ -808,6 +923,10 @@ mod tests {
                 .map(|(s, o, &id)| (s, o, id))
                 .collect();
             assert_eq!(got, want, "range({start}, {end})");
+            let mut rev = Vec::new();
+            index.for_each_rev(start, end, |s, o, &id| rev.push((s, o, id)));
+            rev.reverse();
+            assert_eq!(rev, want, "for_each_rev({start}, {end})");
             assert_eq!(index.range_is_empty(start, nr), want.is_empty());
 
             let covered = |p: u64| p < MODEL_PAGES && model[p as usize].is_some();
