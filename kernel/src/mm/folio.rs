@@ -94,12 +94,18 @@ pub fn table_lock(pfn: usize) -> &'static AtomicBool {
     &meta(pfn).ptl
 }
 
-/// A counted reference to a folio.
+/// A counted reference to a folio: a pointer to its head frame's state,
+/// as Linux's `struct folio *` is; the frame number follows from where that
+/// state sits in the array. One word, so the page cache's slots stay small.
 pub struct Folio {
-    pfn: usize,
-    /// The head frame's state, looked up once (Linux's folio is a pointer
-    /// to it).
     head: &'static FolioMeta,
+}
+
+/// The frame whose state is `head` (Linux: `folio_pfn`).
+fn pfn_of(head: &'static FolioMeta) -> usize {
+    let base = META.load(Ordering::Relaxed) as usize;
+    let i = (head as *const FolioMeta as usize - base) / core::mem::size_of::<FolioMeta>();
+    BASE_PFN.load(Ordering::Relaxed) + i
 }
 
 impl Folio {
@@ -120,7 +126,7 @@ impl Folio {
             meta(pfn + i).head_offset.store(i as u16, Ordering::Relaxed);
         }
         vmstat::FOLIO_ALLOC[order as usize].inc();
-        Some(Folio { pfn, head })
+        Some(Folio { head })
     }
 
     /// The folio containing frame `pfn`, with a new reference (Linux:
@@ -141,10 +147,7 @@ impl Folio {
     /// it may be taken over once.
     pub unsafe fn from_mapped_pfn(pfn: usize) -> Folio {
         let head = pfn - meta(pfn).head_offset.load(Ordering::Relaxed) as usize;
-        Folio {
-            pfn: head,
-            head: meta(head),
-        }
+        Folio { head: meta(head) }
     }
 
     /// Hands one reference to a page-table entry that now maps a page of
@@ -188,10 +191,14 @@ impl Folio {
     }
 
     pub fn pfn(&self) -> usize {
-        self.pfn
+        pfn_of(self.head)
+    }
+    /// Whether `other` refers to this same folio.
+    pub fn is(&self, other: &Folio) -> bool {
+        core::ptr::eq(self.head, other.head)
     }
     pub fn phys(&self) -> PhysAddr {
-        PhysAddr::from_pfn(self.pfn)
+        PhysAddr::from_pfn(self.pfn())
     }
     pub fn order(&self) -> u8 {
         self.head().order.load(Ordering::Relaxed)
@@ -272,10 +279,7 @@ impl Folio {
 impl Clone for Folio {
     fn clone(&self) -> Self {
         self.head().refcount.fetch_add(1, Ordering::Relaxed);
-        Folio {
-            pfn: self.pfn,
-            head: self.head,
-        }
+        Folio { head: self.head }
     }
 }
 
@@ -289,6 +293,6 @@ impl Drop for Folio {
 
 impl core::fmt::Debug for Folio {
     fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
-        write!(f, "Folio(pfn {:#x}, order {})", self.pfn, self.order())
+        write!(f, "Folio(pfn {:#x}, order {})", self.pfn(), self.order())
     }
 }

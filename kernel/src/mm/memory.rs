@@ -78,8 +78,9 @@ pub fn set_pte_range(
     nr: usize,
     prot: PgProt,
 ) {
-    let pa = folio.phys().add(page * PAGE_SIZE);
-    let whole = folio.phys()..folio.phys().add(folio.size());
+    let start = folio.phys();
+    let pa = start.add(page * PAGE_SIZE);
+    let whole = start..start.add(folio.size());
     let idx = Level::Pte.index(addr);
     debug_assert!(idx + nr <= PTRS_PER_TABLE && page + nr <= folio.nr_pages());
     let mut ops = TableOps::new(mm, addr);
@@ -226,7 +227,7 @@ impl Drop for DetachedTables<'_> {
                     folio.mark_dirty();
                 }
                 match &mut run {
-                    Some((last, nr)) if last.pfn() == folio.pfn() => {
+                    Some((last, nr)) if last.is(&folio) => {
                         *nr += 1;
                         core::mem::forget(folio); // counted in nr
                     }
@@ -289,7 +290,7 @@ impl<'a> Gather<'a> {
                 .and_then(|i| self.folios[i].as_mut()),
         };
         if let Some((last, nr)) = last {
-            if last.pfn() == folio.pfn() {
+            if last.is(&folio) {
                 *nr += 1;
                 core::mem::forget(folio); // its reference is counted in nr
                 return;
