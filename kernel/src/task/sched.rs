@@ -28,6 +28,10 @@ struct RunQueue {
     sleepers: Vec<(u64, Arc<Thread>)>,
 }
 
+/// One CPU's scheduler state, on cache lines of its own: every exception
+/// reads `curr` and `need_resched`, and a neighbour's run-queue lock must
+/// not share a line with them.
+#[repr(align(64))]
 struct Cpu {
     rq: SpinLock<RunQueue>,
     /// `rq.current`, readable without the lock by the thread it points to
