@@ -160,6 +160,23 @@ impl BuddyAllocator {
         Ok(())
     }
 
+    /// Turns the allocated block of 2^order frames at `pfn` into 2^order
+    /// allocated single frames, each to be freed on its own (Linux:
+    /// `split_page`).
+    ///
+    /// # Panics
+    ///
+    /// If `pfn` does not start an allocated block of that order.
+    pub fn split(&mut self, pfn: usize, order: usize) {
+        let index = self
+            .index_of(pfn)
+            .filter(|&i| self.mem_map[i].is_head() && self.mem_map[i].order() == order)
+            .expect("split of a block that is not allocated");
+        for page in &mut self.mem_map[index..index + (1 << order)] {
+            page.set_head(0);
+        }
+    }
+
     /// Free blocks of exactly 2^order frames: one column of /proc/buddyinfo.
     pub fn nr_free(&self, order: usize) -> usize {
         self.free_area[order].nr_free
@@ -651,5 +668,21 @@ mod tests {
         }
         assert_eq!(nr_free_by_order(&buddy), start);
         check(&buddy, &vec![true; len]);
+    }
+
+    #[test]
+    fn a_split_block_frees_frame_by_frame_and_merges_back() {
+        let mut b = buddy(0, 64);
+        let before = nr_free_by_order(&b);
+        let pfn = b.alloc(4).unwrap();
+        b.split(pfn, 4);
+        // The block is no longer one allocation of order 4...
+        assert_eq!(b.free(pfn, 4), Err(BuddyError::WrongOrder));
+        // ...but sixteen of order 0, freed in any order.
+        for i in (0..16).rev() {
+            assert_eq!(b.free(pfn + i, 0), Ok(()));
+        }
+        assert_eq!(b.free(pfn + 3, 0), Err(BuddyError::NotAllocated));
+        assert_eq!(nr_free_by_order(&b), before);
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! At boot `init` places `mem_map` (one `Page` per frame of RAM) in the first
 //! free range big enough, then hands every other free frame to the buddy
-//! allocator. One lock guards it; Linux's per-CPU page lists are left out.
+//! allocator. One lock guards it; single frames come through per-CPU lists
+//! in front of it (`mm/pcp.rs`).
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
@@ -11,6 +12,7 @@ use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
 use crate::mm::buddy::{BuddyAllocator, BuddyError, MAX_ORDER};
 use crate::mm::folio::{self, FolioMeta};
 use crate::mm::page::Page;
+use crate::mm::pcp;
 use crate::sync::SpinLock;
 
 static BUDDY: SpinLock<Option<BuddyAllocator>> = SpinLock::new(None);
@@ -80,7 +82,24 @@ fn with_buddy<R>(f: impl FnOnce(&mut BuddyAllocator) -> R) -> R {
 
 /// A naturally aligned block of 2^order frames (Linux: `alloc_pages`).
 pub fn alloc_pages(order: usize) -> Option<PhysAddr> {
-    with_buddy(|b| b.alloc(order)).map(PhysAddr::from_pfn)
+    let listed = if order == 0 { pcp::alloc(refill) } else { None };
+    listed
+        .or_else(|| with_buddy(|b| b.alloc(order)))
+        .map(PhysAddr::from_pfn)
+}
+
+/// A block of 2^order frames split into single ones, for a per-CPU list;
+/// none once the allocator is down to its reserve (then single frames come
+/// straight from it, where the reserve is checked frame by frame).
+fn refill(order: usize) -> Option<usize> {
+    with_buddy(|b| {
+        if b.free_pages() < min_free_pages() + (1 << order) {
+            return None;
+        }
+        let pfn = b.alloc(order)?;
+        b.split(pfn, order);
+        Some(pfn)
+    })
 }
 
 /// Frames only the kernel itself may take (Linux: the `min` watermark,
@@ -94,13 +113,18 @@ pub fn min_free_pages() -> usize {
 /// Like `alloc_pages`, but fails rather than dip into the kernel's reserve:
 /// for memory user space can make the kernel allocate without bound.
 pub fn alloc_pages_above_min(order: usize) -> Option<PhysAddr> {
-    with_buddy(|b| {
-        if b.free_pages() < min_free_pages() + (1 << order) {
-            return None;
-        }
-        b.alloc(order)
-    })
-    .map(PhysAddr::from_pfn)
+    // A listed frame was taken above the reserve when its list was filled.
+    let listed = if order == 0 { pcp::alloc(refill) } else { None };
+    listed
+        .or_else(|| {
+            with_buddy(|b| {
+                if b.free_pages() < min_free_pages() + (1 << order) {
+                    return None;
+                }
+                b.alloc(order)
+            })
+        })
+        .map(PhysAddr::from_pfn)
 }
 
 /// Like `alloc_pages`, with the block zeroed (Linux: `__GFP_ZERO`).
@@ -124,6 +148,9 @@ pub struct FreeStats {
 }
 
 pub fn free_stats() -> FreeStats {
+    // Listed frames are free, but not to the buddy allocator: give them
+    // back first, so the counts are exact.
+    pcp::drain_all(|pfn| with_buddy(|b| b.free(pfn, 0)).expect("a listed frame"));
     with_buddy(|b| FreeStats {
         free_pages: b.free_pages(),
         nr_free: core::array::from_fn(|order| b.nr_free(order)),

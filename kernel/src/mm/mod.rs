@@ -14,6 +14,7 @@ pub mod memory;
 pub mod mm_struct;
 pub mod mmap;
 pub mod page;
+pub mod pcp;
 pub mod pgtable;
 pub mod ptlock;
 pub mod smaps;
