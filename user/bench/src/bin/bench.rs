@@ -109,15 +109,17 @@ fn main(args: ulib::Args) -> i32 {
 
 /// Seed 002's scaling claim, for MTTCG (no icount, one host thread per
 /// vCPU) on 2 CPUs: page_fault4 in threads mode with 1 and then 2 threads,
-/// 5 times over, and the same for `spin`, the control that shows what the
-/// host itself gives two busy vCPUs. Alternating keeps a slow spell of the
-/// host from landing on one side only.
+/// 5 times over, and the same for two controls: `spin`, which never enters
+/// the kernel (what the host gives two busy vCPUs), and `getppid1`, which
+/// does little else (how far QEMU lets exceptions run in parallel).
+/// Alternating keeps a slow spell of the host from landing on one side only.
 fn scaling() -> i32 {
     let mut ok = true;
     for _ in 0..5 {
         for tasks in ["tasks=1", "tasks=2"] {
             ok &= run("page_fault4", &["mode=threads", tasks, "ms=1000"]);
             ok &= run("spin", &["mode=threads", tasks, "ms=1000"]);
+            ok &= run("getppid1", &[tasks, "ms=1000"]);
         }
     }
     if ok {
