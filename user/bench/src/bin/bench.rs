@@ -99,6 +99,10 @@ fn main(args: ulib::Args) -> i32 {
             &["mode=processes", tasks, time[0], time[1], size],
         );
     }
+    // The scaling stage's controls, once each here: under icount a null
+    // system call's rate is its cost in instructions (1e9 / ops_per_sec).
+    ok &= run("getppid1", &["tasks=1", time[0], time[1]]);
+    ok &= run("spin", &["tasks=1", "mode=threads", time[0], time[1]]);
     set(MAPPING_ALIGN, "0x0");
     if ok {
         0
