@@ -126,7 +126,7 @@ expect "bench: every benchmark runs; a 64K view of a 2M folio takes 1 fault, not
     '^result finish_fault size=32768 ns_per_iter=[0-9]+ faults_per_iter_x100=100 ptes_per_fault=8 fault_ns=[0-9]+ multi_page=1' \
     '^result lat_pagefault .*faults_per_page_x100=100 .*fault_around_bytes=4096' \
     '^result page_fault4 tasks=4 threads=0 ops_per_sec=[1-9]' \
-    '^result getppid1 tasks=1 ops_per_sec=[1-9]' '^result spin tasks=1 threads=1 ops_per_sec=[1-9]'
+    '^result getppid1 tasks=1 threads=1 ops_per_sec=[1-9]' '^result spin tasks=1 threads=1 ops_per_sec=[1-9]'
 boot "$logdir/panic" --append panic=test
 expect "crash: panic prints a symbolized backtrace, exits non-zero" 1 "$logdir/panic" \
     '^Kernel panic on CPU 0: .*kernel/src/main.rs' 'forced by the panic=test' \

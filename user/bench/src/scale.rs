@@ -88,6 +88,21 @@ pub struct Run {
     pub time: Duration,
 }
 
+impl Run {
+    /// From the arguments every harnessed benchmark takes: `tasks=N`
+    /// (1), `mode=threads` (else processes), `warmup_ms=` (200), `ms=`
+    /// (1000).
+    pub fn from_args(args: &ulib::Args) -> Run {
+        let ms = |key, default| Duration::from_millis(crate::arg(args, key, default));
+        Run {
+            tasks: crate::arg(args, "tasks", 1),
+            threads: args.clone().any(|a| a == "mode=threads"),
+            warmup: ms("warmup_ms", 200),
+            time: ms("ms", 1000),
+        }
+    }
+}
+
 /// The sum of all slots.
 fn total(shared: &Shared, tasks: usize) -> u64 {
     shared.slots[..tasks]
@@ -161,4 +176,23 @@ where
         ok &= wait_for(pid).is_ok_and(|s| s.exit_code() == Some(0));
     }
     rate.filter(|_| ok)
+}
+
+/// The whole `main` of a benchmark that is only a testcase: runs it as
+/// `args` say and reports `result <name> tasks=.. threads=.. ops_per_sec=..`.
+pub fn main<F>(name: &str, args: &ulib::Args, testcase: F) -> i32
+where
+    F: Fn(&mut Task) -> bool + Copy + Send + 'static,
+{
+    let how = Run::from_args(args);
+    let Some(ops_per_sec) = run(&how, testcase) else {
+        return 1;
+    };
+    let fields = [
+        ("tasks", how.tasks),
+        ("threads", how.threads as u64),
+        ("ops_per_sec", ops_per_sec),
+    ];
+    crate::report(name, &fields);
+    0
 }

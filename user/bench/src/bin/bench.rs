@@ -101,7 +101,7 @@ fn main(args: ulib::Args) -> i32 {
     }
     // The scaling stage's controls, once each here: under icount a null
     // system call's rate is its cost in instructions (1e9 / ops_per_sec).
-    ok &= run("getppid1", &["tasks=1", time[0], time[1]]);
+    ok &= run("getppid1", &["tasks=1", "mode=threads", time[0], time[1]]);
     ok &= run("spin", &["tasks=1", "mode=threads", time[0], time[1]]);
     set(MAPPING_ALIGN, "0x0");
     if ok {
@@ -123,7 +123,7 @@ fn scaling() -> i32 {
         for tasks in ["tasks=1", "tasks=2"] {
             ok &= run("page_fault4", &["mode=threads", tasks, "ms=1000"]);
             ok &= run("spin", &["mode=threads", tasks, "ms=1000"]);
-            ok &= run("getppid1", &[tasks, "ms=1000"]);
+            ok &= run("getppid1", &["mode=threads", tasks, "ms=1000"]);
         }
     }
     if ok {

@@ -4,14 +4,12 @@
 //! takes its global lock on every exception), the cap on any fault path's
 //! scaling there.
 //!
-//! `getppid1 tasks=2 ms=1000 warmup_ms=200`
+//! `getppid1 tasks=2 mode=threads ms=1000 warmup_ms=200`
 #![no_std]
 #![no_main]
 
 use core::hint::black_box;
-use core::time::Duration;
 use faultline_user_bench::scale::{self, Task};
-use faultline_user_bench::*;
 use ulib::process::getppid;
 
 ulib::entry!(main);
@@ -29,18 +27,5 @@ fn testcase(task: &mut Task) -> bool {
 }
 
 fn main(args: ulib::Args) -> i32 {
-    let run = scale::Run {
-        tasks: arg(&args, "tasks", 1),
-        threads: true,
-        warmup: Duration::from_millis(arg(&args, "warmup_ms", 200)),
-        time: Duration::from_millis(arg(&args, "ms", 1000)),
-    };
-    let Some(ops_per_sec) = scale::run(&run, testcase) else {
-        return 1;
-    };
-    report(
-        "getppid1",
-        &[("tasks", run.tasks), ("ops_per_sec", ops_per_sec)],
-    );
-    0
+    scale::main("getppid1", &args, testcase)
 }

@@ -11,7 +11,6 @@
 #![no_main]
 
 use core::ptr::read_volatile;
-use core::time::Duration;
 use faultline_user_bench::scale::{self, Task};
 use faultline_user_bench::*;
 use ulib::mm::*;
@@ -43,12 +42,7 @@ fn testcase(task: &mut Task, len: usize) -> bool {
 
 fn main(args: ulib::Args) -> i32 {
     let len = arg(&args, "size", 128 << 20) as usize;
-    let run = scale::Run {
-        tasks: arg(&args, "tasks", 1),
-        threads: args.clone().any(|a| a == "mode=threads"),
-        warmup: Duration::from_millis(arg(&args, "warmup_ms", 200)),
-        time: Duration::from_millis(arg(&args, "ms", 1000)),
-    };
+    let run = scale::Run::from_args(&args);
     let counters = || ["pgfault", "vma_lock_success"].map(|k| vmstat(k).unwrap_or(0));
     let before = counters();
     let Some(ops_per_sec) = scale::run(&run, move |task| testcase(task, len)) else {

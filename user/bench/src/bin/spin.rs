@@ -8,9 +8,7 @@
 #![no_main]
 
 use core::hint::black_box;
-use core::time::Duration;
 use faultline_user_bench::scale::{self, Task};
-use faultline_user_bench::*;
 
 ulib::entry!(main);
 
@@ -31,22 +29,5 @@ fn testcase(task: &mut Task) -> bool {
 }
 
 fn main(args: ulib::Args) -> i32 {
-    let run = scale::Run {
-        tasks: arg(&args, "tasks", 1),
-        threads: args.clone().any(|a| a == "mode=threads"),
-        warmup: Duration::from_millis(arg(&args, "warmup_ms", 200)),
-        time: Duration::from_millis(arg(&args, "ms", 1000)),
-    };
-    let Some(ops_per_sec) = scale::run(&run, testcase) else {
-        return 1;
-    };
-    report(
-        "spin",
-        &[
-            ("tasks", run.tasks),
-            ("threads", run.threads as u64),
-            ("ops_per_sec", ops_per_sec),
-        ],
-    );
-    0
+    scale::main("spin", &args, testcase)
 }
