@@ -123,7 +123,9 @@ pub fn futex(uaddr: usize, op: u32, val: u32, utimeout: usize) -> SysResult {
             };
             futex::wait(uaddr, val, deadline).map(|_| 0)
         }
-        FUTEX_WAKE => Ok(futex::wake(uaddr, val as usize) as i64),
+        // Linux takes the count as an int and wakes one waiter before it
+        // compares, so a count of 0 or below (u32::MAX is -1) wakes one.
+        FUTEX_WAKE => Ok(futex::wake(uaddr, (val as i32).max(1) as usize) as i64),
         _ => Err(Errno::ENOSYS),
     }
 }

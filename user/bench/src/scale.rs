@@ -56,7 +56,7 @@ impl Task {
         if !self.started {
             self.started = true;
             self.shared.ready.fetch_add(1, Ordering::AcqRel);
-            let _ = futex_wake(&self.shared.ready, u32::MAX, 0);
+            let _ = futex_wake(&self.shared.ready, i32::MAX, 0);
         }
     }
 
@@ -158,7 +158,7 @@ where
         wait_while(&shared.ready, ready);
     }
     shared.go.store(1, Ordering::Release);
-    let _ = futex_wake(&shared.go, u32::MAX, 0);
+    let _ = futex_wake(&shared.go, i32::MAX, 0);
     let mut rate = None;
     if started {
         ulib::time::sleep(run.warmup);

@@ -41,8 +41,10 @@ pub fn futex_wait(
     .map(drop)
 }
 
-/// Wakes at most `count` sleepers on `word`; returns how many woke.
-pub fn futex_wake(word: &AtomicU32, count: u32, flags: u32) -> Result<usize, Errno> {
+/// Wakes at most `count` sleepers on `word`; returns how many woke. The
+/// count is Linux's `int`: all of them is `i32::MAX`, and a count of 0 or
+/// below wakes one.
+pub fn futex_wake(word: &AtomicU32, count: i32, flags: u32) -> Result<usize, Errno> {
     // SAFETY: FUTEX_WAKE does not access memory.
     unsafe { syscall!(SYS_FUTEX, word.as_ptr(), FUTEX_WAKE | flags, count) }
 }

@@ -225,21 +225,25 @@ fn futex_wake_counts() -> TestResult {
         sched_yield();
     }
     // A waker cannot tell whether a thread has reached FUTEX_WAIT yet, so
-    // wake one at a time until one wakes; it must wake exactly one.
+    // wake one at a time until one wakes; it must wake exactly one. A
+    // count of -1 (u32::MAX, as some callers pass for "all") is Linux's
+    // int -1, which wakes one too.
     let deadline = monotonic_nanos() + 5_000_000_000;
     let mut total = 0;
-    while total == 0 && monotonic_nanos() < deadline {
-        let n = futex_wake(&word, 1, FUTEX_PRIVATE_FLAG)?;
-        check!(n <= 1, "FUTEX_WAKE of 1 woke {n}");
-        total += n;
-        sched_yield();
+    for (count, want) in [(1, 1), (-1, 2)] {
+        while total < want && monotonic_nanos() < deadline {
+            let n = futex_wake(&word, count, FUTEX_PRIVATE_FLAG)?;
+            check!(n <= 1, "FUTEX_WAKE of {count} woke {n}");
+            total += n;
+            sched_yield();
+        }
+        check_eq!(total, want);
+        sleep(Duration::from_millis(20));
+        check_eq!(woken.load(Ordering::SeqCst), want);
     }
-    check_eq!(total, 1);
-    sleep(Duration::from_millis(20));
-    check_eq!(woken.load(Ordering::SeqCst), 1);
-    // Then all the rest at once.
+    // Then the rest at once.
     while total < 3 && monotonic_nanos() < deadline {
-        total += futex_wake(&word, u32::MAX >> 1, FUTEX_PRIVATE_FLAG)?;
+        total += futex_wake(&word, i32::MAX, FUTEX_PRIVATE_FLAG)?;
         sched_yield();
     }
     check_eq!(total, 3);
