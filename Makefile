@@ -2,7 +2,7 @@
 KERNEL := target/aarch64-unknown-none-softfloat/release/faultline
 SYMBOLIZE := target/release/symbolize
 
-.PHONY: all build run test bench test-linux gdb lint doc setup clean
+.PHONY: all build run test bench bench-linux test-linux gdb lint doc setup clean
 
 all: build
 
@@ -31,6 +31,11 @@ test: build
 # build/bench.csv.
 bench: build
 	scripts/bench.sh
+
+# The same benchmarks on Debian's Linux 6.12 arm64 kernel, same QEMU flags:
+# build/bench-linux.csv.
+bench-linux: build
+	scripts/bench-linux.sh
 
 # The same user test binaries on Linux, under qemu-aarch64 (needs root for
 # binfmt_misc, or qemu-user-binfmt installed).

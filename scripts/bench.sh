@@ -10,6 +10,7 @@
 # shows the whole console, not only the result lines.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/bench-lib.sh
 
 mode="" filter='^result '
 [ "${1:-}" = quick ] && { mode=quick; shift; }
@@ -33,31 +34,9 @@ grep -q '^result ' "$log" || { echo "bench: no results (see $log)"; exit 1; }
 # one per 16 pages. The first boot leaves the PMU out (`pmu=off`, as
 # `pauth-impdef=on` spares QEMU's slow pointer authentication), the second
 # is the plain cortex-a72.
-if [ "$mode" != quick ]; then
-    median() { grep "^result mttcg_run $1 $2 tasks=$3 " "$log" | sed 's/.*ops_per_sec=\([0-9]*\).*/\1/' |
-        sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] + 0 }'; }
-    ratio() { echo $(($(median "$1" "$2" 2) * 100 / ($(median "$1" "$2" 1) > 0 ? $(median "$1" "$2" 1) : 1))); }
-    for pmu in off on; do
-        cpu=cortex-a72 && [ $pmu = off ] && cpu=cortex-a72,pmu=off
-        echo "bench: page_fault4, spin, getppid1: 1 vs 2 threads on --smp 2 -cpu $cpu without icount, 5 runs each"
-        ./qemu-run.sh --smp 2 --mem 1G --cpu "$cpu" --timeout 600 --append "-- run /bin/bench/bench scaling" |
-            grep -E '^result (page_fault4|spin|getppid1) ' | sed "s/^result /result mttcg_run pmu=$pmu /" | tee -a "$log"
-        echo "result mttcg_scaling pmu=$([ $pmu = on ] && echo 1 || echo 0)" \
-            "threads1_ops=$(median pmu=$pmu page_fault4 1) threads2_ops=$(median pmu=$pmu page_fault4 2)" \
-            "ratio_x100=$(ratio pmu=$pmu page_fault4) spin_ratio_x100=$(ratio pmu=$pmu spin)" \
-            "getppid1_ratio_x100=$(ratio pmu=$pmu getppid1)" | tee -a "$log"
-    done
-fi
+scaling_boot() {
+    ./qemu-run.sh --smp 2 --mem 1G --cpu "$1" --timeout 600 --append "-- run /bin/bench/bench scaling"
+}
+[ "$mode" = quick ] || scaling_stages "$log" scaling_boot
 
-# "result NAME k=v k=v ..." -> CSV with a header per benchmark.
-awk '/^result / && !/^result mttcg_run / {
-    sub(/\r$/, "")
-    head = "bench"; row = $2
-    for (i = 3; i <= NF; i++) { split($i, kv, "="); head = head "," kv[1]; row = row "," kv[2] }
-    if (head != last) { print head; last = head }
-    print row
-}' "$log" > "$csv"
-echo
-column -s, -t < "$csv"
-echo
-echo "bench: results in $csv (console log in $log)"
+results_table "$log" "$csv"

@@ -2,7 +2,8 @@
 # Runs the user tests on real Linux, under qemu-aarch64 user-mode emulation:
 # the same static binaries faultline runs, against the kernel they imitate.
 # It builds them (user/build.sh), runs `init test` over the tests directory,
-# which runs every test program, and checks `init run`. Exits non-zero if
+# which runs every test program, checks `init run`, and runs the benchmark
+# harness with 2 threads and 2 processes. Exits non-zero if
 # anything failed; the last line is `run-on-linux: N passed, M failed`.
 #
 # The tests execve aarch64 programs (init its tests, some tests themselves),
@@ -61,6 +62,13 @@ check "init run returns the program's status" \
     qemu-aarch64 "$root/init" run "$root/bin/tests/time" --run nanosleep_zero_returns
 run_missing() { qemu-aarch64 "$root/init" run /nonexistent 2>/dev/null; [ $? = 127 ]; }
 check "init run of a missing program exits 127" run_missing
+# The scaling harness on Linux: 2 tasks start, run and stop (its futex
+# wake once woke only one of them there, and the other slept forever).
+bench_ends() { timeout 60 qemu-aarch64 "$root/bin/bench/$1" "${@:2}" | grep -q "^result $1 "; }
+for mode in threads processes; do
+    check "page_fault4 with 2 $mode reports a result" bench_ends page_fault4 tasks=2 \
+        mode=$mode warmup_ms=10 ms=50 size=4194304
+done
 
 tests_passed=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\1/p' <<<"$summary")
 tests_failed=$(sed -nE 's/^([0-9]+) passed, ([0-9]+) failed$/\2/p' <<<"$summary")

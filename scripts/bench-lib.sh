@@ -1,0 +1,45 @@
+# Sourced by scripts/bench.sh (faultline) and scripts/bench-linux.sh (the
+# same binaries on Linux): the MTTCG scaling row and the results table, so
+# the two kernels' numbers are reduced the same way.
+
+# scaling_stages LOG BOOT: two boots on 2 CPUs without icount (MTTCG),
+# `BOOT CPU` for CPU `cortex-a72,pmu=off` and then the plain cortex-a72,
+# each into `bench scaling` (page_fault4, spin and getppid1 with 1 and then
+# 2 threads, 5 times). Their result lines go to LOG tagged `result
+# mttcg_run pmu=off|on`, and after each boot a row `result mttcg_scaling`:
+# page_fault4's median rates with 1 and 2 threads, and the 2:1 ratio of
+# the medians (x100) for it and for both controls.
+scaling_stages() {
+    local log=$1 boot=$2 pmu cpu
+    median() { grep "^result mttcg_run pmu=$pmu $1 tasks=$2 " "$log" |
+        sed 's/.*ops_per_sec=\([0-9]*\).*/\1/' |
+        sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] + 0 }'; }
+    ratio() { echo $(($(median "$1" 2) * 100 / ($(median "$1" 1) > 0 ? $(median "$1" 1) : 1))); }
+    for pmu in off on; do
+        cpu=cortex-a72 && [ $pmu = off ] && cpu=cortex-a72,pmu=off
+        echo "bench: page_fault4, spin, getppid1: 1 vs 2 threads on 2 CPUs, -cpu $cpu, without icount, 5 runs each"
+        "$boot" "$cpu" | sed -u 's/\r$//' | grep --line-buffered -E '^result (page_fault4|spin|getppid1) ' |
+            sed "s/^result /result mttcg_run pmu=$pmu /" | tee -a "$log"
+        echo "result mttcg_scaling pmu=$([ $pmu = on ] && echo 1 || echo 0)" \
+            "threads1_ops=$(median page_fault4 1) threads2_ops=$(median page_fault4 2)" \
+            "ratio_x100=$(ratio page_fault4) spin_ratio_x100=$(ratio spin)" \
+            "getppid1_ratio_x100=$(ratio getppid1)" | tee -a "$log"
+    done
+}
+
+# results_table LOG CSV: every `result NAME k=v ...` line of LOG but the
+# single scaling runs, as CSV (a header row wherever the keys change),
+# written to CSV and printed as a table.
+results_table() {
+    awk '/^result / && !/^result mttcg_run / {
+        sub(/\r$/, "")
+        head = "bench"; row = $2
+        for (i = 3; i <= NF; i++) { split($i, kv, "="); head = head "," kv[1]; row = row "," kv[2] }
+        if (head != last) { print head; last = head }
+        print row
+    }' "$1" > "$2"
+    echo
+    column -s, -t < "$2"
+    echo
+    echo "bench: results in $2 (console log in $1)"
+}
