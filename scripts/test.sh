@@ -127,6 +127,25 @@ expect "bench: every benchmark runs; a 64K view of a 2M folio takes 1 fault, not
     '^result lat_pagefault .*faults_per_page_x100=100 .*fault_around_bytes=4096' \
     '^result page_fault4 tasks=4 threads=0 ops_per_sec=[1-9]' \
     '^result getppid1 tasks=1 threads=1 ops_per_sec=[1-9]' '^result spin tasks=1 threads=1 ops_per_sec=[1-9]'
+# The scaling row of `make bench` (scripts/bench-lib.sh), from canned runs
+# (with the serial console's \r): per CPU model, the medians of each
+# benchmark's 1- and 2-thread runs and their ratio.
+canned_scaling_boot() { # CPU: 5 rounds; 2 threads give 1.9x without the PMU, 1.5x with
+    local x2=190 && [ "$1" = cortex-a72 ] && x2=150
+    for r in 3 1 5 2 4; do
+        printf 'result %s tasks=1 threads=1 ops_per_sec=%d\r\n' page_fault4 $((r * 100)) spin 1000 getppid1 $((r * 10))
+        printf 'result %s tasks=2 threads=1 ops_per_sec=%d\r\n' page_fault4 $((r * x2)) spin 2000 getppid1 $((r * 5))
+    done
+}
+: >"$logdir/scaling"
+(. scripts/bench-lib.sh && scaling_stages "$logdir/scaling" canned_scaling_boot >/dev/null)
+if grep -q '^result mttcg_scaling pmu=0 threads1_ops=300 threads2_ops=570 ratio_x100=190 spin_ratio_x100=200 getppid1_ratio_x100=50$' "$logdir/scaling" &&
+    grep -q '^result mttcg_scaling pmu=1 threads1_ops=300 threads2_ops=450 ratio_x100=150 spin_ratio_x100=200 getppid1_ratio_x100=50$' "$logdir/scaling"; then
+    pass "bench: the scaling row is the medians of the runs and their ratio, per CPU model"
+else
+    fail "bench: the scaling row is the medians of the runs and their ratio, per CPU model"
+    grep mttcg_scaling "$logdir/scaling"
+fi
 boot "$logdir/panic" --append panic=test
 expect "crash: panic prints a symbolized backtrace, exits non-zero" 1 "$logdir/panic" \
     '^Kernel panic on CPU 0: .*kernel/src/main.rs' 'forced by the panic=test' \
