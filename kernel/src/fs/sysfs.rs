@@ -6,6 +6,8 @@
 //! `kernel/mm/finish_fault/multi_page` and `kernel/mm/vma_lock/enabled`;
 //! and `kernel/debug/fault_around_bytes`
 //! (Linux keeps it in debugfs). A bad value is EINVAL and changes nothing.
+//! Each `hugepages-<N>kB/stats/` holds Linux's per-size counters of folios
+//! allocated and fallen back from, for shmem and anonymous faults.
 
 use alloc::boxed::Box;
 use alloc::format;
@@ -23,6 +25,7 @@ use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault::{FAULT_AROUND_BYTES, FINISH_FAULT_MULTI};
 use crate::mm::memory::CONTPTE_ENABLED;
 use crate::mm::vma_lock::PER_VMA_LOCK;
+use crate::mm::vmstat::{self, Counter};
 
 /// `shmem_enabled` at the top (None) or for one folio order.
 struct ShmemEnabledKnob(Option<u8>);
@@ -135,6 +138,15 @@ impl PseudoFile for FaultAroundBytes {
     }
 }
 
+/// A read-only counter (Linux: the `hugepages-<N>kB/stats/` files).
+struct Stat(&'static Counter);
+
+impl PseudoFile for Stat {
+    fn show(&self) -> String {
+        format!("{}\n", self.0.get())
+    }
+}
+
 fn add_dir(parent: &Arc<Inode>, name: &str) -> Arc<Inode> {
     let dir = Inode::new_dir(0o755, None);
     parent
@@ -178,6 +190,24 @@ pub fn build() -> Arc<Inode> {
         let dir = add_dir(&thp, huge::per_size_name(order));
         add_knob(&dir, "shmem_enabled", ShmemEnabledKnob(Some(order)));
         add_knob(&dir, "enabled", AnonEnabledKnob(Some(order)));
+        let stats = add_dir(&dir, "stats");
+        let o = order as usize;
+        add_knob(
+            &stats,
+            "anon_fault_alloc",
+            Stat(&vmstat::MTHP_ANON_FAULT_ALLOC[o]),
+        );
+        add_knob(
+            &stats,
+            "anon_fault_fallback",
+            Stat(&vmstat::MTHP_ANON_FAULT_FALLBACK[o]),
+        );
+        add_knob(&stats, "shmem_alloc", Stat(&vmstat::MTHP_SHMEM_ALLOC[o]));
+        add_knob(
+            &stats,
+            "shmem_fallback",
+            Stat(&vmstat::MTHP_SHMEM_FALLBACK[o]),
+        );
     }
     let exec = ThpFlags {
         get: |s| s.thp_exec_enabled,

@@ -14,9 +14,9 @@ use crate::fs::vfs::{
     self, FdTable, File, Inode, InodeKind, O_APPEND, O_CREAT, O_DIRECTORY, O_EXCL, O_RDONLY,
     O_RDWR, O_TRUNC, O_WRONLY,
 };
-use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
+use crate::mm::addr::{PhysAddr, PAGE_SIZE, PMD_SIZE};
 use crate::mm::folio::Folio;
-use crate::mm::{frame, heap};
+use crate::mm::{frame, heap, vmstat};
 
 pub const TESTS: &[Test] = &[
     Test {
@@ -74,6 +74,10 @@ pub const TESTS: &[Test] = &[
     Test {
         name: "tmpfs_out_of_memory_short_write_then_enospc",
         run: out_of_memory,
+    },
+    Test {
+        name: "tmpfs_fault_falls_back_to_64k_when_no_2m_block_is_free",
+        run: fault_fallback,
     },
     Test {
         name: "tmpfs_fallocate_and_seek_data_hole",
@@ -561,6 +565,83 @@ fn size_limit() -> TestResult {
     ensure!(
         tmpfs::mount(&root(), "/bad", "size=lots") == Err(Errno::EINVAL),
         "bad size="
+    );
+    Ok(())
+}
+
+/// A fault on a hole of a memfd whose knobs allow 2M and 64K, with every
+/// free 2M block taken: the 2M attempt counts its fallbacks (Linux's
+/// `thp_file_fallback` and `hugepages-2048kB/stats/shmem_fallback`) and
+/// the fault gets a 64K folio; with the blocks back, 2M again.
+fn fault_fallback() -> TestResult {
+    let before = frames_in_use();
+    with_knobs(
+        |s| {
+            s.store_shmem_enabled("always").expect("valid");
+            s.store_per_size(4, "always").expect("valid");
+        },
+        || {
+            let f = tmpfs::memfd_create("fallback", 0).map_err(e)?;
+            f.ftruncate(4 << 20).map_err(e)?;
+            let file = shmem(&f);
+            let fits = |_| true;
+            let (thp, mthp) = (
+                vmstat::THP_FILE_FALLBACK.get(),
+                vmstat::MTHP_SHMEM_FALLBACK[9].get(),
+            );
+            // Every free 2M block taken, then all but the first frame of
+            // enough of them given back (split, so they cannot merge into
+            // 2M again) to stay above the kernel's reserve.
+            let mut hog = Vec::new();
+            while let Some(pa) = frame::alloc_pages(9) {
+                hog.push(pa);
+            }
+            let given = (frame::min_free_pages() >> 9) + 4;
+            for &pa in hog.iter().take(given) {
+                frame::split_pages(pa, 9);
+                for page in 1..512 {
+                    frame::free_pages(PhysAddr::from_pfn(pa.pfn() + page), 0).map_err(e)?;
+                }
+            }
+            let small = file.fault_folio(0, false, fits).map_err(e);
+            for (i, &pa) in hog.iter().enumerate() {
+                match i < given {
+                    true => frame::free_pages(pa, 0).map_err(e)?,
+                    false => frame::free_pages(pa, 9).map_err(e)?,
+                }
+            }
+            let (folio, page) = small?;
+            ensure!(
+                folio.order() == 4 && page == 0,
+                "with no 2M free: order {}",
+                folio.order()
+            );
+            ensure!(
+                vmstat::THP_FILE_FALLBACK.get() == thp + 1
+                    && vmstat::MTHP_SHMEM_FALLBACK[9].get() == mthp + 1,
+                "fallbacks counted {} and {}, want one each",
+                vmstat::THP_FILE_FALLBACK.get() - thp,
+                vmstat::MTHP_SHMEM_FALLBACK[9].get() - mthp
+            );
+            let (big, page) = file.fault_folio(1000, false, fits).map_err(e)?;
+            ensure!(
+                big.order() == 9 && page == 1000 - 512,
+                "then order {}",
+                big.order()
+            );
+            ensure!(
+                folios(&f) == [(0, 4, folio.phys().0), (512, 9, big.phys().0)].to_vec(),
+                "cache {:?}",
+                folios(&f)
+            );
+            Ok(())
+        },
+    )?;
+    ensure!(
+        frames_in_use() == before,
+        "frames in use {} -> {}",
+        before,
+        frames_in_use()
     );
     Ok(())
 }

@@ -22,7 +22,7 @@ use crate::errno::Errno;
 use crate::fs::tmpfs;
 use crate::fs::vfs::InodeKind;
 use crate::mm::addr::{phys_to_virt, PAGE_SIZE, PMD_SIZE};
-use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run};
+use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run, thp_vma_suitable};
 use crate::mm::folio::Folio;
 use crate::mm::memory::{replace_pte, set_pmd, set_pte_range};
 use crate::mm::mm_struct::Mm;
@@ -178,7 +178,6 @@ fn handle_mm_fault(
     addr: usize,
     access: Access,
 ) -> Result<(), FaultError> {
-    let start = range.start;
     // One walk down to the PMD, shared by the PMD and the PTE cases.
     let mut mem: &Mm = mm;
     let pmds = pgtable::table_pa_for(&mut mem, mm.pgd, addr, Level::Pmd, true);
@@ -198,7 +197,7 @@ fn handle_mm_fault(
         return match (&vma.file, access) {
             (None, _) => do_anonymous_page(mm, vma, range, table, addr),
             (Some(_), Access::Write) if !vma.is_shared() => {
-                do_cow_fault(mm, vma, start, table, addr)
+                do_cow_fault(mm, vma, range, table, addr)
             }
             (Some(_), Access::Write) => do_file_fault(mm, vma, range, table, addr),
             (Some(_), _) => do_read_fault(mm, vma, range, table, addr),
@@ -221,8 +220,11 @@ fn vma_prot(vma: &Vma, own_copy: bool) -> PgProt {
 /// Maps a whole PMD-sized page-cache folio with one block when the fault
 /// lands in a 2M-aligned range a shared file VMA covers, at a file offset
 /// where such a folio starts (Linux: `do_set_pmd`, from `finish_fault`).
-/// None: not possible here, map pages. We do it for shared mappings only,
-/// where no write ever needs a private copy.
+/// The fault's folio is found or allocated first, so a hole in an empty
+/// 2M range of a file whose policy allows 2M gets a 2M folio and is mapped
+/// by the one block. None: the folio is smaller, or the block is not
+/// possible here: map pages. We do it for shared mappings only, where no
+/// write ever needs a private copy.
 fn do_set_pmd(
     mm: &Mm,
     vma: &Vma,
@@ -235,9 +237,8 @@ fn do_set_pmd(
     {
         return None;
     }
-    let pgoff = vma.pgoff_of(range.start, haddr);
     let nr = (PMD_SIZE / PAGE_SIZE) as u64;
-    if !pgoff.is_multiple_of(nr) {
+    if !vma.pgoff_of(range.start, haddr).is_multiple_of(nr) {
         return None;
     }
     let cur = Pte(pmd.load(Ordering::Acquire));
@@ -247,10 +248,15 @@ fn do_set_pmd(
     if !cur.is_none() {
         return Some(Ok(())); // another thread's block
     }
-    // A shmem folio may reach past i_size and still map whole (Linux's
+    // The fault's own folio, found or allocated as large as the policy
+    // allows (Linux's order: `__do_fault`, then `finish_fault` on a none
+    // PMD). A shmem folio may reach past i_size and still map whole (Linux's
     // shmem exception): its tail reads as zeros rather than SIGBUS.
-    let (folio, page) = file_folio(vma, pgoff).ok()?;
-    if folio.nr_pages() as u64 != nr || page != 0 {
+    let (folio, page) = match file_folio(vma, range, addr) {
+        Ok(found) => found,
+        Err(e) => return Some(Err(e)),
+    };
+    if folio.nr_pages() as u64 != nr || page != (addr - haddr) / PAGE_SIZE {
         return None;
     }
     folio.mark_dirty();
@@ -359,8 +365,10 @@ fn do_anonymous_page(
         }
         let Some(folio) = Folio::alloc(order) else {
             vmstat::FOLIO_FALLBACK[order as usize].inc();
+            vmstat::MTHP_ANON_FAULT_FALLBACK[order as usize].inc();
             continue;
         };
+        vmstat::MTHP_ANON_FAULT_ALLOC[order as usize].inc();
         folio.mark_anon();
         let page = (addr - start) / PAGE_SIZE;
         finish_fault(mm, start..start + size, table, addr, folio, page, prot);
@@ -372,17 +380,23 @@ fn do_anonymous_page(
     Ok(())
 }
 
-/// The page-cache folio holding file page `pgoff` of the VMA's file (Linux:
-/// `vma->vm_ops->fault`, `shmem_fault`); SIGBUS past the end of the file.
-fn file_folio(vma: &Vma, pgoff: u64) -> Result<(Folio, usize), FaultError> {
+/// The page-cache folio holding the page at `addr` of the VMA's file, with
+/// the VMA spanning `range` (Linux: `vma->vm_ops->fault`, `shmem_fault`): a
+/// new one as large as the shmem policy allows and the VMA can map whole
+/// (Linux: `thp_vma_suitable_order`); SIGBUS past the end of the file.
+fn file_folio(vma: &Vma, range: Range<usize>, addr: usize) -> Result<(Folio, usize), FaultError> {
     let inode = vma.file.as_ref().expect("a file VMA");
     let InodeKind::File(file) = &inode.kind else {
         return Err(FaultError::Bus(signal::BUS_ADRERR));
     };
-    file.fault_folio(pgoff).map_err(|e| match e {
-        Errno::EAGAIN => FaultError::Retry,
-        _ => FaultError::Bus(signal::BUS_ADRERR),
-    })
+    let pgoff = vma.pgoff_of(range.start, addr);
+    let hugepage = vma.flags & VM_HUGEPAGE != 0;
+    let fits = |order| thp_vma_suitable(addr, range.clone(), vma.pgoff, order);
+    file.fault_folio(pgoff, hugepage, fits)
+        .map_err(|e| match e {
+            Errno::EAGAIN => FaultError::Retry,
+            _ => FaultError::Bus(signal::BUS_ADRERR),
+        })
 }
 
 /// Read (or shared write) fault on a file page: map the page-cache page
@@ -394,7 +408,7 @@ fn do_file_fault(
     table: &PageTable,
     addr: usize,
 ) -> Result<(), FaultError> {
-    let (folio, page) = file_folio(vma, vma.pgoff_of(range.start, addr))?;
+    let (folio, page) = file_folio(vma, range.clone(), addr)?;
     let prot = vma_prot(vma, false);
     if prot.is_writable() {
         folio.mark_dirty(); // a shared page mapped writable
@@ -509,11 +523,11 @@ fn copy_page(src: &Folio, page: usize) -> Result<Folio, FaultError> {
 fn do_cow_fault(
     mm: &Mm,
     vma: &Vma,
-    start: usize,
+    range: Range<usize>,
     table: &PageTable,
     addr: usize,
 ) -> Result<(), FaultError> {
-    let (folio, page) = file_folio(vma, vma.pgoff_of(start, addr))?;
+    let (folio, page) = file_folio(vma, range, addr)?;
     let copy = copy_page(&folio, page)?;
     finish_fault_one(mm, table, addr, copy, vma_prot(vma, true));
     Ok(())

@@ -39,6 +39,22 @@ pub fn fault_around_window(addr: usize, vma: Range<usize>, bytes: usize) -> Rang
     pmd + from * PAGE_SIZE..pmd + to * PAGE_SIZE
 }
 
+/// Can a folio of `order` hold the page at `addr` of a VMA spanning `vma`
+/// whose first page is file page `pgoff`, mapped in one piece? Its
+/// naturally aligned VA block must lie inside the VMA, and the VMA's start
+/// must be congruent with its file offset modulo the folio size, so that
+/// the aligned block of file pages is also the aligned block of VAs (Linux:
+/// `thp_vma_suitable_order`).
+pub fn thp_vma_suitable(addr: usize, vma: Range<usize>, pgoff: u64, order: u8) -> bool {
+    let size = PAGE_SIZE << order;
+    let haddr = addr & !(size - 1);
+    let nr = 1u64 << order;
+    let congruent = (vma.start as u64 / PAGE_SIZE as u64)
+        .wrapping_sub(pgoff)
+        .is_multiple_of(nr);
+    congruent && haddr >= vma.start && haddr + size <= vma.end
+}
+
 /// Narrows `range` to the run of consecutive pages around `addr` whose
 /// entries `is_none` says are empty, so a multi-page map never overwrites
 /// a present entry. Empty if `addr`'s own entry is present.
@@ -126,6 +142,28 @@ mod tests {
             fault_around_window(BASE + 5 * P, far, PMD_SIZE),
             BASE..BASE + PMD_SIZE
         );
+    }
+
+    #[test]
+    fn thp_vma_suitable_needs_the_block_inside_and_congruent() {
+        let two_m = BASE..BASE + PMD_SIZE;
+        assert!(thp_vma_suitable(BASE + 5 * P, two_m.clone(), 0, 9));
+        // One page short of the block: no 2M, but 64K still fits.
+        let short = BASE..BASE + PMD_SIZE - P;
+        assert!(!thp_vma_suitable(BASE + 5 * P, short.clone(), 0, 9));
+        assert!(thp_vma_suitable(BASE + 5 * P, short.clone(), 0, 4));
+        // The last 64K block is cut by the VMA's end.
+        assert!(!thp_vma_suitable(BASE + PMD_SIZE - 2 * P, short, 0, 4));
+        // A file offset of one page: the VA block and the file block differ.
+        assert!(!thp_vma_suitable(BASE + 5 * P, two_m.clone(), 1, 4));
+        assert!(thp_vma_suitable(BASE + 5 * P, two_m.clone(), 1, 0));
+        // An offset that is a multiple of the folio keeps it congruent.
+        assert!(thp_vma_suitable(BASE + 5 * P, two_m.clone(), 16, 4));
+        assert!(!thp_vma_suitable(BASE + 5 * P, two_m, 16, 9));
+        // A 64K view at 64K: a 64K folio; a 2M one never.
+        let view = BASE + 16 * P..BASE + 32 * P;
+        assert!(thp_vma_suitable(BASE + 20 * P, view.clone(), 0, 4));
+        assert!(!thp_vma_suitable(BASE + 20 * P, view, 0, 5));
     }
 
     #[test]

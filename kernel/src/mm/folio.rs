@@ -15,6 +15,7 @@ use core::sync::atomic::{
 };
 
 use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
+use crate::mm::uaccess::WriteSource;
 use crate::mm::{frame, vmstat};
 
 /// Set once every byte of the folio holds the file's data (Linux: `PG_uptodate`).
@@ -257,6 +258,15 @@ impl Folio {
         unsafe {
             core::ptr::copy_nonoverlapping(src.as_ptr(), self.as_ptr().add(offset), src.len())
         };
+    }
+
+    /// Copies `n` bytes of `src`, from its byte `from`, into the folio at
+    /// byte `offset`; returns how many it copied (short when user memory
+    /// runs out).
+    pub fn copy_from(&self, offset: usize, src: &WriteSource, from: usize, n: usize) -> usize {
+        assert!(offset + n <= self.size());
+        // SAFETY: in bounds of the folio, which we hold a reference on.
+        unsafe { src.copy_to(from, self.as_ptr().add(offset), n) }
     }
 
     /// Copies bytes at `offset` out of the folio into `dst`.

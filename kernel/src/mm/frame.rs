@@ -140,6 +140,12 @@ pub fn free_pages(pa: PhysAddr, order: usize) -> Result<(), BuddyError> {
     with_buddy(|b| b.free(pa.pfn(), order))
 }
 
+/// Turns a block from `alloc_pages` into 2^order single frames, each to be
+/// freed on its own (Linux: `split_page`).
+pub fn split_pages(pa: PhysAddr, order: usize) {
+    with_buddy(|b| b.split(pa.pfn(), order))
+}
+
 /// Free frames now, in total and as free blocks per order (Linux:
 /// `/proc/buddyinfo`).
 pub struct FreeStats {

@@ -38,6 +38,74 @@ pub fn copy_to_user(dst: usize, src: &[u8]) -> KResult<()> {
     }
 }
 
+/// The bytes a write copies into a file (Linux: the `iov_iter` of a write):
+/// kernel memory, or a user buffer, copied straight into the page cache with
+/// no bounce buffer between, so one `write()` reaches the file whole and its
+/// length can choose the folio size.
+#[derive(Clone, Copy)]
+pub enum WriteSource<'a> {
+    Kernel(&'a [u8]),
+    User { addr: usize, len: usize },
+}
+
+impl<'a, T: AsRef<[u8]> + ?Sized> From<&'a T> for WriteSource<'a> {
+    fn from(data: &'a T) -> Self {
+        WriteSource::Kernel(data.as_ref())
+    }
+}
+
+impl WriteSource<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            WriteSource::Kernel(data) => data.len(),
+            WriteSource::User { len, .. } => *len,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Calls `f` on the bytes as one kernel slice, copying a user buffer in
+    /// first: for files that take a slice (devices, /proc and /sys).
+    pub fn with_bytes<R>(self, f: impl FnOnce(&[u8]) -> KResult<R>) -> KResult<R> {
+        match self {
+            WriteSource::Kernel(data) => f(data),
+            WriteSource::User { addr, len } => {
+                let mut buf = alloc::vec![0u8; len];
+                copy_from_user(&mut buf, addr)?;
+                f(&buf)
+            }
+        }
+    }
+
+    /// Copies bytes `[from, from + n)` of the source to `dst`; returns how
+    /// many were copied before user memory ran out (Linux:
+    /// `copy_page_from_iter_atomic`'s short copy).
+    ///
+    /// # Safety
+    /// `dst` must be valid kernel memory for `n` bytes, and `from + n` at
+    /// most the source's length.
+    pub unsafe fn copy_to(&self, from: usize, dst: *mut u8, n: usize) -> usize {
+        assert!(from + n <= self.len());
+        match self {
+            WriteSource::Kernel(data) => {
+                // SAFETY: in bounds of `data` (asserted) and, per the
+                // caller, of `dst`.
+                unsafe { core::ptr::copy_nonoverlapping(data.as_ptr().add(from), dst, n) };
+                n
+            }
+            WriteSource::User { addr, .. } => {
+                if check_range(addr + from, n).is_err() {
+                    return 0;
+                }
+                // SAFETY: dst per the caller; the user side is a checked range.
+                n - unsafe { copy_user(dst, (addr + from) as *const u8, n) }
+            }
+        }
+    }
+}
+
 /// Plain data that may be copied to and from user memory byte for byte.
 ///
 /// # Safety

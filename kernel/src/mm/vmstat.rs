@@ -103,6 +103,16 @@ macro_rules! per_order {
 pub static FOLIO_ALLOC: [Counter; MAX_ORDER + 1] = per_order!("folio_alloc_order");
 pub static FOLIO_FALLBACK: [Counter; MAX_ORDER + 1] = per_order!("folio_fallback_order");
 
+/// Large folios per order, as Linux's
+/// `/sys/kernel/mm/transparent_hugepage/hugepages-<N>kB/stats/` shows them
+/// (Linux: `count_mthp_stat`): shmem folios allocated, and shmem orders
+/// given up for a smaller one (memory or the mount's size limit ran
+/// short); anonymous fault folios likewise. Not in `/proc/vmstat`.
+pub static MTHP_SHMEM_ALLOC: [Counter; MAX_ORDER + 1] = per_order!("shmem_alloc");
+pub static MTHP_SHMEM_FALLBACK: [Counter; MAX_ORDER + 1] = per_order!("shmem_fallback");
+pub static MTHP_ANON_FAULT_ALLOC: [Counter; MAX_ORDER + 1] = per_order!("anon_fault_alloc");
+pub static MTHP_ANON_FAULT_FALLBACK: [Counter; MAX_ORDER + 1] = per_order!("anon_fault_fallback");
+
 /// Every counter, in `/proc/vmstat` order.
 pub fn for_each(mut f: impl FnMut(&'static str, u64)) {
     for c in [

@@ -11,7 +11,10 @@ use crate::errno::{Errno, KResult};
 use crate::fs::device::{Console, Pipe};
 use crate::fs::tmpfs;
 use crate::fs::vfs::{self, File, Inode, InodeKind, PATH_MAX, S_IFCHR, S_IFIFO};
-use crate::mm::uaccess::{copy_from_user, copy_to_user, read_user, strncpy_from_user, write_user};
+use crate::mm::addr::PAGE_SIZE;
+use crate::mm::uaccess::{
+    copy_from_user, copy_to_user, read_user, strncpy_from_user, write_user, WriteSource,
+};
 use crate::task::current_process;
 use crate::task::process::Process;
 
@@ -124,12 +127,18 @@ fn read_into_user(
     Ok(done as i64)
 }
 
+/// A write from user memory: straight into the page cache for a regular
+/// file, in one call however long; through a kernel buffer, a chunk at a
+/// time, for anything else.
 fn write_from_user(
     f: &File,
     ubuf: usize,
     len: usize,
-    mut write: impl FnMut(&File, &[u8], u64) -> KResult<usize>,
+    mut write: impl FnMut(&File, WriteSource, u64) -> KResult<usize>,
 ) -> SysResult {
+    if matches!(f.inode.kind, InodeKind::File(_)) {
+        return Ok(write(f, WriteSource::User { addr: ubuf, len }, 0)? as i64);
+    }
     let mut done = 0usize;
     let mut buf = vec![0u8; len.min(CHUNK)];
     while done < len {
@@ -137,7 +146,7 @@ fn write_from_user(
         if let Err(e) = copy_from_user(&mut buf[..want], ubuf + done) {
             return if done == 0 { Err(e) } else { Ok(done as i64) };
         }
-        let n = match write(f, &buf[..want], done as u64) {
+        let n = match write(f, WriteSource::Kernel(&buf[..want]), done as u64) {
             Ok(n) => n,
             Err(e) if done == 0 => return Err(e),
             Err(_) => break,
@@ -265,6 +274,41 @@ pub fn newfstatat(dirfd: i32, upath: usize, ustat: usize, flags: u32) -> SysResu
     let start = start_dir(dirfd, &path)?;
     let inode = vfs::lookup(&start, &path, flags & AT_SYMLINK_NOFOLLOW == 0)?;
     stat_out(&inode, ustat)
+}
+
+/// mount(2), for tmpfs only (Linux: `do_mount` -> `do_new_mount`): ENODEV
+/// for any other type, EINVAL for flags that ask for more than a new mount
+/// (remount, bind, move, propagation changes).
+pub fn mount(_usource: usize, utarget: usize, utype: usize, flags: u64, udata: usize) -> SysResult {
+    const MS_REMOUNT: u64 = 32;
+    const MS_BIND: u64 = 4096;
+    const MS_MOVE: u64 = 8192;
+    const MS_PROPAGATION: u64 = (1 << 15) | (1 << 17) | (1 << 18) | (1 << 19) | (1 << 20);
+    let target = nonempty_path_arg(utarget)?;
+    let fstype = strncpy_from_user(utype, 64)?;
+    let options = if udata == 0 {
+        String::new()
+    } else {
+        strncpy_from_user(udata, PAGE_SIZE - 1)?
+    };
+    if flags & (MS_REMOUNT | MS_BIND | MS_MOVE | MS_PROPAGATION) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if fstype != "tmpfs" {
+        return Err(Errno::ENODEV);
+    }
+    tmpfs::mount_over(&start_dir(AT_FDCWD, &target)?, &target, &options).map(|_| 0)
+}
+
+/// umount2(2) of a tmpfs mount(2) made (flags beyond MNT_DETACH: EINVAL).
+pub fn umount2(utarget: usize, flags: u32) -> SysResult {
+    const MNT_FORCE: u32 = 1;
+    const MNT_DETACH: u32 = 2;
+    if flags & !(MNT_FORCE | MNT_DETACH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let target = nonempty_path_arg(utarget)?;
+    tmpfs::umount(&start_dir(AT_FDCWD, &target)?, &target).map(|_| 0)
 }
 
 pub fn mkdirat(dirfd: i32, upath: usize, mode: u32) -> SysResult {

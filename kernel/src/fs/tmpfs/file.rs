@@ -12,6 +12,7 @@ use crate::errno::{Errno, KResult};
 use crate::mm::addr::{PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::filemap::AddressSpace;
 use crate::mm::folio::Folio;
+use crate::mm::uaccess::WriteSource;
 use crate::mm::vmstat;
 use crate::sync::{Mutex, SpinLock};
 
@@ -91,31 +92,34 @@ impl ShmemFile {
         Ok(done)
     }
 
-    /// Writes at `pos` (Linux: `generic_perform_write`). Returns a short
-    /// count if memory or the mount's size limit runs out part-way, and
-    /// ENOSPC if not a byte could be written.
-    pub fn write_at(&self, pos: u64, data: &[u8]) -> KResult<usize> {
+    /// Writes at `pos` (Linux: `generic_perform_write`), copying from `src`
+    /// straight into the page cache. The whole write's end is what sizes each
+    /// new folio, so one large write gets large folios however it is copied.
+    /// Returns a short count if memory, the mount's size limit or the
+    /// caller's buffer runs out part-way; ENOSPC or EFAULT if not a byte
+    /// could be written.
+    pub fn write_at<'a>(&self, pos: u64, src: impl Into<WriteSource<'a>>) -> KResult<usize> {
         let _i_rwsem = self.lock.lock();
-        self.write_locked(pos, data)
+        self.write_locked(pos, src.into())
     }
 
     /// An O_APPEND write: the position is the size, under the same lock.
     /// Returns the bytes written and the new end.
-    pub fn append(&self, data: &[u8]) -> KResult<(usize, u64)> {
+    pub fn append(&self, src: WriteSource) -> KResult<(usize, u64)> {
         let _i_rwsem = self.lock.lock();
         let pos = self.size();
-        let n = self.write_locked(pos, data)?;
+        let n = self.write_locked(pos, src)?;
         Ok((n, pos + n as u64))
     }
 
-    fn write_locked(&self, pos: u64, data: &[u8]) -> KResult<usize> {
-        if data.is_empty() {
+    fn write_locked(&self, pos: u64, src: WriteSource) -> KResult<usize> {
+        if src.is_empty() {
             return Ok(0);
         }
         if pos >= MAX_FILE_SIZE {
             return Err(Errno::EFBIG);
         }
-        let len = data.len().min((MAX_FILE_SIZE - pos) as usize);
+        let len = src.len().min((MAX_FILE_SIZE - pos) as usize);
         let end = pos + len as u64;
         let mut done = 0;
         while done < len {
@@ -126,8 +130,8 @@ impl ShmemFile {
                 Err(_) => break,
             };
             let off = page * PAGE_SIZE + (cur as usize % PAGE_SIZE);
-            let n = (folio.size() - off).min(len - done);
-            folio.write_at(off, &data[done..done + n]);
+            let want = (folio.size() - off).min(len - done);
+            let n = folio.copy_from(off, &src, done, want);
             // shmem_write_end: the folio was zeroed at allocation, so it is
             // uptodate however much of it this write covered.
             folio.mark_uptodate();
@@ -135,6 +139,12 @@ impl ShmemFile {
             done += n;
             if cur + n as u64 > self.size() {
                 self.size.store(cur + n as u64, Ordering::Release);
+            }
+            if n < want {
+                if done == 0 {
+                    return Err(Errno::EFAULT);
+                }
+                break;
             }
         }
         Ok(done)
@@ -163,25 +173,33 @@ impl ShmemFile {
 
     /// Allocates a folio of the first order in `orders` that the page
     /// allocator and the mount's size limit can give, and caches it at its
-    /// aligned index (Linux: `shmem_alloc_and_add_folio`). Each failed order
-    /// counts a fallback. Ok(None): somebody else filled the range first.
+    /// aligned index (Linux: `shmem_alloc_and_add_folio`, and its caller
+    /// `shmem_get_folio_gfp` falling back to order 0). An order the page
+    /// allocator cannot give counts a fallback and the next is tried; a
+    /// large folio the size limit has no room for goes straight to one page
+    /// and counts none, as `shmem_inode_acct_blocks` failing does in Linux.
+    /// Ok(None): somebody else filled the range first.
     fn alloc_and_add_folio(
         &self,
         index: u64,
         orders: impl Iterator<Item = u8>,
     ) -> KResult<Option<(Folio, usize)>> {
+        let mut over_limit = false;
         for order in orders {
+            if over_limit && order > 0 {
+                continue;
+            }
             let nr = 1u64 << order;
-            let folio = if self.sb.charge(nr) {
-                Folio::alloc(order).or_else(|| {
-                    self.sb.uncharge(nr);
-                    None
-                })
-            } else {
-                None
-            };
-            let Some(folio) = folio else {
+            if !self.sb.charge(nr) {
+                over_limit = true;
+                continue;
+            }
+            let Some(folio) = Folio::alloc(order) else {
+                self.sb.uncharge(nr);
                 vmstat::FOLIO_FALLBACK[order as usize].inc();
+                if order > 0 {
+                    vmstat::MTHP_SHMEM_FALLBACK[order as usize].inc();
+                }
                 if order == PMD_ORDER {
                     vmstat::THP_FILE_FALLBACK.inc();
                 }
@@ -194,6 +212,9 @@ impl ShmemFile {
                 return Ok(None);
             }
             vmstat::NR_SHMEM.add(nr);
+            if order > 0 {
+                vmstat::MTHP_SHMEM_ALLOC[order as usize].inc();
+            }
             if order == PMD_ORDER {
                 vmstat::THP_FILE_ALLOC.inc();
                 vmstat::NR_SHMEM_HUGEPAGES.add(nr);
@@ -205,31 +226,65 @@ impl ShmemFile {
 
     /// The folio caching file page `index` for a fault through a mapping,
     /// allocating one if there is none (Linux: `shmem_fault` ->
-    /// `shmem_get_folio_gfp`). Past the end of the file: SIGBUS (Err). One
-    /// page per fault for now: a fault allocates order 0.
+    /// `shmem_get_folio_gfp`). Past the end of the file: SIGBUS (Err).
+    ///
+    /// A new folio is the largest the policy allows a fault
+    /// (`TmpfsSb::fault_orders`: the knobs, the mount, `vma_hugepage` for
+    /// `MADV_HUGEPAGE`), that the faulting VMA can map whole (`vma_fits`
+    /// says so per order) and whose aligned range of the file is still a
+    /// hole; then smaller ones, down to one page, as memory or the mount's
+    /// size limit runs short.
     ///
     /// EAGAIN while a hole punch is dropping this page: the fault must let go
     /// of its lock, let the punch finish and try again, rather than refill
     /// the hole as it is being made (Linux: `shmem_falloc_wait` returning
     /// `VM_FAULT_RETRY`).
-    pub fn fault_folio(&self, index: u64) -> KResult<(Folio, usize)> {
+    pub fn fault_folio(
+        &self,
+        index: u64,
+        vma_hugepage: bool,
+        vma_fits: impl Fn(u8) -> bool,
+    ) -> KResult<(Folio, usize)> {
         let punching = self.punch_running.load(Ordering::Acquire)
             && matches!(*self.punching.lock(), Some((start, end)) if (start..end).contains(&index));
         if punching {
             return Err(Errno::EAGAIN);
         }
         loop {
-            if index >= self.size().div_ceil(PAGE_SIZE as u64) {
+            let size = self.size();
+            if index >= size.div_ceil(PAGE_SIZE as u64) {
                 return Err(Errno::EFAULT);
             }
             if let Some(found) = self.mapping.get_folio(index) {
                 return Ok(found);
             }
-            if let Some(found) = self.alloc_and_add_folio(index, core::iter::once(0))? {
-                found.0.mark_uptodate();
+            if let Some(found) = self.fault_alloc(size, index, vma_hugepage, &vma_fits)? {
                 return Ok(found);
             }
         }
+    }
+
+    /// `fault_folio` on a hole: the new folio, or None if another thread
+    /// filled the range first. Kept out of line, so that the common fault,
+    /// on a cached page, pays nothing for the policy.
+    #[inline(never)]
+    fn fault_alloc(
+        &self,
+        size: u64,
+        index: u64,
+        vma_hugepage: bool,
+        vma_fits: &dyn Fn(u8) -> bool,
+    ) -> KResult<Option<(Folio, usize)>> {
+        let orders = self
+            .sb
+            .fault_orders(size, index, vma_hugepage, vma_fits, |s, n| {
+                self.mapping.range_is_empty(s, n)
+            });
+        let found = self.alloc_and_add_folio(index, orders)?;
+        if let Some((folio, _)) = &found {
+            folio.mark_uptodate();
+        }
+        Ok(found)
     }
 
     /// Forgets folios that left the cache: accounting, then the reference.

@@ -109,7 +109,8 @@ impl OrderMask {
         (MIN_LARGE_ORDER..=PMD_ORDER).filter(move |&order| self.contains(order))
     }
 
-    fn filter(self, keep: impl Fn(u8) -> bool) -> Self {
+    /// The orders in the set that `keep` keeps.
+    pub fn filter(self, keep: impl Fn(u8) -> bool) -> Self {
         self.orders()
             .filter(|&order| keep(order))
             .fold(OrderMask::EMPTY, |kept, order| {
@@ -642,7 +643,8 @@ pub fn allowable_orders(
 /// of the write (the folio covers the aligned 64K around the page, zeroed
 /// where unwritten); `deny` still turns it off. Internal files (memfd) are
 /// always created 0777 whatever their use, so their mode says nothing and
-/// they keep the shmem policy. Faults on holes stay order 0.
+/// they keep the shmem policy. A fault on a hole follows the shmem policy
+/// alone, as Linux's `shmem_fault` has no readahead either.
 pub fn exec_orders(settings: &HugeSettings, kind: InodeKind, exec: bool) -> OrderMask {
     let wanted = settings.thp_exec_enabled & FILE_EXEC_MTHP_ENABLE != 0
         && exec

@@ -6,7 +6,9 @@
 mod file;
 pub mod huge;
 
+use alloc::string::String;
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use spin::Once;
@@ -106,6 +108,25 @@ impl TmpfsSb {
         suitable_orders(mask, index, range_is_empty)
     }
 
+    /// Orders to try for a folio holding page `index` that a fault through
+    /// a mapping needs, highest first: what the knobs and the mount allow a
+    /// fault (`vma_hugepage`: the VMA has `MADV_HUGEPAGE`), kept where
+    /// `vma_fits` says the VMA can map the folio whole (Linux:
+    /// `shmem_allowable_huge_orders`, then `shmem_suitable_orders`).
+    fn fault_orders(
+        &self,
+        i_size: u64,
+        index: u64,
+        vma_hugepage: bool,
+        vma_fits: impl Fn(u8) -> bool,
+        range_is_empty: impl Fn(u64, u64) -> bool,
+    ) -> FallbackOrders {
+        let settings = huge_settings();
+        let access = Access::Fault { vma_hugepage };
+        let mask = allowable_orders(&settings, self.huge, access, i_size, index).filter(vma_fits);
+        suitable_orders(mask, index, range_is_empty)
+    }
+
     /// Takes `nr` pages of the mount's `size=` budget (Linux:
     /// `shmem_inode_acct_blocks`); false when it would be exceeded.
     fn charge(&self, nr: u64) -> bool {
@@ -166,6 +187,60 @@ pub fn mount(start: &Arc<Inode>, path: &str, options: &str) -> KResult<()> {
     let root = new_mount(options)?;
     let (dir, name) = vfs::lookup_parent(start, path)?;
     dir.dir()?.link(&dir, name, root)
+}
+
+/// A mount made by mount(2): its root, the directory it covers, and where
+/// that directory is linked.
+struct Mounted {
+    root: Arc<Inode>,
+    covered: Arc<Inode>,
+    parent: Arc<Inode>,
+    name: String,
+}
+
+static MOUNTED: SpinLock<Vec<Mounted>> = SpinLock::new(Vec::new());
+
+/// mount(2) of a new tmpfs over the directory `target` (Linux:
+/// `do_new_mount` -> `shmem_fill_super`). Where we simplify: there is no
+/// mount tree; the new root takes the directory's place in its parent
+/// until `umount`.
+pub fn mount_over(start: &Arc<Inode>, target: &str, options: &str) -> KResult<()> {
+    let covered = vfs::lookup(start, target, true)?;
+    covered.dir()?;
+    let parent = covered.dir()?.parent().ok_or(Errno::EBUSY)?;
+    if Arc::ptr_eq(&parent, &covered) {
+        return Err(Errno::EBUSY); // the root
+    }
+    let root = new_mount(options)?;
+    let mut mounted = MOUNTED.lock();
+    let d = parent.dir()?;
+    let name = d.name_of(&covered).ok_or(Errno::ENOENT)?;
+    d.replace(&parent, &name, &covered, root.clone())?;
+    mounted.push(Mounted {
+        root,
+        covered,
+        parent,
+        name,
+    });
+    Ok(())
+}
+
+/// umount2(2) of a tmpfs that `mount_over` made: the covered directory
+/// comes back. Where we simplify: as with `MNT_DETACH`, files still open
+/// there stay usable (Linux says EBUSY without it).
+pub fn umount(start: &Arc<Inode>, target: &str) -> KResult<()> {
+    let root = vfs::lookup(start, target, true)?;
+    let mut mounted = MOUNTED.lock();
+    let at = mounted
+        .iter()
+        .position(|m| Arc::ptr_eq(&m.root, &root))
+        .ok_or(Errno::EINVAL)?;
+    let m = &mounted[at];
+    m.parent
+        .dir()?
+        .replace(&m.parent, &m.name, &m.root, m.covered.clone())?;
+    mounted.remove(at);
+    Ok(())
 }
 
 static INTERNAL: Once<Arc<TmpfsSb>> = Once::new();

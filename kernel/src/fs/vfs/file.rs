@@ -9,6 +9,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use super::inode::{Inode, InodeKind, Stat, S_IFMT, S_IFREG};
 use super::path;
 use crate::errno::{Errno, KResult};
+use crate::mm::uaccess::WriteSource;
 use crate::sync::SpinLock;
 
 // open(2) flags, Linux arm64 values (`asm-generic/fcntl.h`).
@@ -122,12 +123,13 @@ impl File {
 
     /// Writes at the file position (at the end with O_APPEND) and advances
     /// it (Linux: `vfs_write`).
-    pub fn write(&self, data: &[u8]) -> KResult<usize> {
+    pub fn write<'a>(&self, data: impl Into<WriteSource<'a>>) -> KResult<usize> {
+        let data = data.into();
         if !self.writable() {
             return Err(Errno::EBADF);
         }
         if let InodeKind::Device(d) = &self.inode.kind {
-            return d.write(data, self.nonblock());
+            return data.with_bytes(|bytes| d.write(bytes, self.nonblock()));
         }
         if let InodeKind::File(f) = &self.inode.kind {
             if self.flags() & O_APPEND != 0 {
@@ -161,7 +163,8 @@ impl File {
         }
     }
 
-    pub fn pwrite(&self, data: &[u8], offset: u64) -> KResult<usize> {
+    pub fn pwrite<'a>(&self, data: impl Into<WriteSource<'a>>, offset: u64) -> KResult<usize> {
+        let data = data.into();
         if !self.writable() {
             return Err(Errno::EBADF);
         }
@@ -169,10 +172,10 @@ impl File {
             // Linux appends even for pwrite on an O_APPEND file (pwrite(2), BUGS).
             InodeKind::File(f) if self.flags() & O_APPEND != 0 => f.append(data).map(|(n, _)| n),
             InodeKind::File(f) => f.write_at(offset, data),
-            InodeKind::Pseudo(p) => {
-                let text = core::str::from_utf8(data).map_err(|_| Errno::EINVAL)?;
-                p.store(text).map(|_| data.len())
-            }
+            InodeKind::Pseudo(p) => data.with_bytes(|bytes| {
+                let text = core::str::from_utf8(bytes).map_err(|_| Errno::EINVAL)?;
+                p.store(text).map(|_| bytes.len())
+            }),
             InodeKind::Dir(_) => Err(Errno::EISDIR),
             InodeKind::Symlink(_) => Err(Errno::EINVAL),
             InodeKind::Device(_) => Err(Errno::ESPIPE),

@@ -157,6 +157,37 @@ impl Directory {
         Ok(())
     }
 
+    /// The name `child` is linked under here.
+    pub fn name_of(&self, child: &Arc<Inode>) -> Option<String> {
+        let entries = self.entries.lock();
+        let (name, _) = entries.iter().find(|(_, i)| Arc::ptr_eq(i, child))?;
+        Some(name.clone())
+    }
+
+    /// Puts `new` where `old` is linked as `name`, for a mount covering a
+    /// directory and for its umount (Linux keeps both in a mount tree and
+    /// switches at lookup; faultline swaps the entry). EINVAL if `name` is
+    /// not `old`.
+    pub fn replace(
+        &self,
+        dir: &Arc<Inode>,
+        name: &str,
+        old: &Arc<Inode>,
+        new: Arc<Inode>,
+    ) -> KResult<()> {
+        let mut entries = self.entries.lock();
+        match entries.get_mut(name) {
+            Some(entry) if Arc::ptr_eq(entry, old) => {
+                if let InodeKind::Dir(d) = &new.kind {
+                    *d.parent.lock() = Arc::downgrade(dir);
+                }
+                *entry = new;
+                Ok(())
+            }
+            _ => Err(Errno::EINVAL),
+        }
+    }
+
     pub(super) fn set_parent(&self, parent: &Arc<Inode>) {
         *self.parent.lock() = Arc::downgrade(parent);
     }

@@ -319,16 +319,10 @@ pub fn path_of(dir: &Arc<Inode>) -> String {
         if Arc::ptr_eq(&parent, &cur) {
             break;
         }
-        let entries = parent
-            .dir()
-            .expect("a parent is a directory")
-            .entries
-            .lock();
-        match entries.iter().find(|(_, i)| Arc::ptr_eq(i, &cur)) {
-            Some((name, _)) => names.push(name.clone()),
+        match parent.dir().expect("a parent is a directory").name_of(&cur) {
+            Some(name) => names.push(name),
             None => break,
         }
-        drop(entries);
         cur = parent;
     }
     let mut path = String::new();
