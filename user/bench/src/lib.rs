@@ -56,6 +56,32 @@ pub fn filled_memfd(len: usize) -> Result<i32, Errno> {
     Ok(fd)
 }
 
+const PMD_SIZE: usize = 2 << 20;
+
+/// The shmem knobs seed 000 sets: the top-level one and the 2M one.
+pub const SEED_KNOBS: [&core::ffi::CStr; 2] = [
+    c"/sys/kernel/mm/transparent_hugepage/shmem_enabled",
+    c"/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/shmem_enabled",
+];
+
+/// Seed 000's set-up: both knobs set to `always` through sysfs, a 2M memfd
+/// mapped MAP_SHARED, and one store through that mapping, whose fault
+/// allocates the 2M folio and maps it. The mapping stays, as in the seed.
+pub fn populated_2m_memfd() -> Result<i32, Errno> {
+    for knob in SEED_KNOBS {
+        let fd = open(knob, O_WRONLY | O_CLOEXEC, 0)?;
+        write(fd, b"always")?;
+        close(fd)?;
+    }
+    let fd = memfd_create(c"willitscale-shmem", MFD_CLOEXEC)?;
+    ftruncate(fd, PMD_SIZE)?;
+    // SAFETY: a new shared mapping the kernel places.
+    let c = unsafe { mmap(0, PMD_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) }?;
+    // SAFETY: the first byte of the mapping just made.
+    unsafe { core::ptr::write_volatile(c as *mut u8, 0) };
+    Ok(fd)
+}
+
 /// faultline's fault-path switches, as `report` names them.
 const SWITCHES: [(&str, &core::ffi::CStr); 4] = [
     ("multi_page", c"/sys/kernel/mm/finish_fault/multi_page"),

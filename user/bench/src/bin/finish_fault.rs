@@ -1,7 +1,10 @@
-//! Seed 000's measurement: a 2M memfd folio and a `size`-byte MAP_SHARED
-//! view of it at offset 0; per iteration, 8 stores 4K apart, then
-//! MADV_DONTNEED. Reports nanoseconds and minor faults per iteration, the
-//! PTEs one fault maps, and that fault's own cost (`fault_ns`).
+//! Seed 000's measurement, by the seed's steps: the knobs set to `always`
+//! through sysfs by the program itself, a 2M memfd mapped MAP_SHARED and
+//! populated by one store (the fault allocates the 2M folio), and a
+//! `size`-byte MAP_SHARED view of it at offset 0; per iteration, 8 stores
+//! 4K apart, then MADV_DONTNEED. Reports nanoseconds and minor faults per
+//! iteration, the PTEs one fault maps, and that fault's own cost
+//! (`fault_ns`). `user/c/seed000.c` is the same steps in C against glibc.
 //!
 //! `finish_fault size=65536 iters=1000`
 #![no_std]
@@ -16,7 +19,7 @@ ulib::entry!(main);
 fn main(args: ulib::Args) -> i32 {
     let size = arg(&args, "size", 64 * 1024) as usize;
     let iters = arg(&args, "iters", 1000);
-    let Ok(fd) = filled_memfd(2 << 20) else {
+    let Ok(fd) = populated_2m_memfd() else {
         return 1;
     };
     // SAFETY: a new shared view the kernel places.
