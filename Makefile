@@ -15,6 +15,11 @@ build: setup
 	user/build.sh
 	aarch64-linux-gnu-gcc -static -O2 -o build/memfd-demo user/c/memfd-demo.c
 	aarch64-linux-gnu-gcc -static-pie -O2 -o build/memfd-demo-pie user/c/memfd-demo.c
+	aarch64-linux-gnu-gcc -static -O2 -Wall -o build/rootfs-user/bin/bench/seed000 user/c/seed000.c
+	mkdir -p build/rootfs-user/bin/ctests
+	for t in user/c/tests/*.c; do \
+		aarch64-linux-gnu-gcc -static -O2 -Wall -o build/rootfs-user/bin/ctests/$$(basename $$t .c) $$t || exit 1; \
+	done
 	target/release/mkinitrd -o build/initrd.cpio --dir rootfs --dir build/rootfs-user
 
 # Boot on QEMU and run the default workload: a short run of the fault-path
@@ -38,9 +43,11 @@ bench-linux: build
 	scripts/bench-linux.sh
 
 # The same user test binaries on Linux, under qemu-aarch64 (needs root for
-# binfmt_misc, or qemu-user-binfmt installed).
-test-linux: setup
+# binfmt_misc, or qemu-user-binfmt installed); then the glibc tests
+# (user/c/tests/) on Debian's Linux 6.12 booted in QEMU.
+test-linux: build
 	user/run-on-linux.sh
+	scripts/test-linux-boot.sh
 
 # QEMU halted with a gdb server, and gdb-multiarch attached to it with
 # symbols and a breakpoint at kernel_main.

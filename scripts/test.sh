@@ -70,6 +70,13 @@ run_suite "ktest[smp2,256M,max,el2]" ktest ktest 120 --smp 2 --mem 256M --cpu ma
 run_suite "user[smp4,1G]" test "-- test" 240 --smp 4 --mem 1G
 run_suite "user[smp2,256M,gicv3,el2]" test "-- test" 240 --smp 2 --mem 256M --gic 3 --el2
 
+# The glibc test programs (user/c/tests/), whose expected values are Linux
+# 6.12's (make test-linux runs them there).
+for prog in build/rootfs-user/bin/ctests/*; do
+    name=$(basename "$prog")
+    run_suite "glibc:$name[smp2,512M]" glibc "-- run /bin/ctests/$name" 120 --smp 2 --mem 512M
+done
+
 # A static glibc program (user/c/memfd-demo.c), as ET_EXEC and as
 # static-pie, prints the same on faultline as on Linux (qemu-aarch64 user
 # mode runs it against the host's Linux).

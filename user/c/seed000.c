@@ -1,0 +1,149 @@
+/*
+ * Seed 000's measurement ("mm: map maximum pages possible in finish_fault"),
+ * step for step as the patch's own program takes it, written for faultline
+ * and built with aarch64-linux-gnu-gcc -static against glibc, so the same
+ * binary runs on faultline (make bench) and on Linux 6.12 (make bench-linux):
+ *
+ *   - the program itself writes `always` to shmem_enabled and to
+ *     hugepages-2048kB/shmem_enabled through sysfs;
+ *   - memfd_create, ftruncate to 2M, mmap the 2M MAP_SHARED;
+ *   - one store, c[0] = 0, populates the 2M folio;
+ *   - a SIZE-byte MAP_SHARED view at offset 0 (64K, or 32K to keep the
+ *     contiguous bit out of it);
+ *   - per iteration: clock_gettime, 8 stores 4K apart, clock_gettime, then
+ *     MADV_DONTNEED of the view.
+ *
+ * It prints one line for scripts/bench-lib.sh's table:
+ *
+ *   result seed000 size=65536 ns_per_iter=N faults_per_iter_x100=N
+ *       ptes_per_fault=N rss_kb=N shmem_pmd_kb=N [faultline's switches]
+ *
+ * ns_per_iter is the seed's "total time taken by inner loop" divided by the
+ * iterations; faults come from getrusage, read outside the timed part;
+ * ptes_per_fault is the view's smaps Rss after one store; rss_kb and
+ * shmem_pmd_kb are the 2M mapping's smaps Rss and ShmemPmdMapped after the
+ * populating store. The knobs are put back as they were at the end.
+ *
+ *   seed000 [size=65536] [iters=1000]
+ */
+#define _GNU_SOURCE
+#include <assert.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "proc.h"
+
+#define PMDSIZE (1UL << 21)
+#define PAGESIZE (1UL << 12)
+
+static const char *const knobs[] = {
+	THP "shmem_enabled",
+	THP "hugepages-2048kB/shmem_enabled",
+};
+/* faultline's fault-path switches, named as the Rust benchmarks name them;
+ * absent on Linux. */
+static const char *const switches[][2] = {
+	{ "multi_page", "/sys/kernel/mm/finish_fault/multi_page" },
+	{ "contpte", "/sys/kernel/mm/contpte/enabled" },
+	{ "fault_around_bytes", "/sys/kernel/debug/fault_around_bytes" },
+	{ "vma_lock", "/sys/kernel/mm/vma_lock/enabled" },
+};
+
+static void die(const char *msg)
+{
+	fprintf(stderr, "seed000: %s: %s (errno=%d)\n", msg, strerror(errno), errno);
+	exit(1);
+}
+
+static long minflt(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		die("getrusage");
+	return ru.ru_minflt;
+}
+
+static long arg(int argc, char **argv, const char *key, long dflt)
+{
+	size_t klen = strlen(key);
+	for (int i = 1; i < argc; i++)
+		if (strncmp(argv[i], key, klen) == 0 && argv[i][klen] == '=')
+			return strtol(argv[i] + klen + 1, NULL, 0);
+	return dflt;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long size = arg(argc, argv, "size", 1 << 16);
+	long iters = arg(argc, argv, "iters", 1000);
+	if (size < 8 * PAGESIZE || iters < 1) {
+		fprintf(stderr, "usage: seed000 [size=BYTES (>= 32768)] [iters=N]\n");
+		return 2;
+	}
+
+	char saved[2][32];
+	for (int k = 0; k < 2; k++)
+		if (knob_value(knobs[k], saved[k], sizeof(saved[k])) != 0 ||
+		    write_file(knobs[k], "always") != 0)
+			die(knobs[k]);
+
+	int fd = memfd_create("willitscale-shmem", MFD_CLOEXEC);
+	if (fd < 0)
+		die("memfd_create");
+	if (ftruncate(fd, PMDSIZE) != 0)
+		die("ftruncate");
+	char *c = mmap(NULL, PMDSIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (c == MAP_FAILED)
+		die("mmap PMDSIZE");
+	assert(!((unsigned long)c & (PMDSIZE - 1)));
+
+	/* allocate PMD shmem folio */
+	c[0] = 0;
+	long rss_kb = smaps_kb(c, "Rss");
+	long pmd_kb = smaps_kb(c, "ShmemPmdMapped");
+
+	char *ptr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (ptr == MAP_FAILED)
+		die("mmap view");
+	assert(!((unsigned long)ptr & (size - 1)));
+
+	long total_time_ns = 0, faults = 0;
+	for (long i = 0; i < iters; i++) {
+		struct timespec start, end;
+		long f0 = minflt();
+		if (clock_gettime(CLOCK_MONOTONIC, &start) != 0)
+			die("clock_gettime start");
+		for (int j = 0; j < 8; ++j)
+			((volatile char *)ptr)[j * PAGESIZE] = 3;
+		if (clock_gettime(CLOCK_MONOTONIC, &end) != 0)
+			die("clock_gettime end");
+		faults += minflt() - f0;
+		total_time_ns += (end.tv_sec - start.tv_sec) * 1000000000L +
+				 (end.tv_nsec - start.tv_nsec);
+		if (madvise(ptr, size, MADV_DONTNEED) != 0)
+			die("madvise");
+	}
+
+	/* What one fault maps: the view's Rss after one store. */
+	((volatile char *)ptr)[0] = 3;
+	long ptes = smaps_kb(ptr, "Rss") / 4;
+
+	printf("result seed000 size=%lu ns_per_iter=%ld faults_per_iter_x100=%ld ptes_per_fault=%ld"
+	       " rss_kb=%ld shmem_pmd_kb=%ld",
+	       size, total_time_ns / iters, faults * 100 / iters, ptes, rss_kb, pmd_kb);
+	for (size_t s = 0; s < sizeof(switches) / sizeof(switches[0]); s++) {
+		char buf[32];
+		if (read_file(switches[s][1], buf, sizeof(buf)) == 0)
+			printf(" %s=%ld", switches[s][0], strtol(buf, NULL, 10));
+	}
+	printf("\n");
+
+	munmap(ptr, size);
+	munmap(c, PMDSIZE);
+	close(fd);
+	for (int k = 0; k < 2; k++)
+		if (write_file(knobs[k], saved[k]) != 0)
+			die(knobs[k]);
+	return 0;
+}
