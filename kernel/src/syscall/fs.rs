@@ -276,6 +276,35 @@ pub fn newfstatat(dirfd: i32, upath: usize, ustat: usize, flags: u32) -> SysResu
     stat_out(&inode, ustat)
 }
 
+/// faccessat2(2), and faccessat with no flags: may the caller reach `path`
+/// as `mode` (F_OK, or R_OK | W_OK | X_OK) asks? (Linux: `do_faccessat`.)
+/// Every process runs as root, which Linux lets read and write anything;
+/// execute needs a directory or an execute bit.
+pub fn faccessat2(dirfd: i32, upath: usize, mode: u32, flags: u32) -> SysResult {
+    const AT_EACCESS: u32 = 0x200;
+    const X_OK: u32 = 1;
+    if mode & !7 != 0 || flags & !(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let path = path_arg(upath)?;
+    let inode = if path.is_empty() {
+        if flags & AT_EMPTY_PATH == 0 {
+            return Err(Errno::ENOENT);
+        }
+        match dirfd {
+            AT_FDCWD => me()?.cwd.lock().clone(),
+            fd => file(fd)?.inode.clone(),
+        }
+    } else {
+        let start = start_dir(dirfd, &path)?;
+        vfs::lookup(&start, &path, flags & AT_SYMLINK_NOFOLLOW == 0)?
+    };
+    if mode & X_OK != 0 && !inode.is_dir() && inode.mode & 0o111 == 0 {
+        return Err(Errno::EACCES);
+    }
+    Ok(0)
+}
+
 /// mount(2), for tmpfs only (Linux: `do_mount` -> `do_new_mount`): ENODEV
 /// for any other type, EINVAL for flags that ask for more than a new mount
 /// (remount, bind, move, propagation changes).

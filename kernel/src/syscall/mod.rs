@@ -68,6 +68,7 @@ pub fn syscall(tf: &mut TrapFrame) {
         ),
         46 => fs::ftruncate(a[0] as i32, a[1] as i64),
         47 => fs::fallocate(a[0] as i32, a[1] as u32, a[2] as i64, a[3] as i64),
+        48 => fs::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, 0),
         49 => fs::chdir(a[0] as usize),
         56 => fs::openat(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
         57 => fs::close(a[0] as i32),
@@ -91,6 +92,7 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as u32,
         ),
         279 => fs::memfd_create(a[0] as usize, a[1] as u32),
+        439 => fs::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
         // Processes and threads (proc.rs).
         93 => proc::exit(a[0] as i32),
         94 => proc::exit_group(a[0] as i32),
