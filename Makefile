@@ -15,10 +15,10 @@ build: setup
 	user/build.sh
 	aarch64-linux-gnu-gcc -static -O2 -o build/memfd-demo user/c/memfd-demo.c
 	aarch64-linux-gnu-gcc -static-pie -O2 -o build/memfd-demo-pie user/c/memfd-demo.c
-	aarch64-linux-gnu-gcc -static -O2 -Wall -o build/rootfs-user/bin/bench/seed000 user/c/seed000.c
-	mkdir -p build/rootfs-user/bin/ctests
+	aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/rootfs-user/bin/bench/seed000 user/c/seed000.c
+	mkdir -p build/ctests
 	for t in user/c/tests/*.c; do \
-		aarch64-linux-gnu-gcc -static -O2 -Wall -o build/rootfs-user/bin/ctests/$$(basename $$t .c) $$t || exit 1; \
+		aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/ctests/$$(basename $$t .c) $$t || exit 1; \
 	done
 	target/release/mkinitrd -o build/initrd.cpio --dir rootfs --dir build/rootfs-user
 

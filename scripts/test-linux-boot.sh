@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# The glibc test programs (user/c/tests/, built into
-# build/rootfs-user/bin/ctests/) on Debian's Linux 6.12 arm64 kernel, booted
+# The glibc test programs (user/c/tests/, built into build/ctests/) on Debian's Linux 6.12 arm64 kernel, booted
 # in QEMU with them as init's work (scripts/linux-lib.sh): the values they
 # expect are Linux's, and this shows Linux gives them. make test runs the
 # same binaries on faultline. Each `glibc ... ok|FAILED` line is a test; the
@@ -13,14 +12,14 @@ cd "$(dirname "$0")/.."
 log=build/test-linux-boot.log
 linux_setup
 work='for t in /bin/ctests/*; do echo "linux: running $t"; $t; echo "linux: $t exited $?"; done'
-linux_initrd ctests "$work" --dir build/rootfs-user/bin/ctests:bin/ctests
+linux_initrd ctests "$work" --dir build/ctests:bin/ctests
 echo "test-linux-boot: $linux, 2 CPUs, 1G"
 linux_boot ctests "" -cpu cortex-a72 -smp 2 -m 1G | sed -u 's/\r$//' | tee "$log" |
     grep -E '^(glibc|linux) |^[0-9]+ passed' || true
 passed=$(grep -c '^glibc .* \.\.\. ok' "$log" || true)
 failed=$(grep -c '^glibc .* \.\.\. FAILED' "$log" || true)
 exits=$(grep -c '^linux: /bin/ctests/.* exited 0$' "$log" || true)
-programs=$(ls build/rootfs-user/bin/ctests | wc -l)
+programs=$(ls build/ctests | wc -l)
 if [ "$exits" != "$programs" ]; then
     echo "test-linux-boot: $exits of $programs programs exited 0"
     failed=$((failed + 1))

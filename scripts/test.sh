@@ -70,11 +70,12 @@ run_suite "ktest[smp2,256M,max,el2]" ktest ktest 120 --smp 2 --mem 256M --cpu ma
 run_suite "user[smp4,1G]" test "-- test" 240 --smp 4 --mem 1G
 run_suite "user[smp2,256M,gicv3,el2]" test "-- test" 240 --smp 2 --mem 256M --gic 3 --el2
 
-# The glibc test programs (user/c/tests/), whose expected values are Linux
+# The glibc test programs (user/c/tests/, built into build/ctests/ and
+# added to the initrd for their boot), whose expected values are Linux
 # 6.12's (make test-linux runs them there).
-for prog in build/rootfs-user/bin/ctests/*; do
+for prog in build/ctests/*; do
     name=$(basename "$prog")
-    run_suite "glibc:$name[smp2,512M]" glibc "-- run /bin/ctests/$name" 120 --smp 2 --mem 512M
+    run_suite "glibc:$name[smp2,512M]" glibc "-- run /bin/$name" 120 --smp 2 --mem 512M --add "$prog"
 done
 
 # A static glibc program (user/c/memfd-demo.c), as ET_EXEC and as
@@ -127,10 +128,13 @@ expect "boot: huge-page knobs from the command line, files from the initrd" 0 "$
     '^==> .*hugepages-2048kB/shmem_enabled <==' '^always inherit within_size advise \[never\]' \
     '^Welcome to faultline' 'initramfs: [0-9]+ entries unpacked, 0 skipped'
 boot "$logdir/bench" --smp 4 --mem 1G --icount --append "-- run /bin/bench/bench quick"
-expect "bench: every benchmark runs; a 64K view of a 2M folio takes 1 fault, not 8" 0 "$logdir/bench" \
+expect "bench: every benchmark runs; a 64K view of a 2M folio takes 1 fault, not 8, in Rust and in the seed's C" 0 "$logdir/bench" \
     '^result finish_fault size=65536 ns_per_iter=[0-9]+ faults_per_iter_x100=800 ptes_per_fault=1 fault_ns=[0-9]+ multi_page=0' \
     '^result finish_fault size=65536 ns_per_iter=[0-9]+ faults_per_iter_x100=100 ptes_per_fault=16 fault_ns=[0-9]+ multi_page=1' \
     '^result finish_fault size=32768 ns_per_iter=[0-9]+ faults_per_iter_x100=100 ptes_per_fault=8 fault_ns=[0-9]+ multi_page=1' \
+    '^result seed000 size=65536 ns_per_iter=[0-9]+ faults_per_iter_x100=800 ptes_per_fault=1 rss_kb=2048 shmem_pmd_kb=2048 realigned=0 multi_page=0' \
+    '^result seed000 size=65536 ns_per_iter=[0-9]+ faults_per_iter_x100=100 ptes_per_fault=16 rss_kb=2048 shmem_pmd_kb=2048 realigned=0 multi_page=1' \
+    '^result seed000 size=32768 ns_per_iter=[0-9]+ faults_per_iter_x100=100 ptes_per_fault=8 rss_kb=2048 shmem_pmd_kb=2048 realigned=0 multi_page=1' \
     '^result lat_pagefault .*faults_per_page_x100=100 .*fault_around_bytes=4096' \
     '^result page_fault4 tasks=4 threads=0 ops_per_sec=[1-9]' \
     '^result getppid1 tasks=1 threads=1 ops_per_sec=[1-9]' '^result spin tasks=1 threads=1 ops_per_sec=[1-9]'

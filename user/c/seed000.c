@@ -16,13 +16,14 @@
  * It prints one line for scripts/bench-lib.sh's table:
  *
  *   result seed000 size=65536 ns_per_iter=N faults_per_iter_x100=N
- *       ptes_per_fault=N rss_kb=N shmem_pmd_kb=N [faultline's switches]
+ *       ptes_per_fault=N rss_kb=N shmem_pmd_kb=N realigned=0|1 [switches]
  *
  * ns_per_iter is the seed's "total time taken by inner loop" divided by the
  * iterations; faults come from getrusage, read outside the timed part;
  * ptes_per_fault is the view's smaps Rss after one store; rss_kb and
  * shmem_pmd_kb are the 2M mapping's smaps Rss and ShmemPmdMapped after the
- * populating store. The knobs are put back as they were at the end.
+ * populating store; realigned says the program had to move the view to
+ * an aligned address. The knobs are put back as they were at the end.
  *
  *   seed000 [size=65536] [iters=1000]
  */
@@ -106,6 +107,21 @@ int main(int argc, char **argv)
 	char *ptr = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (ptr == MAP_FAILED)
 		die("mmap view");
+	/* The seed asserts the view is aligned to its size. Linux 6.12 places a
+	 * mapping under 2M anywhere, so there (realigned=1) the view moves to
+	 * an aligned address inside a PROT_NONE reservation; faultline aligns
+	 * it itself (thp_mapping_align, realigned=0). */
+	int realigned = ((unsigned long)ptr & (size - 1)) != 0;
+	if (realigned) {
+		munmap(ptr, size);
+		char *r = mmap(NULL, 2 * size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (r == MAP_FAILED)
+			die("mmap reservation");
+		char *at = (char *)(((unsigned long)r + size - 1) & ~(size - 1));
+		ptr = mmap(at, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+		if (ptr == MAP_FAILED)
+			die("mmap view at an aligned address");
+	}
 	assert(!((unsigned long)ptr & (size - 1)));
 
 	long total_time_ns = 0, faults = 0;
@@ -130,8 +146,8 @@ int main(int argc, char **argv)
 	long ptes = smaps_kb(ptr, "Rss") / 4;
 
 	printf("result seed000 size=%lu ns_per_iter=%ld faults_per_iter_x100=%ld ptes_per_fault=%ld"
-	       " rss_kb=%ld shmem_pmd_kb=%ld",
-	       size, total_time_ns / iters, faults * 100 / iters, ptes, rss_kb, pmd_kb);
+	       " rss_kb=%ld shmem_pmd_kb=%ld realigned=%d",
+	       size, total_time_ns / iters, faults * 100 / iters, ptes, rss_kb, pmd_kb, realigned);
 	for (size_t s = 0; s < sizeof(switches) / sizeof(switches[0]); s++) {
 		char buf[32];
 		if (read_file(switches[s][1], buf, sizeof(buf)) == 0)

@@ -57,6 +57,7 @@ ulib::tests!(
         file_mappings_align_to_64k_with_the_file_bit,
         anon_mappings_align_to_64k_with_the_anon_bit,
         anon_64k_folio_maps_with_one_fault,
+        faults_on_an_empty_memfd_map_64k_blocks,
     ],
     helpers: [exit_with],
 );
@@ -88,8 +89,8 @@ fn knob_choice(path: &CStr) -> Result<String, Errno> {
 }
 
 /// Allocates the first `len` bytes of `fd`'s page cache while the per-size
-/// `knob` says `always`, then puts the knob back. (fallocate sees the whole
-/// range at once; write(2) comes in 64K pieces.)
+/// `knob` says `always`, then puts the knob back, so the data written next
+/// lands in those folios whatever its writes' sizes.
 fn allocate_with(fd: i32, len: usize, knob: &CStr) -> Result<(), Errno> {
     let old = knob_choice(knob)?;
     write_knob(knob, "always")?;
@@ -695,6 +696,46 @@ fn shmem_folio_maps_whole_past_eof() -> TestResult {
     let before = getrusage(RUSAGE_SELF)?.ru_minflt;
     check_eq!(try_read(addr + PMD / 2), Ok(0));
     check_eq!(getrusage(RUSAGE_SELF)?.ru_minflt, before);
+    Ok(())
+}
+
+/// With hugepages-64kB/shmem_enabled=always, a store into each 64K block
+/// of a 64K-aligned shared mapping of an empty memfd faults in a 64K folio,
+/// mapped whole as one contiguous block. (faultline lets the per-size
+/// knobs size a memfd's folios; Linux 6.12 applies them to shared
+/// anonymous memory only, which user/c/tests/shmem-folios.c checks on
+/// both kernels.)
+fn faults_on_an_empty_memfd_map_64k_blocks() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump is faultline's");
+    }
+    let fd = memfd_create(c"faults", MFD_CLOEXEC)?;
+    ftruncate(fd, 4 * BLOCK)?;
+    let reserve = map_anon(5 * BLOCK)?;
+    let addr = (reserve + BLOCK - 1) & !(BLOCK - 1);
+    // SAFETY: replaces part of the reservation made just above.
+    let mapped = unsafe {
+        mmap(
+            addr,
+            4 * BLOCK,
+            PROT_READ | PROT_WRITE,
+            MAP_SHARED | MAP_FIXED,
+            fd,
+            0,
+        )
+    };
+    close(fd)?;
+    check_eq!(mapped?, addr);
+    let old = knob_choice(KNOB_64K)?;
+    write_knob(KNOB_64K, "always")?;
+    let stores: Vec<_> = (0..4)
+        .map(|b| try_write(addr + b * BLOCK + 3 * PAGE, b as u8))
+        .collect();
+    write_knob(KNOB_64K, &old)?;
+    check!(stores.iter().all(Result::is_ok), "stores: {stores:?}");
+    check_eq!(contiguous(addr, 4 * BLOCK)?, 4 * BLOCK);
+    check_eq!(smaps_kb(addr, "ContPTE")?, 256);
+    check_eq!(try_read(addr + 2 * BLOCK + 3 * PAGE), Ok(2));
     Ok(())
 }
 
