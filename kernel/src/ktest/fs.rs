@@ -178,6 +178,17 @@ fn with_knobs<R>(set: impl FnOnce(&mut huge::HugeSettings), f: impl FnOnce() -> 
     r
 }
 
+/// Every frame in use when a test began (`before`) and none more.
+fn frames_back(before: usize) -> TestResult {
+    ensure!(
+        frames_in_use() == before,
+        "frames in use {} -> {}",
+        before,
+        frames_in_use()
+    );
+    Ok(())
+}
+
 fn write_all(file: &File, data: &[u8]) -> TestResult {
     let n = file.write(data).map_err(e)?;
     ensure!(n == data.len(), "short write {} of {}", n, data.len());
@@ -637,13 +648,7 @@ fn fault_fallback() -> TestResult {
             Ok(())
         },
     )?;
-    ensure!(
-        frames_in_use() == before,
-        "frames in use {} -> {}",
-        before,
-        frames_in_use()
-    );
-    Ok(())
+    frames_back(before)
 }
 
 /// With RAM nearly gone, a write stops short and then fails with ENOSPC;
@@ -713,13 +718,7 @@ fn out_of_memory() -> TestResult {
         frame::free_pages(pa, order).map_err(e)?;
     }
     result?;
-    ensure!(
-        frames_in_use() == before,
-        "frames in use {} -> {}",
-        before,
-        frames_in_use()
-    );
-    Ok(())
+    frames_back(before)
 }
 
 fn fallocate_and_seek() -> TestResult {
