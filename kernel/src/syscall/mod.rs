@@ -97,7 +97,14 @@ pub fn syscall(tf: &mut TrapFrame) {
         93 => proc::exit(a[0] as i32),
         94 => proc::exit_group(a[0] as i32),
         96 => proc::set_tid_address(a[0] as usize),
-        98 => proc::futex(a[0] as usize, a[1] as u32, a[2] as u32, a[3] as usize),
+        98 => proc::futex(
+            a[0] as usize,
+            a[1] as u32,
+            a[2] as u32,
+            a[3] as usize,
+            a[4] as usize,
+            a[5] as u32,
+        ),
         // set_robust_list: accepted, never walked (no robust futexes).
         99 if a[1] != 24 => Err(Errno::EINVAL),
         99 => Ok(0),

@@ -108,24 +108,62 @@ pub fn wait4(pid: i32, ustatus: usize, options: u32, urusage: usize) -> SysResul
     Ok(child as i64)
 }
 
-pub fn futex(uaddr: usize, op: u32, val: u32, utimeout: usize) -> SysResult {
+/// futex(2) (Linux: `kernel/futex/syscalls.c` `do_futex`). The fourth
+/// argument is a timeout for the waits and a count (`val2`) for the
+/// requeues and WAKE_OP. WAIT's timeout is relative, on CLOCK_MONOTONIC;
+/// WAIT_BITSET's absolute, on CLOCK_REALTIME with FUTEX_CLOCK_REALTIME,
+/// which any other operation refuses with ENOSYS. PI futexes: ENOSYS
+/// (glibc's default mutexes never use them).
+pub fn futex(
+    uaddr: usize,
+    op: u32,
+    val: u32,
+    utimeout: usize,
+    uaddr2: usize,
+    val3: u32,
+) -> SysResult {
     const FUTEX_WAIT: u32 = 0;
     const FUTEX_WAKE: u32 = 1;
+    const FUTEX_REQUEUE: u32 = 3;
+    const FUTEX_CMP_REQUEUE: u32 = 4;
+    const FUTEX_WAKE_OP: u32 = 5;
+    const FUTEX_WAIT_BITSET: u32 = 9;
+    const FUTEX_WAKE_BITSET: u32 = 10;
     const FUTEX_PRIVATE_FLAG: u32 = 128;
     const FUTEX_CLOCK_REALTIME: u32 = 256;
-    match op & !(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME) {
-        FUTEX_WAIT => {
-            let deadline = if utimeout == 0 {
-                None
-            } else {
-                let ts: [i64; 2] = read_user(utimeout)?;
-                Some(super::time::deadline_after(ts)?)
-            };
-            futex::wait(uaddr, val, deadline).map(|_| 0)
+    let cmd = op & !(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
+    if op & FUTEX_CLOCK_REALTIME != 0 && !matches!(cmd, FUTEX_WAIT | FUTEX_WAIT_BITSET) {
+        return Err(Errno::ENOSYS);
+    }
+    let timeout = |absolute: bool| -> KResult<Option<u64>> {
+        if utimeout == 0 {
+            return Ok(None);
         }
-        // Linux takes the count as an int and wakes one waiter before it
-        // compares, so a count of 0 or below (u32::MAX is -1) wakes one.
-        FUTEX_WAKE => Ok(futex::wake(uaddr, (val as i32).max(1) as usize) as i64),
+        let ts: [i64; 2] = read_user(utimeout)?;
+        match absolute {
+            true => super::time::deadline_at(ts).map(Some),
+            false => super::time::deadline_after(ts).map(Some),
+        }
+    };
+    // Linux takes the counts as ints. A wake wakes one waiter before it
+    // compares, so a count of 0 or below (u32::MAX is -1) wakes one; a
+    // requeue refuses negative counts with EINVAL.
+    let at_least_one = |n: u32| (n as i32).max(1) as usize;
+    let count = |n: u32| usize::try_from(n as i32).map_err(|_| Errno::EINVAL);
+    let val2 = utimeout as u32;
+    match cmd {
+        FUTEX_WAIT => futex::wait(uaddr, val, timeout(false)?, futex::MATCH_ANY).map(|_| 0),
+        FUTEX_WAIT_BITSET => futex::wait(uaddr, val, timeout(true)?, val3).map(|_| 0),
+        FUTEX_WAKE => Ok(futex::wake(uaddr, at_least_one(val), futex::MATCH_ANY)? as i64),
+        FUTEX_WAKE_BITSET => Ok(futex::wake(uaddr, at_least_one(val), val3)? as i64),
+        FUTEX_REQUEUE | FUTEX_CMP_REQUEUE => {
+            let cmp = (cmd == FUTEX_CMP_REQUEUE).then_some(val3);
+            Ok(futex::requeue(uaddr, uaddr2, count(val)?, count(val2)?, cmp)? as i64)
+        }
+        FUTEX_WAKE_OP => {
+            let (n, n2) = (at_least_one(val), at_least_one(val2));
+            Ok(futex::wake_op(uaddr, uaddr2, n, n2, val3)? as i64)
+        }
         _ => Err(Errno::ENOSYS),
     }
 }

@@ -49,6 +49,13 @@ pub fn deadline_after(ts: [i64; 2]) -> KResult<u64> {
     Ok(timer::counter().saturating_add((ns * timer::frequency() as u128 / 1_000_000_000) as u64))
 }
 
+/// The counter value at `ts`, a time on CLOCK_MONOTONIC, which is also
+/// CLOCK_REALTIME here (see `now_ns`).
+pub fn deadline_at(ts: [i64; 2]) -> KResult<u64> {
+    let target = from_timespec(ts)? as u128;
+    Ok((target * timer::frequency() as u128 / 1_000_000_000) as u64)
+}
+
 pub fn clock_gettime(clock: i32, uts: usize) -> SysResult {
     known(clock)?;
     let _ = (
@@ -90,8 +97,7 @@ pub fn clock_nanosleep(clock: i32, flags: u32, ureq: usize, _urem: usize) -> Sys
     known(clock)?;
     let ts: [i64; 2] = read_user(ureq)?;
     let deadline = if flags & TIMER_ABSTIME != 0 {
-        let target = from_timespec(ts)? as u128;
-        (target * timer::frequency() as u128 / 1_000_000_000) as u64
+        deadline_at(ts)?
     } else {
         deadline_after(ts)?
     };

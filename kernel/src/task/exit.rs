@@ -34,7 +34,7 @@ fn exit_thread(status: u32) {
     // count, so a joiner that then exits knows it is the last).
     let ctid = user.clear_child_tid.load(Ordering::Relaxed);
     if ctid != 0 && write_user(ctid, &0u32).is_ok() {
-        futex::wake(ctid, 1);
+        let _ = futex::wake(ctid, 1, futex::MATCH_ANY);
     }
     if last {
         // The last thread out: its status is the process's, unless a group

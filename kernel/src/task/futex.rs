@@ -1,65 +1,104 @@
-//! Fast user-space mutexes (Linux: `kernel/futex/`): FUTEX_WAIT sleeps
-//! while a user word still holds an expected value, FUTEX_WAKE wakes
-//! sleepers on a word. A word is named by its physical address, which is
-//! the same for every process mapping it, so private and shared futexes
-//! work alike (Linux keys private ones by (mm, address) to save work).
+//! Fast user-space mutexes (Linux: `kernel/futex/`): a wait sleeps while a
+//! user word still holds an expected value, a wake wakes sleepers on a
+//! word, as glibc's mutexes, condition variables, semaphores, rwlocks and
+//! `pthread_join` use them: FUTEX_WAIT and WAIT_BITSET (`waitwake.c`),
+//! WAKE and WAKE_BITSET, REQUEUE and CMP_REQUEUE (`requeue.c`), and
+//! WAKE_OP (`waitwake.c`, `futex_atomic_op_inuser`).
+//!
+//! A word is named by its physical address, which is the same for every
+//! process mapping it, so private and shared futexes work alike (Linux keys
+//! private ones by (mm, address) to save work). Waiters hang in one of 64
+//! hash buckets by that key; a requeue moves them to another key's bucket.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::{phys_to_virt, PhysAddr};
+use crate::mm::fault::{fault_in, Access};
 use crate::mm::pgtable;
-use crate::mm::uaccess::read_user;
 use crate::sync::SpinLock;
 use crate::task::{current, Thread};
 
 const BUCKETS: usize = 64;
 
+/// A bitset that matches every other (Linux: `FUTEX_BITSET_MATCH_ANY`),
+/// what plain FUTEX_WAIT and FUTEX_WAKE use.
+pub const MATCH_ANY: u32 = u32::MAX;
+
+/// One sleeping thread. `key` is shared with the sleeper, which must find
+/// its entry again after a timeout or signal even if a requeue moved it.
 struct Waiter {
-    key: PhysAddr,
+    key: Arc<AtomicU64>,
+    bitset: u32,
     thread: Arc<Thread>,
     woken: Arc<AtomicBool>,
+}
+
+impl Waiter {
+    fn key(&self) -> PhysAddr {
+        PhysAddr(self.key.load(Ordering::Relaxed))
+    }
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
 const EMPTY: SpinLock<Vec<Waiter>> = SpinLock::new(Vec::new());
 static QUEUES: [SpinLock<Vec<Waiter>>; BUCKETS] = [EMPTY; BUCKETS];
 
-fn bucket(key: PhysAddr) -> &'static SpinLock<Vec<Waiter>> {
-    &QUEUES[(key.0 as usize >> 2) % BUCKETS]
+fn bucket_index(key: PhysAddr) -> usize {
+    (key.0 as usize >> 2) % BUCKETS
 }
 
-/// The physical address of user word `uaddr`, faulting it in first.
-fn key_of(uaddr: usize) -> KResult<PhysAddr> {
+fn bucket(key: PhysAddr) -> &'static SpinLock<Vec<Waiter>> {
+    &QUEUES[bucket_index(key)]
+}
+
+/// The physical address of user word `uaddr`, faulted in for `access`
+/// first (a write for WAKE_OP, so a copy-on-write page is copied before
+/// the kernel changes it).
+fn key_of(uaddr: usize, access: Access) -> KResult<PhysAddr> {
     if !uaddr.is_multiple_of(4) {
         return Err(Errno::EINVAL);
     }
-    read_user::<u32>(uaddr)?;
     let mm = crate::task::current_mm().ok_or(Errno::EFAULT)?;
+    fault_in(&mm, uaddr, access).map_err(|_| Errno::EFAULT)?;
     let _ptl = mm.page_table_lock.lock();
     pgtable::translate(&&*mm, mm.pgd, uaddr)
         .map(|t| t.pa)
         .ok_or(Errno::EFAULT)
 }
 
-/// FUTEX_WAIT: sleep until woken, if `*uaddr == val`; EAGAIN if not;
-/// ETIMEDOUT at `deadline` (a counter value); EINTR on a signal.
-pub fn wait(uaddr: usize, val: u32, deadline: Option<u64>) -> KResult<()> {
-    let key = key_of(uaddr)?;
+/// The user word at `key`, through the kernel's own mapping: no fault
+/// while a bucket lock is held.
+fn word(key: PhysAddr) -> &'static AtomicU32 {
+    // SAFETY: key is the frame of a mapped user page, in the linear map,
+    // 4-aligned (key_of checks); the page may change under us, which an
+    // atomic tolerates.
+    unsafe { &*(phys_to_virt(key) as *const AtomicU32) }
+}
+
+/// FUTEX_WAIT / WAIT_BITSET: sleep until a wake whose bitset meets
+/// `bitset`, if `*uaddr == val`; EAGAIN if not; ETIMEDOUT at `deadline` (a
+/// counter value); EINTR on a signal; EINVAL for an empty bitset (Linux:
+/// `futex_wait`).
+pub fn wait(uaddr: usize, val: u32, deadline: Option<u64>, bitset: u32) -> KResult<()> {
+    if bitset == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let key = key_of(uaddr, Access::Read)?;
     let woken = Arc::new(AtomicBool::new(false));
+    let my_key = Arc::new(AtomicU64::new(key.0));
     {
         let mut q = bucket(key).lock();
-        // Read through the kernel's own mapping: no fault while we hold the
-        // lock, and a waker must take the same lock after changing the word.
-        // SAFETY: key is a mapped user page's frame, in the linear map.
-        let now = unsafe { core::ptr::read_volatile(phys_to_virt(key) as *const u32) };
-        if now != val {
+        // A waker changes the word before it takes this lock, so the word
+        // read under it decides.
+        if word(key).load(Ordering::Acquire) != val {
             return Err(Errno::EAGAIN);
         }
         q.push(Waiter {
-            key,
+            key: my_key.clone(),
+            bitset,
             thread: current(),
             woken: woken.clone(),
         });
@@ -79,36 +118,211 @@ pub fn wait(uaddr: usize, val: u32, deadline: Option<u64>) -> KResult<()> {
             woken.load(Ordering::Acquire) || crate::task::signal::signal_pending()
         });
     };
-    if result.is_err() {
-        bucket(key)
-            .lock()
-            .retain(|w| !Arc::ptr_eq(&w.woken, &woken));
-        if woken.load(Ordering::Acquire) {
-            return Ok(());
-        }
+    if result.is_err() && !unqueue(&my_key, &woken) {
+        return Ok(()); // woken on the way out: the wake counts
     }
     result
 }
 
-/// FUTEX_WAKE: wake up to `n` threads waiting on `uaddr`; returns how many.
-pub fn wake(uaddr: usize, n: usize) -> usize {
-    let Ok(key) = key_of(uaddr) else { return 0 };
+/// Takes a sleeper that gave up out of its bucket, wherever a requeue put
+/// it; false if a wake took it first.
+fn unqueue(key: &AtomicU64, woken: &Arc<AtomicBool>) -> bool {
+    loop {
+        let at = PhysAddr(key.load(Ordering::Acquire));
+        let mut q = bucket(at).lock();
+        if key.load(Ordering::Acquire) != at.0 {
+            continue; // requeued meanwhile: look in the new bucket
+        }
+        if let Some(i) = q.iter().position(|w| Arc::ptr_eq(&w.woken, woken)) {
+            q.remove(i);
+            return true;
+        }
+        return false;
+    }
+}
+
+/// Wakes up to `n` of the waiters on `key` in `q` whose bitset meets
+/// `bitset`, oldest first, into `woken`.
+fn wake_locked(
+    q: &mut Vec<Waiter>,
+    key: PhysAddr,
+    n: usize,
+    bitset: u32,
+    woken: &mut Vec<Arc<Thread>>,
+) {
+    let mut i = 0;
+    let mut left = n;
+    while i < q.len() && left > 0 {
+        if q[i].key() == key && q[i].bitset & bitset != 0 {
+            let w = q.remove(i);
+            w.woken.store(true, Ordering::Release);
+            woken.push(w.thread);
+            left -= 1;
+        } else {
+            i += 1;
+        }
+    }
+}
+
+fn wake_up_all(woken: &[Arc<Thread>]) {
+    for t in woken {
+        crate::task::wake_up(t);
+    }
+}
+
+/// FUTEX_WAKE / WAKE_BITSET: wake up to `n` threads waiting on `uaddr`
+/// whose bitset meets `bitset`; returns how many (Linux: `futex_wake`).
+pub fn wake(uaddr: usize, n: usize, bitset: u32) -> KResult<usize> {
+    if bitset == 0 {
+        return Err(Errno::EINVAL);
+    }
+    let key = key_of(uaddr, Access::Read)?;
     let mut woken = Vec::new();
-    {
-        let mut q = bucket(key).lock();
+    wake_locked(&mut bucket(key).lock(), key, n, bitset, &mut woken);
+    wake_up_all(&woken);
+    Ok(woken.len())
+}
+
+/// Locks the buckets of two keys, lower index first, once if they share
+/// one, and runs `f` with them (the second None when shared).
+fn with_two<R>(
+    a: PhysAddr,
+    b: PhysAddr,
+    f: impl FnOnce(&mut Vec<Waiter>, Option<&mut Vec<Waiter>>) -> R,
+) -> R {
+    let (ia, ib) = (bucket_index(a), bucket_index(b));
+    if ia == ib {
+        return f(&mut QUEUES[ia].lock(), None);
+    }
+    let (first, second) = (QUEUES[ia.min(ib)].lock(), QUEUES[ia.max(ib)].lock());
+    let (mut qa, mut qb) = if ia < ib {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    f(&mut qa, Some(&mut qb))
+}
+
+/// FUTEX_REQUEUE / CMP_REQUEUE: wake up to `n_wake` waiters on `uaddr`,
+/// then move up to `n_requeue` more to wait on `uaddr2`, so a broadcast
+/// wakes one thread rather than a herd. With `cmp`, EAGAIN unless
+/// `*uaddr` still holds it. Returns the woken and requeued together
+/// (Linux: `futex_requeue`).
+pub fn requeue(
+    uaddr: usize,
+    uaddr2: usize,
+    n_wake: usize,
+    n_requeue: usize,
+    cmp: Option<u32>,
+) -> KResult<usize> {
+    let (from, to) = (key_of(uaddr, Access::Read)?, key_of(uaddr2, Access::Read)?);
+    let mut woken = Vec::new();
+    let moved = with_two(from, to, |q, q2| -> KResult<usize> {
+        if cmp.is_some_and(|c| word(from).load(Ordering::Acquire) != c) {
+            return Err(Errno::EAGAIN);
+        }
+        wake_locked(q, from, n_wake, MATCH_ANY, &mut woken);
+        let mut moved = 0;
         let mut i = 0;
-        while i < q.len() && woken.len() < n {
-            if q[i].key == key {
+        let mut taken = Vec::new();
+        while i < q.len() && moved < n_requeue {
+            if q[i].key() == from {
                 let w = q.remove(i);
-                w.woken.store(true, Ordering::Release);
-                woken.push(w.thread);
+                w.key.store(to.0, Ordering::Release);
+                taken.push(w);
+                moved += 1;
             } else {
                 i += 1;
             }
         }
+        match q2 {
+            Some(q2) => q2.extend(taken),
+            None => q.extend(taken),
+        }
+        Ok(moved)
+    })?;
+    wake_up_all(&woken);
+    Ok(woken.len() + moved)
+}
+
+/// FUTEX_WAKE_OP: change `*uaddr2` by the operation encoded in `op` and,
+/// atomically with it, wake up to `n` waiters on `uaddr`, then up to `n2`
+/// on `uaddr2` if the old value passes the encoded comparison. Returns how
+/// many woke (Linux: `futex_wake_op`, `futex_atomic_op_inuser`). ENOSYS
+/// for an unknown operation or comparison, as Linux.
+pub fn wake_op(uaddr: usize, uaddr2: usize, n: usize, n2: usize, op: u32) -> KResult<usize> {
+    let encoded = WakeOp::decode(op).ok_or(Errno::ENOSYS)?;
+    let (key, key2) = (key_of(uaddr, Access::Read)?, key_of(uaddr2, Access::Write)?);
+    let mut woken = Vec::new();
+    with_two(key, key2, |q, q2| {
+        let old = word(key2)
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+                Some(encoded.apply(v))
+            })
+            .unwrap_or_else(|v| v);
+        wake_locked(q, key, n, MATCH_ANY, &mut woken);
+        if encoded.compare(old) {
+            let q2 = q2.unwrap_or(q);
+            wake_locked(q2, key2, n2, MATCH_ANY, &mut woken);
+        }
+    });
+    wake_up_all(&woken);
+    Ok(woken.len())
+}
+
+/// FUTEX_OP(op, oparg, cmp, cmparg) unpacked (Linux: `FUTEX_OP_*` in
+/// `include/uapi/linux/futex.h`).
+struct WakeOp {
+    op: u32,
+    oparg: u32,
+    cmp: u32,
+    cmparg: i32,
+}
+
+impl WakeOp {
+    fn decode(encoded: u32) -> Option<WakeOp> {
+        const OPARG_SHIFT: u32 = 8;
+        let mut op = (encoded >> 28) & 0xf;
+        // 12-bit fields, sign-extended.
+        let mut oparg = ((encoded << 8) as i32 >> 20) as u32;
+        let cmparg = (encoded << 20) as i32 >> 20;
+        if op & OPARG_SHIFT != 0 {
+            op &= !OPARG_SHIFT;
+            if oparg > 31 {
+                return None;
+            }
+            oparg = 1 << oparg;
+        }
+        let cmp = (encoded >> 24) & 0xf;
+        (op <= 4 && cmp <= 5).then_some(WakeOp {
+            op,
+            oparg,
+            cmp,
+            cmparg,
+        })
     }
-    for t in &woken {
-        crate::task::wake_up(t);
+
+    /// SET, ADD, OR, ANDN, XOR.
+    fn apply(&self, old: u32) -> u32 {
+        match self.op {
+            0 => self.oparg,
+            1 => old.wrapping_add(self.oparg),
+            2 => old | self.oparg,
+            3 => old & !self.oparg,
+            _ => old ^ self.oparg,
+        }
     }
-    woken.len()
+
+    /// EQ, NE, LT, LE, GT, GE, signed.
+    fn compare(&self, old: u32) -> bool {
+        let (old, arg) = (old as i32, self.cmparg);
+        match self.cmp {
+            0 => old == arg,
+            1 => old != arg,
+            2 => old < arg,
+            3 => old <= arg,
+            4 => old > arg,
+            _ => old >= arg,
+        }
+    }
 }
