@@ -105,9 +105,8 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as usize,
             a[5] as u32,
         ),
-        // set_robust_list: accepted, never walked (no robust futexes).
-        99 if a[1] != 24 => Err(Errno::EINVAL),
-        99 => Ok(0),
+        99 => proc::set_robust_list(a[0] as usize, a[1] as usize),
+        100 => proc::get_robust_list(a[0] as i32, a[1] as usize, a[2] as usize),
         142 => proc::reboot(a[0] as u32, a[1] as u32, a[2] as u32),
         124 => proc::sched_yield(),
         160 => proc::uname(a[0] as usize),

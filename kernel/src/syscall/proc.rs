@@ -40,6 +40,35 @@ pub fn set_tid_address(uaddr: usize) -> SysResult {
     Ok(u.tid as i64)
 }
 
+/// The size of `struct robust_list_head`, the only one Linux accepts.
+const ROBUST_LIST_HEAD_SIZE: usize = 24;
+
+/// set_robust_list(2): where this thread's robust futexes are listed
+/// (Linux: `kernel/futex/syscalls.c`).
+pub fn set_robust_list(head: usize, len: usize) -> SysResult {
+    if len != ROBUST_LIST_HEAD_SIZE {
+        return Err(Errno::EINVAL);
+    }
+    let me = current();
+    let u = me.user.as_ref().ok_or(Errno::ESRCH)?;
+    u.robust_list.store(head, Ordering::Relaxed);
+    Ok(0)
+}
+
+/// get_robust_list(2): the list head of thread `tid` (0: the caller) and
+/// its size. Every process runs as root, which Linux lets read any.
+pub fn get_robust_list(tid: i32, uhead: usize, ulen: usize) -> SysResult {
+    let thread = match tid {
+        0 => current(),
+        t if t > 0 => crate::task::process::find_thread(t as u32).ok_or(Errno::ESRCH)?,
+        _ => return Err(Errno::ESRCH),
+    };
+    let u = thread.user.as_ref().ok_or(Errno::ESRCH)?;
+    write_user(uhead, &(u.robust_list.load(Ordering::Relaxed) as u64))?;
+    write_user(ulen, &(ROBUST_LIST_HEAD_SIZE as u64))?;
+    Ok(0)
+}
+
 pub fn sched_yield() -> SysResult {
     crate::task::yield_now();
     Ok(0)

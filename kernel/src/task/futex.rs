@@ -3,7 +3,8 @@
 //! word, as glibc's mutexes, condition variables, semaphores, rwlocks and
 //! `pthread_join` use them: FUTEX_WAIT and WAIT_BITSET (`waitwake.c`),
 //! WAKE and WAKE_BITSET, REQUEUE and CMP_REQUEUE (`requeue.c`), and
-//! WAKE_OP (`waitwake.c`, `futex_atomic_op_inuser`).
+//! WAKE_OP (`waitwake.c`, `futex_atomic_op_inuser`); and the robust list a
+//! dying thread's locks are released from (`core.c`, `exit_robust_list`).
 //!
 //! A word is named by its physical address, which is the same for every
 //! process mapping it, so private and shared futexes work alike (Linux keys
@@ -18,6 +19,7 @@ use crate::errno::{Errno, KResult};
 use crate::mm::addr::{phys_to_virt, PhysAddr};
 use crate::mm::fault::{fault_in, Access};
 use crate::mm::pgtable;
+use crate::mm::uaccess::read_user;
 use crate::sync::SpinLock;
 use crate::task::{current, Thread};
 
@@ -268,6 +270,73 @@ pub fn wake_op(uaddr: usize, uaddr2: usize, n: usize, n2: usize, op: u32) -> KRe
     });
     wake_up_all(&woken);
     Ok(woken.len())
+}
+
+const FUTEX_WAITERS: u32 = 0x8000_0000;
+const FUTEX_OWNER_DIED: u32 = 0x4000_0000;
+const FUTEX_TID_MASK: u32 = 0x3fff_ffff;
+/// Most entries walked in a robust list, so a looped one cannot hang an
+/// exit (Linux: `ROBUST_LIST_LIMIT`).
+const ROBUST_LIST_LIMIT: usize = 2048;
+
+/// A dying thread's robust list (Linux: `exit_robust_list`): `head` is a
+/// `struct robust_list_head { next, futex_offset, list_op_pending }` in
+/// user memory; each entry (and the pending one) names a lock word at
+/// entry + futex_offset, which `handle_futex_death` releases. A bad
+/// pointer ends the walk quietly, as in Linux.
+pub fn exit_robust_list(head: usize, tid: u32) {
+    let Ok([first, offset, pending]) = read_user::<[u64; 3]>(head) else {
+        return;
+    };
+    // Bit 0 of an entry marks a PI futex.
+    let (mut entry, pending) = (first as usize, pending as usize);
+    for _ in 0..ROBUST_LIST_LIMIT {
+        if entry & !1 == head {
+            break;
+        }
+        // The next entry first: releasing this one lets its waiter run and
+        // reuse the memory.
+        let Ok(next) = read_user::<u64>(entry & !1) else {
+            return;
+        };
+        if entry != pending {
+            handle_futex_death((entry & !1).wrapping_add(offset as usize), tid, false);
+        }
+        entry = next as usize;
+    }
+    if pending != 0 {
+        handle_futex_death((pending & !1).wrapping_add(offset as usize), tid, true);
+    }
+}
+
+/// Releases a robust lock word that dying thread `tid` may hold (Linux:
+/// `handle_futex_death`): if it holds it, the word becomes
+/// FUTEX_OWNER_DIED (keeping FUTEX_WAITERS) and one waiter is woken to
+/// take it over. A lock it was still acquiring (`pending`) and nobody
+/// holds gets a wake too, so a waiter is not left asleep.
+fn handle_futex_death(uaddr: usize, tid: u32, pending: bool) {
+    let Ok(key) = key_of(uaddr, Access::Write) else {
+        return;
+    };
+    let w = word(key);
+    let mut cur = w.load(Ordering::Acquire);
+    loop {
+        if pending && cur == 0 {
+            let _ = wake(uaddr, 1, MATCH_ANY);
+            return;
+        }
+        if cur & FUTEX_TID_MASK != tid {
+            return;
+        }
+        let new = (cur & FUTEX_WAITERS) | FUTEX_OWNER_DIED;
+        match w.compare_exchange(cur, new, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => break,
+            Err(now) => cur = now,
+        }
+    }
+    if cur & FUTEX_WAITERS != 0 {
+        let _ = wake(uaddr, 1, MATCH_ANY);
+    }
 }
 
 /// FUTEX_OP(op, oparg, cmp, cmparg) unpacked (Linux: `FUTEX_OP_*` in

@@ -81,6 +81,9 @@ pub struct UserThread {
     pub clear_child_tid: AtomicUsize,
     /// CLONE_CHILD_SETTID: where the child stores its TID on its first run.
     pub set_child_tid: AtomicUsize,
+    /// set_robust_list: the head of the robust futexes this thread holds,
+    /// released for it when it dies (glibc's robust mutexes).
+    pub robust_list: AtomicUsize,
     pub sigmask: AtomicU64,
     /// Signals sent to this thread, and what each is about (a fault's
     /// address, a tgkill's sender).
@@ -218,6 +221,7 @@ impl UserThread {
             tid,
             clear_child_tid: AtomicUsize::new(0),
             set_child_tid: AtomicUsize::new(0),
+            robust_list: AtomicUsize::new(0),
             sigmask: AtomicU64::new(sigmask),
             pending: AtomicU64::new(0),
             info: SpinLock::new(Box::new([None; NSIG as usize])),

@@ -3,7 +3,8 @@
  * with CLOCK_REALTIME deadlines, semaphores, rwlocks, barriers) and the
  * futex(2) operations underneath, called directly: WAIT and WAIT_BITSET
  * with their timeouts, WAKE_BITSET, CMP_REQUEUE and WAKE_OP, and their
- * errnos. A static glibc program: make test runs it on faultline, make
+ * errnos; and robust mutexes, which the kernel releases when their owner
+ * dies (set_robust_list). A static glibc program: make test runs it on faultline, make
  * test-linux on Debian's Linux 6.12, and the values it expects are Linux's.
  *
  * Output and exit status: check.h's run_tests.
@@ -339,6 +340,57 @@ static int bitset_requeue_and_wake_op_wake_whom_they_should(void)
 	return 0;
 }
 
+static pthread_mutex_t robust;
+static volatile int robust_held;
+
+static void *lock_and_die(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&robust);
+	robust_held = 1;
+	usleep(30000); /* long enough for the main thread to wait on it */
+	return NULL;   /* dies holding it */
+}
+
+static int a_robust_mutex_passes_on_when_its_owner_dies(void)
+{
+	pthread_mutexattr_t attr;
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&robust, &attr);
+	robust_held = 0;
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, lock_and_die, NULL) == 0, "pthread_create");
+	while (!robust_held)
+		usleep(1000);
+	/* Waits in the kernel until the owner's death releases it. */
+	int waited = pthread_mutex_lock(&robust);
+	pthread_join(t, NULL);
+	int consistent = pthread_mutex_consistent(&robust);
+	pthread_mutex_unlock(&robust);
+	int again = pthread_mutex_lock(&robust);
+	pthread_mutex_unlock(&robust);
+	/* An owner that exits while nobody waits: the next lock learns it. */
+	CHECK(pthread_create(&t, NULL, lock_and_die, NULL) == 0, "pthread_create");
+	pthread_join(t, NULL);
+	int later = pthread_mutex_lock(&robust);
+	pthread_mutex_consistent(&robust);
+	pthread_mutex_unlock(&robust);
+	struct robust_list_head *head = NULL;
+	size_t len = 0;
+	long got = syscall(SYS_get_robust_list, 0, &head, &len);
+	long bad = syscall(SYS_set_robust_list, head, 8);
+	int bad_err = errno;
+	CHECK(waited == EOWNERDEAD, "a waiter got %d, want EOWNERDEAD (%d)", waited, EOWNERDEAD);
+	CHECK(consistent == 0 && again == 0, "consistent %d, relock %d", consistent, again);
+	CHECK(later == EOWNERDEAD, "after an unwatched death: %d, want EOWNERDEAD", later);
+	CHECK(got == 0 && head != NULL && len == sizeof(*head),
+	      "get_robust_list: %ld, head %p, len %zu", got, (void *)head, len);
+	CHECK(bad == -1 && bad_err == EINVAL, "set_robust_list of 8 bytes: %ld, errno %d", bad,
+	      bad_err);
+	return 0;
+}
+
 static const struct test tests[] = {
 	TEST(pthread_join_returns_each_threads_value),
 	TEST(a_contended_mutex_loses_no_increment),
@@ -348,6 +400,7 @@ static const struct test tests[] = {
 	TEST(rwlocks_and_barriers_keep_writers_alone),
 	TEST(futex_waits_check_the_word_and_time_out),
 	TEST(bitset_requeue_and_wake_op_wake_whom_they_should),
+	TEST(a_robust_mutex_passes_on_when_its_owner_dies),
 };
 
 int main(void)
