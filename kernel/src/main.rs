@@ -104,6 +104,7 @@ pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
             }
         );
     }
+    task::exec::load_vdso();
     if let Some(r) = info.initrd {
         frame::free_boot_range(r.base.align_up(PAGE_SIZE), r.end().align_down(PAGE_SIZE));
     }

@@ -34,6 +34,9 @@ pub struct MmMap {
     /// The heap: [start_brk, brk), grown and shrunk by brk(2).
     pub start_brk: usize,
     pub brk: usize,
+    /// Where exec mapped the vDSO (0: nowhere), for signal returns
+    /// (Linux: `mm->context.vdso`).
+    pub vdso: usize,
 }
 
 pub struct Mm {
@@ -87,6 +90,7 @@ impl Mm {
                 vmas: VmaTree::new(),
                 start_brk: 0,
                 brk: 0,
+                vdso: 0,
             }),
             vmas_published: PublishedVmas::new(),
             mm_lock_seq: AtomicU64::new(0),

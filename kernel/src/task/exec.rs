@@ -16,11 +16,12 @@ use core::sync::atomic::Ordering;
 
 use crate::arch::context::{fpsimd_load, write_tpidr_el0};
 use crate::arch::trap::TrapFrame;
+use crate::arch::vdso;
 use crate::errno::{Errno, KResult};
 use crate::fs::vfs::{self, Inode, InodeKind};
 use crate::mm::addr::{align_up, PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::fault::copy_to_mm;
-use crate::mm::mm_struct::Mm;
+use crate::mm::mm_struct::{Mm, MMAP_BOTTOM, MMAP_TOP};
 use crate::mm::vma::{Vma, VM_EXEC, VM_GROWSDOWN, VM_MAYWRITE, VM_READ, VM_WRITE};
 use crate::task::elf::{self, LoadPlan, PHENT_SIZE};
 use crate::task::process::Process;
@@ -35,6 +36,40 @@ const ET_DYN_BASE: u64 = 0x0000_aaaa_aaaa_0000;
 /// AT_HWCAP: only what the kernel really enables: FP and Advanced SIMD.
 const HWCAP_FP: u64 = 1 << 0;
 const HWCAP_ASIMD: u64 = 1 << 1;
+
+/// The vDSO image as a file on the internal tmpfs: exec maps it like any
+/// read-only file, so faults, fork and munmap need nothing of their own
+/// for it (Linux maps its pages through a `vm_special_mapping`).
+static VDSO: spin::Once<Arc<Inode>> = spin::Once::new();
+
+/// Writes the vDSO into its file, once at boot, so its page is the
+/// kernel's from the start rather than the first process's.
+pub fn load_vdso() {
+    VDSO.call_once(|| {
+        let file = crate::fs::tmpfs::memfd_create("[vdso]", 0).expect("a file for the vDSO");
+        file.write(vdso::IMAGE).expect("the vDSO in the page cache");
+        file.inode.clone()
+    });
+}
+
+/// Maps the vDSO read-only and executable at the top of the mmap area, as
+/// Linux's `arch_setup_additional_pages` does; returns where.
+fn map_vdso(mm: &Arc<Mm>, m: &mut crate::mm::mm_struct::MmMap) -> KResult<usize> {
+    let len = align_up(vdso::IMAGE.len(), PAGE_SIZE);
+    let start = m
+        .vmas
+        .get_unmapped_area(len, PAGE_SIZE, None, MMAP_BOTTOM, MMAP_TOP)
+        .ok_or(Errno::ENOMEM)?;
+    let inode = VDSO.get().ok_or(Errno::ENOEXEC)?.clone();
+    map(
+        mm,
+        m,
+        start,
+        start + len,
+        Vma::new(VM_READ | VM_EXEC, Some(inode), 0),
+    )?;
+    Ok(start)
+}
 
 /// What a loaded image starts with.
 pub struct Loaded {
@@ -84,6 +119,7 @@ pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) ->
     let mm = Mm::new()?;
     let mut brk = 0;
     let mut zero_tails = Vec::new();
+    let vdso;
     {
         let mut m = mm.mmap_write_lock();
         for seg in &plan.segments {
@@ -117,6 +153,8 @@ pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) ->
         )?;
         m.start_brk = brk;
         m.brk = brk;
+        vdso = map_vdso(&mm, &mut m)?;
+        m.vdso = vdso;
     }
     for (addr, len) in zero_tails {
         copy_to_mm(&mm, addr, &vec![0u8; len]).map_err(|_| Errno::EFAULT)?;
@@ -141,6 +179,7 @@ pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) ->
         (stack::AT_SECURE, 0),
         (stack::AT_HWCAP, HWCAP_FP | HWCAP_ASIMD),
         (stack::AT_CLKTCK, crate::task::HZ),
+        (stack::AT_SYSINFO_EHDR, vdso as u64),
     ];
     let args = ExecArgs {
         argv: &argv,

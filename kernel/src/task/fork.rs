@@ -53,6 +53,7 @@ fn dup_mm(src: &Arc<Mm>) -> KResult<Arc<Mm>> {
     let mut dst_map = dst.mmap_write_lock();
     dst_map.start_brk = map.start_brk;
     dst_map.brk = map.brk;
+    dst_map.vdso = map.vdso;
     for (start, end, vma) in map.vmas.iter() {
         let cow = vma.flags & VM_SHARED == 0 && vma.flags & VM_WRITE != 0;
         if !memory::copy_range(&dst, src, start, end, cow) {

@@ -299,6 +299,20 @@ fn fp_of(s: &FpsimdState) -> FpState {
     }
 }
 
+/// Where a handler without SA_RESTORER returns: the vDSO's
+/// `__kernel_rt_sigreturn` in this process (Linux: `setup_return`, with
+/// `VDSO_SYMBOL(current->mm->context.vdso, sigtramp)`); 0 without a vDSO.
+fn sigtramp() -> u64 {
+    static OFFSET: spin::Once<u64> = spin::Once::new();
+    let offset = *OFFSET.call_once(|| {
+        crate::arch::vdso::symbol_offset("__kernel_rt_sigreturn").expect("the vDSO has it")
+    });
+    match crate::task::current_mm().map(|mm| mm.mmap_read_lock().vdso) {
+        Some(base) if base != 0 => base as u64 + offset,
+        _ => 0,
+    }
+}
+
 /// Builds the handler's frame on the user stack and points the registers
 /// at the handler (Linux: `setup_rt_frame`).
 fn setup_frame(
@@ -324,7 +338,7 @@ fn setup_frame(
         fault_address,
         esr: None,
         saved_mask,
-        sigtramp: 0,
+        sigtramp: sigtramp(),
     };
     let mut bytes = alloc::boxed::Box::new([0u8; SIGFRAME_SIZE]);
     let frame = delivery.setup_rt_frame(&mut bytes);

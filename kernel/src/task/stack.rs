@@ -30,9 +30,8 @@
 //! `sp` in the new address space and starts the program there.
 //!
 //! Where we simplify:
-//! - No `AT_PLATFORM`, `AT_HWCAP2`, `AT_MINSIGSTKSZ` or `AT_SYSINFO_EHDR`
-//!   (there is no vDSO), only the entries the caller passes plus the three
-//!   added here.
+//! - No `AT_PLATFORM`, `AT_HWCAP2` or `AT_MINSIGSTKSZ`, only the entries
+//!   the caller passes plus the three added here.
 //! - No random offset below the strings (Linux's `arch_align_stack`), so the
 //!   layout only depends on the inputs.
 //! - The size limit is a parameter. Linux derives it from `RLIMIT_STACK`
@@ -72,6 +71,8 @@ pub const AT_SECURE: u64 = 23;
 pub const AT_RANDOM: u64 = 25;
 /// Address of the file name given to `execve`.
 pub const AT_EXECFN: u64 = 31;
+/// Where the vDSO's ELF header is mapped.
+pub const AT_SYSINFO_EHDR: u64 = 33;
 
 /// Longest string `execve` copies, counting its NUL (Linux: 32 pages).
 pub const MAX_ARG_STRLEN: usize = 131_072;

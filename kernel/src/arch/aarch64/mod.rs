@@ -21,6 +21,7 @@ pub mod smp;
 pub mod timer;
 pub mod trap;
 pub mod uaccess;
+pub mod vdso;
 
 core::arch::global_asm!(include_str!("boot.S"), options(raw));
 core::arch::global_asm!(include_str!("vectors.S"), options(raw));

@@ -1,0 +1,191 @@
+/*
+ * The vDSO as glibc uses it: signal handlers return through the vDSO's
+ * __kernel_rt_sigreturn (glibc on arm64 never sets SA_RESTORER), and
+ * clock_gettime, gettimeofday and clock_getres run from the vDSO that
+ * AT_SYSINFO_EHDR announces. A static glibc program: make test runs it on
+ * faultline, make test-linux on Debian's Linux 6.12, and the values it
+ * expects are Linux's.
+ *
+ * Output and exit status: check.h's run_tests.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static volatile int handled, nested_seen, last_code;
+
+static void count_signal(int sig)
+{
+	(void)sig;
+	handled++;
+}
+
+static int a_handler_returns_to_the_interrupted_code(void)
+{
+	struct sigaction sa = { .sa_handler = count_signal }, old;
+	sigemptyset(&sa.sa_mask);
+	CHECK(sigaction(SIGUSR1, &sa, &old) == 0, "sigaction: %s", strerror(errno));
+	handled = 0;
+	volatile long sum = 0;
+	for (int i = 0; i < 3; i++) {
+		sum += i;
+		raise(SIGUSR1);
+		sum += 10;
+	}
+	sigaction(SIGUSR1, &old, NULL);
+	CHECK(handled == 3 && sum == 33, "handled %d, sum %ld; want 3 and 33", handled, sum);
+	return 0;
+}
+
+static void with_info(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	last_code = si->si_code;
+}
+
+static void raise_inside(int sig)
+{
+	(void)sig;
+	raise(SIGUSR1); /* blocked while this runs: delivered on return */
+	nested_seen = handled;
+}
+
+static int siginfo_and_nested_handlers_return_too(void)
+{
+	struct sigaction info = { .sa_sigaction = with_info, .sa_flags = SA_SIGINFO };
+	struct sigaction outer = { .sa_handler = raise_inside }, inner = { .sa_handler = count_signal };
+	struct sigaction old1, old2;
+	sigemptyset(&info.sa_mask);
+	sigemptyset(&outer.sa_mask);
+	sigaddset(&outer.sa_mask, SIGUSR1);
+	sigemptyset(&inner.sa_mask);
+	sigaction(SIGUSR2, &info, &old2);
+	last_code = 0;
+	raise(SIGUSR2);
+	int code = last_code;
+	sigaction(SIGUSR2, &outer, NULL);
+	sigaction(SIGUSR1, &inner, &old1);
+	handled = 0;
+	nested_seen = -1;
+	raise(SIGUSR2);
+	int after = handled;
+	sigaction(SIGUSR1, &old1, NULL);
+	sigaction(SIGUSR2, &old2, NULL);
+	CHECK(code == SI_TKILL, "raise's si_code %d, want SI_TKILL (%d)", code, SI_TKILL);
+	CHECK(nested_seen == 0 && after == 1,
+	      "the blocked signal ran %s the outer handler returned (seen %d, after %d)",
+	      nested_seen ? "before" : "not after", nested_seen, after);
+	return 0;
+}
+
+static char *volatile fixable;
+static volatile uintptr_t fault_addr;
+
+static void make_writable(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)uc;
+	fault_addr = (uintptr_t)si->si_addr;
+	mprotect(fixable, 4096, PROT_READ | PROT_WRITE);
+}
+
+static int a_segv_handler_can_fix_the_fault_and_return(void)
+{
+	struct sigaction sa = { .sa_sigaction = make_writable, .sa_flags = SA_SIGINFO }, old;
+	sigemptyset(&sa.sa_mask);
+	fixable = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(fixable != MAP_FAILED, "mmap: %s", strerror(errno));
+	sigaction(SIGSEGV, &sa, &old);
+	fixable[100] = 42; /* faults, the handler fixes it, the store runs again */
+	sigaction(SIGSEGV, &old, NULL);
+	int value = fixable[100];
+	munmap(fixable, 4096);
+	CHECK(fault_addr == (uintptr_t)fixable + 100, "si_addr %#lx, want %p + 100",
+	      (unsigned long)fault_addr, (void *)fixable);
+	CHECK(value == 42, "the retried store wrote %d", value);
+	return 0;
+}
+
+static int the_vdso_is_an_elf_image_announced_by_the_auxv(void)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	CHECK(eh != NULL, "no AT_SYSINFO_EHDR");
+	CHECK(memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_type == ET_DYN &&
+		      eh->e_machine == EM_AARCH64,
+	      "not an aarch64 shared object: type %d machine %d", eh->e_type, eh->e_machine);
+	/* Its dynamic symbols name __kernel_clock_gettime. */
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)eh + eh->e_phoff);
+	const Elf64_Dyn *dyn = NULL;
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_DYNAMIC)
+			dyn = (const Elf64_Dyn *)((const char *)eh + ph[i].p_offset);
+	CHECK(dyn, "no PT_DYNAMIC");
+	const char *strtab = NULL;
+	size_t strsz = 0;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		if (dyn->d_tag == DT_STRTAB)
+			strtab = (const char *)eh + dyn->d_un.d_ptr;
+		if (dyn->d_tag == DT_STRSZ)
+			strsz = dyn->d_un.d_val;
+	}
+	CHECK(strtab && strsz, "no string table");
+	int found = 0, version = 0;
+	for (size_t i = 0; i < strsz; i += strlen(strtab + i) + 1) {
+		found |= strcmp(strtab + i, "__kernel_clock_gettime") == 0;
+		version |= strcmp(strtab + i, "LINUX_2.6.39") == 0;
+	}
+	CHECK(found && version, "__kernel_clock_gettime %d, LINUX_2.6.39 %d", found, version);
+	return 0;
+}
+
+static int64_t ns(const struct timespec *t)
+{
+	return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+static int the_clocks_agree_with_the_system_calls(void)
+{
+	struct timespec a, b, c, res, rt;
+	struct timeval tv;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	syscall(SYS_clock_gettime, CLOCK_MONOTONIC, &b);
+	clock_gettime(CLOCK_MONOTONIC, &c);
+	clock_gettime(CLOCK_REALTIME, &rt);
+	gettimeofday(&tv, NULL);
+	int getres = clock_getres(CLOCK_MONOTONIC, &res);
+	int bad = clock_gettime(12345, &a), bad_err = errno;
+	int64_t tv_ns = (int64_t)tv.tv_sec * 1000000000 + (int64_t)tv.tv_usec * 1000;
+	CHECK(ns(&a) <= ns(&b) && ns(&b) <= ns(&c), "out of order: %lld %lld %lld",
+	      (long long)ns(&a), (long long)ns(&b), (long long)ns(&c));
+	CHECK(tv_ns - ns(&rt) >= 0 && tv_ns - ns(&rt) < 1000000000,
+	      "gettimeofday %lld ns from CLOCK_REALTIME", (long long)(tv_ns - ns(&rt)));
+	CHECK(getres == 0 && res.tv_sec == 0 && res.tv_nsec > 0 && res.tv_nsec <= 1000,
+	      "clock_getres: %d, %ld.%09ld", getres, (long)res.tv_sec, res.tv_nsec);
+	CHECK(bad == -1 && bad_err == EINVAL, "an unknown clock: %d, errno %d", bad, bad_err);
+	return 0;
+}
+
+static const struct test tests[] = {
+	TEST(a_handler_returns_to_the_interrupted_code),
+	TEST(siginfo_and_nested_handlers_return_too),
+	TEST(a_segv_handler_can_fix_the_fault_and_return),
+	TEST(the_vdso_is_an_elf_image_announced_by_the_auxv),
+	TEST(the_clocks_agree_with_the_system_calls),
+};
+
+int main(void)
+{
+	return run_tests("vdso-signals", tests, sizeof(tests) / sizeof(tests[0])) != 0;
+}
