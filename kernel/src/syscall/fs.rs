@@ -5,6 +5,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
 
 use super::SysResult;
 use crate::errno::{Errno, KResult};
@@ -88,10 +89,15 @@ fn start_dir(dirfd: i32, path: &str) -> KResult<Arc<Inode>> {
     Ok(f.inode.clone())
 }
 
+/// `mode` less the caller's umask, for a file or directory it creates.
+fn masked(mode: u32) -> KResult<u32> {
+    Ok(mode & !me()?.umask.load(Ordering::Relaxed))
+}
+
 pub fn openat(dirfd: i32, upath: usize, flags: u32, mode: u32) -> SysResult {
     let path = nonempty_path_arg(upath)?;
     let start = start_dir(dirfd, &path)?;
-    let f = vfs::open(&start, &path, flags & !O_CLOEXEC, mode)?;
+    let f = vfs::open(&start, &path, flags & !O_CLOEXEC, masked(mode)?)?;
     install(f, flags & O_CLOEXEC != 0)
 }
 
@@ -276,6 +282,26 @@ pub fn newfstatat(dirfd: i32, upath: usize, ustat: usize, flags: u32) -> SysResu
     stat_out(&inode, ustat)
 }
 
+/// umask(2): sets the creation mask, returns the old one.
+pub fn umask(mask: u32) -> SysResult {
+    Ok(me()?.umask.swap(mask & 0o777, Ordering::Relaxed) as i64)
+}
+
+/// fsync(2) and fdatasync(2): tmpfs keeps everything in memory, so there
+/// is nothing to write back (Linux: `noop_fsync`); EINVAL for a file with
+/// nothing to sync, a pipe or the console, as Linux says for them.
+pub fn fsync(fd: i32) -> SysResult {
+    match file(fd)?.inode.kind {
+        InodeKind::File(_) | InodeKind::Dir(_) => Ok(0),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+/// syncfs(2): nothing to write back either, for any open file.
+pub fn syncfs(fd: i32) -> SysResult {
+    file(fd).map(|_| 0)
+}
+
 /// faccessat2(2), and faccessat with no flags: may the caller reach `path`
 /// as `mode` (F_OK, or R_OK | W_OK | X_OK) asks? (Linux: `do_faccessat`.)
 /// Every process runs as root, which Linux lets read and write anything;
@@ -342,7 +368,7 @@ pub fn umount2(utarget: usize, flags: u32) -> SysResult {
 
 pub fn mkdirat(dirfd: i32, upath: usize, mode: u32) -> SysResult {
     let path = nonempty_path_arg(upath)?;
-    vfs::mkdir(&start_dir(dirfd, &path)?, &path, mode).map(|_| 0)
+    vfs::mkdir(&start_dir(dirfd, &path)?, &path, masked(mode)?).map(|_| 0)
 }
 
 pub fn unlinkat(dirfd: i32, upath: usize, flags: u32) -> SysResult {

@@ -84,6 +84,9 @@ pub fn syscall(tf: &mut TrapFrame) {
         78 => fs::readlinkat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
         79 => fs::newfstatat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
         80 => fs::fstat(a[0] as i32, a[1] as usize),
+        82 | 83 => fs::fsync(a[0] as i32),
+        166 => fs::umask(a[0] as u32),
+        267 => fs::syncfs(a[0] as i32),
         276 => fs::renameat2(
             a[0] as i32,
             a[1] as usize,
@@ -108,15 +111,19 @@ pub fn syscall(tf: &mut TrapFrame) {
         99 => proc::set_robust_list(a[0] as usize, a[1] as usize),
         100 => proc::get_robust_list(a[0] as i32, a[1] as usize, a[2] as usize),
         142 => proc::reboot(a[0] as u32, a[1] as u32, a[2] as u32),
+        123 => proc::sched_getaffinity(a[0] as i32, a[1] as usize, a[2] as usize),
         124 => proc::sched_yield(),
         160 => proc::uname(a[0] as usize),
         163 | 261 => proc::prlimit64(nr, a),
         164 => proc::setrlimit(a[0], a[1] as usize),
         165 => proc::getrusage(a[0] as i32, a[1] as usize),
+        148 | 150 => proc::getresid(a[0] as usize, a[1] as usize, a[2] as usize),
+        158 => proc::getgroups(a[0] as i32, a[1] as usize),
         172 => proc::getpid(),
         173 => proc::getppid(),
         174..=177 => Ok(0), // getuid, geteuid, getgid, getegid: everyone is root
         178 => proc::gettid(),
+        179 => proc::sysinfo(a[0] as usize),
         220 => proc::clone(tf, a[0], a[1], a[2] as usize, a[3], a[4] as usize),
         221 => proc::execve(tf, a[0] as usize, a[1] as usize, a[2] as usize),
         260 => proc::wait4(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as usize),
@@ -159,6 +166,7 @@ pub fn syscall(tf: &mut TrapFrame) {
         113 => time::clock_gettime(a[0] as i32, a[1] as usize),
         114 => time::clock_getres(a[0] as i32, a[1] as usize),
         115 => time::clock_nanosleep(a[0] as i32, a[1] as u32, a[2] as usize, a[3] as usize),
+        169 => time::gettimeofday(a[0] as usize, a[1] as usize),
         _ => {
             log_enosys(nr);
             Err(Errno::ENOSYS)

@@ -69,6 +69,61 @@ pub fn get_robust_list(tid: i32, uhead: usize, ulen: usize) -> SysResult {
     Ok(0)
 }
 
+/// getresuid(2) and getresgid(2): real, effective and saved ids, all root.
+pub fn getresid(ureal: usize, ueffective: usize, usaved: usize) -> SysResult {
+    for u in [ureal, ueffective, usaved] {
+        write_user(u, &0u32)?;
+    }
+    Ok(0)
+}
+
+/// getgroups(2): root with no supplementary groups; EINVAL for a negative
+/// size.
+pub fn getgroups(size: i32, _ulist: usize) -> SysResult {
+    if size < 0 {
+        return Err(Errno::EINVAL);
+    }
+    Ok(0)
+}
+
+/// sysinfo(2): uptime, memory in bytes (`mem_unit` 1) and the process
+/// count; no swap, load averages 0 (Linux: `do_sysinfo`).
+pub fn sysinfo(uinfo: usize) -> SysResult {
+    use crate::mm::{addr::PAGE_SIZE, frame, vmstat};
+    let page = PAGE_SIZE as u64;
+    // struct sysinfo on arm64: 112 bytes.
+    let mut info = [0u64; 14];
+    info[0] = super::time::uptime_secs();
+    info[4] = frame::total_pages() as u64 * page;
+    info[5] = frame::free_stats().free_pages as u64 * page;
+    info[6] = vmstat::NR_SHMEM.get() * page;
+    // procs (u16) at byte 80, mem_unit (u32) at byte 104.
+    info[10] = crate::task::process::nr_processes().min(u16::MAX as usize) as u64;
+    info[13] = 1;
+    write_user(uinfo, &info).map(|_| 0)
+}
+
+/// sched_getaffinity(2): every online CPU. Returns the bytes of mask
+/// written, a whole number of longs covering the CPUs; EINVAL for a
+/// buffer smaller than that or not a multiple of a long (Linux:
+/// `sched_getaffinity`).
+pub fn sched_getaffinity(pid: i32, len: usize, umask: usize) -> SysResult {
+    let cpus = crate::task::nr_cpus_online();
+    let size = cpus.div_ceil(64) * 8;
+    if len < size || !len.is_multiple_of(8) {
+        return Err(Errno::EINVAL);
+    }
+    if pid < 0 || (pid > 0 && crate::task::process::find_thread(pid as u32).is_none()) {
+        return Err(Errno::ESRCH);
+    }
+    let mut mask = alloc::vec![0u8; size];
+    for cpu in 0..cpus {
+        mask[cpu / 8] |= 1 << (cpu % 8);
+    }
+    crate::mm::uaccess::copy_to_user(umask, &mask)?;
+    Ok(size as i64)
+}
+
 pub fn sched_yield() -> SysResult {
     crate::task::yield_now();
     Ok(0)

@@ -69,6 +69,30 @@ pub fn clock_gettime(clock: i32, uts: usize) -> SysResult {
     write_user(uts, &to_timespec(now_ns())).map(|_| 0)
 }
 
+/// gettimeofday(2): CLOCK_REALTIME in microseconds; the time zone, where
+/// asked for, is UTC.
+pub fn gettimeofday(utv: usize, utz: usize) -> SysResult {
+    let ns = now_ns();
+    if utv != 0 {
+        write_user(
+            utv,
+            &[
+                (ns / 1_000_000_000) as i64,
+                (ns % 1_000_000_000 / 1000) as i64,
+            ],
+        )?;
+    }
+    if utz != 0 {
+        write_user(utz, &[0i32; 2])?;
+    }
+    Ok(0)
+}
+
+/// Seconds since boot, for sysinfo.
+pub fn uptime_secs() -> u64 {
+    now_ns() / 1_000_000_000
+}
+
 pub fn clock_getres(clock: i32, uts: usize) -> SysResult {
     known(clock)?;
     if uts != 0 {

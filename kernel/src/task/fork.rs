@@ -103,6 +103,8 @@ pub fn clone(
         let actions = **parent.actions.lock();
         let child = Process::new_with_pid(tid, mm, files, cwd, Arc::downgrade(&parent), actions);
         *child.exe.lock() = parent.exe.lock().clone();
+        let umask = parent.umask.load(Ordering::Relaxed);
+        child.umask.store(umask, Ordering::Relaxed);
         parent.children.lock().push(child.clone());
         child
     };

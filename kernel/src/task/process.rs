@@ -58,6 +58,9 @@ pub struct Process {
     pub rlimits: SpinLock<[[u64; 2]; RLIM_NLIMITS]>,
     /// Threads not yet exited; the one that takes it to 0 ends the process.
     pub nr_threads: AtomicUsize,
+    /// The file mode creation mask, taken from new files' and directories'
+    /// modes (Linux: `fs->umask`); 022 for init, inherited across fork.
+    pub umask: AtomicU32,
 }
 
 pub const RLIM_NLIMITS: usize = 16;
@@ -151,6 +154,7 @@ impl Process {
             vfork_released: AtomicBool::new(false),
             minflt: AtomicU64::new(0),
             rlimits: SpinLock::new(default_rlimits()),
+            umask: AtomicU32::new(0o022),
             nr_threads: AtomicUsize::new(0),
         });
         PROCESSES.lock().insert(pid, Arc::downgrade(&p));
@@ -187,6 +191,11 @@ pub fn init_process() -> Option<Arc<Process>> {
 
 pub fn find_process(pid: u32) -> Option<Arc<Process>> {
     PROCESSES.lock().get(&pid).and_then(Weak::upgrade)
+}
+
+/// How many processes exist, zombies included (sysinfo's `procs`).
+pub fn nr_processes() -> usize {
+    PROCESSES.lock().len()
 }
 
 pub fn find_thread(tid: u32) -> Option<Arc<Thread>> {
