@@ -40,7 +40,8 @@ linux_setup() {
 }
 
 # linux_initrd NAME WORK MKINITRD-ARGS...: $linux_dir/NAME.cpio holding
-# busybox, an /init that mounts /proc, /sys and debugfs, runs the shell
+# busybox, an /init that mounts /proc, /sys, debugfs, devtmpfs on /dev and
+# tmpfs on /dev/shm and /tmp (as a distribution's init would), runs the shell
 # line WORK and powers off, and whatever MKINITRD-ARGS add. Linux passes
 # `name=value` words of its command line to init's environment.
 linux_initrd() {
@@ -52,6 +53,11 @@ linux_initrd() {
 /bin/busybox mount -t proc proc /proc
 /bin/busybox mount -t sysfs sysfs /sys
 /bin/busybox mount -t debugfs debugfs /sys/kernel/debug
+/bin/busybox mkdir -p /dev
+/bin/busybox mount -t devtmpfs dev /dev
+/bin/busybox mkdir -p /dev/shm
+/bin/busybox mount -t tmpfs tmpfs /dev/shm
+/bin/busybox mount -t tmpfs tmpfs /tmp
 echo "linux: Linux \$(/bin/busybox uname -r), \$(/bin/busybox nproc) CPUs"
 $work
 /bin/busybox poweroff -f

@@ -1,7 +1,9 @@
 //! Files: the VFS, tmpfs with its page cache of large folios, the /proc and
-//! /sys pseudo filesystems, and the initramfs unpacked at boot.
+//! /sys pseudo filesystems, the /dev tree, and the initramfs unpacked at
+//! boot.
 
 pub mod cpio;
+pub mod devfs;
 pub mod device;
 pub mod initramfs;
 pub mod procfs;
@@ -14,7 +16,7 @@ use alloc::sync::Arc;
 use crate::cmdline::Cmdline;
 use vfs::Inode;
 
-/// Mounts the root tmpfs with /proc and /sys on it, applies the huge-page
+/// Mounts the root tmpfs with /proc, /sys and /dev on it, applies the huge-page
 /// knobs from the command line, and unpacks the initrd into it.
 pub fn init(cmdline: Cmdline, initrd: Option<&[u8]>) -> Option<initramfs::Unpacked> {
     tmpfs::init_huge_settings();
@@ -23,6 +25,7 @@ pub fn init(cmdline: Cmdline, initrd: Option<&[u8]>) -> Option<initramfs::Unpack
     vfs::set_root(root.clone());
     link(&root, "proc", procfs::build());
     link(&root, "sys", sysfs::build());
+    link(&root, "dev", devfs::build());
     initrd.map(|archive| initramfs::unpack(&root, archive))
 }
 

@@ -64,7 +64,9 @@ static int a_tmpfs_mount_covers_a_directory_until_umount(void)
 	CHECK(mount("tmpfs", dir, "tmpfs", 0, "size=1M") == 0, "mount: %s", strerror(errno));
 	int hidden = result(access("/tmp/mount-here/under", F_OK));
 	int made = make_file("/tmp/mount-here/over", 0644);
-	int not_a_mount = result(umount2("/tmp", 0));
+	mkdir("/tmp/plain-dir", 0755);
+	int not_a_mount = result(umount2("/tmp/plain-dir", 0));
+	rmdir("/tmp/plain-dir");
 	int unmounted = result(umount2(dir, 0));
 	int back = result(access("/tmp/mount-here/under", F_OK));
 	int gone = result(access("/tmp/mount-here/over", F_OK));

@@ -34,6 +34,7 @@ const DEFAULT_TESTS_DIR: &str = "/bin/tests";
 
 fn main(args: ulib::Args) -> i32 {
     BOOT_NS.store(ulib::time::counter_ns(), Ordering::Relaxed);
+    mount_tmpfs();
     let args: Vec<&str> = args.collect();
     match args.get(1..).unwrap_or_default() {
         [] | ["test"] => {
@@ -46,6 +47,22 @@ fn main(args: ulib::Args) -> i32 {
         _ => {
             eprintln!("usage: /init [test | run PROG ARGS...]");
             2
+        }
+    }
+}
+
+/// The file systems a Linux program expects to write to, as a Linux
+/// init's fstab mounts them: tmpfs on /tmp and /dev/shm (glibc's
+/// `shm_open` lives there). Not under qemu-user (`make test-linux`),
+/// where the mounts would land on the host.
+fn mount_tmpfs() {
+    if ulib::system::running_on_linux() {
+        return;
+    }
+    for dir in [c"/tmp", c"/dev/shm"] {
+        let _ = mkdirat(AT_FDCWD, dir, 0o1777);
+        if let Err(e) = mount(c"tmpfs", dir, c"tmpfs") {
+            eprintln!("init: mounting tmpfs on {dir:?}: {e:?}");
         }
     }
 }

@@ -194,6 +194,23 @@ pub fn mkdirat(dirfd: i32, path: &CStr, mode: u32) -> Result<(), Errno> {
     unsafe { syscall!(SYS_MKDIRAT, dirfd, path.as_ptr(), mode) }.map(drop)
 }
 
+/// mount(2) of a file system of type `fstype` on `target`, with no flags
+/// and no options.
+pub fn mount(source: &CStr, target: &CStr, fstype: &CStr) -> Result<(), Errno> {
+    // SAFETY: the strings are NUL-terminated; the kernel only reads them.
+    unsafe {
+        syscall!(
+            SYS_MOUNT,
+            source.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            0,
+            0
+        )
+    }
+    .map(drop)
+}
+
 pub fn renameat2(
     olddirfd: i32,
     old: &CStr,

@@ -1,0 +1,71 @@
+//! /dev: the character devices every Linux program expects, in a tree the
+//! kernel builds at boot (Linux: devtmpfs, and `drivers/char/mem.c` for
+//! the memory devices). `/dev/null` swallows writes and reads as EOF,
+//! `/dev/zero` reads as zeros, `/dev/full` reads as zeros and refuses
+//! writes with ENOSPC, `/dev/random` and `/dev/urandom` read the kernel's
+//! random source; `/dev/console` and `/dev/tty` are the console. `/dev/shm`
+//! is an empty directory for init to mount a tmpfs on.
+//!
+//! Where we simplify: the tree is fixed (no mknod), and the nodes have no
+//! device numbers (`st_rdev` 0).
+
+use alloc::sync::Arc;
+
+use super::device::{Console, Device};
+use super::vfs::{Inode, InodeKind, S_IFCHR};
+use crate::errno::{Errno, KResult};
+
+/// `/dev/null`, `/dev/zero` and `/dev/full` (Linux: `null_fops`,
+/// `zero_fops`, `full_fops`), and the random ones (`random_fops`).
+enum Mem {
+    Null,
+    Zero,
+    Full,
+    Random,
+}
+
+impl Device for Mem {
+    fn read(&self, buf: &mut [u8], _nonblock: bool) -> KResult<usize> {
+        match self {
+            Mem::Null => Ok(0),
+            Mem::Zero | Mem::Full => {
+                buf.fill(0);
+                Ok(buf.len())
+            }
+            Mem::Random => {
+                crate::random::fill(buf);
+                Ok(buf.len())
+            }
+        }
+    }
+    fn write(&self, data: &[u8], _nonblock: bool) -> KResult<usize> {
+        match self {
+            Mem::Full => Err(Errno::ENOSPC),
+            // Writes to the random devices mix into the pool in Linux;
+            // here they are accepted and dropped.
+            _ => Ok(data.len()),
+        }
+    }
+}
+
+fn node(dir: &Arc<Inode>, name: &str, mode: u32, device: Arc<dyn Device>) {
+    let inode = Inode::new(S_IFCHR | mode, InodeKind::Device(device));
+    let d = dir.dir().expect("a directory");
+    d.link(dir, name, inode).expect("fresh name");
+}
+
+/// Builds the /dev tree.
+pub fn build() -> Arc<Inode> {
+    let dev = Inode::new_dir(0o755, None);
+    node(&dev, "null", 0o666, Arc::new(Mem::Null));
+    node(&dev, "zero", 0o666, Arc::new(Mem::Zero));
+    node(&dev, "full", 0o666, Arc::new(Mem::Full));
+    node(&dev, "random", 0o666, Arc::new(Mem::Random));
+    node(&dev, "urandom", 0o666, Arc::new(Mem::Random));
+    node(&dev, "console", 0o600, Arc::new(Console));
+    node(&dev, "tty", 0o666, Arc::new(Console));
+    let shm = Inode::new_dir(0o1777, None);
+    let d = dev.dir().expect("a directory");
+    d.link(&dev, "shm", shm).expect("fresh name");
+    dev
+}
