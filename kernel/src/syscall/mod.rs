@@ -159,6 +159,7 @@ pub fn syscall(tf: &mut TrapFrame) {
         129 => signal::kill(a[0] as i32, a[1] as i32),
         130 => signal::tkill(a[0] as i32, a[1] as i32),
         131 => signal::tgkill(a[0] as i32, a[1] as i32, a[2] as i32),
+        133 => signal::rt_sigsuspend(a[0] as usize, a[1] as usize),
         134 => signal::rt_sigaction(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
         135 => signal::rt_sigprocmask(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
         139 => {
@@ -182,8 +183,9 @@ pub fn syscall(tf: &mut TrapFrame) {
         Ok(v) => v,
         Err(e) => e.as_neg(),
     };
-    // Sleeps and futex waits report EINTR even under SA_RESTART, as on Linux.
-    if result == Err(Errno::EINTR) && !matches!(nr, 98 | 101 | 115) {
+    // Sleeps, futex waits and sigsuspend report EINTR even under
+    // SA_RESTART, as on Linux.
+    if result == Err(Errno::EINTR) && !matches!(nr, 98 | 101 | 115 | 133) {
         if let Some(u) = &crate::task::current().user {
             u.restart_x0.store(a[0], Ordering::Relaxed);
             u.restart_pending.store(true, Ordering::Relaxed);

@@ -73,6 +73,28 @@ pub fn rt_sigaction(sig: i32, unew: usize, uold: usize, sigsetsize: usize) -> Sy
     Ok(0)
 }
 
+/// rt_sigsuspend(2) (and so glibc's sigsuspend and pause): waits with
+/// `umask` as the signal mask until a signal is delivered, then returns
+/// EINTR, even under SA_RESTART; the old mask comes back once the handler
+/// returns (Linux: `sigsuspend`, `set_restore_sigmask`).
+pub fn rt_sigsuspend(umask: usize, sigsetsize: usize) -> SysResult {
+    if sigsetsize != SIGSET_SIZE {
+        return Err(Errno::EINVAL);
+    }
+    let set: u64 = read_user(umask)?;
+    let me = current();
+    let u = me.user.as_ref().ok_or(Errno::EINVAL)?;
+    let old = u.sigmask.load(Ordering::Acquire);
+    u.saved_sigmask.store(old, Ordering::Relaxed);
+    u.restore_sigmask.store(true, Ordering::Relaxed);
+    u.sigmask
+        .store(set & !SIG_KERNEL_ONLY_MASK, Ordering::Release);
+    while !signal::signal_pending() {
+        crate::task::sleep_until(u64::MAX, signal::signal_pending);
+    }
+    Err(Errno::EINTR)
+}
+
 pub fn rt_sigprocmask(how: i32, unew: usize, uold: usize, sigsetsize: usize) -> SysResult {
     const SIG_BLOCK: i32 = 0;
     const SIG_UNBLOCK: i32 = 1;

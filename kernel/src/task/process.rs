@@ -97,6 +97,10 @@ pub struct UserThread {
     /// the thread itself reads and writes it, so no lock.
     pub restart_x0: AtomicU64,
     pub restart_pending: AtomicBool,
+    /// The mask rt_sigsuspend replaced, put back once the signal that
+    /// ended it is handled (Linux: `saved_sigmask`, TIF_RESTORE_SIGMASK).
+    pub saved_sigmask: AtomicU64,
+    pub restore_sigmask: AtomicBool,
 }
 
 static NEXT_PID: AtomicU32 = AtomicU32::new(1);
@@ -236,6 +240,8 @@ impl UserThread {
             info: SpinLock::new(Box::new([None; NSIG as usize])),
             restart_x0: AtomicU64::new(0),
             restart_pending: AtomicBool::new(false),
+            saved_sigmask: AtomicU64::new(0),
+            restore_sigmask: AtomicBool::new(false),
         }
     }
 }

@@ -206,6 +206,7 @@ pub fn do_signal(tf: &mut TrapFrame) {
             deliverable(u) == 0
                 && !u.process.exiting.load(Ordering::Acquire)
                 && !u.restart_pending.load(Ordering::Relaxed)
+                && !u.restore_sigmask.load(Ordering::Relaxed)
         })
     });
     if quiet {
@@ -216,6 +217,16 @@ pub fn do_signal(tf: &mut TrapFrame) {
     if let Some(status) = get_signal(tf) {
         do_group_exit(status);
     }
+    // rt_sigsuspend ended, and no handler's frame took its old mask (the
+    // signal was ignored, or another thread took it): put it back now.
+    crate::task::with_current(|t| {
+        if let Some(u) = &t.user {
+            if u.restore_sigmask.swap(false, Ordering::Relaxed) {
+                u.sigmask
+                    .store(u.saved_sigmask.load(Ordering::Relaxed), Ordering::Release);
+            }
+        }
+    });
 }
 
 /// Acts on one pending signal; returns a wait status if it kills.
@@ -324,7 +335,13 @@ fn setup_frame(
 ) -> KResult<()> {
     let regs = regs_of(tf);
     let fp = fp_of(&fpsimd_save());
-    let saved_mask = u.sigmask.load(Ordering::Acquire);
+    // The mask the handler's return restores: after rt_sigsuspend, the
+    // one it replaced (Linux: `sigmask_to_save`).
+    let saved_mask = if u.restore_sigmask.swap(false, Ordering::Relaxed) {
+        u.saved_sigmask.load(Ordering::Relaxed)
+    } else {
+        u.sigmask.load(Ordering::Acquire)
+    };
     let fault_address = match info.fields {
         crate::task::signal_abi::SigFields::Fault { addr } => addr,
         _ => 0,

@@ -2,7 +2,7 @@
  * The vDSO as glibc uses it: signal handlers return through the vDSO's
  * __kernel_rt_sigreturn (glibc on arm64 never sets SA_RESTORER), and
  * clock_gettime, gettimeofday and clock_getres run from the vDSO that
- * AT_SYSINFO_EHDR announces. A static glibc program: make test runs it on
+ * AT_SYSINFO_EHDR announces. And waiting for a signal with sigsuspend. A static glibc program: make test runs it on
  * faultline, make test-linux on Debian's Linux 6.12, and the values it
  * expects are Linux's.
  *
@@ -18,6 +18,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -177,12 +178,60 @@ static int the_clocks_agree_with_the_system_calls(void)
 	return 0;
 }
 
+/* A child that sends SIGUSR1 to this process after 20 ms. */
+static pid_t signal_me_soon(void)
+{
+	pid_t parent = getpid(), child = fork();
+	if (child == 0) {
+		usleep(20000);
+		kill(parent, SIGUSR1);
+		_exit(0);
+	}
+	return child;
+}
+
+static int sigsuspend_waits_and_restores_the_mask(void)
+{
+	struct sigaction sa = { .sa_handler = count_signal, .sa_flags = SA_RESTART }, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR1, &sa, &old);
+	sigset_t usr1, before, empty, after;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	sigemptyset(&empty);
+	sigprocmask(SIG_BLOCK, &usr1, &before);
+	handled = 0;
+	pid_t child = signal_me_soon();
+	int rc = sigsuspend(&empty), err = errno;
+	int ran = handled;
+	waitpid(child, NULL, 0);
+	sigprocmask(SIG_BLOCK, NULL, &after);
+	int still_blocked = sigismember(&after, SIGUSR1);
+	/* Already pending: sigsuspend returns at once. */
+	raise(SIGUSR1);
+	int pending_rc = sigsuspend(&empty), pending_err = errno;
+	int pending_ran = handled;
+	long bad = syscall(SYS_rt_sigsuspend, &empty, 4);
+	int bad_err = errno;
+	sigprocmask(SIG_SETMASK, &before, NULL);
+	sigaction(SIGUSR1, &old, NULL);
+	CHECK(rc == -1 && err == EINTR && ran == 1, "sigsuspend: %d, errno %d, handled %d", rc,
+	      err, ran);
+	CHECK(still_blocked == 1, "SIGUSR1 not blocked again after the handler");
+	CHECK(pending_rc == -1 && pending_err == EINTR && pending_ran == 2,
+	      "with the signal pending: %d, errno %d, handled %d", pending_rc, pending_err,
+	      pending_ran);
+	CHECK(bad == -1 && bad_err == EINVAL, "a 4-byte set: %ld, errno %d", bad, bad_err);
+	return 0;
+}
+
 static const struct test tests[] = {
 	TEST(a_handler_returns_to_the_interrupted_code),
 	TEST(siginfo_and_nested_handlers_return_too),
 	TEST(a_segv_handler_can_fix_the_fault_and_return),
 	TEST(the_vdso_is_an_elf_image_announced_by_the_auxv),
 	TEST(the_clocks_agree_with_the_system_calls),
+	TEST(sigsuspend_waits_and_restores_the_mask),
 };
 
 int main(void)
