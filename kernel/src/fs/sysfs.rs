@@ -6,7 +6,8 @@
 //! `kernel/mm/finish_fault/multi_page` and `kernel/mm/vma_lock/enabled`;
 //! and `kernel/debug/fault_around_bytes`
 //! (Linux keeps it in debugfs). A bad value is EINVAL and changes nothing.
-//! Each `hugepages-<N>kB/stats/` holds Linux's per-size counters of folios
+//! `devices/system/cpu/online` lists the online CPUs. Each
+//! `hugepages-<N>kB/stats/` holds Linux's per-size counters of folios
 //! allocated and fallen back from, for shmem and anonymous faults.
 
 use alloc::boxed::Box;
@@ -116,6 +117,19 @@ impl PseudoFile for Switch {
     }
 }
 
+/// `devices/system/cpu/online`: the online CPUs as a range list, "0-3"
+/// (Linux: `drivers/base/cpu.c`), which glibc reads to count them.
+struct CpusOnline;
+
+impl PseudoFile for CpusOnline {
+    fn show(&self) -> String {
+        match crate::task::nr_cpus_online() {
+            0 | 1 => String::from("0\n"),
+            n => format!("0-{}\n", n - 1),
+        }
+    }
+}
+
 /// `fault_around_bytes` (Linux: `mm/memory.c` `fault_around_bytes_set`):
 /// at most 2M, rounded down to a power of two, at least a page.
 struct FaultAroundBytes;
@@ -168,6 +182,8 @@ fn add_knob(dir: &Arc<Inode>, name: &str, knob: impl PseudoFile + 'static) {
 /// Builds the /sys tree.
 pub fn build() -> Arc<Inode> {
     let sys = Inode::new_dir(0o555, None);
+    let cpu = add_dir(&add_dir(&add_dir(&sys, "devices"), "system"), "cpu");
+    add_knob(&cpu, "online", CpusOnline);
     let kernel = add_dir(&sys, "kernel");
     add_knob(
         &add_dir(&kernel, "debug"),

@@ -1,7 +1,8 @@
 /*
  * What a process asks about itself and its files through glibc: umask
  * (applied to new files and directories, inherited across fork), its ids
- * and groups, sysinfo, its CPU affinity and CPU count, gettimeofday, and
+ * and groups, sysinfo, its CPU affinity and CPU count (and
+ * /sys/devices/system/cpu/online, which glibc reads), gettimeofday, and
  * fsync/fdatasync/syncfs. A static glibc program: make test runs it on
  * faultline, make test-linux on Debian's Linux 6.12 (as root, like
  * faultline's processes), and the values it expects are Linux's.
@@ -92,7 +93,15 @@ static int the_affinity_mask_holds_every_online_cpu(void)
 	int contiguous = 1;
 	for (int cpu = 0; cpu < count; cpu++)
 		contiguous &= CPU_ISSET(cpu, &set) != 0;
+	char online[32] = "", want[32];
+	read_file("/sys/devices/system/cpu/online", online, sizeof(online));
+	if (count == 1)
+		snprintf(want, sizeof(want), "0\n");
+	else
+		snprintf(want, sizeof(want), "0-%d\n", count - 1);
 	CHECK(bytes == 8, "sched_getaffinity returned %ld bytes, want 8", bytes);
+	CHECK(strcmp(online, want) == 0, "/sys/devices/system/cpu/online \"%s\", want \"%s\"",
+	      online, want);
 	CHECK(count >= 1 && contiguous, "%d CPUs, contiguous %d", count, contiguous);
 	CHECK(get_nprocs() == count, "get_nprocs %d, the mask %d", get_nprocs(), count);
 	CHECK(bad == -1 && bad_err == EINVAL, "a 4-byte mask: %ld, errno %d", bad, bad_err);
