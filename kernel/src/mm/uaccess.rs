@@ -100,11 +100,16 @@ impl WriteSource<'_> {
                 n - unsafe { copy_user(dst, data.as_ptr().add(from), n) }
             }
             WriteSource::User { addr, .. } => {
-                if check_range(addr + from, n).is_err() {
+                // A buffer that wraps or reaches the kernel half copies
+                // nothing: EFAULT.
+                let Some(start) = addr.checked_add(from) else {
+                    return 0;
+                };
+                if check_range(start, n).is_err() {
                     return 0;
                 }
                 // SAFETY: dst per the caller; the user side is a checked range.
-                n - unsafe { copy_user(dst, (addr + from) as *const u8, n) }
+                n - unsafe { copy_user(dst, start as *const u8, n) }
             }
         }
     }

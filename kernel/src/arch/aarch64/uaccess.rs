@@ -16,7 +16,10 @@ extern "C" {
 }
 
 // x0 = dst, x1 = src, x2 = bytes; returns bytes NOT copied. 8 bytes at a
-// time, then bytes. A fault mid-chunk counts the whole chunk as not copied.
+// time, then bytes. A fault on an 8-byte chunk goes on byte by byte from
+// that chunk, so the count stops exactly at the first byte that is not
+// there, as Linux's copy_from_user does (a write() from a buffer running
+// into a hole is short by exactly the missing part).
 global_asm!(
     ".section .text",
     ".global __copy_user",
@@ -40,8 +43,8 @@ global_asm!(
     "9:  mov x0, x2",
     "    ret",
     ".pushsection __ex_table, \"a\"",
-    ".quad 1b, 9b, 1",
-    ".quad 2b, 9b, 1",
+    ".quad 1b, 3b, 1",
+    ".quad 2b, 3b, 1",
     ".quad 4b, 9b, 1",
     ".quad 5b, 9b, 1",
     ".popsection",
