@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "../proc.h"
 #include "check.h"
@@ -263,6 +264,39 @@ static int sigbus_beyond_eof_is_unchanged(void)
 	return 0;
 }
 
+/* write() copies straight from the caller's buffer: a buffer that runs
+ * into unmapped memory gives a short count, one that is not there at all
+ * EFAULT, and the kernel half EFAULT too. */
+static int writes_from_bad_buffers_are_short_or_efault(void)
+{
+	if (set_knobs("never", "never", "inherit"))
+		return -1;
+	char *p = mmap(NULL, 2 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED, "mmap: %s", strerror(errno));
+	memset(p, 'b', PAGE);
+	munmap(p + PAGE, PAGE);
+	int fd = memfd_create("badbuf", MFD_CLOEXEC);
+	CHECK(fd >= 0, "memfd_create: %s", strerror(errno));
+	ssize_t shortw = write(fd, p + PAGE - 100, 200);
+	ssize_t none = syscall(SYS_write, fd, (void *)8, 10);
+	int none_err = errno;
+	ssize_t kernel = syscall(SYS_write, fd, (void *)0xffffffffffff0000ul, 10);
+	int kernel_err = errno;
+	long b = blocks(fd);
+	struct stat st;
+	fstat(fd, &st);
+	close(fd);
+	munmap(p, PAGE);
+	CHECK(shortw == 100, "a buffer running into a hole: %zd, want 100", shortw);
+	CHECK(none == -1 && none_err == EFAULT, "an unmapped buffer: %zd, errno %d", none,
+	      none_err);
+	CHECK(kernel == -1 && kernel_err == EFAULT, "a kernel address: %zd, errno %d", kernel,
+	      kernel_err);
+	CHECK(st.st_size == 100 && b == 8, "size %ld, st_blocks %ld; want 100 and 8",
+	      (long)st.st_size, b);
+	return 0;
+}
+
 static const struct test tests[] = {
 	TEST(one_4m_write_makes_two_2m_folios),
 	TEST(a_store_through_a_2m_mapping_maps_one_pmd),
@@ -270,6 +304,7 @@ static const struct test tests[] = {
 	TEST(a_hole_beside_cached_pages_gets_a_small_folio),
 	TEST(a_full_mount_falls_back_to_small_folios),
 	TEST(sigbus_beyond_eof_is_unchanged),
+	TEST(writes_from_bad_buffers_are_short_or_efault),
 };
 
 int main(void)
