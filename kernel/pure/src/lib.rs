@@ -35,6 +35,7 @@ pub mod arch {
 
 #[path = "../../src/task"]
 pub mod task {
+    pub mod binfmt_script;
     pub mod elf;
     pub mod signal_abi;
     pub mod stack;

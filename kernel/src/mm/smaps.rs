@@ -1,5 +1,7 @@
-//! `/proc/self/smaps`: per-VMA memory use read off the page tables (Linux:
-//! `fs/proc/task_mmu.c`, `show_smap` and `smaps_pte_range`).
+//! `/proc/PID/maps`, `smaps` and the memory lines of `status`: the VMAs
+//! and their memory use read off the page tables (Linux:
+//! `fs/proc/task_mmu.c`, `show_map_vma`, `show_smap`, `smaps_pte_range`,
+//! `task_mem`).
 //!
 //! Where we simplify: a page counts as shared when its folio is also mapped
 //! outside this address space (Linux asks per page); `Pss` and the swap
@@ -14,9 +16,10 @@ use crate::arch::contpte;
 use crate::arch::desc::Pte;
 use crate::mm::addr::{PAGE_SIZE, USER_TOP};
 use crate::mm::folio::Folio;
-use crate::mm::mm_struct::Mm;
+use crate::mm::mm_struct::{Mm, MmMap};
 use crate::mm::pgtable::{self, Found};
-use crate::mm::vma::{Vma, VM_EXEC, VM_READ, VM_SHARED, VM_WRITE};
+use crate::mm::vma::{Vma, VM_EXEC, VM_GROWSDOWN, VM_READ, VM_SHARED, VM_WRITE};
+use crate::task::exec::STACK_TOP;
 
 /// Byte counts for one VMA, in `show_smap`'s order.
 #[derive(Default)]
@@ -80,12 +83,29 @@ fn usage(mm: &Mm, start: usize, end: usize, in_mm: &BTreeMap<usize, u32>) -> Usa
     u
 }
 
-/// The `/proc/self/maps` line heading a VMA's block.
-fn header(out: &mut String, start: usize, end: usize, vma: &Vma) {
+/// What the last column of a maps line names (Linux: `show_map_vma`'s
+/// `get_vma_name`): the file's path, or `[heap]`, `[stack]`, `[vdso]`.
+/// Where we simplify: a file linked nowhere (a memfd, shared anonymous
+/// memory's internal file) has no name here.
+fn vma_name(map: &MmMap, start: usize, end: usize, vma: &Vma) -> String {
+    if start == map.vdso {
+        return String::from("[vdso]");
+    }
+    match &vma.file {
+        Some(inode) => crate::fs::vfs::find_path(inode).unwrap_or_default(),
+        None if start < map.brk && end > map.start_brk => String::from("[heap]"),
+        None if end == STACK_TOP => String::from("[stack]"),
+        None => String::new(),
+    }
+}
+
+/// The `/proc/PID/maps` line of a VMA, which heads its smaps block.
+fn header(out: &mut String, map: &MmMap, start: usize, end: usize, vma: &Vma) {
     let flag = |bit, c| if vma.flags & bit != 0 { c } else { '-' };
-    let _ = writeln!(
-        out,
-        "{:08x}-{:08x} {}{}{}{} {:08x} 00:00 0",
+    let ino = vma.file.as_ref().map_or(0, |i| i.ino);
+    let name = vma_name(map, start, end, vma);
+    let line = alloc::format!(
+        "{:08x}-{:08x} {}{}{}{} {:08x} 00:00 {}",
         start,
         end,
         flag(VM_READ, 'r'),
@@ -93,7 +113,76 @@ fn header(out: &mut String, start: usize, end: usize, vma: &Vma) {
         flag(VM_EXEC, 'x'),
         if vma.flags & VM_SHARED != 0 { 's' } else { 'p' },
         vma.pgoff as usize * PAGE_SIZE,
+        ino,
     );
+    if name.is_empty() {
+        let _ = writeln!(out, "{line}");
+    } else {
+        // Linux pads the name to column 74 (`seq_pad`).
+        let _ = writeln!(out, "{line:<72} {name}");
+    }
+}
+
+/// `/proc/PID/maps` for `mm`.
+pub fn maps(mm: &Mm) -> String {
+    let map = mm.mmap_read_lock();
+    let mut out = String::new();
+    for (start, end, vma) in map.vmas.iter() {
+        header(&mut out, &map, start, end, vma);
+    }
+    out
+}
+
+/// The memory lines of `/proc/PID/status`, in bytes (Linux: `task_mem`).
+pub struct MmCounters {
+    /// VmSize: everything mapped.
+    pub size: usize,
+    /// RssAnon and RssShmem (tmpfs is all the page cache faultline has,
+    /// and Linux counts tmpfs pages as shmem, not file, pages).
+    pub rss_anon: usize,
+    pub rss_shmem: usize,
+    /// VmData (private writable, not stack), VmStk, VmExe (executable,
+    /// not writable).
+    pub data: usize,
+    pub stack: usize,
+    pub exe: usize,
+    /// VmPTE: page-table pages.
+    pub pte: usize,
+}
+
+/// The counters of `mm`, read off its VMAs and page tables.
+pub fn counters(mm: &Mm) -> MmCounters {
+    let map = mm.mmap_read_lock();
+    let _ptl = mm.page_table_lock.lock();
+    let mut c = MmCounters {
+        size: 0,
+        rss_anon: 0,
+        rss_shmem: 0,
+        data: 0,
+        stack: 0,
+        exe: 0,
+        pte: mm.pt_pages.load(core::sync::atomic::Ordering::Relaxed) * PAGE_SIZE,
+    };
+    for (start, end, vma) in map.vmas.iter() {
+        let len = end - start;
+        c.size += len;
+        let f = vma.flags;
+        if f & VM_GROWSDOWN != 0 {
+            c.stack += len;
+        } else if f & VM_WRITE != 0 && f & VM_SHARED == 0 {
+            c.data += len;
+        } else if f & VM_EXEC != 0 && f & VM_WRITE == 0 {
+            c.exe += len;
+        }
+    }
+    for_each_mapping(mm, 0, USER_TOP, &mut |_, pte, bytes| {
+        if Folio::from_pfn(pte.addr().pfn()).is_anon() {
+            c.rss_anon += bytes;
+        } else {
+            c.rss_shmem += bytes;
+        }
+    });
+    c
 }
 
 /// `/proc/self/smaps` for `mm`.
@@ -108,7 +197,7 @@ pub fn smaps(mm: &Mm) -> String {
     });
     let mut out = String::new();
     for (start, end, vma) in map.vmas.iter() {
-        header(&mut out, start, end, vma);
+        header(&mut out, &map, start, end, vma);
         let u = usage(mm, start, end, &in_mm);
         let rows = [
             ("Size", end - start),

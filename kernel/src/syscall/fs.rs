@@ -9,9 +9,9 @@ use core::sync::atomic::Ordering;
 
 use super::SysResult;
 use crate::errno::{Errno, KResult};
-use crate::fs::device::{Console, Pipe};
+use crate::fs::device::Pipe;
 use crate::fs::tmpfs;
-use crate::fs::vfs::{self, File, Inode, InodeKind, PATH_MAX, S_IFCHR, S_IFIFO};
+use crate::fs::vfs::{self, File, Inode, InodeKind, PATH_MAX, S_IFIFO};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::uaccess::{
     copy_from_user, copy_to_user, read_user, strncpy_from_user, write_user, WriteSource,
@@ -500,15 +500,7 @@ pub fn readlinkat(dirfd: i32, upath: usize, ubuf: usize, size: usize) -> SysResu
     if size == 0 {
         return Err(Errno::EINVAL);
     }
-    let target = if path == "/proc/self/exe" {
-        me()?.exe.lock().clone()
-    } else {
-        let inode = vfs::lookup(&start_dir(dirfd, &path)?, &path, false)?;
-        match &inode.kind {
-            InodeKind::Symlink(t) => t.clone(),
-            _ => return Err(Errno::EINVAL),
-        }
-    };
+    let target = vfs::lookup(&start_dir(dirfd, &path)?, &path, false)?.readlink()?;
     let n = target.len().min(size);
     copy_to_user(ubuf, &target.as_bytes()[..n])?;
     Ok(n as i64)
@@ -528,7 +520,7 @@ pub fn memfd_create(uname: usize, flags: u32) -> SysResult {
 
 /// fds 0, 1 and 2 of init: the console.
 pub fn console_files() -> KResult<[Arc<File>; 3]> {
-    let inode = Inode::new(S_IFCHR | 0o620, InodeKind::Device(Arc::new(Console)));
+    let inode = vfs::lookup(&vfs::root(), "/dev/console", true)?;
     Ok([
         File::new(inode.clone(), vfs::O_RDONLY)?,
         File::new(inode.clone(), vfs::O_WRONLY)?,

@@ -11,6 +11,7 @@ mod mm;
 mod proc;
 mod signal;
 mod time;
+pub use time::uptime_ns;
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

@@ -255,13 +255,14 @@ pub fn futex(
 pub fn uname(ubuf: usize) -> SysResult {
     // struct utsname: six 65-byte fields.
     let mut buf = [0u8; 6 * 65];
-    // sysname says which kernel this is: programs (and our tests) may
-    // check for "Linux"-only behaviour.
+    // Programs check for "Linux" and a kernel version before they use a
+    // call (glibc, busybox, Python): say Linux and the 6.12 ABI we follow,
+    // and name faultline in the release and version.
     let fields: [&[u8]; 6] = [
+        b"Linux",
         b"faultline",
-        b"faultline",
-        b"0.1.0",
-        b"#1 SMP",
+        b"6.12.0-faultline",
+        b"#1 SMP faultline 0.1.0",
         b"aarch64",
         b"(none)",
     ];

@@ -93,6 +93,11 @@ pub fn uptime_secs() -> u64 {
     now_ns() / 1_000_000_000
 }
 
+/// Nanoseconds since boot (/proc/uptime).
+pub fn uptime_ns() -> u64 {
+    now_ns()
+}
+
 pub fn clock_getres(clock: i32, uts: usize) -> SysResult {
     known(clock)?;
     if uts != 0 {

@@ -8,7 +8,6 @@
 //! a fixed 8 MiB VMA; a multi-threaded process may not exec (EAGAIN;
 //! Linux kills the other threads first).
 
-use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -23,8 +22,9 @@ use crate::mm::addr::{align_up, PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::fault::copy_to_mm;
 use crate::mm::mm_struct::{Mm, MMAP_BOTTOM, MMAP_TOP};
 use crate::mm::vma::{Vma, VM_EXEC, VM_GROWSDOWN, VM_MAYWRITE, VM_READ, VM_WRITE};
+use crate::task::binfmt_script;
 use crate::task::elf::{self, LoadPlan, PHENT_SIZE};
-use crate::task::process::Process;
+use crate::task::process::{ExecImage, Process};
 use crate::task::signal_abi::{SIG_DFL, SIG_IGN};
 use crate::task::stack::{self, ExecArgs};
 
@@ -76,6 +76,7 @@ pub struct Loaded {
     pub mm: Arc<Mm>,
     pub entry: u64,
     pub sp: u64,
+    pub exe: Arc<ExecImage>,
 }
 
 fn read_whole(inode: &Inode) -> KResult<Vec<u8>> {
@@ -104,14 +105,65 @@ fn map(
     Ok(())
 }
 
+/// `#!` scripts that may run one another before ELOOP (Linux:
+/// `exec_binprm`, which allows depth 0 to 5 of binfmt rewrites).
+const MAX_SCRIPT_DEPTH: usize = 5;
+
 /// Builds a new address space holding the program at `path` with its first
-/// stack (Linux: `load_elf_binary` up to `start_thread`).
+/// stack (Linux: `bprm_execve` -> `search_binary_handler`, which tries
+/// `load_script` and `load_elf_binary` up to `start_thread`).
 pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<Loaded> {
+    load_binary(cwd, path, path, argv, envp, 0)
+}
+
+/// `load` of `path`, which the caller named `execfn` (AT_EXECFN), after
+/// `depth` `#!` lines.
+fn load_binary(
+    cwd: &Arc<Inode>,
+    path: &str,
+    execfn: &str,
+    argv: &[Vec<u8>],
+    envp: &[Vec<u8>],
+    depth: usize,
+) -> KResult<Loaded> {
     let inode = vfs::lookup(cwd, path, true)?;
     if inode.is_dir() || inode.mode & 0o111 == 0 {
         return Err(Errno::EACCES);
     }
     let image = read_whole(&inode)?;
+    if let Some(shebang) = binfmt_script::parse(&image) {
+        // Linux: `load_script`. The interpreter gets the script's path in
+        // place of argv[0].
+        let shebang = shebang.map_err(|_| Errno::ENOEXEC)?;
+        if depth == MAX_SCRIPT_DEPTH {
+            return Err(Errno::ELOOP);
+        }
+        let interp = core::str::from_utf8(shebang.interp).map_err(|_| Errno::ENOEXEC)?;
+        let mut script_argv = vec![shebang.interp.to_vec()];
+        script_argv.extend(shebang.arg.map(<[u8]>::to_vec));
+        script_argv.push(path.as_bytes().to_vec());
+        script_argv.extend(argv.iter().skip(1).cloned());
+        return load_binary(cwd, interp, execfn, &script_argv, envp, depth + 1);
+    }
+    let exe = ExecImage {
+        path: vfs::realpath(cwd, path)?,
+        comm: execfn
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .chars()
+            .take(15)
+            .collect(),
+        file: Some(inode.clone()),
+        cmdline: argv
+            .iter()
+            .flat_map(|a| a.iter().copied().chain([0]))
+            .collect(),
+        environ: envp
+            .iter()
+            .flat_map(|e| e.iter().copied().chain([0]))
+            .collect(),
+    };
     let mut plan: LoadPlan = elf::parse(&image).map_err(|_| Errno::ENOEXEC)?;
     if plan.is_dyn {
         plan = plan.with_base(ET_DYN_BASE).map_err(|_| Errno::ENOEXEC)?;
@@ -184,7 +236,7 @@ pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) ->
     let args = ExecArgs {
         argv: &argv,
         envp: &envp,
-        execfn: path.as_bytes(),
+        execfn: execfn.as_bytes(),
         random,
         auxv: &auxv,
     };
@@ -195,15 +247,19 @@ pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) ->
         mm,
         entry: plan.entry,
         sp: initial.sp,
+        exe: Arc::new(exe),
     })
 }
 
 /// Makes `loaded` the program of `process` (Linux: `begin_new_exec` and
 /// `start_thread`): new address space, close-on-exec files closed, caught
 /// signals reset, registers set to start at the entry point.
-pub fn commit(process: &Arc<Process>, loaded: Loaded, path: &str, tf: &mut TrapFrame) {
+pub fn commit(process: &Arc<Process>, loaded: Loaded, tf: &mut TrapFrame) {
+    // The process takes the new address space before this CPU switches to
+    // it: a thread preempted in between is switched back in with
+    // `process.mm`, so the old one, freed just below, is never live again.
+    let old = process.mm.replace(Some(loaded.mm.clone()));
     loaded.mm.activate();
-    let old = process.mm.replace(Some(loaded.mm));
     drop(old);
     process.files.lock().close_on_exec();
     for a in process.actions.lock().iter_mut() {
@@ -211,7 +267,7 @@ pub fn commit(process: &Arc<Process>, loaded: Loaded, path: &str, tf: &mut TrapF
             a.handler = SIG_DFL;
         }
     }
-    *process.exe.lock() = String::from(path);
+    *process.exe.lock() = loaded.exe;
     process.vfork_released.store(true, Ordering::Release);
     process.vfork_done.wake_all();
     *tf = TrapFrame::new_user(loaded.entry, loaded.sp);
@@ -238,7 +294,7 @@ pub fn spawn_process(path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<
         alloc::sync::Weak::new(),
         actions,
     );
-    *process.exe.lock() = String::from(path);
+    *process.exe.lock() = loaded.exe;
     let frame = TrapFrame::new_user(loaded.entry, loaded.sp);
     let user = crate::task::process::UserThread::new(process.clone(), pid, 0);
     crate::task::spawn_user(crate::task::process::next_cpu(), user, frame, 0)
@@ -254,6 +310,6 @@ pub fn execve(tf: &mut TrapFrame, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]
     }
     let cwd = process.cwd.lock().clone();
     let loaded = load(&cwd, path, argv, envp)?;
-    commit(&process, loaded, path, tf);
+    commit(&process, loaded, tf);
     Ok(())
 }

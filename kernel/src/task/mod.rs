@@ -7,6 +7,7 @@
 //! A user thread is a kernel thread with a `UserThread`: a process it
 //! belongs to, whose address space the scheduler switches to.
 
+pub mod binfmt_script;
 pub mod elf;
 pub mod exec;
 pub mod exit;
@@ -17,7 +18,7 @@ mod sched;
 pub mod signal;
 pub mod signal_abi;
 pub mod stack;
-mod thread;
+pub mod thread;
 mod wait;
 
 use alloc::sync::Arc;
@@ -25,9 +26,9 @@ use alloc::sync::Arc;
 use crate::arch::trap::TrapFrame;
 use crate::mm::mm_struct::Mm;
 pub use sched::{
-    cpu_online, current, exit_current_thread, init_this_cpu, msleep, nr_cpus_online,
-    preempt_on_irq_exit, set_need_resched, sleep_until, start_idle_loop, this_cpu_ticks, tick,
-    wake_up, with_current, yield_now, HZ,
+    cpu_online, current, exit_current_thread, idle_ticks, init_this_cpu, msleep, nr_cpus_online,
+    nr_running, preempt_on_irq_exit, set_need_resched, sleep_until, start_idle_loop,
+    this_cpu_ticks, tick, wake_up, with_current, yield_now, HZ,
 };
 pub use thread::{spawn, spawn_on, spawn_user, Thread};
 pub use wait::WaitQueue;

@@ -30,8 +30,8 @@ pub struct Process {
     pub mm: MmSlot,
     pub files: SpinLock<FdTable>,
     pub cwd: SpinLock<Arc<Inode>>,
-    /// The path this process last exec'd (`/proc/self/exe`).
-    pub exe: SpinLock<String>,
+    /// What this process last exec'd, for /proc.
+    pub exe: SpinLock<Arc<ExecImage>>,
     pub parent: SpinLock<Weak<Process>>,
     pub children: SpinLock<Vec<Arc<Process>>>,
     pub threads: SpinLock<Vec<Weak<Thread>>>,
@@ -61,6 +61,25 @@ pub struct Process {
     /// The file mode creation mask, taken from new files' and directories'
     /// modes (Linux: `fs->umask`); 022 for init, inherited across fork.
     pub umask: AtomicU32,
+}
+
+/// What exec leaves for /proc to show (Linux keeps `mm->exe_file` and
+/// reads the argument and environment strings from the new stack, where
+/// a program may since have changed them; faultline keeps copies made at
+/// exec).
+#[derive(Default)]
+pub struct ExecImage {
+    /// The program's absolute path, symbolic links resolved.
+    pub path: String,
+    /// The last part of the path exec was given, at most 15 bytes (Linux:
+    /// `task->comm`, from `bprm->filename`; a script's own name).
+    pub comm: String,
+    /// The program file itself (what `/proc/PID/exe` opens).
+    pub file: Option<Arc<Inode>>,
+    /// argv and envp, each string NUL-terminated (`/proc/PID/cmdline`,
+    /// `/proc/PID/environ`).
+    pub cmdline: Vec<u8>,
+    pub environ: Vec<u8>,
 }
 
 pub const RLIM_NLIMITS: usize = 16;
@@ -143,7 +162,7 @@ impl Process {
             mm: MmSlot::new(mm),
             files: SpinLock::new(files),
             cwd: SpinLock::new(cwd),
-            exe: SpinLock::new(String::new()),
+            exe: SpinLock::new(Arc::new(ExecImage::default())),
             parent: SpinLock::new(parent),
             children: SpinLock::new(Vec::new()),
             threads: SpinLock::new(Vec::new()),
@@ -195,6 +214,21 @@ pub fn init_process() -> Option<Arc<Process>> {
 
 pub fn find_process(pid: u32) -> Option<Arc<Process>> {
     PROCESSES.lock().get(&pid).and_then(Weak::upgrade)
+}
+
+/// The PID handed out last (/proc/loadavg).
+pub fn last_pid() -> u32 {
+    NEXT_PID.load(Ordering::Relaxed) - 1
+}
+
+/// How many user threads exist (/proc/loadavg).
+pub fn nr_threads() -> usize {
+    THREADS.lock().len()
+}
+
+/// Every process's PID, zombies included, in order (/proc's listing).
+pub fn all_pids() -> Vec<u32> {
+    PROCESSES.lock().keys().copied().collect()
 }
 
 /// How many processes exist, zombies included (sysinfo's `procs`).

@@ -41,6 +41,8 @@ struct Cpu {
     need_resched: AtomicBool,
     online: AtomicBool,
     ticks: AtomicU64,
+    /// Ticks that found the CPU idle (/proc/uptime's second field).
+    idle_ticks: AtomicU64,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -56,6 +58,7 @@ const CPU_INIT: Cpu = Cpu {
     need_resched: AtomicBool::new(false),
     online: AtomicBool::new(false),
     ticks: AtomicU64::new(0),
+    idle_ticks: AtomicU64::new(0),
 };
 
 static CPUS: [Cpu; MAX_CPUS] = [CPU_INIT; MAX_CPUS];
@@ -120,6 +123,22 @@ pub fn set_need_resched() {
 /// Timer ticks taken on this CPU since it came up.
 pub fn this_cpu_ticks() -> u64 {
     this_cpu().ticks.load(Ordering::Relaxed)
+}
+
+/// Ticks CPU `cpu` has spent idle.
+pub fn idle_ticks(cpu: usize) -> u64 {
+    CPUS[cpu].idle_ticks.load(Ordering::Relaxed)
+}
+
+/// Threads on a CPU or waiting in a run queue (/proc/loadavg).
+pub fn nr_running() -> usize {
+    CPUS.iter()
+        .map(|cpu| {
+            let rq = cpu.rq.lock();
+            let busy = rq.current.as_ref().is_some_and(|t| !t.is_idle());
+            rq.queue.len() + usize::from(busy)
+        })
+        .sum()
 }
 
 /// Puts a Runnable thread on its CPU's run queue and pokes that CPU.
@@ -209,6 +228,9 @@ pub fn yield_now() {
 pub fn tick() {
     let cpu = this_cpu();
     cpu.ticks.fetch_add(1, Ordering::Relaxed);
+    if with_current(Thread::is_idle) {
+        cpu.idle_ticks.fetch_add(1, Ordering::Relaxed);
+    }
     let now = timer::counter();
     let mut woken = Vec::new();
     {

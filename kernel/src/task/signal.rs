@@ -278,7 +278,7 @@ fn report_fatal(u: &UserThread, sig: u32, info: &SigInfo, tf: &TrapFrame) {
     };
     println!(
         "{}[{}]: unhandled {} code {} at {:#x}, pc {:#x}, lr {:#x}, sp {:#x}",
-        u.process.exe.lock().as_str(),
+        u.process.exe.lock().path.as_str(),
         u.tid,
         crate::task::signal_abi::signal_name(sig),
         info.code,

@@ -71,12 +71,21 @@ fn mount_tmpfs() {
 /// the machine took to reach user space (`make bench` reports it).
 static BOOT_NS: AtomicU64 = AtomicU64::new(0);
 
+/// Where programs are looked for, as a Linux init sets it (the kernel
+/// gives init only HOME and TERM).
+const PATH: &str = "PATH=/sbin:/usr/sbin:/bin:/usr/bin";
+
 /// The environment init was given, passed on to every program it starts,
-/// with `FAULTLINE_BOOT_NS` (see `BOOT_NS`) added.
+/// with `PATH` if it had none and `FAULTLINE_BOOT_NS` (see `BOOT_NS`).
 fn environment() -> Vec<CString> {
     let boot = format!("FAULTLINE_BOOT_NS={}", BOOT_NS.load(Ordering::Relaxed));
-    ulib::start::environ()
+    let given: Vec<&CStr> = ulib::start::environ().collect();
+    let has_path = given.iter().any(|e| e.to_bytes().starts_with(b"PATH="));
+    let path = (!has_path).then(|| CString::new(PATH).unwrap());
+    given
+        .into_iter()
         .map(CString::from)
+        .chain(path)
         .chain(CString::new(boot))
         .collect()
 }

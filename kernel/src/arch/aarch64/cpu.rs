@@ -74,3 +74,11 @@ pub fn enable_fpsimd() {
         asm!("mrs {t}, cpacr_el1", "orr {t}, {t}, #(3 << 20)", "msr cpacr_el1, {t}", "isb", t = out(reg) _, options(nomem, nostack))
     };
 }
+
+/// MIDR_EL1, who made this CPU and which part it is (/proc/cpuinfo).
+pub fn midr() -> u64 {
+    let midr: u64;
+    // SAFETY: MIDR_EL1 is a read-only identification register.
+    unsafe { asm!("mrs {}, midr_el1", out(reg) midr, options(nomem, nostack, preserves_flags)) };
+    midr
+}

@@ -196,6 +196,8 @@ struct Mounted {
     covered: Arc<Inode>,
     parent: Arc<Inode>,
     name: String,
+    /// The options it was mounted with, for /proc/mounts.
+    options: String,
 }
 
 static MOUNTED: SpinLock<Vec<Mounted>> = SpinLock::new(Vec::new());
@@ -221,8 +223,18 @@ pub fn mount_over(start: &Arc<Inode>, target: &str, options: &str) -> KResult<()
         covered,
         parent,
         name,
+        options: String::from(options),
     });
     Ok(())
+}
+
+/// Each mount(2)ed tmpfs: where it is and its options (/proc/mounts).
+pub fn mounts() -> Vec<(String, String)> {
+    MOUNTED
+        .lock()
+        .iter()
+        .map(|m| (vfs::path_of(&m.root), m.options.clone()))
+        .collect()
 }
 
 /// umount2(2) of a tmpfs that `mount_over` made: the covered directory

@@ -23,6 +23,14 @@ impl FdTable {
         Self::default()
     }
 
+    /// The open descriptors and their files, lowest first (/proc/PID/fd).
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &Arc<File>)> {
+        self.files
+            .iter()
+            .enumerate()
+            .filter_map(|(fd, f)| Some((fd, f.as_ref()?)))
+    }
+
     /// Puts `file` in the lowest free slot (Linux: `get_unused_fd` +
     /// `fd_install`).
     pub fn install(&mut self, file: Arc<File>) -> KResult<usize> {

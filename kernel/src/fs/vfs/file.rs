@@ -75,7 +75,7 @@ impl File {
             InodeKind::Dir(_) if writable || flags & O_CREAT != 0 => return Err(Errno::EISDIR),
             InodeKind::Dir(_) => {}
             _ if flags & O_DIRECTORY != 0 => return Err(Errno::ENOTDIR),
-            InodeKind::Symlink(_) => return Err(Errno::ELOOP),
+            InodeKind::Symlink(_) | InodeKind::MagicLink(_) => return Err(Errno::ELOOP),
             InodeKind::Pseudo(p) if writable && !p.is_writable() => return Err(Errno::EACCES),
             InodeKind::File(f) if writable && flags & O_TRUNC != 0 => f.truncate(0)?,
             _ => {}
@@ -158,7 +158,7 @@ impl File {
                 buf[..n].copy_from_slice(&text[start..start + n]);
                 Ok(n)
             }
-            InodeKind::Symlink(_) => Err(Errno::EINVAL),
+            InodeKind::Symlink(_) | InodeKind::MagicLink(_) => Err(Errno::EINVAL),
             InodeKind::Device(_) => Err(Errno::ESPIPE),
         }
     }
@@ -177,7 +177,7 @@ impl File {
                 p.store(text).map(|_| bytes.len())
             }),
             InodeKind::Dir(_) => Err(Errno::EISDIR),
-            InodeKind::Symlink(_) => Err(Errno::EINVAL),
+            InodeKind::Symlink(_) | InodeKind::MagicLink(_) => Err(Errno::EINVAL),
             InodeKind::Device(_) => Err(Errno::ESPIPE),
         }
     }
@@ -287,7 +287,7 @@ impl File {
         let dir = self.inode.dir()?;
         let mut pos = self.pos.lock();
         let parent = dir.parent().unwrap_or_else(|| self.inode.clone());
-        let entries = dir.entries.lock();
+        let entries = dir.list(&self.inode);
         let specials = [(".", self.inode.clone()), ("..", parent)];
         let all = specials
             .iter()

@@ -7,6 +7,7 @@ use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::errno::{Errno, KResult};
@@ -38,12 +39,34 @@ pub trait PseudoFile: Send + Sync {
     }
 }
 
+/// Directory entries the kernel makes up when they are looked up, beside
+/// the ones linked in (Linux: procfs's `proc_pid_lookup` and
+/// `proc_pid_readdir`): /proc's per-process directories, /proc/PID/fd.
+pub trait PseudoDir: Send + Sync {
+    /// The entry `name` of `dir` (this directory), made now.
+    fn lookup(&self, dir: &Arc<Inode>, name: &str) -> Option<Arc<Inode>>;
+    /// The names `lookup` finds now, in the order getdents lists them.
+    fn names(&self) -> Vec<String>;
+}
+
+/// A symbolic link the kernel resolves itself rather than through a
+/// stored path (Linux: procfs's "magic links", `proc_get_link`): following
+/// /proc/PID/exe or /proc/PID/fd/N reaches the inode itself, even one no
+/// longer linked anywhere.
+pub trait MagicLink: Send + Sync {
+    /// What readlink(2) says.
+    fn readlink(&self) -> KResult<String>;
+    /// The inode the link stands for.
+    fn follow(&self) -> KResult<Arc<Inode>>;
+}
+
 pub enum InodeKind {
     File(ShmemFile),
     /// A character device or a pipe.
     Device(Arc<dyn crate::fs::device::Device>),
     Dir(Directory),
     Symlink(String),
+    MagicLink(Box<dyn MagicLink>),
     Pseudo(Box<dyn PseudoFile>),
 }
 
@@ -53,6 +76,8 @@ pub struct Directory {
     /// The tmpfs that new entries are created in; None for /proc and /sys,
     /// whose trees only the kernel builds.
     pub sb: Option<Arc<TmpfsSb>>,
+    /// Entries made up at lookup, after the linked ones.
+    dynamic: Option<Box<dyn PseudoDir>>,
 }
 
 pub struct Inode {
@@ -82,14 +107,42 @@ impl Inode {
 
     /// A new empty directory; `parent` is set when it is linked in.
     pub fn new_dir(perm: u32, sb: Option<Arc<TmpfsSb>>) -> Arc<Inode> {
+        Inode::new_dir_with(perm, sb, None)
+    }
+
+    /// A new /proc directory under `parent`, whose entries `dynamic` makes
+    /// up besides any linked in.
+    pub fn new_pseudo_dir(parent: &Arc<Inode>, dynamic: Option<Box<dyn PseudoDir>>) -> Arc<Inode> {
+        let dir = Inode::new_dir_with(0o555, None, dynamic);
+        if let InodeKind::Dir(d) = &dir.kind {
+            d.set_parent(parent);
+        }
+        dir
+    }
+
+    fn new_dir_with(
+        perm: u32,
+        sb: Option<Arc<TmpfsSb>>,
+        dynamic: Option<Box<dyn PseudoDir>>,
+    ) -> Arc<Inode> {
         Inode::new(
             S_IFDIR | (perm & 0o7777),
             InodeKind::Dir(Directory {
                 entries: SpinLock::new(BTreeMap::new()),
                 parent: SpinLock::new(Weak::new()),
                 sb,
+                dynamic,
             }),
         )
+    }
+
+    /// What readlink(2) says of this inode: EINVAL if it is no link.
+    pub fn readlink(&self) -> KResult<String> {
+        match &self.kind {
+            InodeKind::Symlink(target) => Ok(target.clone()),
+            InodeKind::MagicLink(link) => link.readlink(),
+            _ => Err(Errno::EINVAL),
+        }
     }
 
     pub fn is_dir(&self) -> bool {
@@ -118,6 +171,7 @@ impl Inode {
         let (size, blocks) = match &self.kind {
             InodeKind::File(f) => (f.size(), f.nr_pages() * 8),
             InodeKind::Symlink(target) => (target.len() as u64, 0),
+            InodeKind::MagicLink(link) => (link.readlink().map_or(0, |t| t.len() as u64), 0),
             InodeKind::Dir(d) => (d.entries.lock().len() as u64 * 20, 0),
             InodeKind::Pseudo(_) | InodeKind::Device(_) => (0, 0),
         };
@@ -137,6 +191,31 @@ impl Inode {
 impl Directory {
     pub fn lookup(&self, name: &str) -> Option<Arc<Inode>> {
         self.entries.lock().get(name).cloned()
+    }
+
+    /// `lookup`, then the entries made up at lookup; `dir` is this
+    /// directory's inode.
+    pub fn find(&self, dir: &Arc<Inode>, name: &str) -> Option<Arc<Inode>> {
+        self.lookup(name)
+            .or_else(|| self.dynamic.as_ref()?.lookup(dir, name))
+    }
+
+    /// Every entry's name and inode, linked ones first (getdents).
+    pub fn list(&self, dir: &Arc<Inode>) -> Vec<(String, Arc<Inode>)> {
+        let mut all: Vec<_> = self
+            .entries
+            .lock()
+            .iter()
+            .map(|(n, i)| (n.clone(), i.clone()))
+            .collect();
+        if let Some(dynamic) = &self.dynamic {
+            for name in dynamic.names() {
+                if let Some(inode) = dynamic.lookup(dir, &name) {
+                    all.push((name, inode));
+                }
+            }
+        }
+        all
     }
 
     pub fn parent(&self) -> Option<Arc<Inode>> {

@@ -52,20 +52,21 @@ fn step(dir: &Arc<Inode>, name: &str) -> KResult<Arc<Inode>> {
         "" | "." => Ok(dir.clone()),
         ".." => Ok(d.parent().unwrap_or_else(|| dir.clone())),
         _ if name.len() > NAME_MAX => Err(Errno::ENAMETOOLONG),
-        _ => d.lookup(name).ok_or(Errno::ENOENT),
+        _ => d.find(dir, name).ok_or(Errno::ENOENT),
     }
 }
 
 /// Follows `link` (found in `dir`) to what it names.
 fn follow(dir: &Arc<Inode>, link: &Arc<Inode>, budget: &mut usize) -> KResult<Arc<Inode>> {
-    let InodeKind::Symlink(target) = &link.kind else {
-        return Ok(link.clone());
-    };
     if *budget == 0 {
         return Err(Errno::ELOOP);
     }
     *budget -= 1;
-    walk(dir, target, true, budget)
+    match &link.kind {
+        InodeKind::Symlink(target) => walk(dir, target, true, budget),
+        InodeKind::MagicLink(magic) => magic.follow(),
+        _ => Ok(link.clone()),
+    }
 }
 
 fn walk(
@@ -80,6 +81,8 @@ fn walk(
     } else {
         start.clone()
     };
+    // A trailing slash asks for a directory: a link there is followed.
+    let follow_last = follow_last || path.ends_with('/');
     let mut names = path.split('/').filter(|n| !n.is_empty()).peekable();
     while let Some(name) = names.next() {
         let next = step(&cur, name)?;
@@ -334,4 +337,70 @@ pub fn path_of(dir: &Arc<Inode>) -> String {
         path.push('/');
     }
     path
+}
+
+/// The absolute path of what `path` names, every symbolic link resolved
+/// (Linux: `d_path` of the file an open of `path` reaches; realpath(3)).
+pub fn realpath(start: &Arc<Inode>, path: &str) -> KResult<String> {
+    let mut budget = MAX_SYMLINKS;
+    let (mut dir, name) = lookup_parent(start, path)?;
+    let mut name = String::from(name);
+    loop {
+        let inode = step(&dir, &name)?;
+        if let InodeKind::MagicLink(link) = &inode.kind {
+            let target = link.follow()?;
+            return find_path(&target).ok_or(Errno::ENOENT);
+        }
+        if let InodeKind::Symlink(target) = &inode.kind {
+            if budget == 0 {
+                return Err(Errno::ELOOP);
+            }
+            budget -= 1;
+            let (d, n) = lookup_parent(&dir, target)?;
+            name = String::from(n);
+            dir = d;
+            continue;
+        }
+        if inode.is_dir() {
+            return Ok(path_of(&inode));
+        }
+        let mut full = path_of(&dir);
+        if !full.ends_with('/') {
+            full.push('/');
+        }
+        full.push_str(&name);
+        return Ok(full);
+    }
+}
+
+/// A path that names `inode` now, found by searching the tree from the
+/// root (Linux: `d_path` of the file's dentry; faultline has no dentries).
+/// The made-up /proc entries are not searched. None for a file linked
+/// nowhere: a pipe, a memfd, one unlinked while open.
+pub fn find_path(inode: &Arc<Inode>) -> Option<String> {
+    fn search(dir: &Arc<Inode>, want: &Arc<Inode>, path: &mut String) -> bool {
+        let Ok(d) = dir.dir() else { return false };
+        let entries: alloc::vec::Vec<_> = d
+            .entries
+            .lock()
+            .iter()
+            .map(|(n, i)| (n.clone(), i.clone()))
+            .collect();
+        for (name, child) in entries {
+            let len = path.len();
+            path.push('/');
+            path.push_str(&name);
+            if Arc::ptr_eq(&child, want) || (child.is_dir() && search(&child, want, path)) {
+                return true;
+            }
+            path.truncate(len);
+        }
+        false
+    }
+    let root = root();
+    if Arc::ptr_eq(&root, inode) {
+        return Some(String::from("/"));
+    }
+    let mut path = String::new();
+    search(&root, inode, &mut path).then_some(path)
 }

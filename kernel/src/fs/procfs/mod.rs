@@ -1,0 +1,192 @@
+//! /proc: the system's files (`meminfo`, `vmstat`, `cpuinfo`, `mounts`,
+//! `uptime`, `loadavg`, `version`, `filesystems`), made when opened, and
+//! one directory per process (`pid.rs`), with `/proc/self` naming the
+//! caller's (Linux: `fs/proc/`, `mm/vmstat.c`'s `vmstat_show`).
+
+mod pid;
+
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::fmt::Write;
+
+use super::vfs::{self, Inode, InodeKind, MagicLink, PseudoDir, PseudoFile, S_IFLNK};
+use crate::errno::{Errno, KResult};
+use crate::mm::addr::PAGE_SIZE;
+use crate::mm::{frame, vmstat};
+
+/// A system-wide file: `show` makes its text.
+struct SysFile(Show);
+
+impl PseudoFile for SysFile {
+    fn show(&self) -> String {
+        (self.0)()
+    }
+}
+
+fn kb(pages: u64) -> u64 {
+    pages * (PAGE_SIZE as u64 / 1024)
+}
+
+fn meminfo() -> String {
+    let free = frame::free_stats().free_pages as u64;
+    let shmem = vmstat::NR_SHMEM.get();
+    let rows = [
+        ("MemTotal:", frame::total_pages() as u64),
+        ("MemFree:", free),
+        ("MemAvailable:", free),
+        ("Cached:", shmem),
+        ("Shmem:", shmem),
+        ("ShmemHugePages:", vmstat::NR_SHMEM_HUGEPAGES.get()),
+        ("PageTables:", vmstat::NR_PAGETABLE.get()),
+    ];
+    let mut s = String::new();
+    for (name, pages) in rows {
+        // Linux's layout: name padded to 16 columns, value to 8, " kB".
+        let _ = writeln!(s, "{:<16}{:>8} kB", name, kb(pages));
+    }
+    s
+}
+
+fn vmstat() -> String {
+    let mut s = format!("nr_free_pages {}\n", frame::free_stats().free_pages);
+    vmstat::for_each(|name, value| {
+        let _ = writeln!(s, "{} {}", name, value);
+    });
+    s
+}
+
+/// One block per CPU, as arm64 Linux's `c_show` prints them: the MIDR
+/// fields and the features exec announces in AT_HWCAP.
+fn cpuinfo() -> String {
+    let midr = crate::arch::cpu::midr();
+    let freq = crate::arch::timer::frequency();
+    let mut s = String::new();
+    for cpu in (0..crate::dtb::MAX_CPUS).filter(|&c| crate::task::cpu_online(c)) {
+        // BogoMIPS: twice the timer's rate in MHz (Linux: from
+        // loops_per_jiffy, which arm64 derives from the timer).
+        let _ = write!(
+            s,
+            "processor\t: {}\nBogoMIPS\t: {}.{:02}\nFeatures\t: fp asimd\n\
+             CPU implementer\t: {:#04x}\nCPU architecture: 8\nCPU variant\t: {:#x}\n\
+             CPU part\t: {:#05x}\nCPU revision\t: {}\n\n",
+            cpu,
+            2 * freq / 1_000_000,
+            (2 * freq / 10_000) % 100,
+            (midr >> 24) & 0xff,
+            (midr >> 20) & 0xf,
+            (midr >> 4) & 0xfff,
+            midr & 0xf,
+        );
+    }
+    s
+}
+
+/// The file systems and where they are (Linux: `show_vfsmnt`).
+fn mounts() -> String {
+    let mut s = String::from(
+        "rootfs / rootfs rw 0 0\nproc /proc proc rw,relatime 0 0\n\
+         sysfs /sys sysfs rw,relatime 0 0\ndevtmpfs /dev devtmpfs rw,relatime 0 0\n",
+    );
+    for (path, options) in super::tmpfs::mounts() {
+        let sep = if options.is_empty() { "" } else { "," };
+        let _ = writeln!(s, "tmpfs {path} tmpfs rw,relatime{sep}{options} 0 0");
+    }
+    s
+}
+
+/// Seconds since boot and seconds the CPUs were idle, both to 1/100 s
+/// (Linux: `fs/proc/uptime.c`).
+fn uptime() -> String {
+    let ticks = |t: u64| format!("{}.{:02}", t / 100, t % 100);
+    let hz = crate::task::HZ;
+    let up = crate::syscall::uptime_ns() / 10_000_000;
+    let idle: u64 = (0..crate::dtb::MAX_CPUS)
+        .filter(|&c| crate::task::cpu_online(c))
+        .map(|c| crate::task::idle_ticks(c) * 100 / hz)
+        .sum();
+    format!("{} {}\n", ticks(up), ticks(idle))
+}
+
+/// Load averages (faultline keeps none: 0.00), runnable and all
+/// threads, and the last PID handed out (Linux: `fs/proc/loadavg.c`).
+fn loadavg() -> String {
+    format!(
+        "0.00 0.00 0.00 {}/{} {}\n",
+        crate::task::nr_running(),
+        crate::task::process::nr_threads(),
+        crate::task::process::last_pid()
+    )
+}
+
+fn version() -> String {
+    String::from("Linux version 6.12.0-faultline (faultline 0.1.0) #1 SMP\n")
+}
+
+fn filesystems() -> String {
+    String::from("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
+}
+
+/// What a system-wide file shows.
+type Show = fn() -> String;
+
+const FILES: [(&str, Show); 8] = [
+    ("cpuinfo", cpuinfo),
+    ("filesystems", filesystems),
+    ("loadavg", loadavg),
+    ("meminfo", meminfo),
+    ("mounts", mounts),
+    ("uptime", uptime),
+    ("version", version),
+    ("vmstat", vmstat),
+];
+
+/// /proc's made-up entries: a directory per process.
+struct PidDirs;
+
+impl PseudoDir for PidDirs {
+    fn lookup(&self, dir: &Arc<Inode>, name: &str) -> Option<Arc<Inode>> {
+        let process = crate::task::process::find_process(name.parse().ok()?)?;
+        Some(pid::dir(dir, &process))
+    }
+
+    fn names(&self) -> Vec<String> {
+        pid::names()
+    }
+}
+
+/// `/proc/self`: the caller's directory (Linux: `proc_self_get_link`).
+struct SelfLink(Arc<Inode>);
+
+impl MagicLink for SelfLink {
+    fn readlink(&self) -> KResult<String> {
+        pid::self_pid().map(|p| format!("{p}"))
+    }
+
+    fn follow(&self) -> KResult<Arc<Inode>> {
+        let name = self.readlink()?;
+        PidDirs.lookup(&self.0, &name).ok_or(Errno::ENOENT)
+    }
+}
+
+/// Builds the /proc tree (under the root, which must be set).
+pub fn build() -> Arc<Inode> {
+    let proc = Inode::new_pseudo_dir(&vfs::root(), Some(Box::new(PidDirs)));
+    let d = proc.dir().expect("a directory");
+    for (name, show) in FILES {
+        let inode = Inode::new(
+            vfs::S_IFREG | 0o444,
+            InodeKind::Pseudo(Box::new(SysFile(show))),
+        );
+        d.link(&proc, name, inode).expect("fresh directory");
+    }
+    // The link holds the tree's root; /proc lives as long as the kernel.
+    let this = Inode::new(
+        S_IFLNK | 0o777,
+        InodeKind::MagicLink(Box::new(SelfLink(proc.clone()))),
+    );
+    d.link(&proc, "self", this).expect("fresh directory");
+    proc
+}

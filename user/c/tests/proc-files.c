@@ -1,0 +1,422 @@
+/*
+ * What a process learns about itself from the kernel as ordinary Linux
+ * programs do: uname, /proc/self (a link to /proc/PID) and its files
+ * (status, cmdline, environ, comm, maps, exe, cwd, fd/), the system's
+ * /proc files (cpuinfo, mounts, uptime, loadavg), and execve of `#!`
+ * scripts and of /proc/self/exe. A static glibc program: make test runs it
+ * on faultline, make test-linux on Debian's Linux 6.12, and the values it
+ * expects are Linux's.
+ *
+ * Run with --echo-args it prints its arguments, one per line, and exits:
+ * the tests use it as a script interpreter and as a program to exec.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../proc.h"
+#include "check.h"
+
+static char self_path[PATH_MAX];
+static char big[16384];
+
+/* Runs PATH with ARGV and ENVP in a child; its stdout into OUT. Returns
+ * the wait status, or -1 with errno (the child's execve errno) if exec
+ * failed. */
+static int run_capture(const char *path, char *const argv[], char *const envp[], char *out, size_t len)
+{
+	int pipefd[2], errpipe[2];
+	if (pipe2(pipefd, O_CLOEXEC) || pipe2(errpipe, O_CLOEXEC))
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(pipefd[1], 1);
+		execve(path, argv, envp);
+		int e = errno;
+		write(errpipe[1], &e, sizeof(e));
+		_exit(127);
+	}
+	close(pipefd[1]);
+	close(errpipe[1]);
+	size_t got = 0;
+	ssize_t n;
+	while (got + 1 < len && (n = read(pipefd[0], out + got, len - 1 - got)) > 0)
+		got += n;
+	out[got] = 0;
+	close(pipefd[0]);
+	int e = 0;
+	int failed = read(errpipe[0], &e, sizeof(e)) == sizeof(e);
+	close(errpipe[0]);
+	int status;
+	waitpid(pid, &status, 0);
+	if (failed) {
+		errno = e;
+		return -1;
+	}
+	return status;
+}
+
+static int uname_says_linux_and_a_version(void)
+{
+	struct utsname u;
+	CHECK(uname(&u) == 0, "uname: %s", strerror(errno));
+	CHECK(strcmp(u.sysname, "Linux") == 0, "sysname %s", u.sysname);
+	CHECK(strcmp(u.machine, "aarch64") == 0, "machine %s", u.machine);
+	int major = 0, minor = 0;
+	CHECK(sscanf(u.release, "%d.%d", &major, &minor) == 2 && major >= 5,
+	      "release %s is no Linux version", u.release);
+	return 0;
+}
+
+static int proc_self_is_a_link_to_the_callers_directory(void)
+{
+	char link[64], want[64];
+	ssize_t n = readlink("/proc/self", link, sizeof(link) - 1);
+	CHECK(n > 0, "readlink /proc/self: %s", strerror(errno));
+	link[n] = 0;
+	snprintf(want, sizeof(want), "%d", getpid());
+	CHECK(strcmp(link, want) == 0, "/proc/self -> %s, pid %s", link, want);
+	struct stat l, s;
+	CHECK(lstat("/proc/self", &l) == 0 && S_ISLNK(l.st_mode), "lstat /proc/self is no link");
+	CHECK(stat("/proc/self/", &s) == 0 && S_ISDIR(s.st_mode), "stat /proc/self/ is no directory");
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/status", getpid());
+	CHECK(access(path, R_OK) == 0, "%s: %s", path, strerror(errno));
+	return 0;
+}
+
+static int proc_lists_processes_and_a_child_goes_away(void)
+{
+	int fds[2];
+	CHECK(pipe(fds) == 0, "pipe");
+	pid_t child = fork();
+	if (child == 0) {
+		char c;
+		close(fds[1]);
+		read(fds[0], &c, 1);
+		_exit(0);
+	}
+	close(fds[0]);
+	char name[16], path[64], status[4096];
+	snprintf(name, sizeof(name), "%d", child);
+	int found = 0, self_found = 0;
+	DIR *d = opendir("/proc");
+	CHECK(d, "opendir /proc: %s", strerror(errno));
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		found |= strcmp(e->d_name, name) == 0 && e->d_type == DT_DIR;
+		self_found |= strcmp(e->d_name, "self") == 0 && e->d_type == DT_LNK;
+	}
+	closedir(d);
+	snprintf(path, sizeof(path), "/proc/%d/status", child);
+	int read_ok = read_file(path, status, sizeof(status)) == 0;
+	char want[64];
+	snprintf(want, sizeof(want), "\nPPid:\t%d\n", getpid());
+	int ppid_ok = read_ok && strstr(status, want);
+	close(fds[1]);
+	waitpid(child, NULL, 0);
+	CHECK(found, "no directory %s in /proc", name);
+	CHECK(self_found, "no link self in /proc");
+	CHECK(ppid_ok, "%s has no '%s'", path, want + 1);
+	struct stat st;
+	CHECK(stat(path, &st) == -1 && errno == ENOENT, "%s still there after the reap", path);
+	return 0;
+}
+
+static int status_describes_the_caller(void)
+{
+	char buf[4096], want[64];
+	CHECK(read_file("/proc/self/status", buf, sizeof(buf)) == 0, "read status");
+	const char *lines[] = {"\nPid:\t%d\n", "\nTgid:\t%d\n", "\nPPid:\t%d\n"};
+	int values[] = {getpid(), getpid(), getppid()};
+	for (int i = 0; i < 3; i++) {
+		snprintf(want, sizeof(want), lines[i], values[i]);
+		CHECK(strstr(buf, want), "status has no '%s'", want + 1);
+	}
+	CHECK(strstr(buf, "\nThreads:\t1\n"), "status: Threads not 1");
+	CHECK(strstr(buf, "\nUmask:\t0022\n"), "status: Umask not 0022");
+	CHECK(strncmp(buf, "Name:\tproc-files\n", 17) == 0, "status starts '%.20s'", buf);
+	CHECK(strstr(buf, "\nState:\tR (running)\n"), "status: State not running");
+	long rss = -1;
+	char *v = strstr(buf, "\nVmRSS:");
+	CHECK(v && sscanf(v + 7, "%ld", &rss) == 1 && rss > 0, "VmRSS %ld", rss);
+	char comm[64];
+	CHECK(read_file("/proc/self/comm", comm, sizeof(comm)) == 0, "read comm");
+	CHECK(strcmp(comm, "proc-files\n") == 0, "comm '%s'", comm);
+	return 0;
+}
+
+static int exe_names_and_opens_the_program(void)
+{
+	char link[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", link, sizeof(link) - 1);
+	CHECK(n > 0, "readlink: %s", strerror(errno));
+	link[n] = 0;
+	CHECK(link[0] == '/', "exe -> %.200s is not absolute", link);
+	CHECK(strcmp(link + strlen(link) - 11, "/proc-files") == 0, "exe -> %.200s", link);
+	struct stat a, b;
+	CHECK(stat("/proc/self/exe", &a) == 0 && stat(link, &b) == 0, "stat: %s", strerror(errno));
+	CHECK(a.st_ino == b.st_ino, "exe is inode %lu, %.200s is %lu", a.st_ino, link, b.st_ino);
+	char magic[4];
+	int fd = open("/proc/self/exe", O_RDONLY);
+	CHECK(fd >= 0 && read(fd, magic, 4) == 4, "open exe: %s", strerror(errno));
+	close(fd);
+	CHECK(memcmp(magic, "\177ELF", 4) == 0, "exe is no ELF file");
+	char cwd[PATH_MAX], cwd_link[PATH_MAX];
+	n = readlink("/proc/self/cwd", cwd_link, sizeof(cwd_link) - 1);
+	CHECK(n > 0 && getcwd(cwd, sizeof(cwd)), "cwd link: %s", strerror(errno));
+	cwd_link[n] = 0;
+	CHECK(strcmp(cwd, cwd_link) == 0, "cwd -> %.200s, getcwd %.200s", cwd_link, cwd);
+	return 0;
+}
+
+static int cmdline_and_environ_hold_what_exec_was_given(void)
+{
+	char *argv[] = {"first", "--echo-args", "two words", "", "last", NULL};
+	char *envp[] = {"A=1", "EMPTY=", NULL};
+	char out[512];
+	int st = run_capture("/proc/self/exe", argv, envp, out, sizeof(out));
+	CHECK(st == 0, "exec of /proc/self/exe: status %d errno %s", st, strerror(errno));
+	const char *want = "first\n--echo-args\ntwo words\n\nlast\nenv A=1\nenv EMPTY=\n"
+			   "comm exe\n";
+	CHECK(strcmp(out, want) == 0, "the child printed '%.200s'", out);
+	return 0;
+}
+
+static int maps_shows_the_mappings_by_name(void)
+{
+	CHECK(read_file("/proc/self/maps", big, sizeof(big)) == 0, "read maps");
+	char *anon = mmap(NULL, 3 * 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(anon != MAP_FAILED, "mmap");
+	int local = 0;
+	unsigned long vdso = getauxval(AT_SYSINFO_EHDR), stack = (unsigned long)&local;
+	CHECK(read_file("/proc/self/maps", big, sizeof(big)) == 0, "read maps");
+	munmap(anon, 3 * 4096);
+	char want[64];
+	snprintf(want, sizeof(want), "%lx-%lx r--p 00000000 00:00 0", (unsigned long)anon,
+		 (unsigned long)anon + 3 * 4096);
+	CHECK(strstr(big, want), "no line '%s' in maps", want);
+	int stack_ok = 0, vdso_ok = 0, exe_ok = 0;
+	for (char *line = strtok(big, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			continue;
+		size_t len = strlen(line);
+		if (len > 8 && strcmp(line + len - 7, "[stack]") == 0)
+			stack_ok = lo <= stack && stack < hi;
+		if (len > 7 && strcmp(line + len - 6, "[vdso]") == 0)
+			vdso_ok = lo == vdso && strstr(line, " r-xp ");
+		if (strstr(line, " r-xp ") && strstr(line, "/proc-files"))
+			exe_ok = lo <= (unsigned long)&maps_shows_the_mappings_by_name &&
+				 (unsigned long)&maps_shows_the_mappings_by_name < hi;
+	}
+	CHECK(stack_ok, "no [stack] line holding %lx", stack);
+	CHECK(vdso_ok, "no r-xp [vdso] line at %lx", vdso);
+	CHECK(exe_ok, "no r-xp line of the program holding its code");
+	return 0;
+}
+
+static int fd_links_name_open_files(void)
+{
+	int null = open("/dev/null", O_RDONLY);
+	int p[2];
+	CHECK(null >= 0 && pipe(p) == 0, "open: %s", strerror(errno));
+	char path[64], link[256];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", null);
+	ssize_t n = readlink(path, link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	CHECK(strcmp(link, "/dev/null") == 0, "%s -> %s", path, link);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", p[0]);
+	n = readlink(path, link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	struct stat st;
+	fstat(p[0], &st);
+	char want[64];
+	snprintf(want, sizeof(want), "pipe:[%lu]", st.st_ino);
+	CHECK(strcmp(link, want) == 0, "%s -> %s, want %s", path, link, want);
+	int seen = 0;
+	DIR *d = opendir("/proc/self/fd");
+	CHECK(d, "opendir: %s", strerror(errno));
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name);
+		if (e->d_name[0] != '.' && (fd == null || fd == p[0] || fd == p[1] || fd == 0))
+			seen++;
+	}
+	closedir(d);
+	close(null);
+	close(p[0]);
+	close(p[1]);
+	CHECK(seen == 4, "/proc/self/fd lists %d of fds 0, %d, %d, %d", seen, null, p[0], p[1]);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", null);
+	CHECK(readlink(path, link, sizeof(link)) == -1 && errno == ENOENT, "closed fd still listed");
+	return 0;
+}
+
+static int an_fd_link_reopens_an_unlinked_file(void)
+{
+	int fd = open("/tmp/proc-files-unlinked", O_CREAT | O_RDWR | O_TRUNC, 0600);
+	CHECK(fd >= 0, "create: %s", strerror(errno));
+	CHECK(write(fd, "kept", 4) == 4, "write");
+	unlink("/tmp/proc-files-unlinked");
+	char path[64], buf[8] = {0};
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	int again = open(path, O_RDONLY);
+	CHECK(again >= 0, "open %s: %s", path, strerror(errno));
+	int n = read(again, buf, sizeof(buf) - 1);
+	close(again);
+	close(fd);
+	CHECK(n == 4 && strcmp(buf, "kept") == 0, "read %d bytes '%s'", n, buf);
+	return 0;
+}
+
+static int cpuinfo_mounts_and_uptime_describe_the_system(void)
+{
+	CHECK(read_file("/proc/cpuinfo", big, sizeof(big)) == 0, "read cpuinfo");
+	int cpus = 0;
+	for (char *p = big; (p = strstr(p, "processor\t: ")); p++)
+		cpus++;
+	CHECK(cpus == sysconf(_SC_NPROCESSORS_ONLN), "cpuinfo lists %d CPUs of %ld", cpus,
+	      sysconf(_SC_NPROCESSORS_ONLN));
+	CHECK(strstr(big, "\nFeatures\t: fp asimd"), "cpuinfo has no fp asimd features");
+	CHECK(strstr(big, "\nCPU implementer\t: 0x41\n"), "cpuinfo: implementer not Arm");
+	CHECK(read_file("/proc/mounts", big, sizeof(big)) == 0, "read mounts");
+	CHECK(strstr(big, " /tmp tmpfs rw"), "mounts has no /tmp tmpfs: %.300s", big);
+	CHECK(strstr(big, "proc /proc proc rw"), "mounts has no /proc");
+	char buf[128];
+	double up = -1, idle = -1;
+	struct timespec boot;
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	CHECK(read_file("/proc/uptime", buf, sizeof(buf)) == 0 && sscanf(buf, "%lf %lf", &up, &idle) == 2,
+	      "uptime '%s'", buf);
+	double since = boot.tv_sec + boot.tv_nsec / 1e9;
+	CHECK(up > 0 && up <= since + 0.02 && up > since - 1, "uptime %.2f, CLOCK_BOOTTIME %.2f", up, since);
+	CHECK(idle >= 0, "idle %.2f", idle);
+	int running = 0, total = 0;
+	CHECK(read_file("/proc/loadavg", buf, sizeof(buf)) == 0 &&
+		      sscanf(buf, "%*f %*f %*f %d/%d", &running, &total) == 2,
+	      "loadavg '%s'", buf);
+	CHECK(running >= 1 && total >= running, "loadavg %d/%d", running, total);
+	return 0;
+}
+
+static int write_script(const char *path, const char *text)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0755);
+	if (fd < 0)
+		return -1;
+	int ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static int a_script_runs_under_its_interpreter(void)
+{
+	char text[PATH_MAX + 64];
+	snprintf(text, sizeof(text), "#!%s  --echo-args  \nignored\n", self_path);
+	CHECK(write_script("/tmp/proc-files-script", text) == 0, "write script");
+	char *argv[] = {"called-so", "a", "b c", NULL};
+	char *envp[] = {NULL};
+	char out[1024], want[PATH_MAX + 128];
+	int st = run_capture("/tmp/proc-files-script", argv, envp, out, sizeof(out));
+	CHECK(st == 0, "script: status %d errno %s", st, strerror(errno));
+	snprintf(want, sizeof(want), "%s\n--echo-args\n/tmp/proc-files-script\na\nb c\ncomm proc-files-scri\n",
+		 self_path);
+	CHECK(strcmp(out, want) == 0, "the interpreter printed '%.200s'", out);
+	/* A script whose interpreter is itself a script: both run. */
+	CHECK(write_script("/tmp/proc-files-outer", "#!/tmp/proc-files-script x\n") == 0, "write outer");
+	st = run_capture("/tmp/proc-files-outer", argv, envp, out, sizeof(out));
+	snprintf(want, sizeof(want), "%s\n--echo-args\n/tmp/proc-files-script\nx\n/tmp/proc-files-outer\na\nb c\n",
+		 self_path);
+	CHECK(st == 0 && strncmp(out, want, strlen(want)) == 0, "nested: status %d, '%.200s'", st, out);
+	unlink("/tmp/proc-files-outer");
+	unlink("/tmp/proc-files-script");
+	return 0;
+}
+
+static int bad_scripts_fail_as_on_linux(void)
+{
+	char *argv[] = {"x", NULL};
+	char *envp[] = {NULL};
+	char out[64];
+	CHECK(write_script("/tmp/proc-files-bad", "#!/no/such/interpreter\n") == 0, "write");
+	int st = run_capture("/tmp/proc-files-bad", argv, envp, out, sizeof(out));
+	CHECK(st == -1 && errno == ENOENT, "missing interpreter: %d %s", st, strerror(errno));
+	CHECK(write_script("/tmp/proc-files-bad", "#!\n") == 0, "write");
+	st = run_capture("/tmp/proc-files-bad", argv, envp, out, sizeof(out));
+	CHECK(st == -1 && errno == ENOEXEC, "empty #!: %d %s", st, strerror(errno));
+	/* Five scripts, each the next one's interpreter, then the program:
+	 * runs. Scripts in a cycle: ELOOP. */
+	char name[64], text[PATH_MAX + 64];
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "/tmp/proc-files-loop%d", i);
+		if (i < 4)
+			snprintf(text, sizeof(text), "#!/tmp/proc-files-loop%d\n", i + 1);
+		else
+			snprintf(text, sizeof(text), "#!%s --echo-args\n", self_path);
+		CHECK(write_script(name, text) == 0, "write %s", name);
+	}
+	char chain_out[2048];
+	int chain = run_capture("/tmp/proc-files-loop0", argv, envp, chain_out, sizeof(chain_out));
+	int chain_errno = errno;
+	CHECK(write_script("/tmp/proc-files-loop4", "#!/tmp/proc-files-loop0\n") == 0, "write");
+	st = run_capture("/tmp/proc-files-loop0", argv, envp, out, sizeof(out));
+	int e = errno;
+	for (int i = 0; i < 5; i++) {
+		snprintf(name, sizeof(name), "/tmp/proc-files-loop%d", i);
+		unlink(name);
+	}
+	unlink("/tmp/proc-files-bad");
+	CHECK(chain == 0 && strstr(chain_out, "/tmp/proc-files-loop0\n"), "5 scripts deep: %d %s",
+	      chain, strerror(chain_errno));
+	CHECK(st == -1 && e == ELOOP, "scripts in a cycle: %d %s", st, strerror(e));
+	return 0;
+}
+
+static const struct test tests[] = {
+	TEST(uname_says_linux_and_a_version),
+	TEST(proc_self_is_a_link_to_the_callers_directory),
+	TEST(proc_lists_processes_and_a_child_goes_away),
+	TEST(status_describes_the_caller),
+	TEST(exe_names_and_opens_the_program),
+	TEST(cmdline_and_environ_hold_what_exec_was_given),
+	TEST(maps_shows_the_mappings_by_name),
+	TEST(fd_links_name_open_files),
+	TEST(an_fd_link_reopens_an_unlinked_file),
+	TEST(cpuinfo_mounts_and_uptime_describe_the_system),
+	TEST(a_script_runs_under_its_interpreter),
+	TEST(bad_scripts_fail_as_on_linux),
+};
+
+/* --echo-args: argv, then the environment, then /proc/self/comm. */
+static int echo_args(int argc, char **argv, char **envp)
+{
+	for (int i = 0; i < argc; i++)
+		printf("%s\n", argv[i]);
+	for (char **e = envp; *e; e++)
+		printf("env %s\n", *e);
+	char comm[32];
+	if (read_file("/proc/self/comm", comm, sizeof(comm)) == 0)
+		printf("comm %s", comm);
+	return 0;
+}
+
+int main(int argc, char **argv, char **envp)
+{
+	if (argc > 1 && strcmp(argv[1], "--echo-args") == 0)
+		return echo_args(argc, argv, envp);
+	ssize_t n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+	self_path[n > 0 ? n : 0] = 0;
+	return run_tests("proc-files", tests, sizeof(tests) / sizeof(tests[0]));
+}
