@@ -7,6 +7,7 @@
 //! A user thread is a kernel thread with a `UserThread`: a process it
 //! belongs to, whose address space the scheduler switches to.
 
+pub mod clock;
 pub mod elf;
 pub mod exec;
 pub mod exit;
@@ -17,7 +18,8 @@ mod sched;
 pub mod signal;
 pub mod signal_abi;
 pub mod stack;
-mod thread;
+pub mod thread;
+pub mod timers;
 mod wait;
 
 use alloc::sync::Arc;
