@@ -68,6 +68,7 @@ const HDR_SIZE_DT_STRUCT: usize = 9;
 const GIC_V2_COMPATIBLE: &[&str] = &["arm,gic-400", "arm,cortex-a15-gic"];
 const GIC_V3_COMPATIBLE: &[&str] = &["arm,gic-v3"];
 const PL011_COMPATIBLE: &[&str] = &["arm,pl011"];
+const PL031_COMPATIBLE: &[&str] = &["arm,pl031"];
 const ARCH_TIMER_COMPATIBLE: &[&str] = &["arm,armv8-timer"];
 const PSCI_COMPATIBLE: &[&str] = &["arm,psci-1.0", "arm,psci-0.2", "arm,psci"];
 
@@ -209,6 +210,8 @@ pub struct BootInfo<'a> {
     /// The PL011 UART registers; the one `/chosen/stdout-path` names if it
     /// names a PL011, otherwise the first in the tree.
     pub uart: MemRegion,
+    /// The PL031 real-time clock's registers, if the machine has one.
+    pub rtc: Option<MemRegion>,
     /// GIC INTID of the EL1 virtual timer, the one the kernel uses (27 on
     /// `virt`).
     pub timer_virt_intid: u32,
@@ -258,6 +261,9 @@ pub fn parse(dtb: &[u8]) -> Result<BootInfo<'_>, DtbError> {
         psci: parse_psci(&fdt)?,
         gic: parse_gic(&fdt)?,
         uart: parse_uart(&fdt, root, chosen)?,
+        rtc: fdt
+            .find_compatible(PL031_COMPATIBLE)
+            .and_then(|node| reg_entry(node, 0).ok()),
         timer_virt_intid,
         cpu_logical_map,
         nr_cpus_ignored,
@@ -769,6 +775,7 @@ mod tests {
                 cpu_if: MemRegion::default(),
             },
             uart: MemRegion::default(),
+            rtc: None,
             timer_virt_intid: 0,
             cpu_logical_map: FixedVec::new(),
             nr_cpus_ignored: 0,

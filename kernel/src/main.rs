@@ -69,6 +69,9 @@ pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
     let devices = device_ranges(&info);
     kmap::init(&ram, &devices);
     mmu::clear_ttbr0();
+    if let Some(rtc) = info.rtc {
+        task::clock::init_realtime(arch::pl031::read_seconds(rtc.base));
+    }
 
     random::seed(arch::timer::counter());
 
@@ -140,12 +143,14 @@ fn kernel_image_range() -> (PhysAddr, PhysAddr) {
     (virt_to_phys(img.text.0), virt_to_phys(img.data.1))
 }
 
-fn device_ranges(info: &dtb::BootInfo) -> [(PhysAddr, PhysAddr); 3] {
+fn device_ranges(info: &dtb::BootInfo) -> alloc::vec::Vec<(PhysAddr, PhysAddr)> {
     let r = |m: dtb::MemRegion| (m.base, m.end());
-    match info.gic {
-        dtb::GicInfo::V2 { dist, cpu_if } => [r(info.uart), r(dist), r(cpu_if)],
-        dtb::GicInfo::V3 { dist, redist } => [r(info.uart), r(dist), r(redist)],
-    }
+    let mut v = match info.gic {
+        dtb::GicInfo::V2 { dist, cpu_if } => alloc::vec![r(info.uart), r(dist), r(cpu_if)],
+        dtb::GicInfo::V3 { dist, redist } => alloc::vec![r(info.uart), r(dist), r(redist)],
+    };
+    v.extend(info.rtc.map(r));
+    v
 }
 
 static SECONDARY_TIMER_INTID: AtomicU32 = AtomicU32::new(0);

@@ -105,6 +105,13 @@ pub fn syscall(tf: &mut TrapFrame) {
         // Processes and threads (proc.rs).
         93 => proc::exit(a[0] as i32),
         94 => proc::exit_group(a[0] as i32),
+        95 => proc::waitid(
+            a[0] as i32,
+            a[1] as i32,
+            a[2] as usize,
+            a[3] as u32,
+            a[4] as usize,
+        ),
         96 => proc::set_tid_address(a[0] as usize),
         98 => proc::futex(
             a[0] as usize,
@@ -117,9 +124,20 @@ pub fn syscall(tf: &mut TrapFrame) {
         99 => proc::set_robust_list(a[0] as usize, a[1] as usize),
         100 => proc::get_robust_list(a[0] as i32, a[1] as usize, a[2] as usize),
         142 => proc::reboot(a[0] as u32, a[1] as u32, a[2] as u32),
+        120 => proc::sched_getscheduler(a[0] as i32),
+        121 => proc::sched_getparam(a[0] as i32, a[1] as usize),
+        122 => proc::sched_setaffinity(a[0] as i32, a[1] as usize, a[2] as usize),
         123 => proc::sched_getaffinity(a[0] as i32, a[1] as usize, a[2] as usize),
         124 => proc::sched_yield(),
+        140 => proc::setpriority(a[0] as i32, a[1] as i32, a[2] as i32),
+        141 => proc::getpriority(a[0] as i32, a[1] as i32),
+        153 => proc::times(a[0] as usize),
+        154 => proc::setpgid(a[0] as i32, a[1] as i32),
+        155 => proc::getpgid(a[0] as i32),
+        156 => proc::getsid(a[0] as i32),
+        157 => proc::setsid(),
         160 => proc::uname(a[0] as usize),
+        167 => proc::prctl(a[0] as i32, a[1]),
         163 | 261 => proc::prlimit64(nr, a),
         164 => proc::setrlimit(a[0], a[1] as usize),
         165 => proc::getrusage(a[0] as i32, a[1] as usize),
@@ -160,9 +178,11 @@ pub fn syscall(tf: &mut TrapFrame) {
         129 => signal::kill(a[0] as i32, a[1] as i32),
         130 => signal::tkill(a[0] as i32, a[1] as i32),
         131 => signal::tgkill(a[0] as i32, a[1] as i32, a[2] as i32),
+        132 => signal::sigaltstack(tf, a[0] as usize, a[1] as usize),
         133 => signal::rt_sigsuspend(a[0] as usize, a[1] as usize),
         134 => signal::rt_sigaction(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
         135 => signal::rt_sigprocmask(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
+        137 => signal::rt_sigtimedwait(a[0] as usize, a[1] as usize, a[2] as usize, a[3] as usize),
         139 => {
             crate::task::signal::sigreturn(tf);
             // x0 is what the frame restored: leave it.
@@ -170,6 +190,14 @@ pub fn syscall(tf: &mut TrapFrame) {
         }
         // Time (time.rs).
         101 => time::nanosleep(a[0] as usize, a[1] as usize),
+        102 => time::getitimer(a[0] as i32, a[1] as usize),
+        103 => time::setitimer(a[0] as i32, a[1] as usize, a[2] as usize),
+        107 => time::timer_create(a[0] as i32, a[1] as usize, a[2] as usize),
+        108 => time::timer_gettime(a[0] as i32, a[1] as usize),
+        109 => time::timer_getoverrun(a[0] as i32),
+        110 => time::timer_settime(a[0] as i32, a[1] as u32, a[2] as usize, a[3] as usize),
+        111 => time::timer_delete(a[0] as i32),
+        112 => time::clock_settime(a[0] as i32, a[1] as usize),
         113 => time::clock_gettime(a[0] as i32, a[1] as usize),
         114 => time::clock_getres(a[0] as i32, a[1] as usize),
         115 => time::clock_nanosleep(a[0] as i32, a[1] as u32, a[2] as usize, a[3] as usize),
@@ -186,7 +214,7 @@ pub fn syscall(tf: &mut TrapFrame) {
     };
     // Sleeps, futex waits and sigsuspend report EINTR even under
     // SA_RESTART, as on Linux.
-    if result == Err(Errno::EINTR) && !matches!(nr, 98 | 101 | 115 | 133) {
+    if result == Err(Errno::EINTR) && !matches!(nr, 98 | 101 | 115 | 133 | 137) {
         if let Some(u) = &crate::task::current().user {
             u.restart_x0.store(a[0], Ordering::Relaxed);
             u.restart_pending.store(true, Ordering::Relaxed);

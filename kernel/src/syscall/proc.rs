@@ -1,6 +1,7 @@
 //! Process and thread system calls (Linux: `kernel/fork.c`, `kernel/exit.c`,
 //! `kernel/sys.c`, `kernel/futex/syscalls.c`).
 
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
@@ -8,6 +9,7 @@ use super::SysResult;
 use crate::arch::trap::TrapFrame;
 use crate::errno::{Errno, KResult};
 use crate::mm::uaccess::{copy_to_user, read_user, strncpy_from_user, write_user};
+use crate::task::process::{self, Process};
 use crate::task::signal_abi::exited;
 use crate::task::{current, current_process, exec, exit, fork, futex};
 
@@ -176,20 +178,358 @@ pub fn execve(tf: &mut TrapFrame, upath: usize, uargv: usize, uenvp: usize) -> S
     exec::execve(tf, &path, &argv, &envp).map(|_| 0)
 }
 
+/// A `struct rusage` for `utime`/`stime` nanoseconds and `minflt` minor
+/// faults: two timevals, then 14 longs from ru_maxrss, ru_minflt the fifth.
+fn rusage_words(utime: u64, stime: u64, minflt: u64) -> [i64; 18] {
+    let mut words = [0i64; 18];
+    words[0] = (utime / 1_000_000_000) as i64;
+    words[1] = (utime % 1_000_000_000 / 1000) as i64;
+    words[2] = (stime / 1_000_000_000) as i64;
+    words[3] = (stime % 1_000_000_000 / 1000) as i64;
+    words[8] = minflt as i64;
+    words
+}
+
+/// Which children a wait4 `pid` means: < -1 the group -pid, -1 any, 0 the
+/// caller's group, > 0 that child.
+fn wait_target(pid: i32) -> KResult<exit::WaitFor> {
+    Ok(match pid {
+        -1 => exit::WaitFor::Any,
+        0 => exit::WaitFor::Pgid(
+            current_process()
+                .ok_or(Errno::ECHILD)?
+                .pgid
+                .load(Ordering::Acquire),
+        ),
+        p if p < 0 => exit::WaitFor::Pgid(p.unsigned_abs()),
+        p => exit::WaitFor::Pid(p as u32),
+    })
+}
+
+/// wait4(2): waitpid's options WNOHANG, WUNTRACED, WCONTINUED (Linux:
+/// `kernel_wait4`).
 pub fn wait4(pid: i32, ustatus: usize, options: u32, urusage: usize) -> SysResult {
-    const WUNTRACED: u32 = 2;
-    const WCONTINUED: u32 = 8;
-    if options & !(exit::WNOHANG | WUNTRACED | WCONTINUED) != 0 || pid == 0 || pid < -1 {
+    if options & !(exit::WNOHANG | exit::WSTOPPED | exit::WCONTINUED | exit::WTHREAD_FLAGS) != 0
+        || pid == i32::MIN
+    {
         return Err(Errno::EINVAL);
     }
-    let (child, status) = exit::wait4(pid, options)?;
-    if child != 0 && ustatus != 0 {
-        write_user(ustatus, &(status as i32))?;
+    let Some(r) = exit::do_wait(wait_target(pid)?, options | exit::WEXITED)? else {
+        return Ok(0);
+    };
+    if ustatus != 0 {
+        write_user(ustatus, &(r.status as i32))?;
     }
     if urusage != 0 {
-        copy_to_user(urusage, &[0u8; 144])?;
+        write_user(urusage, &rusage_words(r.utime, r.stime, 0))?;
     }
-    Ok(child as i64)
+    Ok(r.pid as i64)
+}
+
+/// waitid(2) (Linux: `kernel_waitid`): P_ALL, P_PID, P_PGID (id 0: the
+/// caller's group); at least one of WEXITED, WSTOPPED, WCONTINUED. The
+/// siginfo says who and how; all zero when WNOHANG finds nothing.
+pub fn waitid(idtype: i32, id: i32, uinfo: usize, options: u32, urusage: usize) -> SysResult {
+    const P_ALL: i32 = 0;
+    const P_PID: i32 = 1;
+    const P_PGID: i32 = 2;
+    let allowed = exit::WNOHANG
+        | exit::WNOWAIT
+        | exit::WEXITED
+        | exit::WSTOPPED
+        | exit::WCONTINUED
+        | exit::WTHREAD_FLAGS;
+    if options & !allowed != 0 || options & (exit::WEXITED | exit::WSTOPPED | exit::WCONTINUED) == 0
+    {
+        return Err(Errno::EINVAL);
+    }
+    let which = match idtype {
+        P_ALL => exit::WaitFor::Any,
+        P_PID if id > 0 => exit::WaitFor::Pid(id as u32),
+        P_PGID if id > 0 => exit::WaitFor::Pgid(id as u32),
+        P_PGID if id == 0 => exit::WaitFor::Pgid(
+            current_process()
+                .ok_or(Errno::ECHILD)?
+                .pgid
+                .load(Ordering::Acquire),
+        ),
+        _ => return Err(Errno::EINVAL),
+    };
+    let r = exit::do_wait(which, options)?;
+    if uinfo != 0 {
+        let info = match r {
+            Some(r) => {
+                crate::task::signal_abi::SigInfo::child(r.code, r.pid as i32, 0, r.si_status, 0, 0)
+                    .to_bytes()
+            }
+            None => [0u8; crate::task::signal_abi::SIGINFO_SIZE],
+        };
+        // waitid fills only si_signo, si_errno, si_code, si_pid, si_uid
+        // and si_status (Linux: `kernel_waitid`'s puts): the first 28 bytes.
+        copy_to_user(uinfo, &info[..28])?;
+    }
+    if urusage != 0 {
+        let (u, st) = r.map_or((0, 0), |r| (r.utime, r.stime));
+        write_user(urusage, &rusage_words(u, st, 0))?;
+    }
+    Ok(0)
+}
+
+/// The process `pid` names: 0 or the caller's own pid is the caller.
+fn process_of(pid: i32) -> KResult<Arc<Process>> {
+    match pid {
+        0 => current_process().ok_or(Errno::ESRCH),
+        p if p > 0 => process::find_process(p as u32).ok_or(Errno::ESRCH),
+        _ => Err(Errno::ESRCH),
+    }
+}
+
+/// setpgid(2) (Linux: `kernel/sys.c`): moves the caller or one of its
+/// children that has not exec'd into group `pgid` (0: its own pid) of the
+/// same session.
+pub fn setpgid(pid: i32, pgid: i32) -> SysResult {
+    if pgid < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let me = current_process().ok_or(Errno::ESRCH)?;
+    let p = if pid == 0 || pid as u32 == me.pid {
+        me.clone()
+    } else {
+        let p = process_of(pid)?;
+        // Only the caller and its own children.
+        if !p.parent().is_some_and(|pp| Arc::ptr_eq(&pp, &me)) {
+            return Err(Errno::ESRCH);
+        }
+        if p.sid.load(Ordering::Acquire) != me.sid.load(Ordering::Acquire) {
+            return Err(Errno::EPERM);
+        }
+        if p.did_exec.load(Ordering::Acquire) {
+            return Err(Errno::EACCES);
+        }
+        p
+    };
+    let pgid = if pgid == 0 { p.pid } else { pgid as u32 };
+    let sid = p.sid.load(Ordering::Acquire);
+    // A session leader stays in its group.
+    if sid == p.pid {
+        return Err(Errno::EPERM);
+    }
+    // Join an existing group of the same session, or make one named after
+    // the process itself.
+    if pgid != p.pid
+        && !process::pgrp_members(pgid)
+            .iter()
+            .any(|m| m.sid.load(Ordering::Acquire) == sid)
+    {
+        return Err(Errno::EPERM);
+    }
+    p.pgid.store(pgid, Ordering::Release);
+    Ok(0)
+}
+
+/// getpgid(2).
+pub fn getpgid(pid: i32) -> SysResult {
+    Ok(process_of(pid)?.pgid.load(Ordering::Acquire) as i64)
+}
+
+/// getsid(2).
+pub fn getsid(pid: i32) -> SysResult {
+    Ok(process_of(pid)?.sid.load(Ordering::Acquire) as i64)
+}
+
+/// setsid(2): a new session and group led by the caller; EPERM if a group
+/// with its pid already exists (it leads one already).
+pub fn setsid() -> SysResult {
+    let me = current_process().ok_or(Errno::ESRCH)?;
+    if process::pgrp_exists(me.pid) {
+        return Err(Errno::EPERM);
+    }
+    me.sid.store(me.pid, Ordering::Release);
+    me.pgid.store(me.pid, Ordering::Release);
+    Ok(me.pid as i64)
+}
+
+/// prctl(2) (Linux: `kernel/sys.c`): the options below; EINVAL for others.
+pub fn prctl(option: i32, arg2: u64) -> SysResult {
+    const PR_SET_PDEATHSIG: i32 = 1;
+    const PR_GET_PDEATHSIG: i32 = 2;
+    const PR_GET_DUMPABLE: i32 = 3;
+    const PR_SET_DUMPABLE: i32 = 4;
+    const PR_SET_NAME: i32 = 15;
+    const PR_GET_NAME: i32 = 16;
+    const PR_SET_CHILD_SUBREAPER: i32 = 36;
+    const PR_GET_CHILD_SUBREAPER: i32 = 37;
+    let me = current();
+    let u = me.user.as_ref().ok_or(Errno::EINVAL)?;
+    let p = &u.process;
+    match option {
+        PR_SET_PDEATHSIG => {
+            if arg2 > crate::task::signal_abi::NSIG as u64 {
+                return Err(Errno::EINVAL);
+            }
+            p.pdeath_signal.store(arg2 as u32, Ordering::Release);
+            Ok(0)
+        }
+        PR_GET_PDEATHSIG => {
+            write_user(
+                arg2 as usize,
+                &(p.pdeath_signal.load(Ordering::Acquire) as i32),
+            )?;
+            Ok(0)
+        }
+        PR_GET_DUMPABLE => Ok(p.dumpable.load(Ordering::Acquire) as i64),
+        PR_SET_DUMPABLE => {
+            if arg2 > 1 {
+                return Err(Errno::EINVAL);
+            }
+            p.dumpable.store(arg2 as u32, Ordering::Release);
+            Ok(0)
+        }
+        PR_SET_NAME => {
+            let mut name = [0u8; process::TASK_COMM_LEN];
+            let s = strncpy_from_user_truncated(arg2 as usize, process::TASK_COMM_LEN - 1)?;
+            name[..s.len()].copy_from_slice(&s);
+            *u.comm.lock() = name;
+            Ok(0)
+        }
+        PR_GET_NAME => {
+            let name = *u.comm.lock();
+            copy_to_user(arg2 as usize, &name)?;
+            Ok(0)
+        }
+        PR_SET_CHILD_SUBREAPER => {
+            p.child_subreaper.store(arg2 != 0, Ordering::Release);
+            Ok(0)
+        }
+        PR_GET_CHILD_SUBREAPER => {
+            let v = p.child_subreaper.load(Ordering::Acquire) as i32;
+            write_user(arg2 as usize, &v)?;
+            Ok(0)
+        }
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+/// Up to `max` bytes of the string at `uaddr`, cut there if it is longer
+/// (Linux: `strncpy_from_user` into a fixed buffer, as PR_SET_NAME does).
+fn strncpy_from_user_truncated(uaddr: usize, max: usize) -> KResult<Vec<u8>> {
+    let mut out = Vec::new();
+    for i in 0..max {
+        let b: u8 = read_user(uaddr + i)?;
+        if b == 0 {
+            break;
+        }
+        out.push(b);
+    }
+    Ok(out)
+}
+
+const PRIO_PROCESS: i32 = 0;
+const PRIO_PGRP: i32 = 1;
+const PRIO_USER: i32 = 2;
+
+/// The processes a getpriority/setpriority `which`/`who` pair names.
+fn prio_targets(which: i32, who: i32) -> KResult<Vec<Arc<Process>>> {
+    let me = current_process().ok_or(Errno::ESRCH)?;
+    let v = match which {
+        PRIO_PROCESS => alloc::vec![process_of(who)?],
+        PRIO_PGRP => {
+            let pgid = if who == 0 {
+                me.pgid.load(Ordering::Acquire)
+            } else {
+                who as u32
+            };
+            process::pgrp_members(pgid)
+        }
+        // Everyone is root: user 0 owns every process.
+        PRIO_USER if who == 0 => {
+            let mut all = process::all_processes();
+            all.retain(|p| !p.zombie.load(Ordering::Acquire));
+            all
+        }
+        PRIO_USER => Vec::new(),
+        _ => return Err(Errno::EINVAL),
+    };
+    if v.is_empty() {
+        return Err(Errno::ESRCH);
+    }
+    Ok(v)
+}
+
+/// getpriority(2): the raw system call returns 20 - nice (1..40), which
+/// glibc turns back into the nice value; the highest of the targets.
+pub fn getpriority(which: i32, who: i32) -> SysResult {
+    let best = prio_targets(which, who)?
+        .iter()
+        .map(|p| p.nice.load(Ordering::Acquire))
+        .min()
+        .unwrap_or(0);
+    Ok((20 - best) as i64)
+}
+
+/// setpriority(2): the nice value, clamped to -20..=19.
+pub fn setpriority(which: i32, who: i32, nice: i32) -> SysResult {
+    let nice = nice.clamp(-20, 19);
+    for p in prio_targets(which, who)? {
+        p.nice.store(nice, Ordering::Release);
+    }
+    Ok(0)
+}
+
+/// The thread a sched_* `pid` names (0: the caller).
+fn sched_thread(pid: i32) -> KResult<Arc<crate::task::Thread>> {
+    match pid {
+        0 => Ok(current()),
+        p if p > 0 => process::find_thread(p as u32).ok_or(Errno::ESRCH),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+/// sched_getscheduler(2): every thread is SCHED_OTHER (0).
+pub fn sched_getscheduler(pid: i32) -> SysResult {
+    sched_thread(pid).map(|_| 0)
+}
+
+/// sched_getparam(2): SCHED_OTHER's priority, 0.
+pub fn sched_getparam(pid: i32, uparam: usize) -> SysResult {
+    if uparam == 0 {
+        return Err(Errno::EINVAL);
+    }
+    sched_thread(pid)?;
+    write_user(uparam, &0i32).map(|_| 0)
+}
+
+/// sched_setaffinity(2): threads stay on the CPU they started on, so a
+/// mask is only checked: it must name an online CPU (else EINVAL).
+pub fn sched_setaffinity(pid: i32, len: usize, umask: usize) -> SysResult {
+    sched_thread(pid)?;
+    let cpus = crate::task::nr_cpus_online();
+    let n = len.min(cpus.div_ceil(8));
+    let mut mask = alloc::vec![0u8; n];
+    crate::mm::uaccess::copy_from_user(&mut mask, umask)?;
+    if !(0..cpus).any(|c| c / 8 < n && mask[c / 8] & (1 << (c % 8)) != 0) {
+        return Err(Errno::EINVAL);
+    }
+    Ok(0)
+}
+
+/// times(2): the process's and its reaped children's CPU time in clock
+/// ticks (USER_HZ 100); returns ticks since boot (Linux: `do_sys_times`).
+pub fn times(ubuf: usize) -> SysResult {
+    const TICK_NS: u64 = 10_000_000;
+    let p = current_process().ok_or(Errno::ESRCH)?;
+    if ubuf != 0 {
+        let (u, s) = p.cputime();
+        let t = *p.times.lock();
+        let tms = [
+            (u / TICK_NS) as i64,
+            (s / TICK_NS) as i64,
+            (t.cutime / TICK_NS) as i64,
+            (t.cstime / TICK_NS) as i64,
+        ];
+        write_user(ubuf, &tms)?;
+    }
+    Ok((crate::task::clock::monotonic_ns() / TICK_NS) as i64)
 }
 
 /// futex(2) (Linux: `kernel/futex/syscalls.c` `do_futex`). The fourth
@@ -224,8 +564,16 @@ pub fn futex(
             return Ok(None);
         }
         let ts: [i64; 2] = read_user(utimeout)?;
+        // An absolute time is on CLOCK_MONOTONIC unless FUTEX_CLOCK_REALTIME.
+        const CLOCK_REALTIME: i32 = 0;
+        const CLOCK_MONOTONIC: i32 = 1;
+        let clock = if op & FUTEX_CLOCK_REALTIME != 0 {
+            CLOCK_REALTIME
+        } else {
+            CLOCK_MONOTONIC
+        };
         match absolute {
-            true => super::time::deadline_at(ts).map(Some),
+            true => super::time::deadline_at_clock(clock, ts).map(Some),
             false => super::time::deadline_after(ts).map(Some),
         }
     };
@@ -330,19 +678,29 @@ pub fn reboot(magic1: u32, magic2: u32, cmd: u32) -> SysResult {
     }
 }
 
+/// getrusage(2): CPU time and minor faults of the process, the calling
+/// thread, or the reaped children.
 pub fn getrusage(who: i32, uaddr: usize) -> SysResult {
     const RUSAGE_SELF: i32 = 0;
     const RUSAGE_CHILDREN: i32 = -1;
     const RUSAGE_THREAD: i32 = 1;
-    if !matches!(who, RUSAGE_SELF | RUSAGE_CHILDREN | RUSAGE_THREAD) {
-        return Err(Errno::EINVAL);
-    }
-    // struct rusage: two timevals (4 words), then 14 longs from ru_maxrss;
-    // ru_minflt is the fifth of them.
-    let mut words = [0i64; 18];
-    if who != RUSAGE_CHILDREN {
-        words[8] = current_process().map_or(0, |p| p.minflt.load(Ordering::Relaxed)) as i64;
-    }
+    let p = current_process().ok_or(Errno::EINVAL)?;
+    let minflt = p.minflt.load(Ordering::Relaxed);
+    let words = match who {
+        RUSAGE_SELF => {
+            let (u, s) = p.cputime();
+            rusage_words(u, s, minflt)
+        }
+        RUSAGE_THREAD => {
+            let (u, s) = current().cputime();
+            rusage_words(u, s, minflt)
+        }
+        RUSAGE_CHILDREN => {
+            let t = *p.times.lock();
+            rusage_words(t.cutime, t.cstime, 0)
+        }
+        _ => return Err(Errno::EINVAL),
+    };
     write_user(uaddr, &words).map(|_| 0)
 }
 

@@ -5,9 +5,11 @@ use core::sync::atomic::Ordering;
 use super::SysResult;
 use crate::errno::Errno;
 use crate::mm::uaccess::{copy_from_user, copy_to_user, read_user, write_user};
-use crate::task::process::{find_process, find_thread};
+use crate::task::process::{all_processes, find_process, find_thread, pgrp_members};
 use crate::task::signal::{self, SigSource};
-use crate::task::signal_abi::{SigAction, NSIG, SIGACTION_SIZE, SIGSET_SIZE, SIG_KERNEL_ONLY_MASK};
+use crate::task::signal_abi::{
+    AltStack, SigAction, NSIG, SIGACTION_SIZE, SIGSET_SIZE, SIG_KERNEL_ONLY_MASK,
+};
 use crate::task::{current, current_process};
 
 fn check_sig(sig: i32) -> Result<u32, Errno> {
@@ -18,21 +20,39 @@ fn check_sig(sig: i32) -> Result<u32, Errno> {
     }
 }
 
-fn my_pid() -> u32 {
+pub(super) fn my_pid() -> u32 {
     current_process().map_or(0, |p| p.pid)
 }
 
+/// kill(2) (Linux: `kill_something_info`): `pid` > 0 that process, 0 the
+/// caller's group, -1 every process but init and the caller, < -1 the
+/// group -pid. ESRCH when nothing matched; signal 0 only checks.
 pub fn kill(pid: i32, sig: i32) -> SysResult {
     let sig = check_sig(sig)?;
-    if pid <= 0 {
-        // Process groups are not modelled: 0 and -1 mean ourselves.
-        let p = current_process().ok_or(Errno::ESRCH)?;
-        signal::send_to_process(&p, sig, SigSource::Kill(p.pid));
-        return Ok(0);
+    let me = current_process().ok_or(Errno::ESRCH)?;
+    let source = SigSource::Kill(me.pid);
+    let targets = match pid {
+        p if p > 0 => {
+            // A zombie still exists until it is reaped: kill(pid, 0) finds it.
+            let p = find_process(p as u32).ok_or(Errno::ESRCH)?;
+            signal::send_to_process(&p, sig, source);
+            return Ok(0);
+        }
+        0 => pgrp_members(me.pgid.load(Ordering::Acquire)),
+        -1 => {
+            let mut all = all_processes();
+            all.retain(|p| p.pid != 1 && p.pid != me.pid && !p.zombie.load(Ordering::Acquire));
+            all
+        }
+        i32::MIN => return Err(Errno::ESRCH),
+        p => pgrp_members(p.unsigned_abs()),
+    };
+    if targets.is_empty() {
+        return Err(Errno::ESRCH);
     }
-    // A zombie still exists until it is reaped: kill(pid, 0) finds it.
-    let p = find_process(pid as u32).ok_or(Errno::ESRCH)?;
-    signal::send_to_process(&p, sig, SigSource::Kill(my_pid()));
+    for p in targets {
+        signal::send_to_process(&p, sig, source);
+    }
     Ok(0)
 }
 
@@ -120,4 +140,71 @@ pub fn rt_sigprocmask(how: i32, unew: usize, uold: usize, sigsetsize: usize) -> 
         write_user(uold, &old)?;
     }
     Ok(0)
+}
+
+/// sigaltstack(2) (Linux: `do_sigaltstack`): the old stack is written only
+/// if the change, if any, succeeded.
+pub fn sigaltstack(tf: &crate::arch::trap::TrapFrame, unew: usize, uold: usize) -> SysResult {
+    let me = current();
+    let u = me.user.as_ref().ok_or(Errno::EINVAL)?;
+    let sp = tf.sp();
+    let old = signal::get_altstack(u, sp);
+    if unew != 0 {
+        // stack_t: ss_sp, ss_flags (an int, then 4 bytes of padding), ss_size.
+        let raw: [u64; 3] = read_user(unew)?;
+        let new = AltStack {
+            sp: raw[0],
+            flags: raw[1] as u32,
+            size: raw[2],
+        };
+        signal::set_altstack(u, new, sp)?;
+    }
+    if uold != 0 {
+        write_user(uold, &[old.sp, old.flags as u64, old.size])?;
+    }
+    Ok(0)
+}
+
+/// rt_sigtimedwait(2) (and sigwaitinfo, sigtimedwait): takes a pending
+/// signal of `uset`, waiting for one up to the relative timeout `uts`;
+/// EAGAIN when it runs out, EINTR when another signal is delivered first.
+pub fn rt_sigtimedwait(uset: usize, uinfo: usize, uts: usize, sigsetsize: usize) -> SysResult {
+    if sigsetsize != SIGSET_SIZE {
+        return Err(Errno::EINVAL);
+    }
+    let set: u64 = read_user::<u64>(uset)? & !SIG_KERNEL_ONLY_MASK;
+    let deadline = if uts != 0 {
+        let ts: [i64; 2] = read_user(uts)?;
+        Some(super::time::deadline_after(ts)?)
+    } else {
+        None
+    };
+    let me = current();
+    let u = me.user.as_ref().ok_or(Errno::EINVAL)?;
+    // Signals of the set are not discarded as ignored while we wait for
+    // them (Linux: `real_blocked`).
+    u.waiting_for.store(set, Ordering::Release);
+    let pending_in_set = || {
+        (u.pending.load(Ordering::Acquire) | u.process.shared_pending.load(Ordering::Acquire)) & set
+            != 0
+    };
+    let result = loop {
+        if let Some((sig, info)) = signal::dequeue_from(u, set) {
+            break Ok((sig, info));
+        }
+        if signal::signal_pending() {
+            break Err(Errno::EINTR);
+        }
+        let until = deadline.unwrap_or(u64::MAX);
+        if crate::arch::timer::counter() >= until {
+            break Err(Errno::EAGAIN);
+        }
+        crate::task::sleep_until(until, || pending_in_set() || signal::signal_pending());
+    };
+    u.waiting_for.store(0, Ordering::Release);
+    let (sig, info) = result?;
+    if uinfo != 0 {
+        copy_to_user(uinfo, &info.to_bytes())?;
+    }
+    Ok(sig as i64)
 }

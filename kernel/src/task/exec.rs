@@ -50,16 +50,28 @@ pub fn load_vdso() {
         file.write(vdso::IMAGE).expect("the vDSO in the page cache");
         file.inode.clone()
     });
+    crate::task::clock::init_vvar();
 }
 
 /// Maps the vDSO read-only and executable at the top of the mmap area, as
 /// Linux's `arch_setup_additional_pages` does; returns where.
 fn map_vdso(mm: &Arc<Mm>, m: &mut crate::mm::mm_struct::MmMap) -> KResult<usize> {
     let len = align_up(vdso::IMAGE.len(), PAGE_SIZE);
-    let start = m
+    // The data page ([vvar]) comes first, the image right after it, where
+    // the vDSO's `_vdso_data` expects it (Linux: `__setup_additional_pages`).
+    let area = m
         .vmas
-        .get_unmapped_area(len, PAGE_SIZE, None, MMAP_BOTTOM, MMAP_TOP)
+        .get_unmapped_area(PAGE_SIZE + len, PAGE_SIZE, None, MMAP_BOTTOM, MMAP_TOP)
         .ok_or(Errno::ENOMEM)?;
+    let vvar = crate::task::clock::vvar_inode().ok_or(Errno::ENOEXEC)?;
+    map(
+        mm,
+        m,
+        area,
+        area + PAGE_SIZE,
+        Vma::new(VM_READ, Some(vvar), 0),
+    )?;
+    let start = area + PAGE_SIZE;
     let inode = VDSO.get().ok_or(Errno::ENOEXEC)?.clone();
     map(
         mm,
@@ -77,6 +89,9 @@ pub struct Loaded {
     pub entry: u64,
     pub sp: u64,
     pub exe: Arc<ExecImage>,
+    /// The new program's name (Linux: `__set_task_comm` from
+    /// `bprm->filename`: for a script, the script's name).
+    pub comm: [u8; crate::task::process::TASK_COMM_LEN],
 }
 
 fn read_whole(inode: &Inode) -> KResult<Vec<u8>> {
@@ -147,13 +162,6 @@ fn load_binary(
     }
     let exe = ExecImage {
         path: vfs::realpath(cwd, path)?,
-        comm: execfn
-            .rsplit('/')
-            .next()
-            .unwrap_or("")
-            .chars()
-            .take(15)
-            .collect(),
         file: Some(inode.clone()),
         cmdline: argv
             .iter()
@@ -248,6 +256,7 @@ fn load_binary(
         entry: plan.entry,
         sp: initial.sp,
         exe: Arc::new(exe),
+        comm: crate::task::process::comm_of_path(execfn),
     })
 }
 
@@ -268,6 +277,12 @@ pub fn commit(process: &Arc<Process>, loaded: Loaded, tf: &mut TrapFrame) {
         }
     }
     *process.exe.lock() = loaded.exe;
+    process.did_exec.store(true, Ordering::Release);
+    crate::task::timers::on_exec(process);
+    if let Some(u) = &crate::task::current().user {
+        *u.comm.lock() = loaded.comm;
+        *u.altstack.lock() = crate::task::signal_abi::AltStack::DISABLED;
+    }
     process.vfork_released.store(true, Ordering::Release);
     process.vfork_done.wake_all();
     *tf = TrapFrame::new_user(loaded.entry, loaded.sp);
@@ -297,6 +312,7 @@ pub fn spawn_process(path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<
     *process.exe.lock() = loaded.exe;
     let frame = TrapFrame::new_user(loaded.entry, loaded.sp);
     let user = crate::task::process::UserThread::new(process.clone(), pid, 0);
+    *user.comm.lock() = crate::task::process::comm_of_path(path);
     crate::task::spawn_user(crate::task::process::next_cpu(), user, frame, 0)
         .ok_or(Errno::ENOMEM)?;
     Ok(process)

@@ -1,5 +1,6 @@
 //! Leaving: a thread exits, the last thread takes its process with it, and
-//! the parent reaps it with `wait4` (Linux: `kernel/exit.c` `do_exit`,
+//! the parent reaps it with `wait4` or `waitid`, which also report
+//! children that stopped or continued (Linux: `kernel/exit.c` `do_exit`,
 //! `do_group_exit`, `release_task`, `do_wait`).
 
 use alloc::sync::Arc;
@@ -8,11 +9,11 @@ use core::sync::atomic::Ordering;
 use crate::errno::{Errno, KResult};
 use crate::mm::uaccess::write_user;
 use crate::task::process::{self, Process};
-use crate::task::signal_abi::sigmask;
+use crate::task::signal_abi::{
+    sigmask, stopped, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED,
+    CONTINUED_STATUS, SIGCONT,
+};
 use crate::task::{current, futex, signal};
-
-/// wait4 options.
-pub const WNOHANG: u32 = 1;
 
 /// Ends the calling thread (exit(2)). If it was the last one, the process
 /// ends with `status` (a wait status).
@@ -28,7 +29,16 @@ fn exit_thread(status: u32) {
     let me = current();
     let user = me.user.as_ref().expect("a user thread exits");
     let process = user.process.clone();
-    process::unregister_thread(&me);
+    {
+        // The thread's CPU time passes to the process as it leaves the
+        // list the process adds live threads' from (Linux:
+        // `__exit_signal`), so no reader counts it twice or not at all.
+        let mut times = process.times.lock();
+        let (utime, stime) = me.cputime();
+        times.utime += utime;
+        times.stime += stime;
+        process::unregister_thread(&me);
+    }
     let last = process.nr_threads.fetch_sub(1, Ordering::AcqRel) == 1;
     // Robust futexes this thread still holds pass to their waiters marked
     // FUTEX_OWNER_DIED (Linux: `futex_exit_release`, before the tid clear).
@@ -82,18 +92,26 @@ pub fn do_group_exit(status: u32) -> ! {
 /// zombie for the parent (or power off if this was init).
 fn exit_process(p: &Arc<Process>) {
     let status = p.exit_status.load(Ordering::Acquire);
+    crate::task::timers::on_exit(p);
     // Closing files may wake others: not under the lock.
     let files = core::mem::take(&mut *p.files.lock());
     drop(files);
-    // Children go to init, which reaps them.
+    kill_orphaned_pgrp(p);
+    // Children go to the nearest child subreaper above us, else to init,
+    // which reap them (Linux: `forget_original_parent`).
     let orphans = core::mem::take(&mut *p.children.lock());
     let init = process::init_process();
-    if let Some(init) = init.as_ref().filter(|i| !Arc::ptr_eq(i, p)) {
+    let reaper = find_new_reaper(p).or_else(|| init.clone());
+    if let Some(reaper) = reaper.as_ref().filter(|r| !Arc::ptr_eq(r, p)) {
         for c in orphans {
-            *c.parent.lock() = Arc::downgrade(init);
-            init.children.lock().push(c);
+            *c.parent.lock() = Arc::downgrade(reaper);
+            let pdeath = c.pdeath_signal.load(Ordering::Acquire);
+            reaper.children.lock().push(c.clone());
+            if pdeath != 0 {
+                signal::send_to_process(&c, pdeath, signal::SigSource::Kernel);
+            }
         }
-        init.child_wait.wake_all();
+        reaper.child_wait.wake_all();
     }
     p.vfork_released.store(true, Ordering::Release);
     p.vfork_done.wake_all();
@@ -107,40 +125,202 @@ fn exit_process(p: &Arc<Process>) {
     }
 }
 
-/// Waits for a child to end and reaps it (Linux: `wait4`): `pid` -1 for
-/// any child, > 0 for that one. Returns (pid, wait status), or pid 0 with
-/// WNOHANG when none has ended yet.
-pub fn wait4(pid: i32, options: u32) -> KResult<(u32, u32)> {
-    let me = crate::task::current_process().ok_or(Errno::ECHILD)?;
-    let matches = |c: &Arc<Process>| pid == -1 || pid == c.pid as i32;
-    let mut found = None;
-    let reap = |found: &mut Option<(u32, u32)>| {
-        let mut children = me.children.lock();
-        if let Some(i) = children
-            .iter()
-            .position(|c| matches(c) && c.zombie.load(Ordering::Acquire))
-        {
-            let child = children.remove(i);
-            process::forget_process(child.pid);
-            *found = Some((child.pid, child.exit_status.load(Ordering::Acquire)));
+/// The closest living ancestor of `p` that asked for PR_SET_CHILD_SUBREAPER
+/// (Linux: `find_new_reaper`).
+fn find_new_reaper(p: &Arc<Process>) -> Option<Arc<Process>> {
+    let mut up = p.parent();
+    while let Some(a) = up {
+        if a.child_subreaper.load(Ordering::Acquire) && !a.is_exiting() {
+            return Some(a);
         }
-        found.is_some()
+        up = a.parent();
+    }
+    None
+}
+
+/// Does group `pgid` have a stopped member (Linux: `has_stopped_jobs`)?
+fn has_stopped_jobs(pgid: u32) -> bool {
+    process::pgrp_members(pgid)
+        .iter()
+        .any(|m| m.stopped.load(Ordering::Acquire))
+}
+
+/// POSIX: a process group that our exit orphans and that has stopped
+/// members gets SIGHUP then SIGCONT, or it would stay stopped for ever
+/// (Linux: `kill_orphaned_pgrp`), our own group and our children's.
+fn kill_orphaned_pgrp(p: &Arc<Process>) {
+    let hup = |pgid: u32| {
+        if process::will_become_orphaned_pgrp(pgid, Some(p)) && has_stopped_jobs(pgid) {
+            let _ = process::kill_pgrp(pgid, crate::task::signal_abi::SIGHUP);
+            let _ = process::kill_pgrp(pgid, crate::task::signal_abi::SIGCONT);
+        }
     };
-    loop {
-        if reap(&mut found) {
-            return Ok(found.expect("set by reap"));
+    let (pgid, sid) = (
+        p.pgid.load(Ordering::Acquire),
+        p.sid.load(Ordering::Acquire),
+    );
+    if let Some(parent) = p.parent() {
+        if parent.pgid.load(Ordering::Acquire) != pgid && parent.sid.load(Ordering::Acquire) == sid
+        {
+            hup(pgid);
         }
-        if !me.children.lock().iter().any(matches) {
+    }
+    let children: alloc::vec::Vec<_> = p.children.lock().clone();
+    for c in children {
+        let cpgid = c.pgid.load(Ordering::Acquire);
+        if cpgid != pgid && c.sid.load(Ordering::Acquire) == sid {
+            hup(cpgid);
+        }
+    }
+}
+
+/// wait options (Linux: `include/uapi/linux/wait.h`).
+pub const WNOHANG: u32 = 1;
+pub const WSTOPPED: u32 = 2;
+pub const WEXITED: u32 = 4;
+pub const WCONTINUED: u32 = 8;
+pub const WNOWAIT: u32 = 0x0100_0000;
+/// __WNOTHREAD, __WALL, __WCLONE: accepted; every child is a process here.
+pub const WTHREAD_FLAGS: u32 = 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
+
+/// Which children a wait is for (Linux: `enum pid_type` of `do_wait`).
+#[derive(Copy, Clone)]
+pub enum WaitFor {
+    Any,
+    Pid(u32),
+    Pgid(u32),
+}
+
+/// What a wait found (Linux: `struct waitid_info`), with the child's CPU
+/// time and its reaped children's, in nanoseconds, for the rusage.
+#[derive(Copy, Clone, Default)]
+pub struct WaitResult {
+    pub pid: u32,
+    /// The wait4 status word.
+    pub status: u32,
+    /// `si_code` (CLD_*) and `si_status` for waitid.
+    pub code: i32,
+    pub si_status: i32,
+    pub utime: u64,
+    pub stime: u64,
+}
+
+fn selected(which: WaitFor, c: &Process) -> bool {
+    match which {
+        WaitFor::Any => true,
+        WaitFor::Pid(pid) => c.pid == pid,
+        WaitFor::Pgid(pgid) => c.pgid.load(Ordering::Acquire) == pgid,
+    }
+}
+
+/// Can `c` report something `options` asks for?
+fn reportable(c: &Process, options: u32) -> bool {
+    (options & WEXITED != 0 && c.zombie.load(Ordering::Acquire))
+        || (options & WSTOPPED != 0 && c.stop_report.load(Ordering::Acquire) != 0)
+        || (options & WCONTINUED != 0 && c.continued_report.load(Ordering::Acquire))
+}
+
+/// The child's CPU time with its reaped children's.
+fn child_times(c: &Process) -> (u64, u64) {
+    let (u, s) = c.cputime();
+    let t = *c.times.lock();
+    (u + t.cutime, s + t.cstime)
+}
+
+/// Takes what child `c` has to report (Linux: `wait_task_zombie`,
+/// `wait_task_stopped`, `wait_task_continued`), reaping it or clearing the
+/// report unless WNOWAIT.
+fn take_report(c: &Arc<Process>, options: u32) -> Option<WaitResult> {
+    let keep = options & WNOWAIT != 0;
+    let (utime, stime) = child_times(c);
+    let mut r = WaitResult {
+        pid: c.pid,
+        utime,
+        stime,
+        ..WaitResult::default()
+    };
+    if options & WEXITED != 0 && c.zombie.load(Ordering::Acquire) {
+        let status = c.exit_status.load(Ordering::Acquire);
+        r.status = status;
+        (r.code, r.si_status) = match status & 0x7f {
+            0 => (CLD_EXITED, ((status >> 8) & 0xff) as i32),
+            sig if status & 0x80 != 0 => (CLD_DUMPED, sig as i32),
+            sig => (CLD_KILLED, sig as i32),
+        };
+        return Some(r);
+    }
+    if options & WSTOPPED != 0 {
+        let sig = if keep {
+            c.stop_report.load(Ordering::Acquire)
+        } else {
+            c.stop_report.swap(0, Ordering::AcqRel)
+        };
+        if sig != 0 {
+            r.status = stopped(sig) as u32;
+            (r.code, r.si_status) = (CLD_STOPPED, sig as i32);
+            return Some(r);
+        }
+    }
+    if options & WCONTINUED != 0 {
+        let cont = if keep {
+            c.continued_report.load(Ordering::Acquire)
+        } else {
+            c.continued_report.swap(false, Ordering::AcqRel)
+        };
+        if cont {
+            r.status = CONTINUED_STATUS as u32;
+            (r.code, r.si_status) = (CLD_CONTINUED, SIGCONT as i32);
+            return Some(r);
+        }
+    }
+    None
+}
+
+/// Waits for a child selected by `which` to exit, stop or continue, as
+/// `options` asks (Linux: `do_wait`). Returns None with WNOHANG when no
+/// child has anything to report yet; ECHILD when no child matches.
+pub fn do_wait(which: WaitFor, options: u32) -> KResult<Option<WaitResult>> {
+    let me = crate::task::current_process().ok_or(Errno::ECHILD)?;
+    loop {
+        let candidates: alloc::vec::Vec<Arc<Process>> = me
+            .children
+            .lock()
+            .iter()
+            .filter(|c| selected(which, c))
+            .cloned()
+            .collect();
+        if candidates.is_empty() {
             return Err(Errno::ECHILD);
         }
+        for c in &candidates {
+            if let Some(r) = take_report(c, options) {
+                if options & WNOWAIT == 0
+                    && c.zombie.load(Ordering::Acquire)
+                    && options & WEXITED != 0
+                {
+                    let mut children = me.children.lock();
+                    let Some(i) = children.iter().position(|x| Arc::ptr_eq(x, c)) else {
+                        // Another thread reaped it first.
+                        continue;
+                    };
+                    children.remove(i);
+                    drop(children);
+                    process::forget_process(c.pid);
+                    let mut t = me.times.lock();
+                    t.cutime += r.utime;
+                    t.cstime += r.stime;
+                }
+                return Ok(Some(r));
+            }
+        }
         if options & WNOHANG != 0 {
-            return Ok((0, 0));
+            return Ok(None);
         }
         me.child_wait.wait_interruptible(|| {
             me.children
                 .lock()
                 .iter()
-                .any(|c| matches(c) && c.zombie.load(Ordering::Acquire))
+                .any(|c| selected(which, c) && reportable(c, options))
         })?;
     }
 }

@@ -105,6 +105,18 @@ pub fn clone(
         *child.exe.lock() = parent.exe.lock().clone();
         let umask = parent.umask.load(Ordering::Relaxed);
         child.umask.store(umask, Ordering::Relaxed);
+        // The group, session, nice value and dumpable flag are inherited;
+        // timers, the parent-death signal and subreaping are not (Linux:
+        // `copy_signal`, `copy_process`).
+        for (to, from) in [
+            (&child.pgid, &parent.pgid),
+            (&child.sid, &parent.sid),
+            (&child.dumpable, &parent.dumpable),
+        ] {
+            to.store(from.load(Ordering::Acquire), Ordering::Release);
+        }
+        let nice = parent.nice.load(Ordering::Acquire);
+        child.nice.store(nice, Ordering::Release);
         parent.children.lock().push(child.clone());
         child
     };
@@ -125,6 +137,13 @@ pub fn clone(
         tid,
         parent_user.sigmask.load(Ordering::Relaxed),
     );
+    *user.comm.lock() = *parent_user.comm.lock();
+    // A new process keeps the alternate signal stack (it is a copy of the
+    // same memory); a thread sharing the memory gets none (Linux:
+    // `copy_process` clears sas_ss_* for CLONE_VM without CLONE_VFORK).
+    if flags & CLONE_VM == 0 || flags & CLONE_VFORK != 0 {
+        *user.altstack.lock() = *parent_user.altstack.lock();
+    }
     if flags & CLONE_CHILD_CLEARTID != 0 {
         user.clear_child_tid.store(child_tid, Ordering::Relaxed);
     }

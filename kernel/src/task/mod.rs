@@ -8,6 +8,7 @@
 //! belongs to, whose address space the scheduler switches to.
 
 pub mod binfmt_script;
+pub mod clock;
 pub mod elf;
 pub mod exec;
 pub mod exit;
@@ -19,6 +20,7 @@ pub mod signal;
 pub mod signal_abi;
 pub mod stack;
 pub mod thread;
+pub mod timers;
 mod wait;
 
 use alloc::sync::Arc;

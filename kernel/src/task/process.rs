@@ -3,10 +3,14 @@
 //! working directory, signal handlers and a set of threads; the parent and
 //! child links that `wait4` follows.
 //!
+//! Process groups and sessions are ids kept in each process (Linux keeps
+//! `struct pid` lists); finding a group's members walks every process.
+//!
 //! Where we simplify: one thread group per process (threads share
 //! everything; `CLONE_*` flags that split mm, files or handlers between
-//! threads are not supported), no sessions, process groups or credentials
-//! (everyone is root), and a process exiting leaves its children to PID 1.
+//! threads are not supported), no credentials (everyone is root), and a
+//! process exiting leaves its children to the nearest child subreaper
+//! above it, else PID 1.
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -14,12 +18,15 @@ use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use core::mem::ManuallyDrop;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
 
+use crate::errno::{Errno, KResult};
 use crate::fs::vfs::{FdTable, Inode};
 use crate::mm::mm_struct::Mm;
 use crate::sync::SpinLock;
-use crate::task::signal_abi::{SigAction, SigInfo, NSIG};
+use crate::task::signal_abi::{AltStack, SigAction, SigInfo, NSIG};
 use crate::task::thread::Thread;
 use crate::task::WaitQueue;
 
@@ -61,6 +68,51 @@ pub struct Process {
     /// The file mode creation mask, taken from new files' and directories'
     /// modes (Linux: `fs->umask`); 022 for init, inherited across fork.
     pub umask: AtomicU32,
+    /// Process group and session (Linux: `task_pgrp_nr`, `task_session_nr`):
+    /// init's are 1 and 1, a child inherits its parent's, setpgid(2) and
+    /// setsid(2) change them.
+    pub pgid: AtomicU32,
+    pub sid: AtomicU32,
+    /// Set once the process has exec'd: its parent may no longer move it
+    /// to another group (Linux: a cleared `PF_FORKNOEXEC`).
+    pub did_exec: AtomicBool,
+    /// The nice value, -20..=19 (Linux: `static_prio`; only kept, the
+    /// round-robin scheduler does not weigh it).
+    pub nice: AtomicI32,
+    /// PR_SET_PDEATHSIG: the signal this process gets when its parent dies
+    /// (Linux keeps it per thread, `pdeath_signal`); cleared by fork.
+    pub pdeath_signal: AtomicU32,
+    /// PR_SET_DUMPABLE (Linux: `mm->flags` MMF_DUMPABLE), 1 by default.
+    pub dumpable: AtomicU32,
+    /// PR_SET_CHILD_SUBREAPER: orphaned descendants come here, not to init
+    /// (Linux: `signal->is_child_subreaper`).
+    pub child_subreaper: AtomicBool,
+    /// Job control (Linux: `signal->flags` SIGNAL_STOP_STOPPED): every
+    /// thread sleeps on `stop_wait` until SIGCONT or SIGKILL.
+    pub stopped: AtomicBool,
+    /// The stop signal not yet reported by a WUNTRACED wait (Linux: the
+    /// `exit_code` of a stopped task), 0 once reported.
+    pub stop_report: AtomicU32,
+    /// A SIGCONT resumed us and no WCONTINUED wait has reported it yet
+    /// (Linux: SIGNAL_STOP_CONTINUED).
+    pub continued_report: AtomicBool,
+    pub stop_wait: WaitQueue,
+    /// CPU time of exited threads and of reaped children.
+    pub times: SpinLock<ProcessTimes>,
+    /// Interval timers and POSIX timers (`timers.rs`).
+    pub timers: SpinLock<crate::task::timers::ProcessTimers>,
+}
+
+/// CPU time in nanoseconds that no live thread carries any more (Linux:
+/// `signal->utime`, `stime`, `cutime`, `cstime`).
+#[derive(Copy, Clone, Default)]
+pub struct ProcessTimes {
+    /// Threads of this process that have exited.
+    pub utime: u64,
+    pub stime: u64,
+    /// Children (and their reaped descendants) this process waited for.
+    pub cutime: u64,
+    pub cstime: u64,
 }
 
 /// What exec leaves for /proc to show (Linux keeps `mm->exe_file` and
@@ -71,9 +123,6 @@ pub struct Process {
 pub struct ExecImage {
     /// The program's absolute path, symbolic links resolved.
     pub path: String,
-    /// The last part of the path exec was given, at most 15 bytes (Linux:
-    /// `task->comm`, from `bprm->filename`; a script's own name).
-    pub comm: String,
     /// The program file itself (what `/proc/PID/exe` opens).
     pub file: Option<Arc<Inode>>,
     /// argv and envp, each string NUL-terminated (`/proc/PID/cmdline`,
@@ -120,6 +169,29 @@ pub struct UserThread {
     /// ended it is handled (Linux: `saved_sigmask`, TIF_RESTORE_SIGMASK).
     pub saved_sigmask: AtomicU64,
     pub restore_sigmask: AtomicBool,
+    /// sigaltstack(2): the alternate signal stack (Linux: `sas_ss_sp`,
+    /// `sas_ss_size`, `sas_ss_flags`); `flags` holds only SS_DISABLE or
+    /// SS_AUTODISARM, SS_ONSTACK is computed from the stack pointer.
+    pub altstack: SpinLock<AltStack>,
+    /// The signals rt_sigtimedwait is waiting for, kept from being
+    /// discarded as ignored meanwhile (Linux: `real_blocked`).
+    pub waiting_for: AtomicU64,
+    /// The thread's name (Linux: `task->comm`, 16 bytes with the NUL): the
+    /// exec'd file's name, or what PR_SET_NAME set; what /proc shows.
+    pub comm: SpinLock<[u8; TASK_COMM_LEN]>,
+}
+
+/// Linux's `TASK_COMM_LEN`: 15 characters and a NUL.
+pub const TASK_COMM_LEN: usize = 16;
+
+/// The `comm` for an exec'd `path`: its last component, cut to 15 bytes
+/// (Linux: `__set_task_comm(me, kbasename(filename))`).
+pub fn comm_of_path(path: &str) -> [u8; TASK_COMM_LEN] {
+    let name = path.rsplit('/').next().unwrap_or(path).as_bytes();
+    let mut comm = [0u8; TASK_COMM_LEN];
+    let n = name.len().min(TASK_COMM_LEN - 1);
+    comm[..n].copy_from_slice(&name[..n]);
+    comm
 }
 
 static NEXT_PID: AtomicU32 = AtomicU32::new(1);
@@ -179,6 +251,19 @@ impl Process {
             rlimits: SpinLock::new(default_rlimits()),
             umask: AtomicU32::new(0o022),
             nr_threads: AtomicUsize::new(0),
+            pgid: AtomicU32::new(pid),
+            sid: AtomicU32::new(pid),
+            did_exec: AtomicBool::new(false),
+            nice: AtomicI32::new(0),
+            pdeath_signal: AtomicU32::new(0),
+            dumpable: AtomicU32::new(1),
+            child_subreaper: AtomicBool::new(false),
+            stopped: AtomicBool::new(false),
+            stop_report: AtomicU32::new(0),
+            continued_report: AtomicBool::new(false),
+            stop_wait: WaitQueue::new(),
+            times: SpinLock::new(ProcessTimes::default()),
+            timers: SpinLock::new(Default::default()),
         });
         PROCESSES.lock().insert(pid, Arc::downgrade(&p));
         p
@@ -199,6 +284,93 @@ impl Process {
             .filter_map(Weak::upgrade)
             .collect()
     }
+
+    /// The process's CPU time so far, (user, system) in nanoseconds: its
+    /// exited threads' and its live threads' (Linux:
+    /// `thread_group_cputime_adjusted`).
+    pub fn cputime(&self) -> (u64, u64) {
+        let times = self.times.lock();
+        let (mut utime, mut stime) = (times.utime, times.stime);
+        for t in self.live_threads() {
+            let (u, s) = t.cputime();
+            utime += u;
+            stime += s;
+        }
+        (utime, stime)
+    }
+
+    /// Is the process a zombie or on its way out?
+    pub fn is_exiting(&self) -> bool {
+        self.exiting.load(Ordering::Acquire)
+    }
+}
+
+/// Every process not yet reaped, zombies included.
+pub fn all_processes() -> Vec<Arc<Process>> {
+    PROCESSES
+        .lock()
+        .values()
+        .filter_map(Weak::upgrade)
+        .collect()
+}
+
+/// The live members of process group `pgid` (Linux: `do_each_pid_task(pgrp,
+/// PIDTYPE_PGID)`), zombies left out.
+pub fn pgrp_members(pgid: u32) -> Vec<Arc<Process>> {
+    let mut v = all_processes();
+    v.retain(|p| p.pgid.load(Ordering::Acquire) == pgid && !p.zombie.load(Ordering::Acquire));
+    v
+}
+
+/// Does process group `pgid` have a live member?
+pub fn pgrp_exists(pgid: u32) -> bool {
+    !pgrp_members(pgid).is_empty()
+}
+
+/// Is process group `pgid` orphaned: no member has a parent in another
+/// group of the same session (POSIX; Linux: `will_become_orphaned_pgrp`
+/// with no process to ignore, which also counts a group whose members'
+/// parents are all init as orphaned)? The terminal driver uses it to
+/// refuse SIGTTIN/SIGTTOU stops, signal delivery to drop SIGTSTP and
+/// friends, and exit to send SIGHUP and SIGCONT to newly orphaned groups.
+pub fn is_orphaned_pgrp(pgid: u32) -> bool {
+    will_become_orphaned_pgrp(pgid, None)
+}
+
+/// As `is_orphaned_pgrp`, as if `ignore` (an exiting process) were gone.
+pub fn will_become_orphaned_pgrp(pgid: u32, ignore: Option<&Process>) -> bool {
+    for p in pgrp_members(pgid) {
+        if ignore.is_some_and(|i| core::ptr::eq(i, &*p)) || p.is_exiting() {
+            continue;
+        }
+        let Some(parent) = p.parent() else { continue };
+        if parent.pid == 1 {
+            continue;
+        }
+        if parent.pgid.load(Ordering::Acquire) != pgid
+            && parent.sid.load(Ordering::Acquire) == p.sid.load(Ordering::Acquire)
+        {
+            return false;
+        }
+    }
+    true
+}
+
+/// Sends `sig` to every process of group `pgid` (Linux: `kill_pgrp`, as
+/// from the kernel: si_code SI_KERNEL); ESRCH if the group is empty. For
+/// the terminal's SIGINT, SIGTSTP, SIGWINCH and SIGHUP.
+pub fn kill_pgrp(pgid: u32, sig: u32) -> KResult<()> {
+    if sig > NSIG {
+        return Err(Errno::EINVAL);
+    }
+    let members = pgrp_members(pgid);
+    if members.is_empty() {
+        return Err(Errno::ESRCH);
+    }
+    for p in members {
+        crate::task::signal::send_to_process(&p, sig, crate::task::signal::SigSource::Kernel);
+    }
+    Ok(())
 }
 
 /// The process that plays init: it adopts orphans, and its end powers off.
@@ -276,6 +448,9 @@ impl UserThread {
             restart_pending: AtomicBool::new(false),
             saved_sigmask: AtomicU64::new(0),
             restore_sigmask: AtomicBool::new(false),
+            altstack: SpinLock::new(AltStack::DISABLED),
+            waiting_for: AtomicU64::new(0),
+            comm: SpinLock::new([0; TASK_COMM_LEN]),
         }
     }
 }

@@ -183,6 +183,11 @@ pub fn schedule() {
         Some(t) => t,
         None => rq.idle.clone().expect("no idle thread"),
     };
+    if !Arc::ptr_eq(&prev, &next) {
+        let now = timer::counter();
+        prev.account_stop(now);
+        next.account_start(now);
+    }
     next.set_state(State::Running);
     cpu.curr
         .store(Arc::as_ptr(&next) as *mut Thread, Ordering::Relaxed);
@@ -223,14 +228,24 @@ pub fn yield_now() {
     schedule();
 }
 
-/// The timer interrupt's work (Linux: `scheduler_tick`): wake sleepers
-/// whose time has come, and ask for a reschedule when others wait.
-pub fn tick() {
+/// The timer interrupt's work (Linux: `scheduler_tick`,
+/// `update_process_times`): charge the tick to the running thread (`user`:
+/// it interrupted user space), run due timers, wake sleepers whose time
+/// has come, and ask for a reschedule when others wait.
+pub fn tick(user: bool) {
     let cpu = this_cpu();
     cpu.ticks.fetch_add(1, Ordering::Relaxed);
-    if with_current(Thread::is_idle) {
-        cpu.idle_ticks.fetch_add(1, Ordering::Relaxed);
-    }
+    with_current(|t| {
+        if t.is_idle() {
+            cpu.idle_ticks.fetch_add(1, Ordering::Relaxed);
+        } else {
+            t.account_tick(user);
+        }
+        if let Some(u) = &t.user {
+            crate::task::timers::cpu_tick(&u.process, user);
+        }
+    });
+    crate::task::timers::run_expired();
     let now = timer::counter();
     let mut woken = Vec::new();
     {

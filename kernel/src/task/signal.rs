@@ -5,9 +5,16 @@
 //! `setup_rt_frame`, `sys_rt_sigreturn`). The frame layout itself lives in
 //! `signal_abi.rs`.
 //!
-//! Where we simplify: no stop/continue (those signals are ignored), no
-//! alternate signal stacks, no restart of interrupted system calls (they
-//! return EINTR).
+//! Job control (Linux: `prepare_signal`, `do_signal_stop`): a stop
+//! signal's default action stops every thread of the process until SIGCONT
+//! or SIGKILL; SIGCONT discards pending stop signals and a stop signal
+//! pending SIGCONTs, when sent. The parent hears of both through SIGCHLD
+//! and wait.
+//!
+//! Where we simplify: standard and real-time signals alike are pending at
+//! most once; a stop is reported to the parent at once, not after every
+//! thread has stopped; only SA_RESTART handlers, stops and ignored signals
+//! restart an interrupted system call (the sleeps always return EINTR).
 
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
@@ -19,10 +26,12 @@ use crate::mm::uaccess::{copy_from_user, copy_to_user};
 use crate::task::exit::do_group_exit;
 use crate::task::process::{Process, UserThread};
 use crate::task::signal_abi::{
-    default_action, parse_sigreturn, sigmask, signaled, DefaultAction, FpState, SigAction, SigInfo,
-    SignalDelivery, UserRegs, CLD_DUMPED, CLD_EXITED, CLD_KILLED, NSIG, RT_SIGFRAME_SIZE,
-    SA_NODEFER, SA_RESETHAND, SA_RESTART, SIGCHLD, SIGFRAME_SIZE, SIG_DFL, SIG_IGN,
-    SIG_KERNEL_ONLY_MASK, SI_KERNEL, SI_TKILL, SI_USER,
+    default_action, parse_sigreturn, sigmask, signaled, AltStack, DefaultAction, FpState,
+    SigAction, SigFields, SigInfo, SignalDelivery, UserRegs, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED,
+    CLD_KILLED, CLD_STOPPED, MINSIGSTKSZ, NSIG, RT_SIGFRAME_SIZE, SA_NOCLDSTOP, SA_NODEFER,
+    SA_ONSTACK, SA_RESETHAND, SA_RESTART, SIGCHLD, SIGCONT, SIGFRAME_SIZE, SIGSTOP, SIGTSTP,
+    SIGTTIN, SIGTTOU, SIG_DFL, SIG_IGN, SIG_KERNEL_ONLY_MASK, SI_KERNEL, SI_TIMER, SI_TKILL,
+    SI_USER, SS_AUTODISARM, SS_DISABLE, SS_ONSTACK,
 };
 pub use crate::task::signal_abi::{
     BUS_ADRALN, BUS_ADRERR, ILL_ILLOPC, SEGV_ACCERR, SEGV_MAPERR, SIGBUS, SIGILL, SIGKILL, SIGSEGV,
@@ -70,22 +79,83 @@ fn discard(p: &Process, sig: u32, blocked: bool) -> bool {
 /// A signal for the whole process (kill(2)): any thread not blocking it may
 /// take it. SIGKILL ends the process at once.
 pub fn send_to_process(p: &Arc<Process>, sig: u32, source: SigSource) {
-    queue_for_process(p, sig, info_for(sig, source));
+    queue_signal(p, sig, info_for(sig, source));
 }
 
-fn queue_for_process(p: &Arc<Process>, sig: u32, info: SigInfo) {
-    if sig == 0 {
-        return;
+/// The signals a thread does not want delivered now: its mask, and what
+/// rt_sigtimedwait waits for (Linux: `blocked` and `real_blocked`).
+fn blocked_by(u: &UserThread) -> u64 {
+    u.sigmask.load(Ordering::Acquire) | u.waiting_for.load(Ordering::Acquire)
+}
+
+const STOP_MASK: u64 = sigmask(SIGSTOP) | sigmask(SIGTSTP) | sigmask(SIGTTIN) | sigmask(SIGTTOU);
+
+/// Removes `mask` from every pending set of the process.
+fn flush_pending(p: &Process, mask: u64) {
+    p.shared_pending.fetch_and(!mask, Ordering::AcqRel);
+    for t in p.live_threads() {
+        if let Some(u) = &t.user {
+            u.pending.fetch_and(!mask, Ordering::AcqRel);
+        }
     }
+}
+
+/// What sending `sig` does before it is queued (Linux: `prepare_signal`):
+/// a stop signal throws away pending SIGCONTs; SIGCONT throws away pending
+/// stop signals and resumes a stopped process, whatever its action.
+fn prepare_signal(p: &Arc<Process>, sig: u32) {
+    if STOP_MASK & sigmask(sig) != 0 {
+        flush_pending(p, sigmask(SIGCONT));
+    } else if sig == SIGCONT {
+        flush_pending(p, STOP_MASK);
+        if p.stopped.swap(false, Ordering::AcqRel) {
+            p.stop_report.store(0, Ordering::Release);
+            p.continued_report.store(true, Ordering::Release);
+            p.stop_wait.wake_all();
+            notify_parent_cldstop(p, CLD_CONTINUED, SIGCONT);
+        }
+    }
+}
+
+/// SIGCHLD to the parent of `p`, which stopped (CLD_STOPPED) or continued
+/// (CLD_CONTINUED), unless the parent set SA_NOCLDSTOP; its waiters wake
+/// either way (Linux: `do_notify_parent_cldstop`).
+fn notify_parent_cldstop(p: &Arc<Process>, code: i32, sig: u32) {
+    let Some(parent) = p.parent() else { return };
+    if action(&parent, SIGCHLD).flags & SA_NOCLDSTOP == 0 {
+        let (utime, stime) = p.cputime();
+        let info = SigInfo::child(
+            code,
+            p.pid as i32,
+            0,
+            sig as i32,
+            (utime / CLOCK_TICK_NS) as i64,
+            (stime / CLOCK_TICK_NS) as i64,
+        );
+        queue_signal(&parent, SIGCHLD, info);
+    }
+    parent.child_wait.wake_all();
+}
+
+/// Nanoseconds per `clock_t` tick (USER_HZ 100), for siginfo's times.
+const CLOCK_TICK_NS: u64 = 10_000_000;
+
+/// Queues `sig` with `info` for the whole process; false if it was
+/// discarded (ignored). Job control and SIGKILL act here.
+pub fn queue_signal(p: &Arc<Process>, sig: u32, info: SigInfo) -> bool {
+    if sig == 0 {
+        return false;
+    }
+    prepare_signal(p, sig);
     let threads = p.live_threads();
     let blocked = !threads.is_empty()
         && threads.iter().all(|t| {
             t.user
                 .as_ref()
-                .is_some_and(|u| u.sigmask.load(Ordering::Acquire) & sigmask(sig) != 0)
+                .is_some_and(|u| blocked_by(u) & sigmask(sig) != 0)
         });
     if discard(p, sig, blocked) {
-        return;
+        return false;
     }
     if sig == SIGKILL && !p.exiting.swap(true, Ordering::AcqRel) {
         p.exit_status
@@ -96,6 +166,7 @@ fn queue_for_process(p: &Arc<Process>, sig: u32, info: SigInfo) {
     for t in threads {
         crate::task::wake_up(&t);
     }
+    true
 }
 
 /// SIGCHLD to a parent whose child `pid` ended with wait status `status`
@@ -107,7 +178,7 @@ pub fn send_child_signal(parent: &Arc<Process>, pid: u32, status: u32) {
         sig if status & 0x80 != 0 => (CLD_DUMPED, sig),
         sig => (CLD_KILLED, sig),
     };
-    queue_for_process(
+    queue_signal(
         parent,
         SIGCHLD,
         SigInfo::child(code, pid as i32, 0, value as i32, 0, 0),
@@ -116,23 +187,26 @@ pub fn send_child_signal(parent: &Arc<Process>, pid: u32, status: u32) {
 
 /// A signal for one thread (tgkill(2)).
 pub fn send_to_thread(t: &Arc<Thread>, sig: u32, source: SigSource) {
-    let Some(u) = &t.user else { return };
+    queue_for_thread(t, sig, info_for(sig, source));
+}
+
+/// Queues `sig` with `info` for thread `t`; false if it was discarded.
+pub fn queue_for_thread(t: &Arc<Thread>, sig: u32, info: SigInfo) -> bool {
+    let Some(u) = &t.user else { return false };
     if sig == 0 {
-        return;
+        return false;
     }
     if sig == SIGKILL {
-        return send_to_process(&u.process, sig, source);
+        return queue_signal(&u.process, sig, info);
     }
-    if discard(
-        &u.process,
-        sig,
-        u.sigmask.load(Ordering::Acquire) & sigmask(sig) != 0,
-    ) {
-        return;
+    prepare_signal(&u.process, sig);
+    if discard(&u.process, sig, blocked_by(u) & sigmask(sig) != 0) {
+        return false;
     }
-    u.info.lock()[sig as usize - 1] = Some(info_for(sig, source));
+    u.info.lock()[sig as usize - 1] = Some(info);
     u.pending.fetch_or(sigmask(sig), Ordering::AcqRel);
     crate::task::wake_up(t);
+    true
 }
 
 /// A signal for the calling thread (SIGPIPE on a broken pipe).
@@ -165,18 +239,39 @@ fn deliverable(u: &UserThread) -> u64 {
         & !u.sigmask.load(Ordering::Acquire)
 }
 
-/// Does the current thread have a signal to take (or a process to leave)?
-/// Interruptible waits end early when it does.
+/// Does the current thread have a signal to take, a stop to join or a
+/// process to leave? Interruptible waits end early when it does.
 pub fn signal_pending() -> bool {
     match &current().user {
-        Some(u) => deliverable(u) != 0 || u.process.exiting.load(Ordering::Acquire),
+        Some(u) => {
+            deliverable(u) != 0
+                || u.process.exiting.load(Ordering::Acquire)
+                || u.process.stopped.load(Ordering::Acquire)
+        }
         None => false,
     }
 }
 
 /// Takes the lowest deliverable signal: thread-directed first.
 fn dequeue(u: &UserThread) -> Option<(u32, SigInfo)> {
-    let set = deliverable(u);
+    dequeue_from(u, deliverable(u))
+}
+
+/// Takes the lowest pending signal of `set`, thread-directed first (Linux:
+/// `dequeue_signal`); a POSIX timer's signal picks up its overrun count.
+pub fn dequeue_from(u: &UserThread, set: u64) -> Option<(u32, SigInfo)> {
+    let set = set
+        & (u.pending.load(Ordering::Acquire) | u.process.shared_pending.load(Ordering::Acquire));
+    let (sig, mut info) = take_pending(u, set)?;
+    if let SigFields::Timer { tid, overrun, .. } = &mut info.fields {
+        if info.code == SI_TIMER {
+            *overrun = crate::task::timers::timer_signal_dequeued(&u.process, *tid);
+        }
+    }
+    Some((sig, info))
+}
+
+fn take_pending(u: &UserThread, set: u64) -> Option<(u32, SigInfo)> {
     if set == 0 {
         return None;
     }
@@ -205,6 +300,7 @@ pub fn do_signal(tf: &mut TrapFrame) {
         t.user.as_ref().is_none_or(|u| {
             deliverable(u) == 0
                 && !u.process.exiting.load(Ordering::Acquire)
+                && !u.process.stopped.load(Ordering::Acquire)
                 && !u.restart_pending.load(Ordering::Relaxed)
                 && !u.restore_sigmask.load(Ordering::Relaxed)
         })
@@ -229,44 +325,83 @@ pub fn do_signal(tf: &mut TrapFrame) {
     });
 }
 
-/// Acts on one pending signal; returns a wait status if it kills.
+/// Acts on pending signals until one is handled or none is left; returns
+/// a wait status if one kills (Linux: `get_signal`).
 fn get_signal(tf: &mut TrapFrame) -> Option<u32> {
     let me = current();
     let u = me.user.as_ref()?;
-    if u.process.exiting.load(Ordering::Acquire) {
-        return Some(u.process.exit_status.load(Ordering::Acquire));
-    }
     let restart = u
         .restart_pending
         .swap(false, Ordering::Relaxed)
         .then(|| u.restart_x0.load(Ordering::Relaxed));
-    let (sig, info) = dequeue(u)?;
-    let act = action(&u.process, sig);
-    if let Some(x0) = restart {
-        if act.flags & SA_RESTART != 0 && act.handler != SIG_DFL && act.handler != SIG_IGN {
-            // Run the interrupted call again after the handler (Linux:
-            // -ERESTARTSYS with SA_RESTART): back to the svc, first argument back.
+    // Run the interrupted call again (Linux: -ERESTARTSYS when no handler
+    // runs, or one with SA_RESTART): back to the svc, first argument back.
+    let restart_call = |tf: &mut TrapFrame| {
+        if let Some(x0) = restart {
             tf.set_reg(0, x0);
             tf.set_pc(tf.pc() - 4);
         }
-    }
-    // No core files are written, so no wait status has the core flag.
-    match act.handler {
-        SIG_IGN => None,
-        SIG_DFL => match default_action(sig) {
-            DefaultAction::Terminate => Some(signaled(sig, false) as u32),
-            DefaultAction::CoreDump => {
-                report_fatal(u, sig, &info, tf);
-                Some(signaled(sig, false) as u32)
+    };
+    loop {
+        if u.process.exiting.load(Ordering::Acquire) {
+            return Some(u.process.exit_status.load(Ordering::Acquire));
+        }
+        if u.process.stopped.load(Ordering::Acquire) {
+            do_signal_stop(&u.process);
+            continue;
+        }
+        let Some((sig, info)) = dequeue(u) else {
+            restart_call(tf);
+            return None;
+        };
+        let act = action(&u.process, sig);
+        // No core files are written, so no wait status has the core flag.
+        match act.handler {
+            SIG_IGN => continue,
+            SIG_DFL => match default_action(sig) {
+                DefaultAction::Terminate => return Some(signaled(sig, false) as u32),
+                DefaultAction::CoreDump => {
+                    report_fatal(u, sig, &info, tf);
+                    return Some(signaled(sig, false) as u32);
+                }
+                DefaultAction::Stop => {
+                    // The terminal's stops do nothing to an orphaned group:
+                    // no one is left to continue it (POSIX; Linux:
+                    // `is_current_pgrp_orphaned`).
+                    let pgid = u.process.pgid.load(Ordering::Acquire);
+                    if sig != SIGSTOP && crate::task::process::is_orphaned_pgrp(pgid) {
+                        continue;
+                    }
+                    if !u.process.stopped.swap(true, Ordering::AcqRel) {
+                        u.process.stop_report.store(sig, Ordering::Release);
+                        u.process.continued_report.store(false, Ordering::Release);
+                        for t in u.process.live_threads() {
+                            crate::task::wake_up(&t);
+                        }
+                        notify_parent_cldstop(&u.process, CLD_STOPPED, sig);
+                    }
+                    continue;
+                }
+                DefaultAction::Ignore | DefaultAction::Continue => continue,
+            },
+            _ => {
+                if act.flags & SA_RESTART != 0 {
+                    restart_call(tf);
+                }
+                // No room for the frame: Linux forces SIGSEGV, which kills.
+                return setup_frame(u, tf, sig, &act, &info)
+                    .is_err()
+                    .then_some(signaled(SIGSEGV, false) as u32);
             }
-            // No job control: stop and continue do nothing.
-            _ => None,
-        },
-        // No room for the frame: Linux forces SIGSEGV, which kills.
-        _ => setup_frame(u, tf, sig, &act, &info)
-            .is_err()
-            .then_some(signaled(SIGSEGV, false) as u32),
+        }
     }
+}
+
+/// Sleeps while the process is stopped, until SIGCONT or SIGKILL (Linux:
+/// `do_signal_stop`'s `schedule()` in TASK_STOPPED).
+fn do_signal_stop(p: &Process) {
+    p.stop_wait
+        .wait_until(|| !p.stopped.load(Ordering::Acquire) || p.exiting.load(Ordering::Acquire));
 }
 
 /// A process killed by a fault leaves a line on the console (Linux:
@@ -346,6 +481,24 @@ fn setup_frame(
         crate::task::signal_abi::SigFields::Fault { addr } => addr,
         _ => 0,
     };
+    // The alternate stack (Linux: `sigsp`, `__save_altstack`): an
+    // SA_ONSTACK handler moves onto it unless the thread is already there.
+    let (altstack, stack_top) = {
+        let mut alt = u.altstack.lock();
+        let saved = AltStack {
+            flags: sas_ss_flags(&alt, tf.sp()) | (alt.flags & SS_AUTODISARM),
+            ..*alt
+        };
+        let top = if act.flags & SA_ONSTACK != 0 && saved.flags & !SS_AUTODISARM == 0 {
+            alt.sp.wrapping_add(alt.size)
+        } else {
+            tf.sp()
+        };
+        if alt.flags & SS_AUTODISARM != 0 {
+            *alt = AltStack::DISABLED;
+        }
+        (saved, top)
+    };
     let delivery = SignalDelivery {
         sig,
         action: act,
@@ -356,6 +509,8 @@ fn setup_frame(
         esr: None,
         saved_mask,
         sigtramp: sigtramp(),
+        altstack,
+        stack_top,
     };
     let mut bytes = alloc::boxed::Box::new([0u8; SIGFRAME_SIZE]);
     let frame = delivery.setup_rt_frame(&mut bytes);
@@ -383,6 +538,7 @@ fn setup_frame(
 pub fn sigreturn(tf: &mut TrapFrame) {
     let me = current();
     let Some(u) = &me.user else { return };
+    let frame_sp = tf.sp();
     let mut bytes = alloc::boxed::Box::new([0u8; RT_SIGFRAME_SIZE]);
     let restored = copy_from_user(&mut bytes[..], tf.sp() as usize)
         .ok()
@@ -398,6 +554,9 @@ pub fn sigreturn(tf: &mut TrapFrame) {
     tf.set_pc(r.regs.pc);
     tf.set_pstate(r.regs.pstate);
     u.sigmask.store(r.blocked, Ordering::Release);
+    // Linux's `restore_altstack`: put back the stack the frame recorded
+    // (what SS_AUTODISARM took away); refused, silently, while on it.
+    let _ = set_altstack(u, r.altstack, frame_sp);
     fpsimd_load(&FpsimdState {
         vregs: r.fp.vregs,
         fpsr: r.fp.fpsr as u64,
@@ -428,4 +587,59 @@ pub fn sigaction(sig: u32, new: Option<SigAction>) -> KResult<SigAction> {
         }
     }
     Ok(old)
+}
+
+/// Is `sp` on the alternate stack `alt` (Linux: `on_sig_stack`)?
+pub fn on_sig_stack(alt: &AltStack, sp: u64) -> bool {
+    sp > alt.sp && sp - alt.sp <= alt.size
+}
+
+/// SS_DISABLE, SS_ONSTACK or 0 for a thread with `alt` at `sp` (Linux:
+/// `sas_ss_flags`).
+pub fn sas_ss_flags(alt: &AltStack, sp: u64) -> u32 {
+    if alt.size == 0 {
+        SS_DISABLE
+    } else if on_sig_stack(alt, sp) {
+        SS_ONSTACK
+    } else {
+        0
+    }
+}
+
+/// The thread's alternate stack as sigaltstack(2) reports it.
+pub fn get_altstack(u: &UserThread, sp: u64) -> AltStack {
+    let alt = *u.altstack.lock();
+    AltStack {
+        flags: sas_ss_flags(&alt, sp) | (alt.flags & SS_AUTODISARM),
+        ..alt
+    }
+}
+
+/// sigaltstack(2)'s change (Linux: `do_sigaltstack`): EPERM while running
+/// on the current one, EINVAL for unknown flags, ENOMEM below MINSIGSTKSZ.
+pub fn set_altstack(u: &UserThread, new: AltStack, sp: u64) -> KResult<()> {
+    let mut alt = u.altstack.lock();
+    if *alt == new {
+        return Ok(());
+    }
+    if on_sig_stack(&alt, sp) {
+        return Err(Errno::EPERM);
+    }
+    let mode = new.flags & !SS_AUTODISARM;
+    if !matches!(mode, 0 | SS_ONSTACK | SS_DISABLE) {
+        return Err(Errno::EINVAL);
+    }
+    if mode == SS_DISABLE {
+        *alt = AltStack {
+            sp: 0,
+            size: 0,
+            flags: new.flags,
+        };
+        return Ok(());
+    }
+    if new.size < MINSIGSTKSZ {
+        return Err(Errno::ENOMEM);
+    }
+    *alt = new;
+    Ok(())
 }

@@ -11,8 +11,7 @@
 //! them to numbers printed by a C program built against those headers.
 //!
 //! Simplified: FP/SIMD is the only register extension we record (no SVE,
-//! SME, MTE, BTI, GCS or POE records, and no `extra_context`); there are no
-//! alternate signal stacks, so `uc_stack` always says `SS_DISABLE`; bytes of
+//! SME, MTE, BTI, GCS or POE records, and no `extra_context`); bytes of
 //! the frame we do not fill are zero, where Linux leaves whatever the stack
 //! held. Little-endian only, like every arm64 Linux user space we run.
 
@@ -150,6 +149,14 @@ pub const fn signaled(sig: u32, core: bool) -> i32 {
     sig as i32 | if core { WCOREFLAG } else { 0 }
 }
 
+/// The `wait4` status of a child stopped by `sig` (`WIFSTOPPED`).
+pub const fn stopped(sig: u32) -> i32 {
+    ((sig as i32) << 8) | 0x7f
+}
+
+/// The `wait4` status of a child resumed by SIGCONT (`WIFCONTINUED`).
+pub const CONTINUED_STATUS: i32 = 0xffff;
+
 // struct sigaction, as rt_sigaction passes it (not the C library's own
 // struct sigaction, which carries a 128-byte sigset_t).
 
@@ -158,8 +165,12 @@ pub const SIG_DFL: u64 = 0;
 /// `sa_handler` value: discard the signal.
 pub const SIG_IGN: u64 = 1;
 
+/// SIGCHLD only: no SIGCHLD when a child stops or continues.
+pub const SA_NOCLDSTOP: u64 = 0x0000_0001;
 /// Call the handler as `handler(sig, siginfo_t *, ucontext_t *)`.
 pub const SA_SIGINFO: u64 = 0x0000_0004;
+/// Run the handler on the alternate signal stack, if the thread has one.
+pub const SA_ONSTACK: u64 = 0x0800_0000;
 /// `sa_restorer` is valid: the handler returns there, to call `rt_sigreturn`.
 pub const SA_RESTORER: u64 = 0x0400_0000;
 /// Restart system calls the signal interrupted instead of failing them with
@@ -215,6 +226,8 @@ pub const SI_USER: i32 = 0;
 pub const SI_KERNEL: i32 = 0x80;
 /// `si_code`: sent by tkill(2) or tgkill(2).
 pub const SI_TKILL: i32 = -6;
+/// `si_code`: a POSIX timer expired.
+pub const SI_TIMER: i32 = -2;
 /// SIGSEGV `si_code`: nothing is mapped at the address.
 pub const SEGV_MAPERR: i32 = 1;
 /// SIGSEGV `si_code`: mapped, but not with the access the thread tried.
@@ -232,6 +245,10 @@ pub const CLD_EXITED: i32 = 1;
 pub const CLD_KILLED: i32 = 2;
 /// SIGCHLD `si_code`: as CLD_KILLED, and the signal dumps core.
 pub const CLD_DUMPED: i32 = 3;
+/// SIGCHLD `si_code`: a signal stopped the child; `si_status` is the signal.
+pub const CLD_STOPPED: i32 = 5;
+/// SIGCHLD `si_code`: SIGCONT resumed the stopped child.
+pub const CLD_CONTINUED: i32 = 6;
 
 /// Byte offsets in `siginfo_t`. Three ints, then the `_sifields` union,
 /// which holds pointers and so starts 8-aligned at 16; which member of the
@@ -248,6 +265,10 @@ mod siginfo {
     pub const STATUS: usize = 24;
     pub const UTIME: usize = 32;
     pub const STIME: usize = 40;
+    /// `_timer`: the timer's id, its overrun count, then the `sigval`.
+    pub const TID: usize = 16;
+    pub const OVERRUN: usize = 20;
+    pub const SIGVAL: usize = 24;
     /// `_sigfault`: the faulting data or instruction address.
     pub const ADDR: usize = 16;
 }
@@ -267,6 +288,9 @@ pub enum SigFields {
         utime: i64,
         stime: i64,
     },
+    /// A POSIX timer's signal: which timer, how many expiries it missed
+    /// since the last signal was delivered, and `sigev_value`.
+    Timer { tid: i32, overrun: i32, value: u64 },
 }
 
 /// A `siginfo_t` with one of the layouts we deliver. `si_errno` is always 0,
@@ -313,6 +337,19 @@ impl SigInfo {
         }
     }
 
+    /// A POSIX timer's signal (`si_code` [`SI_TIMER`]).
+    pub const fn timer(sig: u32, tid: i32, overrun: i32, value: u64) -> Self {
+        Self {
+            signo: sig,
+            code: SI_TIMER,
+            fields: SigFields::Timer {
+                tid,
+                overrun,
+                value,
+            },
+        }
+    }
+
     pub fn to_bytes(self) -> [u8; SIGINFO_SIZE] {
         let mut bytes = [0; SIGINFO_SIZE];
         write_u32(&mut bytes, siginfo::SIGNO, self.signo);
@@ -336,6 +373,15 @@ impl SigInfo {
                 write_u32(&mut bytes, siginfo::STATUS, status as u32);
                 write_u64(&mut bytes, siginfo::UTIME, utime as u64);
                 write_u64(&mut bytes, siginfo::STIME, stime as u64);
+            }
+            SigFields::Timer {
+                tid,
+                overrun,
+                value,
+            } => {
+                write_u32(&mut bytes, siginfo::TID, tid as u32);
+                write_u32(&mut bytes, siginfo::OVERRUN, overrun as u32);
+                write_u64(&mut bytes, siginfo::SIGVAL, value);
             }
         }
         bytes
@@ -419,8 +465,33 @@ const ESR_CONTEXT_SIZE: usize = 16;
 /// A record's header and its start must stay 16-aligned.
 const RECORD_ALIGN: usize = 16;
 
-/// `uc_stack.ss_flags` when the thread has no alternate signal stack.
-const SS_DISABLE: u32 = 2;
+/// `ss_flags`: the thread is running on its alternate signal stack.
+pub const SS_ONSTACK: u32 = 1;
+/// `ss_flags`: the thread has no alternate signal stack.
+pub const SS_DISABLE: u32 = 2;
+/// `ss_flags`: disarm the stack while a handler runs on it (restored by
+/// `rt_sigreturn`).
+pub const SS_AUTODISARM: u32 = 1 << 31;
+/// The smallest alternate stack sigaltstack(2) accepts on arm64.
+pub const MINSIGSTKSZ: u64 = 5120;
+
+/// A `stack_t`: an alternate signal stack as sigaltstack(2) and `uc_stack`
+/// describe it.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct AltStack {
+    pub sp: u64,
+    pub flags: u32,
+    pub size: u64,
+}
+
+impl AltStack {
+    /// No alternate stack.
+    pub const DISABLED: AltStack = AltStack {
+        sp: 0,
+        flags: SS_DISABLE,
+        size: 0,
+    };
+}
 
 const _: () = assert!(rt_sigframe::RESERVED.is_multiple_of(RECORD_ALIGN));
 const _: () = assert!(RT_SIGFRAME_SIZE.is_multiple_of(16));
@@ -451,6 +522,12 @@ pub struct SignalDelivery<'a> {
     /// Where the handler returns without SA_RESTORER: a trampoline the kernel
     /// provides that calls `rt_sigreturn` (Linux: the vDSO's `sigtramp`).
     pub sigtramp: u64,
+    /// What `uc_stack` records: the alternate stack, with the flags
+    /// `sas_ss_flags()` gives for the interrupted `sp`.
+    pub altstack: AltStack,
+    /// The frame goes just below this: the interrupted `sp`, or the top of
+    /// the alternate stack for an SA_ONSTACK handler (Linux: `sigsp`).
+    pub stack_top: u64,
 }
 
 /// Where the frame goes and how the thread enters the handler.
@@ -470,15 +547,15 @@ impl SignalDelivery<'_> {
     /// instead if not.
     pub fn setup_rt_frame(&self, out: &mut [u8; SIGFRAME_SIZE]) -> SigFrame {
         out.fill(0);
-        let addr = get_sigframe(self.regs.sp);
+        let addr = get_sigframe(self.stack_top);
         let siginfo = self.action.flags & SA_SIGINFO != 0;
 
         write_u64(out, rt_sigframe::UC_FLAGS, 0);
         write_u64(out, rt_sigframe::UC_LINK, 0);
-        // __save_altstack(), for a thread without an alternate stack.
-        write_u64(out, rt_sigframe::UC_STACK_SP, 0);
-        write_u32(out, rt_sigframe::UC_STACK_FLAGS, SS_DISABLE);
-        write_u64(out, rt_sigframe::UC_STACK_SIZE, 0);
+        // __save_altstack().
+        write_u64(out, rt_sigframe::UC_STACK_SP, self.altstack.sp);
+        write_u32(out, rt_sigframe::UC_STACK_FLAGS, self.altstack.flags);
+        write_u64(out, rt_sigframe::UC_STACK_SIZE, self.altstack.size);
         self.setup_sigframe(out);
         if siginfo {
             out[rt_sigframe::INFO..rt_sigframe::INFO + SIGINFO_SIZE].copy_from_slice(self.info);
@@ -558,6 +635,9 @@ pub struct RestoredState {
     /// The thread's new blocked set, already without SIGKILL and SIGSTOP.
     pub blocked: SigSet,
     pub fp: FpState,
+    /// `uc_stack`, which `rt_sigreturn` reinstates (Linux:
+    /// `restore_altstack`).
+    pub altstack: AltStack,
 }
 
 /// Why `rt_sigreturn` refused a frame. Linux answers each of these the same
@@ -605,6 +685,11 @@ pub fn parse_sigreturn(sp: u64, frame: &[u8; RT_SIGFRAME_SIZE]) -> Result<Restor
         regs,
         blocked: read_u64(frame, rt_sigframe::UC_SIGMASK) & !SIG_KERNEL_ONLY_MASK,
         fp,
+        altstack: AltStack {
+            sp: read_u64(frame, rt_sigframe::UC_STACK_SP),
+            flags: read_u32(frame, rt_sigframe::UC_STACK_FLAGS),
+            size: read_u64(frame, rt_sigframe::UC_STACK_SIZE),
+        },
     })
 }
 
@@ -855,6 +940,22 @@ mod tests {
         assert_eq!(read_u32(&child, C_SI_STATUS), SIGSEGV);
         assert_eq!(read_u64(&child, C_SI_UTIME), 5);
         assert_eq!(read_u64(&child, C_SI_STIME), u64::MAX);
+
+        // siginfo_t's _timer: si_tid, si_overrun, then si_value (offsets
+        // from <signal.h>: 16, 20, 24).
+        let timer = SigInfo::timer(SIGALRM, 3, 2, 0x1234_5678_9abc).to_bytes();
+        assert_eq!(read_u32(&timer, 8) as i32, -2);
+        assert_eq!(read_u32(&timer, 16), 3);
+        assert_eq!(read_u32(&timer, 20), 2);
+        assert_eq!(read_u64(&timer, 24), 0x1234_5678_9abc);
+    }
+
+    #[test]
+    fn stop_and_continue_statuses() {
+        // WIFSTOPPED: low byte 0x7f, WSTOPSIG the next; WIFCONTINUED 0xffff.
+        assert_eq!(stopped(SIGSTOP), 0x137f);
+        assert_eq!(stopped(SIGTSTP), 0x147f);
+        assert_eq!(CONTINUED_STATUS, 0xffff);
     }
 
     fn sample_regs() -> UserRegs {
@@ -903,6 +1004,8 @@ mod tests {
             esr,
             saved_mask: sigmask(SIGUSR1) | sigmask(SIGRTMIN),
             sigtramp: SIGTRAMP,
+            altstack: AltStack::DISABLED,
+            stack_top: regs.sp,
         };
         let mut bytes = Box::new([0xaa; SIGFRAME_SIZE]);
         let frame = delivery.setup_rt_frame(&mut bytes);

@@ -10,6 +10,7 @@ use crate::arch::context::Context;
 use crate::arch::trap::TrapFrame;
 use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
 use crate::mm::frame;
+use crate::sync::SpinLock;
 use crate::task::process::UserThread;
 use crate::task::sched;
 use crate::task::wait::WaitQueue;
@@ -45,6 +46,22 @@ pub struct Thread {
     kstack: Option<PhysAddr>,
     entry: UnsafeCell<Option<Box<dyn FnOnce() + Send>>>,
     exited: WaitQueue,
+    /// CPU time accounting (Linux: `se.sum_exec_runtime`, `utime`, `stime`).
+    acct: SpinLock<CpuAcct>,
+}
+
+/// A thread's CPU time: exact time on a CPU from the counter, read at each
+/// switch (Linux: `update_curr`), and how many ticks found it in user
+/// space or in the kernel, which split that time into user and system
+/// (Linux: tick-based `account_process_tick` and `cputime_adjust`).
+#[derive(Default)]
+struct CpuAcct {
+    /// Counter ticks spent on a CPU, up to `exec_start`.
+    sum_exec: u64,
+    /// The counter when the thread last went on a CPU, if it is on one.
+    exec_start: Option<u64>,
+    user_ticks: u64,
+    system_ticks: u64,
 }
 
 // SAFETY: `context` and `entry` are only touched by the scheduler of the
@@ -66,7 +83,59 @@ impl Thread {
             kstack: None,
             entry: UnsafeCell::new(None),
             exited: WaitQueue::new(),
+            acct: SpinLock::new(CpuAcct::default()),
         })
+    }
+
+    /// The thread goes on a CPU at counter value `now`.
+    pub(super) fn account_start(&self, now: u64) {
+        self.acct.lock().exec_start = Some(now);
+    }
+
+    /// The thread leaves its CPU at counter value `now`.
+    pub(super) fn account_stop(&self, now: u64) {
+        let mut a = self.acct.lock();
+        if let Some(start) = a.exec_start.take() {
+            a.sum_exec += now.saturating_sub(start);
+        }
+    }
+
+    /// A timer tick found this thread running, in user space or not.
+    pub(super) fn account_tick(&self, user: bool) {
+        let mut a = self.acct.lock();
+        if user {
+            a.user_ticks += 1;
+        } else {
+            a.system_ticks += 1;
+        }
+    }
+
+    /// Nanoseconds on a CPU so far (CLOCK_THREAD_CPUTIME_ID).
+    pub fn runtime_ns(&self) -> u64 {
+        let a = self.acct.lock();
+        let running = a
+            .exec_start
+            .map_or(0, |s| crate::arch::timer::counter().saturating_sub(s));
+        counter_to_ns(a.sum_exec + running)
+    }
+
+    /// (user, system) nanoseconds: the runtime split as the ticks were
+    /// (Linux: `cputime_adjust`, which also gives all of it to one side
+    /// when the other saw no tick).
+    pub fn cputime(&self) -> (u64, u64) {
+        let rtime = self.runtime_ns();
+        let (u, s) = {
+            let a = self.acct.lock();
+            (a.user_ticks, a.system_ticks)
+        };
+        match (u, s) {
+            (_, 0) => (rtime, 0),
+            (0, _) => (0, rtime),
+            _ => {
+                let utime = (rtime as u128 * u as u128 / (u + s) as u128) as u64;
+                (utime, rtime - utime)
+            }
+        }
     }
 
     pub fn state(&self) -> State {
@@ -150,6 +219,12 @@ impl Drop for Thread {
     }
 }
 
+/// Counter ticks to nanoseconds, without 128-bit division in the common case.
+pub fn counter_to_ns(c: u64) -> u64 {
+    let f = crate::arch::timer::frequency();
+    (c / f) * 1_000_000_000 + (c % f) * 1_000_000_000 / f
+}
+
 /// Entry of every new thread, on its own stack (see `Context::new`).
 extern "C" fn thread_main(thread: usize) -> ! {
     sched::finish_task_switch();
@@ -205,6 +280,7 @@ fn spawn_with(
         kstack: Some(stack),
         entry: UnsafeCell::new(Some(Box::new(f))),
         exited: WaitQueue::new(),
+        acct: SpinLock::new(CpuAcct::default()),
     });
     let entry = if is_user {
         user_thread_main

@@ -24,11 +24,17 @@ fn tick_interval() -> u64 {
 
 #[no_mangle]
 extern "C" fn handle_irq(_tf: &mut TrapFrame, _kind: u64) {
+    dispatch(false);
+}
+
+/// Acknowledges and handles every pending interrupt; `from_user` says
+/// whether it arrived while user code ran (the tick charges it there).
+fn dispatch(from_user: bool) {
     while let Some(ack) = gic::acknowledge() {
         let intid = ack.intid;
         if intid == TIMER_INTID.load(Ordering::Relaxed) {
             timer::set_next_event(tick_interval());
-            task::tick();
+            task::tick(from_user);
         } else if intid == smp::IPI_RESCHEDULE {
             task::set_need_resched();
         } else {
@@ -42,7 +48,7 @@ extern "C" fn handle_irq(_tf: &mut TrapFrame, _kind: u64) {
 /// An interrupt that arrived while user code ran: on the way back, deliver
 /// signals and reschedule as after any kernel entry from EL0.
 #[no_mangle]
-extern "C" fn handle_el0_irq(tf: &mut TrapFrame, kind: u64) {
-    handle_irq(tf, kind);
+extern "C" fn handle_el0_irq(tf: &mut TrapFrame, _kind: u64) {
+    dispatch(true);
     task::exit_to_user(tf);
 }

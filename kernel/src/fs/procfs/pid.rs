@@ -190,8 +190,16 @@ fn bytes_text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// The name of the process's first thread (Linux: the group leader's
+/// `comm`): what exec set, or PR_SET_NAME since.
 fn comm_of(p: &Process) -> String {
-    p.exe.lock().comm.clone()
+    let threads = p.live_threads();
+    let Some(u) = threads.first().and_then(|t| t.user.as_ref()) else {
+        return String::new();
+    };
+    let comm = *u.comm.lock();
+    let len = comm.iter().position(|&b| b == 0).unwrap_or(comm.len());
+    String::from_utf8_lossy(&comm[..len]).into_owned()
 }
 
 fn comm(p: &Process) -> String {

@@ -8,11 +8,13 @@
  * sets on arm64.
  *
  * The clocks read the virtual counter at EL0 (CNTVCT_EL0, which the kernel
- * lets EL0 read) and its frequency (CNTFRQ_EL0). Every clock faultline has
- * counts from boot (CLOCK_REALTIME too: no RTC is read yet), so there is
- * no kernel data to read and no [vvar] page; an unknown clock falls back
- * to the system call, which says EINVAL. Built with the cross gcc by
- * kernel/build.rs: -fPIC, no libc, nothing that needs a relocation.
+ * lets EL0 read) and its frequency (CNTFRQ_EL0). The monotonic clocks
+ * count from boot; CLOCK_REALTIME adds the offset the kernel keeps in its
+ * data page ([vvar], mapped read-only one page below this image; layout
+ * in kernel/src/task/clock.rs), under a sequence count. The CPU-time
+ * clocks and unknown ones fall back to the system call. Built with the
+ * cross gcc by kernel/build.rs: -fPIC, no libc, nothing that needs a
+ * relocation.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -57,6 +59,18 @@ static long syscall2(long nr, long a, long b)
 	return x0;
 }
 
+/* The kernel's data page (Linux: struct vdso_data): odd `seq` while the
+ * kernel rewrites it. */
+struct vdso_data {
+	uint32_t seq;
+	uint32_t pad;
+	int64_t realtime_offset;
+};
+extern const struct vdso_data _vdso_data __attribute__((visibility("hidden")));
+
+#define CLOCK_REALTIME 0
+#define CLOCK_REALTIME_COARSE 5
+
 /* The clocks the kernel knows: REALTIME..BOOTTIME (0..7); the CPU-time
  * ones (2, 3) are the kernel's business. */
 static int counter_clock(long clock)
@@ -64,20 +78,49 @@ static int counter_clock(long clock)
 	return clock >= 0 && clock <= 7 && clock != 2 && clock != 3;
 }
 
-/* Nanoseconds since boot, as the kernel's clock_gettime computes them:
- * whole seconds and the rest apart, so no 128-bit arithmetic. */
-static void now(struct timespec64 *ts)
+static uint64_t monotonic_ns(void)
 {
+	/* As the kernel's counter_to_ns: whole seconds and the rest apart,
+	 * so no 128-bit arithmetic. */
 	uint64_t c = counter(), f = frequency();
-	ts->tv_sec = (int64_t)(c / f);
-	ts->tv_nsec = (int64_t)((c % f) * NSEC_PER_SEC / f);
+	return (c / f) * NSEC_PER_SEC + (c % f) * NSEC_PER_SEC / f;
+}
+
+/* The realtime offset, read consistently (Linux: vdso_read_begin/retry). */
+static int64_t realtime_offset(void)
+{
+	const volatile struct vdso_data *vd = &_vdso_data;
+	uint32_t seq;
+	int64_t off;
+	do {
+		while ((seq = __atomic_load_n(&vd->seq, __ATOMIC_ACQUIRE)) & 1)
+			;
+		off = vd->realtime_offset;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (vd->seq != seq);
+	return off;
+}
+
+static void now(long clock, struct timespec64 *ts)
+{
+	int64_t ns = (int64_t)monotonic_ns();
+	if (clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE)
+		ns += realtime_offset();
+	/* Floor division: a clock set before 1970 has negative seconds and a
+	 * non-negative tv_nsec. */
+	ts->tv_sec = ns / (int64_t)NSEC_PER_SEC;
+	ts->tv_nsec = ns % (int64_t)NSEC_PER_SEC;
+	if (ts->tv_nsec < 0) {
+		ts->tv_sec -= 1;
+		ts->tv_nsec += NSEC_PER_SEC;
+	}
 }
 
 int __kernel_clock_gettime(long clock, struct timespec64 *ts)
 {
 	if (!counter_clock(clock))
 		return (int)syscall2(NR_CLOCK_GETTIME, clock, (long)ts);
-	now(ts);
+	now(clock, ts);
 	return 0;
 }
 
@@ -85,7 +128,7 @@ int __kernel_gettimeofday(struct timeval64 *tv, void *tz)
 {
 	if (tv) {
 		struct timespec64 ts;
-		now(&ts);
+		now(CLOCK_REALTIME, &ts);
 		tv->tv_sec = ts.tv_sec;
 		tv->tv_usec = ts.tv_nsec / 1000;
 	}

@@ -1,0 +1,122 @@
+//! The kernel's clocks (Linux: `kernel/time/timekeeping.c`): CLOCK_MONOTONIC
+//! counts from boot on the generic timer's counter, CLOCK_REALTIME is that
+//! plus an offset, taken from the PL031 RTC at boot and moved by
+//! clock_settime(2). The offset is also published in the vDSO's data page
+//! (`[vvar]`, Linux: `struct vdso_data`), so the vDSO's CLOCK_REALTIME and
+//! the system call's agree.
+//!
+//! Where we simplify: no NTP slewing, no leap seconds; CLOCK_BOOTTIME is
+//! CLOCK_MONOTONIC (nothing suspends).
+
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicI64, AtomicU32, AtomicUsize, Ordering};
+
+use crate::arch::timer;
+use crate::fs::vfs::{Inode, InodeKind};
+use crate::mm::addr::{phys_to_virt, PAGE_SIZE};
+use crate::sync::SpinLock;
+
+pub const NSEC_PER_SEC: u64 = 1_000_000_000;
+
+/// CLOCK_REALTIME minus CLOCK_MONOTONIC, in nanoseconds (Linux:
+/// `tk->offs_real`).
+static REALTIME_OFFSET: AtomicI64 = AtomicI64::new(0);
+/// Serialises writers of the offset and of the data page.
+static SETTIME: SpinLock<()> = SpinLock::new(());
+
+/// The data page's file and the kernel address of its one page.
+static VVAR: spin::Once<(Arc<Inode>, usize)> = spin::Once::new();
+static VVAR_VA: AtomicUsize = AtomicUsize::new(0);
+
+/// The data page's layout, shared with `arch/aarch64/vdso/vdso.c`: a
+/// sequence count (odd while a writer is changing the page), then the
+/// realtime offset (Linux: `vdso_data.seq` and the `CS_HRES_COARSE` base).
+const VVAR_SEQ: usize = 0;
+const VVAR_REALTIME_OFFSET: usize = 8;
+
+/// Nanoseconds since boot (CLOCK_MONOTONIC).
+pub fn monotonic_ns() -> u64 {
+    crate::task::thread::counter_to_ns(timer::counter())
+}
+
+/// Nanoseconds since the epoch (CLOCK_REALTIME); negative only if someone
+/// set the clock before 1970.
+pub fn realtime_ns() -> i64 {
+    (monotonic_ns() as i64).wrapping_add(REALTIME_OFFSET.load(Ordering::Acquire))
+}
+
+/// The realtime offset: what to subtract from a CLOCK_REALTIME time to get
+/// a CLOCK_MONOTONIC one.
+pub fn realtime_offset() -> i64 {
+    REALTIME_OFFSET.load(Ordering::Acquire)
+}
+
+/// Nanoseconds to counter ticks (rounded down).
+pub fn ns_to_counter(ns: u64) -> u64 {
+    (ns as u128 * timer::frequency() as u128 / NSEC_PER_SEC as u128).min(u64::MAX as u128) as u64
+}
+
+/// Counter ticks to nanoseconds.
+pub fn counter_to_ns(c: u64) -> u64 {
+    crate::task::thread::counter_to_ns(c)
+}
+
+/// Sets CLOCK_REALTIME to `ns` since the epoch (Linux:
+/// `do_settimeofday64`), here and in the vDSO's page.
+pub fn set_realtime(ns: i64) {
+    let _guard = SETTIME.lock();
+    let offset = ns.wrapping_sub(monotonic_ns() as i64);
+    REALTIME_OFFSET.store(offset, Ordering::Release);
+    publish(offset);
+}
+
+/// Writes `offset` into the data page under its sequence count (Linux:
+/// `vdso_write_begin`/`vdso_write_end`). Caller holds SETTIME.
+fn publish(offset: i64) {
+    let va = VVAR_VA.load(Ordering::Acquire);
+    if va == 0 {
+        return;
+    }
+    // SAFETY: `va` is the kernel address of the data page's folio, which
+    // its file keeps in the page cache for good (VVAR is never dropped);
+    // both words are naturally aligned inside it.
+    let (seq, off) = unsafe {
+        (
+            &*((va + VVAR_SEQ) as *const AtomicU32),
+            &*((va + VVAR_REALTIME_OFFSET) as *const AtomicI64),
+        )
+    };
+    seq.fetch_add(1, Ordering::AcqRel);
+    core::sync::atomic::fence(Ordering::Release);
+    off.store(offset, Ordering::Relaxed);
+    core::sync::atomic::fence(Ordering::Release);
+    seq.fetch_add(1, Ordering::Release);
+}
+
+/// At boot: CLOCK_REALTIME starts at the RTC's `secs` since the epoch.
+pub fn init_realtime(secs: u64) {
+    set_realtime((secs * NSEC_PER_SEC) as i64);
+}
+
+/// Makes the vDSO's data page, once at boot (after the file systems):
+/// one page of a tmpfs file, mapped read-only into every process below
+/// the vDSO.
+pub fn init_vvar() {
+    let (_, va) = VVAR.call_once(|| {
+        let file = crate::fs::tmpfs::memfd_create("[vvar]", 0).expect("a file for [vvar]");
+        file.write(&[0u8; PAGE_SIZE][..]).expect("the [vvar] page");
+        let InodeKind::File(f) = &file.inode.kind else {
+            unreachable!("memfd_create makes tmpfs files")
+        };
+        let (folio, _) = f.mapping.get_folio(0).expect("the [vvar] page is cached");
+        (file.inode.clone(), phys_to_virt(folio.phys()))
+    });
+    VVAR_VA.store(*va, Ordering::Release);
+    let _guard = SETTIME.lock();
+    publish(REALTIME_OFFSET.load(Ordering::Acquire));
+}
+
+/// The data page's file, for exec to map.
+pub fn vvar_inode() -> Option<Arc<Inode>> {
+    VVAR.get().map(|(inode, _)| inode.clone())
+}
