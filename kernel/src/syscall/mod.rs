@@ -11,6 +11,7 @@ mod mm;
 mod proc;
 mod signal;
 mod time;
+pub use time::realtime_ns;
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -60,8 +61,18 @@ pub fn syscall(tf: &mut TrapFrame) {
         24 => fs::dup3(a[0] as i32, a[1] as i32, a[2] as u32),
         25 => fs::fcntl(a[0] as i32, a[1] as u32, a[2]),
         29 => fs::ioctl(a[0] as i32, a[1] as u32, a[2] as usize),
+        32 => fs::flock(a[0] as i32, a[1] as u32),
+        33 => fs::mknodat(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
         34 => fs::mkdirat(a[0] as i32, a[1] as usize, a[2] as u32),
         35 => fs::unlinkat(a[0] as i32, a[1] as usize, a[2] as u32),
+        36 => fs::symlinkat(a[0] as usize, a[1] as i32, a[2] as usize),
+        37 => fs::linkat(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as i32,
+            a[3] as usize,
+            a[4] as u32,
+        ),
         38 => fs::renameat2(a[0] as i32, a[1] as usize, a[2] as i32, a[3] as usize, 0),
         39 => fs::umount2(a[0] as usize, a[1] as u32),
         40 => fs::mount(
@@ -71,10 +82,24 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[3],
             a[4] as usize,
         ),
+        43 => fs::statfs(a[0] as usize, a[1] as usize),
+        44 => fs::fstatfs(a[0] as i32, a[1] as usize),
+        45 => fs::truncate(a[0] as usize, a[1] as i64),
         46 => fs::ftruncate(a[0] as i32, a[1] as i64),
         47 => fs::fallocate(a[0] as i32, a[1] as u32, a[2] as i64, a[3] as i64),
         48 => fs::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, 0),
         49 => fs::chdir(a[0] as usize),
+        50 => fs::fchdir(a[0] as i32),
+        52 => fs::fchmod(a[0] as i32, a[1] as u32),
+        53 => fs::fchmodat2(a[0] as i32, a[1] as usize, a[2] as u32, 0),
+        54 => fs::fchownat(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as u32,
+            a[3] as u32,
+            a[4] as u32,
+        ),
+        55 => fs::fchown(a[0] as i32, a[1] as u32, a[2] as u32),
         56 => fs::openat(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
         57 => fs::close(a[0] as i32),
         59 => fs::pipe2(a[0] as usize, a[1] as u32),
@@ -86,10 +111,12 @@ pub fn syscall(tf: &mut TrapFrame) {
         66 => fs::writev(a[0] as i32, a[1] as usize, a[2] as usize),
         67 => fs::pread64(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as i64),
         68 => fs::pwrite64(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as i64),
+        71 => fs::sendfile(a[0] as i32, a[1] as i32, a[2] as usize, a[3] as usize),
         78 => fs::readlinkat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
         79 => fs::newfstatat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
         80 => fs::fstat(a[0] as i32, a[1] as usize),
         82 | 83 => fs::fsync(a[0] as i32),
+        88 => fs::utimensat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
         166 => fs::umask(a[0] as u32),
         267 => fs::syncfs(a[0] as i32),
         276 => fs::renameat2(
@@ -100,7 +127,17 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as u32,
         ),
         279 => fs::memfd_create(a[0] as usize, a[1] as u32),
+        285 => fs::copy_file_range(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as i32,
+            a[3] as usize,
+            a[4] as usize,
+            a[5] as u32,
+        ),
+        436 => fs::close_range(a[0] as u32, a[1] as u32, a[2] as u32),
         439 => fs::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
+        452 => fs::fchmodat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
         // Processes and threads (proc.rs).
         93 => proc::exit(a[0] as i32),
         94 => proc::exit_group(a[0] as i32),
@@ -153,8 +190,13 @@ pub fn syscall(tf: &mut TrapFrame) {
         ),
         226 => mm::mprotect(a[0] as usize, a[1] as usize, a[2] as u32),
         227 => mm::msync(a[0] as usize, a[1] as usize, a[2] as u32),
+        228 => mm::mlock(a[0] as usize, a[1] as usize),
+        229 => mm::munlock(a[0] as usize, a[1] as usize),
+        230 => mm::mlockall(a[0] as u32),
+        231 => mm::munlockall(),
         232 => mm::mincore(a[0] as usize, a[1] as usize, a[2] as usize),
         233 => mm::madvise(a[0] as usize, a[1] as usize, a[2] as u32),
+        284 => mm::mlock2(a[0] as usize, a[1] as usize, a[2] as u32),
         // Signals (signal.rs).
         129 => signal::kill(a[0] as i32, a[1] as i32),
         130 => signal::tkill(a[0] as i32, a[1] as i32),

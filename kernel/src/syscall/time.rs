@@ -88,6 +88,12 @@ pub fn gettimeofday(utv: usize, utz: usize) -> SysResult {
     Ok(0)
 }
 
+/// CLOCK_REALTIME in nanoseconds, for inode timestamps (Linux:
+/// `ktime_get_real_ts64`).
+pub fn realtime_ns() -> u64 {
+    now_ns()
+}
+
 /// Seconds since boot, for sysinfo.
 pub fn uptime_secs() -> u64 {
     now_ns() / 1_000_000_000

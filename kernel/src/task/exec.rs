@@ -108,7 +108,7 @@ fn map(
 /// stack (Linux: `load_elf_binary` up to `start_thread`).
 pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<Loaded> {
     let inode = vfs::lookup(cwd, path, true)?;
-    if inode.is_dir() || inode.mode & 0o111 == 0 {
+    if inode.is_dir() || inode.mode() & 0o111 == 0 {
         return Err(Errno::EACCES);
     }
     let image = read_whole(&inode)?;
