@@ -711,7 +711,6 @@ pub fn close_range(first: u32, last: u32, flags: u32) -> SysResult {
         return Err(Errno::EINVAL);
     }
     let p = me()?;
-    // Files closed here may wake others: drop them after the lock.
     let mut files = p.files.lock();
     files.close_range(
         first as usize,
