@@ -38,6 +38,7 @@ pub enum Errno {
     ENOSYS = 38,
     ENOTEMPTY = 39,
     ELOOP = 40,
+    EOVERFLOW = 75,
     EOPNOTSUPP = 95,
     ETIMEDOUT = 110,
 }

@@ -926,7 +926,7 @@ fn path_lookup() -> TestResult {
         "symlink as a directory"
     );
     ensure!(
-        vfs::lookup(&r, "/p/link", false).map(|i| i.mode & vfs::S_IFMT) == Ok(vfs::S_IFLNK),
+        vfs::lookup(&r, "/p/link", false).map(|i| i.mode() & vfs::S_IFMT) == Ok(vfs::S_IFLNK),
         "lstat"
     );
     vfs::symlink("loop2", &r, "/p/loop1").map_err(e)?;

@@ -14,6 +14,7 @@ use crate::mm::folio::Folio;
 use crate::mm::folio_index::{undo_range_plan, FolioIndex, UndoAction};
 use crate::mm::memory;
 use crate::mm::mm_struct::Mm;
+use crate::mm::vma::{VM_MAYWRITE, VM_SHARED};
 use crate::sync::SpinLock;
 
 pub struct AddressSpace {
@@ -126,6 +127,27 @@ impl AddressSpace {
         {
             list.push(Arc::downgrade(mm));
         }
+    }
+
+    /// Does any process map this file shared with the right to write
+    /// (`VM_SHARED | VM_MAYWRITE`)? (Linux: `mapping_writably_mapped`, which
+    /// counts such mappings in `i_mmap_writable`; we look them up.)
+    pub fn writably_mapped(&self) -> bool {
+        let mms: Vec<Arc<Mm>> = self
+            .i_mmap
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        let shared_maywrite = VM_SHARED | VM_MAYWRITE;
+        mms.iter().any(|mm| {
+            let map = mm.mmap_read_lock();
+            let found = map
+                .vmas
+                .iter()
+                .any(|(_, _, v)| v.maps(self) && v.flags & shared_maywrite == shared_maywrite);
+            found
+        })
     }
 
     /// Unmaps file pages `[start, end)` from every process mapping them

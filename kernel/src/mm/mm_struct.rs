@@ -37,6 +37,9 @@ pub struct MmMap {
     /// Where exec mapped the vDSO (0: nowhere), for signal returns
     /// (Linux: `mm->context.vdso`).
     pub vdso: usize,
+    /// Flags every new mapping gets: VM_LOCKED after mlockall(MCL_FUTURE)
+    /// (Linux: `mm->def_flags`).
+    pub def_flags: u32,
 }
 
 pub struct Mm {
@@ -91,6 +94,7 @@ impl Mm {
                 start_brk: 0,
                 brk: 0,
                 vdso: 0,
+                def_flags: 0,
             }),
             vmas_published: PublishedVmas::new(),
             mm_lock_seq: AtomicU64::new(0),

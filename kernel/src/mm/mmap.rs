@@ -16,8 +16,11 @@ use crate::mm::addr::{align_up, PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault::{fault_in, Access};
 use crate::mm::folio::Folio;
 use crate::mm::memory;
-use crate::mm::mm_struct::{Mm, MmMap, MMAP_BOTTOM, MMAP_TOP};
-use crate::mm::vma::{Vma, VM_EXEC, VM_HUGEPAGE, VM_MAYWRITE, VM_READ, VM_SHARED, VM_WRITE};
+use crate::mm::mm_struct::{Mm, MmMap, MmapWriteGuard, MMAP_BOTTOM, MMAP_TOP};
+use crate::mm::vma::{
+    Vma, VM_DONTCOPY, VM_DONTDUMP, VM_EXEC, VM_GROWSDOWN, VM_HUGEPAGE, VM_LOCKED, VM_LOCKONFAULT,
+    VM_MAYWRITE, VM_READ, VM_SHARED, VM_WRITE,
+};
 
 pub const PROT_READ: u32 = 1;
 pub const PROT_WRITE: u32 = 2;
@@ -29,17 +32,31 @@ pub const MAP_FIXED: u32 = 0x10;
 pub const MAP_ANONYMOUS: u32 = 0x20;
 pub const MAP_POPULATE: u32 = 0x8000;
 pub const MAP_FIXED_NOREPLACE: u32 = 0x100000;
-/// Flags accepted and ignored: MAP_GROWSDOWN, MAP_DENYWRITE, MAP_EXECUTABLE,
-/// MAP_LOCKED, MAP_NORESERVE, MAP_NONBLOCK, MAP_STACK, MAP_HUGETLB is not.
-const MAP_IGNORED: u32 = 0x100 | 0x800 | 0x1000 | 0x2000 | 0x4000 | 0x10000 | 0x20000;
+/// MAP_GROWSDOWN: the VMA gets VM_GROWSDOWN.
+pub const MAP_GROWSDOWN: u32 = 0x100;
+/// MAP_LOCKED: mlock the new mapping (Linux: VM_LOCKED, then populate).
+pub const MAP_LOCKED: u32 = 0x2000;
+/// Flags accepted and ignored: MAP_DENYWRITE, MAP_EXECUTABLE,
+/// MAP_NORESERVE, MAP_NONBLOCK, MAP_STACK; MAP_HUGETLB is not.
+const MAP_IGNORED: u32 = 0x800 | 0x1000 | 0x4000 | 0x10000 | 0x20000;
 
 pub const MADV_NORMAL: u32 = 0;
 pub const MADV_RANDOM: u32 = 1;
 pub const MADV_SEQUENTIAL: u32 = 2;
 pub const MADV_WILLNEED: u32 = 3;
 pub const MADV_DONTNEED: u32 = 4;
+pub const MADV_FREE: u32 = 8;
+pub const MADV_DONTFORK: u32 = 10;
+pub const MADV_DOFORK: u32 = 11;
 pub const MADV_HUGEPAGE: u32 = 14;
 pub const MADV_NOHUGEPAGE: u32 = 15;
+pub const MADV_DONTDUMP: u32 = 16;
+pub const MADV_DODUMP: u32 = 17;
+
+pub const MLOCK_ONFAULT: u32 = 1;
+pub const MCL_CURRENT: u32 = 1;
+pub const MCL_FUTURE: u32 = 2;
+pub const MCL_ONFAULT: u32 = 4;
 
 pub const MREMAP_MAYMOVE: u32 = 1;
 pub const MREMAP_FIXED: u32 = 2;
@@ -96,6 +113,8 @@ pub fn mmap(
         | MAP_ANONYMOUS
         | MAP_POPULATE
         | MAP_FIXED_NOREPLACE
+        | MAP_GROWSDOWN
+        | MAP_LOCKED
         | MAP_IGNORED;
     if flags & !known != 0 {
         return Err(Errno::EINVAL);
@@ -105,6 +124,12 @@ pub fn mmap(
         return Err(Errno::ENOMEM);
     }
     let mut vflags = prot_flags(prot) | if shared { VM_SHARED } else { 0 };
+    if flags & MAP_GROWSDOWN != 0 {
+        vflags |= VM_GROWSDOWN;
+    }
+    if flags & MAP_LOCKED != 0 {
+        vflags |= VM_LOCKED;
+    }
     let (inode, pgoff) = if flags & MAP_ANONYMOUS != 0 {
         if shared {
             // Shared anonymous memory is a file on the internal tmpfs.
@@ -127,7 +152,16 @@ pub fn mmap(
         if shared && prot & PROT_WRITE != 0 && !writable_file {
             return Err(Errno::EACCES);
         }
-        if !shared || writable_file {
+        // A write-sealed memfd maps shared only read-only, and for good:
+        // EPERM for PROT_WRITE, no VM_MAYWRITE (Linux: `memfd_check_seals_mmap`).
+        let write_sealed = match &f.inode.kind {
+            InodeKind::File(sf) => shared && sf.seals() & tmpfs::F_SEAL_ANY_WRITE != 0,
+            _ => false,
+        };
+        if write_sealed && prot & PROT_WRITE != 0 {
+            return Err(Errno::EPERM);
+        }
+        if !shared || (writable_file && !write_sealed) {
             vflags |= VM_MAYWRITE;
         }
         (Some(f.inode.clone()), (off as usize / PAGE_SIZE) as u64)
@@ -136,6 +170,7 @@ pub fn mmap(
         vflags |= VM_MAYWRITE;
     }
     let mut map = mm.mmap_write_lock();
+    vflags |= map.def_flags;
     let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
         let end = check_range(addr, len)?;
         if map.vmas.overlaps(addr, end) {
@@ -187,19 +222,171 @@ pub fn mmap(
         .insert(start, start + len, Arc::new(vma))
         .map_err(|_| Errno::ENOMEM)?;
     drop(map);
-    if flags & MAP_POPULATE != 0 {
-        let access = if prot & PROT_WRITE != 0 {
-            Access::Write
-        } else {
-            Access::Read
-        };
-        for page in (start..start + len).step_by(PAGE_SIZE) {
-            if fault_in(mm, page, access).is_err() {
-                break;
-            }
-        }
+    // A locked mapping is populated as MAP_POPULATE's is (Linux: `mm_populate`).
+    let locked = vflags & (VM_LOCKED | VM_LOCKONFAULT) == VM_LOCKED;
+    if flags & MAP_POPULATE != 0 || locked {
+        populate(mm, start, start + len, vflags);
     }
     Ok(start)
+}
+
+/// Faults in every page of `[start, end)` of a mapping with `vflags`, for
+/// writing where it is private and writable (breaking copy-on-write), as
+/// Linux's `populate_vma_page_range` does; stops at the first failure.
+fn populate(mm: &Arc<Mm>, start: usize, end: usize, vflags: u32) {
+    if vflags & (VM_READ | VM_WRITE | VM_EXEC) == 0 {
+        return;
+    }
+    let access = if vflags & (VM_WRITE | VM_SHARED) == VM_WRITE {
+        Access::Write
+    } else {
+        Access::Read
+    };
+    for page in (start..end).step_by(PAGE_SIZE) {
+        if fault_in(mm, page, access).is_err() {
+            break;
+        }
+    }
+}
+
+/// Sets `set` and clears `clear` in the flags of every VMA over
+/// `[start, end)`, splitting at the edges; ENOMEM unless it is all mapped.
+fn change_vma_flags(
+    map: &mut MmapWriteGuard,
+    start: usize,
+    end: usize,
+    set: u32,
+    clear: u32,
+) -> KResult<()> {
+    if !fully_mapped(map, start, end) {
+        return Err(Errno::ENOMEM);
+    }
+    map.vma_start_write(start, end);
+    map.vmas.split_at_boundaries(start, end);
+    for (_, _, vma) in map.vmas.range_mut(start, end) {
+        let mut v = (**vma).clone();
+        v.flags = (v.flags & !clear) | set;
+        *vma = Arc::new(v);
+    }
+    Ok(())
+}
+
+/// The page-aligned range mlock and munlock work on: they round `addr`
+/// down and the end up rather than refuse (Linux: `do_mlock`).
+fn lock_range(addr: usize, len: usize) -> KResult<Option<(usize, usize)>> {
+    let start = addr & !(PAGE_SIZE - 1);
+    let len = len
+        .checked_add(addr - start)
+        .ok_or(Errno::ENOMEM)?
+        .next_multiple_of(PAGE_SIZE);
+    if len == 0 {
+        return Ok(None);
+    }
+    check_range(start, len).map(|end| Some((start, end)))
+}
+
+/// mlock(2) and mlock2(2) (Linux: `do_mlock`): the VMAs over the range get
+/// VM_LOCKED (and VM_LOCKONFAULT with MLOCK_ONFAULT); without ONFAULT the
+/// range is populated. ENOMEM if part of it is unmapped, EINVAL for flags.
+/// Where we simplify: locked pages are never reclaimed anyway, so a lock
+/// changes only the flags and the population.
+pub fn mlock(mm: &Arc<Mm>, addr: usize, len: usize, flags: u32) -> KResult<()> {
+    if flags & !MLOCK_ONFAULT != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let Some((start, end)) = lock_range(addr, len)? else {
+        return Ok(());
+    };
+    let onfault = if flags & MLOCK_ONFAULT != 0 {
+        VM_LOCKONFAULT
+    } else {
+        0
+    };
+    let mut map = mm.mmap_write_lock();
+    change_vma_flags(
+        &mut map,
+        start,
+        end,
+        VM_LOCKED | onfault,
+        VM_LOCKONFAULT & !onfault,
+    )?;
+    let ranges: alloc::vec::Vec<_> = map
+        .vmas
+        .range(start, end)
+        .map(|(s, e, v)| (s.max(start), e.min(end), v.flags))
+        .collect();
+    drop(map);
+    if onfault == 0 {
+        for (s, e, vflags) in ranges {
+            populate(mm, s, e, vflags);
+        }
+    }
+    Ok(())
+}
+
+/// munlock(2).
+pub fn munlock(mm: &Arc<Mm>, addr: usize, len: usize) -> KResult<()> {
+    let Some((start, end)) = lock_range(addr, len)? else {
+        return Ok(());
+    };
+    change_vma_flags(
+        &mut mm.mmap_write_lock(),
+        start,
+        end,
+        0,
+        VM_LOCKED | VM_LOCKONFAULT,
+    )
+}
+
+/// mlockall(2) (Linux: `apply_mlockall_flags`): MCL_CURRENT locks (and
+/// populates, without MCL_ONFAULT) every mapping, MCL_FUTURE every later
+/// one; EINVAL for no flags, unknown ones or MCL_ONFAULT alone.
+pub fn mlockall(mm: &Arc<Mm>, flags: u32) -> KResult<()> {
+    if flags == 0 || flags & !(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0 || flags == MCL_ONFAULT
+    {
+        return Err(Errno::EINVAL);
+    }
+    let lock = VM_LOCKED
+        | if flags & MCL_ONFAULT != 0 {
+            VM_LOCKONFAULT
+        } else {
+            0
+        };
+    let mut map = mm.mmap_write_lock();
+    map.def_flags = if flags & MCL_FUTURE != 0 { lock } else { 0 };
+    if flags & MCL_CURRENT == 0 {
+        return Ok(());
+    }
+    map.vma_start_write_all();
+    let mut ranges = alloc::vec::Vec::new();
+    for (s, e, vma) in map.vmas.range_mut(0, crate::mm::addr::USER_TOP) {
+        let mut v = (**vma).clone();
+        v.flags = (v.flags & !VM_LOCKONFAULT) | lock;
+        ranges.push((s, e, v.flags));
+        *vma = Arc::new(v);
+    }
+    drop(map);
+    if lock & VM_LOCKONFAULT == 0 {
+        for (s, e, vflags) in ranges {
+            populate(mm, s, e, vflags);
+        }
+    }
+    Ok(())
+}
+
+/// munlockall(2): no mapping locked, now or later.
+pub fn munlockall(mm: &Arc<Mm>) -> KResult<()> {
+    let mut map = mm.mmap_write_lock();
+    map.def_flags = 0;
+    map.vma_start_write_all();
+    for (_, _, vma) in map.vmas.range_mut(0, crate::mm::addr::USER_TOP) {
+        if vma.flags & (VM_LOCKED | VM_LOCKONFAULT) != 0 {
+            let mut v = (**vma).clone();
+            v.flags &= !(VM_LOCKED | VM_LOCKONFAULT);
+            *vma = Arc::new(v);
+        }
+    }
+    Ok(())
 }
 
 /// munmap(2).
@@ -263,55 +450,52 @@ fn protnone(pte: Pte) -> Pte {
     Pte::leaf(pte.addr(), PgProt::user_none(), true)
 }
 
-/// madvise(2).
+/// madvise(2). MADV_FREE, for private anonymous memory only (EINVAL for
+/// anything else, as Linux), drops the pages at once as MADV_DONTNEED does
+/// (Linux frees them lazily; either way they may read back as zeros).
+/// MADV_DONTFORK / MADV_DOFORK set and clear VM_DONTCOPY, MADV_DONTDUMP /
+/// MADV_DODUMP VM_DONTDUMP, MADV_HUGEPAGE / MADV_NOHUGEPAGE VM_HUGEPAGE.
 pub fn madvise(mm: &Arc<Mm>, addr: usize, len: usize, advice: u32) -> KResult<()> {
     if !addr.is_multiple_of(PAGE_SIZE) {
         return Err(Errno::EINVAL);
     }
-    if !matches!(
-        advice,
-        MADV_NORMAL
-            | MADV_RANDOM
-            | MADV_SEQUENTIAL
-            | MADV_WILLNEED
-            | MADV_DONTNEED
-            | MADV_HUGEPAGE
-            | MADV_NOHUGEPAGE
-    ) {
-        return Err(Errno::EINVAL);
-    }
+    let (set, clear) = match advice {
+        MADV_NORMAL | MADV_RANDOM | MADV_SEQUENTIAL | MADV_WILLNEED | MADV_DONTNEED | MADV_FREE => {
+            (0, 0)
+        }
+        MADV_HUGEPAGE => (VM_HUGEPAGE, 0),
+        MADV_NOHUGEPAGE => (0, VM_HUGEPAGE),
+        MADV_DONTFORK => (VM_DONTCOPY, 0),
+        MADV_DOFORK => (0, VM_DONTCOPY),
+        MADV_DONTDUMP => (VM_DONTDUMP, 0),
+        MADV_DODUMP => (0, VM_DONTDUMP),
+        _ => return Err(Errno::EINVAL),
+    };
     if len == 0 {
         return Ok(());
     }
     let end = check_range(addr, len)?;
-    if advice != MADV_HUGEPAGE && advice != MADV_NOHUGEPAGE {
+    if set == 0 && clear == 0 {
         // Linux: `madvise_need_mmap_write` is false; faults may run on.
         let map = mm.mmap_read_lock();
         if !fully_mapped(&map, addr, end) {
             return Err(Errno::ENOMEM);
         }
-        if advice == MADV_DONTNEED {
+        if advice == MADV_FREE
+            && map
+                .vmas
+                .range(addr, end)
+                .any(|(_, _, v)| v.file.is_some() || v.is_shared())
+        {
+            return Err(Errno::EINVAL);
+        }
+        if advice == MADV_DONTNEED || advice == MADV_FREE {
             memory::zap_range(mm, addr, end);
         }
         // Other hints about access patterns change nothing here.
         return Ok(());
     }
-    let mut map = mm.mmap_write_lock();
-    if !fully_mapped(&map, addr, end) {
-        return Err(Errno::ENOMEM);
-    }
-    map.vma_start_write(addr, end);
-    map.vmas.split_at_boundaries(addr, end);
-    for (_, _, vma) in map.vmas.range_mut(addr, end) {
-        let mut v = (**vma).clone();
-        v.flags = if advice == MADV_HUGEPAGE {
-            v.flags | VM_HUGEPAGE
-        } else {
-            v.flags & !VM_HUGEPAGE
-        };
-        *vma = Arc::new(v);
-    }
-    Ok(())
+    change_vma_flags(&mut mm.mmap_write_lock(), addr, end, set, clear)
 }
 
 /// brk(2): moves the end of the heap; returns the (possibly unchanged) end.

@@ -19,8 +19,17 @@ pub const VM_SHARED: u32 = 1 << 3;
 pub const VM_MAYWRITE: u32 = 1 << 4;
 /// MADV_HUGEPAGE was asked for.
 pub const VM_HUGEPAGE: u32 = 1 << 5;
-/// The stack: its VMA grows down (only used to name it in /proc).
+/// The stack, or a MAP_GROWSDOWN mapping. Where we simplify: a fault below
+/// it does not grow it.
 pub const VM_GROWSDOWN: u32 = 1 << 6;
+/// mlock'ed: populated, kept in memory (Linux: `VM_LOCKED`).
+pub const VM_LOCKED: u32 = 1 << 7;
+/// mlock2(MLOCK_ONFAULT): locked as faults bring pages in, not populated.
+pub const VM_LOCKONFAULT: u32 = 1 << 8;
+/// MADV_DONTFORK: a forked child does not get this mapping (`VM_DONTCOPY`).
+pub const VM_DONTCOPY: u32 = 1 << 9;
+/// MADV_DONTDUMP: left out of core dumps (we write none; kept for the flag).
+pub const VM_DONTDUMP: u32 = 1 << 10;
 
 #[derive(Clone)]
 pub struct Vma {
@@ -61,6 +70,18 @@ impl Vma {
         if let Some(crate::fs::vfs::InodeKind::File(f)) = self.file.as_deref().map(|i| &i.kind) {
             f.mapping.add_mm(mm);
         }
+    }
+
+    /// The child's copy at fork (Linux: `dup_mmap`): none for a
+    /// MADV_DONTFORK mapping, and memory locks are not inherited.
+    pub fn dup_for_fork(&self) -> Option<Vma> {
+        if self.flags & VM_DONTCOPY != 0 {
+            return None;
+        }
+        Some(Vma {
+            flags: self.flags & !(VM_LOCKED | VM_LOCKONFAULT),
+            ..self.clone()
+        })
     }
 
     pub fn is_shared(&self) -> bool {

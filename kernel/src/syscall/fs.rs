@@ -11,7 +11,7 @@ use super::SysResult;
 use crate::errno::{Errno, KResult};
 use crate::fs::device::Pipe;
 use crate::fs::tmpfs;
-use crate::fs::vfs::{self, File, Inode, InodeKind, PATH_MAX, S_IFIFO};
+use crate::fs::vfs::{self, File, Inode, InodeKind, PATH_MAX, S_IFCHR, S_IFIFO};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::uaccess::{
     copy_from_user, copy_to_user, read_user, strncpy_from_user, write_user, WriteSource,
@@ -251,7 +251,7 @@ pub fn getdents64(fd: i32, ubuf: usize, len: usize) -> SysResult {
 fn stat_out(inode: &Inode, ustat: usize) -> SysResult {
     let mut st = inode.stat();
     if let InodeKind::Device(_) = &inode.kind {
-        st.st_mode = inode.mode;
+        st.st_mode = inode.mode();
     }
     // SAFETY: Stat is repr(C) plain data with explicit padding fields.
     let bytes = unsafe {
@@ -325,7 +325,7 @@ pub fn faccessat2(dirfd: i32, upath: usize, mode: u32, flags: u32) -> SysResult 
         let start = start_dir(dirfd, &path)?;
         vfs::lookup(&start, &path, flags & AT_SYMLINK_NOFOLLOW == 0)?
     };
-    if mode & X_OK != 0 && !inode.is_dir() && inode.mode & 0o111 == 0 {
+    if mode & X_OK != 0 && !inode.is_dir() && inode.mode() & 0o111 == 0 {
         return Err(Errno::EACCES);
     }
     Ok(0)
@@ -434,6 +434,10 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
             f.set_status_flags(arg as u32);
             Ok(0)
         }
+        F_GETLK | F_SETLK | F_SETLKW | F_OFD_GETLK | F_OFD_SETLK | F_OFD_SETLKW => {
+            fcntl_lock(&f, cmd, arg as usize)
+        }
+        F_ADD_SEALS | F_GET_SEALS => fcntl_seals(&f, cmd, arg as u32),
         _ => Err(Errno::EINVAL),
     }
 }
@@ -526,4 +530,602 @@ pub fn console_files() -> KResult<[Arc<File>; 3]> {
         File::new(inode.clone(), vfs::O_WRONLY)?,
         File::new(inode, vfs::O_WRONLY)?,
     ])
+}
+
+/// The inode an `*at` call names: `path` from `dirfd`, or with an empty
+/// path and AT_EMPTY_PATH the file `dirfd` itself (the cwd for AT_FDCWD);
+/// `follow`: follow a symbolic link at the end (Linux: `user_path_at`).
+fn at_inode(dirfd: i32, upath: usize, flags: u32, follow: bool) -> KResult<Arc<Inode>> {
+    let path = path_arg(upath)?;
+    if path.is_empty() {
+        if flags & AT_EMPTY_PATH == 0 {
+            return Err(Errno::ENOENT);
+        }
+        return match dirfd {
+            AT_FDCWD => Ok(me()?.cwd.lock().clone()),
+            fd => Ok(file(fd)?.inode.clone()),
+        };
+    }
+    vfs::lookup(&start_dir(dirfd, &path)?, &path, follow)
+}
+
+/// chmod on an inode (Linux: `chmod_common` -> `shmem_setattr`): EPERM
+/// where F_SEAL_EXEC forbids changing the execute bits.
+fn chmod_inode(inode: &Inode, mode: u32) -> SysResult {
+    if let InodeKind::File(f) = &inode.kind {
+        if f.seals() & tmpfs::F_SEAL_EXEC != 0 && (inode.mode() ^ mode) & 0o111 != 0 {
+            return Err(Errno::EPERM);
+        }
+    }
+    inode.set_perm(mode);
+    Ok(0)
+}
+
+/// fchmod(2).
+pub fn fchmod(fd: i32, mode: u32) -> SysResult {
+    chmod_inode(&file(fd)?.inode, mode)
+}
+
+/// fchmodat2(2), and fchmodat(2) with no flags: a symbolic link itself
+/// cannot be chmodded (EOPNOTSUPP, as Linux's `do_fchmodat` says).
+pub fn fchmodat2(dirfd: i32, upath: usize, mode: u32, flags: u32) -> SysResult {
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let inode = at_inode(dirfd, upath, flags, flags & AT_SYMLINK_NOFOLLOW == 0)?;
+    if matches!(inode.kind, InodeKind::Symlink(_)) {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    chmod_inode(&inode, mode)
+}
+
+/// An id argument of chown: -1 leaves it as it is.
+fn chown_id(id: u32) -> Option<u32> {
+    (id != u32::MAX).then_some(id)
+}
+
+/// fchownat(2) (Linux: `do_fchownat`): everyone is root, so any owner may
+/// be given; AT_SYMLINK_NOFOLLOW changes a link itself.
+pub fn fchownat(dirfd: i32, upath: usize, uid: u32, gid: u32, flags: u32) -> SysResult {
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let inode = at_inode(dirfd, upath, flags, flags & AT_SYMLINK_NOFOLLOW == 0)?;
+    inode.set_owner(chown_id(uid), chown_id(gid));
+    Ok(0)
+}
+
+/// fchown(2).
+pub fn fchown(fd: i32, uid: u32, gid: u32) -> SysResult {
+    file(fd)?.inode.set_owner(chown_id(uid), chown_id(gid));
+    Ok(0)
+}
+
+/// utimensat(2) (Linux: `do_utimes`): NULL `times` or UTIME_NOW means now,
+/// UTIME_OMIT leaves a time alone; a NULL path means the file `dirfd`
+/// (glibc's futimens).
+pub fn utimensat(dirfd: i32, upath: usize, utimes: usize, flags: u32) -> SysResult {
+    const UTIME_NOW: i64 = (1 << 30) - 1;
+    const UTIME_OMIT: i64 = (1 << 30) - 2;
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let times: Option<[[i64; 2]; 2]> = if utimes == 0 {
+        None
+    } else {
+        Some(read_user(utimes)?)
+    };
+    let mut set = [None, None];
+    let now = vfs::Timespec::now();
+    for (i, t) in set.iter_mut().enumerate() {
+        *t = match times {
+            None => Some(now),
+            Some(ts) => match ts[i][1] {
+                UTIME_NOW => Some(now),
+                UTIME_OMIT => None,
+                0..=999_999_999 => Some(vfs::Timespec {
+                    sec: ts[i][0],
+                    nsec: ts[i][1] as u32,
+                }),
+                _ => return Err(Errno::EINVAL),
+            },
+        };
+    }
+    let inode = if upath == 0 && dirfd != AT_FDCWD {
+        if flags & AT_SYMLINK_NOFOLLOW != 0 {
+            return Err(Errno::EINVAL);
+        }
+        file(dirfd)?.inode.clone()
+    } else {
+        at_inode(dirfd, upath, flags, flags & AT_SYMLINK_NOFOLLOW == 0)?
+    };
+    if set == [None, None] {
+        return Ok(0);
+    }
+    inode.set_times(set[0], set[1]);
+    Ok(0)
+}
+
+/// linkat(2) (Linux: `do_linkat`): the old path's last link is not
+/// followed unless AT_SYMLINK_FOLLOW.
+pub fn linkat(olddir: i32, uold: usize, newdir: i32, unew: usize, flags: u32) -> SysResult {
+    const AT_SYMLINK_FOLLOW: u32 = 0x400;
+    if flags & !(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let inode = at_inode(olddir, uold, flags, flags & AT_SYMLINK_FOLLOW != 0)?;
+    let new = nonempty_path_arg(unew)?;
+    vfs::link(&inode, &start_dir(newdir, &new)?, &new).map(|_| 0)
+}
+
+/// symlinkat(2).
+pub fn symlinkat(utarget: usize, newdir: i32, upath: usize) -> SysResult {
+    let target = path_arg(utarget)?;
+    let path = nonempty_path_arg(upath)?;
+    vfs::symlink(&target, &start_dir(newdir, &path)?, &path).map(|_| 0)
+}
+
+/// mknodat(2) (Linux: `do_mknodat`, as root): a regular file, a FIFO, or a
+/// device or socket node (which has no driver or socket behind it here:
+/// opening one is ENXIO); a directory is EPERM, an unknown type EINVAL.
+pub fn mknodat(dirfd: i32, upath: usize, mode: u32, dev: u32) -> SysResult {
+    const S_IFBLK: u32 = 0o060000;
+    const S_IFSOCK: u32 = 0o140000;
+    let path = nonempty_path_arg(upath)?;
+    let start = start_dir(dirfd, &path)?;
+    let perm = masked(mode & 0o7777)?;
+    match mode & vfs::S_IFMT {
+        0 | vfs::S_IFREG => vfs::create_file(&start, &path, vfs::S_IFREG | perm).map(|_| 0),
+        t @ (S_IFIFO | S_IFCHR | S_IFBLK | S_IFSOCK) => {
+            let rdev = if t == S_IFCHR || t == S_IFBLK { dev } else { 0 };
+            vfs::mknod(&start, &path, t | perm, rdev as u64).map(|_| 0)
+        }
+        vfs::S_IFDIR => Err(Errno::EPERM),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+/// fchdir(2).
+pub fn fchdir(fd: i32) -> SysResult {
+    let dir = file(fd)?.inode.clone();
+    dir.dir()?;
+    *me()?.cwd.lock() = dir;
+    Ok(0)
+}
+
+/// close_range(2) (Linux: `__close_range`). Where we simplify:
+/// CLOSE_RANGE_UNSHARE is accepted but the table stays shared with the
+/// process's threads (they always share one here).
+pub fn close_range(first: u32, last: u32, flags: u32) -> SysResult {
+    const CLOSE_RANGE_UNSHARE: u32 = 2;
+    const CLOSE_RANGE_CLOEXEC: u32 = 4;
+    if flags & !(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC) != 0 || first > last {
+        return Err(Errno::EINVAL);
+    }
+    let p = me()?;
+    let mut files = p.files.lock();
+    files.close_range(
+        first as usize,
+        last as usize,
+        flags & CLOSE_RANGE_CLOEXEC != 0,
+    );
+    Ok(0)
+}
+
+/// truncate(2) by path (Linux: `do_sys_truncate`): EISDIR for a directory,
+/// EINVAL for anything else not a regular file or a negative length.
+pub fn truncate(upath: usize, len: i64) -> SysResult {
+    let path = nonempty_path_arg(upath)?;
+    let inode = vfs::lookup(&start_dir(AT_FDCWD, &path)?, &path, true)?;
+    if len < 0 {
+        return Err(Errno::EINVAL);
+    }
+    match &inode.kind {
+        InodeKind::File(f) => {
+            f.truncate(len as u64)?;
+            inode.touch(vfs::T_MTIME | vfs::T_CTIME);
+            Ok(0)
+        }
+        InodeKind::Dir(_) => Err(Errno::EISDIR),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+/// `struct statfs` on arm64 (`asm-generic/statfs.h`, 64-bit words).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct Statfs {
+    f_type: u64,
+    f_bsize: u64,
+    f_blocks: u64,
+    f_bfree: u64,
+    f_bavail: u64,
+    f_files: u64,
+    f_ffree: u64,
+    f_fsid: [i32; 2],
+    f_namelen: u64,
+    f_frsize: u64,
+    f_flags: u64,
+    f_spare: [u64; 4],
+}
+
+/// The filesystem `inode` lives on, as statfs reports it (Linux: each
+/// filesystem's `statfs`; `shmem_statfs` for tmpfs). /dev is devtmpfs, a
+/// tmpfs, on Linux; pipes are on pipefs; anything else the kernel builds
+/// is /proc, or /sys when it is found under /sys.
+fn statfs_of(inode: &Arc<Inode>) -> Statfs {
+    const TMPFS_MAGIC: u64 = 0x0102_1994;
+    const PROC_SUPER_MAGIC: u64 = 0x9fa0;
+    const SYSFS_MAGIC: u64 = 0x6265_6572;
+    const PIPEFS_MAGIC: u64 = 0x5049_5045;
+    const ST_VALID: u64 = 0x20;
+    const ST_RELATIME: u64 = 0x1000;
+    let base = Statfs {
+        f_bsize: PAGE_SIZE as u64,
+        f_frsize: PAGE_SIZE as u64,
+        f_namelen: vfs::NAME_MAX as u64,
+        f_flags: ST_VALID | ST_RELATIME,
+        ..Statfs::default()
+    };
+    if let Some(sb) = inode.tmpfs_sb() {
+        let (total, free) = sb.statfs_pages();
+        return Statfs {
+            f_type: TMPFS_MAGIC,
+            f_blocks: total,
+            f_bfree: free,
+            f_bavail: free,
+            // tmpfs's default nr_inodes is as many as its pages.
+            f_files: total,
+            f_ffree: free,
+            ..base
+        };
+    }
+    let f_type = match &inode.kind {
+        InodeKind::Device(_) if inode.mode() & vfs::S_IFMT == S_IFIFO => PIPEFS_MAGIC,
+        InodeKind::Device(_) => TMPFS_MAGIC,
+        _ if under(&vfs::root(), "sys", inode) => SYSFS_MAGIC,
+        _ => PROC_SUPER_MAGIC,
+    };
+    Statfs { f_type, ..base }
+}
+
+/// Is `inode` in the tree under `dir`/`name`?
+fn under(dir: &Arc<Inode>, name: &str, inode: &Arc<Inode>) -> bool {
+    fn search(d: &Arc<Inode>, inode: &Arc<Inode>, depth: usize) -> bool {
+        if Arc::ptr_eq(d, inode) {
+            return true;
+        }
+        let Ok(dir) = d.dir() else { return false };
+        depth < 16 && dir.children().iter().any(|c| search(c, inode, depth + 1))
+    }
+    match dir.dir().ok().and_then(|d| d.lookup(name)) {
+        Some(top) => search(&top, inode, 0),
+        None => false,
+    }
+}
+
+fn statfs_out(inode: &Arc<Inode>, ubuf: usize) -> SysResult {
+    let st = statfs_of(inode);
+    // SAFETY: Statfs is repr(C) plain data whose fields leave no padding.
+    let bytes = unsafe {
+        core::slice::from_raw_parts(&st as *const _ as *const u8, core::mem::size_of_val(&st))
+    };
+    copy_to_user(ubuf, bytes).map(|_| 0)
+}
+
+/// statfs(2).
+pub fn statfs(upath: usize, ubuf: usize) -> SysResult {
+    let path = nonempty_path_arg(upath)?;
+    statfs_out(
+        &vfs::lookup(&start_dir(AT_FDCWD, &path)?, &path, true)?,
+        ubuf,
+    )
+}
+
+/// fstatfs(2).
+pub fn fstatfs(fd: i32, ubuf: usize) -> SysResult {
+    statfs_out(&file(fd)?.inode, ubuf)
+}
+
+/// Most bytes one sendfile or copy_file_range moves (Linux: `MAX_RW_COUNT`).
+const MAX_RW_COUNT: usize = 0x7fff_f000;
+
+/// Copies up to `len` bytes with `read` and `write` through a kernel
+/// buffer, stopping at end of input or a short write; an error after some
+/// bytes moved ends the copy with their count (Linux: `splice_direct_to_actor`).
+fn copy_between(
+    len: usize,
+    mut read: impl FnMut(&mut [u8], u64) -> KResult<usize>,
+    mut write: impl FnMut(&[u8], u64) -> KResult<usize>,
+) -> SysResult {
+    let len = len.min(MAX_RW_COUNT);
+    let mut buf = vec![0u8; len.min(CHUNK)];
+    let mut done = 0usize;
+    while done < len {
+        let want = (len - done).min(CHUNK);
+        let n = match read(&mut buf[..want], done as u64) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if done == 0 => return Err(e),
+            Err(_) => break,
+        };
+        let mut written = 0;
+        while written < n {
+            match write(&buf[written..n], (done + written) as u64) {
+                Ok(0) => break,
+                Ok(w) => written += w,
+                Err(e) if done + written == 0 => return Err(e),
+                Err(_) => break,
+            }
+        }
+        done += written;
+        if written < n || n < want {
+            break;
+        }
+    }
+    Ok(done as i64)
+}
+
+/// sendfile(2) (Linux: `do_sendfile`): from `in_fd` at `*uoffset` (which
+/// it advances, leaving the file position alone) or at its position, to
+/// `out_fd` at its position. EBADF unless in is readable and out writable,
+/// EINVAL for an O_APPEND output.
+pub fn sendfile(out_fd: i32, in_fd: i32, uoffset: usize, count: usize) -> SysResult {
+    let (inf, outf) = (file(in_fd)?, file(out_fd)?);
+    if !inf.is_readable() || !outf.is_writable() {
+        return Err(Errno::EBADF);
+    }
+    if outf.flags() & vfs::O_APPEND != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let write = |b: &[u8], _| outf.write(WriteSource::Kernel(b));
+    if uoffset == 0 {
+        return copy_between(count, |b, _| inf.read(b), write);
+    }
+    let off: i64 = read_user(uoffset)?;
+    if off < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let n = copy_between(count, |b, done| inf.pread(b, off as u64 + done), write)?;
+    write_user(uoffset, &(off + n))?;
+    Ok(n)
+}
+
+/// copy_file_range(2) between regular files (Linux: `vfs_copy_file_range`
+/// falling back to `splice`): each side at `*uoff` (advanced) or at its
+/// file position; EINVAL for flags, non-regular files or an overlapping
+/// copy within one file, EBADF for wrong access modes or O_APPEND output.
+pub fn copy_file_range(
+    fd_in: i32,
+    uoff_in: usize,
+    fd_out: i32,
+    uoff_out: usize,
+    len: usize,
+    flags: u32,
+) -> SysResult {
+    if flags != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let (inf, outf) = (file(fd_in)?, file(fd_out)?);
+    if !inf.is_readable() || !outf.is_writable() || outf.flags() & vfs::O_APPEND != 0 {
+        return Err(Errno::EBADF);
+    }
+    for f in [&inf, &outf] {
+        match f.inode.kind {
+            InodeKind::File(_) => {}
+            InodeKind::Dir(_) => return Err(Errno::EISDIR),
+            _ => return Err(Errno::EINVAL),
+        }
+    }
+    let offset = |uoff: usize, f: &File| -> KResult<i64> {
+        if uoff == 0 {
+            return f.lseek(0, vfs::SEEK_CUR).map(|p| p as i64);
+        }
+        match read_user::<i64>(uoff)? {
+            o if o < 0 => Err(Errno::EINVAL),
+            o => Ok(o),
+        }
+    };
+    let (pos_in, pos_out) = (
+        offset(uoff_in, &inf)? as u64,
+        offset(uoff_out, &outf)? as u64,
+    );
+    let len = len.min(MAX_RW_COUNT) as u64;
+    if Arc::ptr_eq(&inf.inode, &outf.inode) && pos_in < pos_out + len && pos_out < pos_in + len {
+        return Err(Errno::EINVAL);
+    }
+    let n = copy_between(
+        len as usize,
+        |b, done| inf.pread(b, pos_in + done),
+        |b, done| outf.pwrite(WriteSource::Kernel(b), pos_out + done),
+    )?;
+    for (uoff, f, pos) in [(uoff_in, &inf, pos_in), (uoff_out, &outf, pos_out)] {
+        let end = pos as i64 + n;
+        if uoff == 0 {
+            f.lseek(end, vfs::SEEK_SET)?;
+        } else {
+            write_user(uoff, &end)?;
+        }
+    }
+    Ok(n)
+}
+
+/// flock(2) (Linux: `sys_flock`): LOCK_SH, LOCK_EX or LOCK_UN, with LOCK_NB
+/// EWOULDBLOCK (EAGAIN) rather than waiting; waiting is interruptible.
+pub fn flock(fd: i32, op: u32) -> SysResult {
+    const LOCK_SH: u32 = 1;
+    const LOCK_EX: u32 = 2;
+    const LOCK_NB: u32 = 4;
+    const LOCK_UN: u32 = 8;
+    let f = file(fd)?;
+    let id = Arc::as_ptr(&f) as usize;
+    match op & !LOCK_NB {
+        LOCK_UN => {
+            vfs::locks::funlock(f.inode.ino, id);
+            Ok(0)
+        }
+        cmd @ (LOCK_SH | LOCK_EX) => {
+            f.note_locked();
+            let pid = me()?.pid as i32;
+            vfs::locks::flock(f.inode.ino, id, cmd == LOCK_EX, op & LOCK_NB == 0, pid).map(|_| 0)
+        }
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+const F_GETLK: u32 = 5;
+const F_SETLK: u32 = 6;
+const F_SETLKW: u32 = 7;
+const F_OFD_GETLK: u32 = 36;
+const F_OFD_SETLK: u32 = 37;
+const F_OFD_SETLKW: u32 = 38;
+const F_ADD_SEALS: u32 = 1033;
+const F_GET_SEALS: u32 = 1034;
+
+/// `struct flock` on arm64: l_type, l_whence (16 bits each), l_start,
+/// l_len, l_pid, padding; 32 bytes.
+#[derive(Clone, Copy, Default)]
+struct Flock {
+    l_type: i16,
+    l_whence: i16,
+    l_start: i64,
+    l_len: i64,
+    l_pid: i32,
+}
+
+impl Flock {
+    fn read(uaddr: usize) -> KResult<Flock> {
+        let raw: [u64; 4] = read_user(uaddr)?;
+        Ok(Flock {
+            l_type: raw[0] as i16,
+            l_whence: (raw[0] >> 16) as i16,
+            l_start: raw[1] as i64,
+            l_len: raw[2] as i64,
+            l_pid: raw[3] as i32,
+        })
+    }
+
+    fn write(&self, uaddr: usize) -> KResult<()> {
+        let raw: [u64; 4] = [
+            (self.l_type as u16 as u64) | (self.l_whence as u16 as u64) << 16,
+            self.l_start as u64,
+            self.l_len as u64,
+            self.l_pid as u32 as u64,
+        ];
+        write_user(uaddr, &raw)
+    }
+}
+
+/// fcntl's record locks (Linux: `fcntl_getlk`, `fcntl_setlk`): POSIX locks
+/// belong to the descriptor table, OFD locks to the open file.
+fn fcntl_lock(f: &Arc<File>, cmd: u32, uarg: usize) -> SysResult {
+    const F_RDLCK: i16 = 0;
+    const F_WRLCK: i16 = 1;
+    const F_UNLCK: i16 = 2;
+    let mut fl = Flock::read(uarg)?;
+    let ofd = matches!(cmd, F_OFD_GETLK | F_OFD_SETLK | F_OFD_SETLKW);
+    if ofd && fl.l_pid != 0 {
+        return Err(Errno::EINVAL);
+    }
+    if !matches!(fl.l_type, F_RDLCK | F_WRLCK | F_UNLCK) {
+        return Err(Errno::EINVAL);
+    }
+    // The byte range (Linux: `flock_to_posix_lock`).
+    let base = match fl.l_whence as u32 {
+        vfs::SEEK_SET => 0,
+        vfs::SEEK_CUR => f.lseek(0, vfs::SEEK_CUR)? as i64,
+        vfs::SEEK_END => f.fstat().st_size,
+        _ => return Err(Errno::EINVAL),
+    };
+    let mut start = base.checked_add(fl.l_start).ok_or(Errno::EOVERFLOW)?;
+    if start < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let end = match fl.l_len {
+        0 => u64::MAX,
+        len if len > 0 => (start.checked_add(len - 1).ok_or(Errno::EOVERFLOW)?) as u64,
+        len => {
+            let end = start - 1;
+            start += len;
+            if start < 0 {
+                return Err(Errno::EINVAL);
+            }
+            end as u64
+        }
+    };
+    let p = me()?;
+    let owner = if ofd {
+        vfs::locks::Owner::Ofd(Arc::as_ptr(f) as usize)
+    } else {
+        vfs::locks::Owner::Posix(p.files.lock().lock_owner())
+    };
+    let want = vfs::locks::FileLock {
+        ino: f.inode.ino,
+        owner,
+        write: fl.l_type == F_WRLCK,
+        start: start as u64,
+        end,
+        pid: p.pid as i32,
+    };
+    match cmd {
+        F_GETLK | F_OFD_GETLK => {
+            if fl.l_type == F_UNLCK {
+                return Err(Errno::EINVAL);
+            }
+            match vfs::locks::test_lock(&want) {
+                None => fl.l_type = F_UNLCK,
+                Some(l) => {
+                    fl.l_type = if l.write { F_WRLCK } else { F_RDLCK };
+                    fl.l_whence = vfs::SEEK_SET as i16;
+                    fl.l_start = l.start as i64;
+                    fl.l_len = if l.end == u64::MAX {
+                        0
+                    } else {
+                        (l.end - l.start + 1) as i64
+                    };
+                    fl.l_pid = match l.owner {
+                        vfs::locks::Owner::Posix(_) => l.pid,
+                        _ => -1,
+                    };
+                }
+            }
+            fl.write(uarg).map(|_| 0)
+        }
+        _ => {
+            if fl.l_type == F_UNLCK {
+                vfs::locks::unlock_record(want.ino, owner, want.start, want.end);
+                return Ok(0);
+            }
+            let allowed = if want.write {
+                f.is_writable()
+            } else {
+                f.is_readable()
+            };
+            if !allowed {
+                return Err(Errno::EBADF);
+            }
+            if ofd {
+                f.note_locked();
+            }
+            let wait = matches!(cmd, F_SETLKW | F_OFD_SETLKW);
+            vfs::locks::set_record_lock(&want, wait).map(|_| 0)
+        }
+    }
+}
+
+/// F_ADD_SEALS / F_GET_SEALS (Linux: `memfd_fcntl`): any tmpfs file has
+/// seals (F_SEAL_SEAL unless memfd_create allowed sealing); anything else
+/// is EINVAL. Adding needs the file open for writing (EPERM).
+fn fcntl_seals(f: &File, cmd: u32, arg: u32) -> SysResult {
+    let InodeKind::File(sf) = &f.inode.kind else {
+        return Err(Errno::EINVAL);
+    };
+    if cmd == F_GET_SEALS {
+        return Ok(sf.seals() as i64);
+    }
+    if !f.is_writable() {
+        return Err(Errno::EPERM);
+    }
+    sf.add_seals(arg, || sf.mapping.writably_mapped())
+        .map(|_| 0)
 }

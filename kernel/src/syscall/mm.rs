@@ -60,3 +60,28 @@ pub fn mincore(addr: usize, len: usize, uvec: usize) -> SysResult {
     let present = mmap::mincore(&mm()?, addr, len)?;
     copy_to_user(uvec, &present).map(|_| 0)
 }
+
+/// mlock(2).
+pub fn mlock(addr: usize, len: usize) -> SysResult {
+    mmap::mlock(&mm()?, addr, len, 0).map(|_| 0)
+}
+
+/// mlock2(2): mlock with MLOCK_ONFAULT.
+pub fn mlock2(addr: usize, len: usize, flags: u32) -> SysResult {
+    mmap::mlock(&mm()?, addr, len, flags).map(|_| 0)
+}
+
+/// munlock(2).
+pub fn munlock(addr: usize, len: usize) -> SysResult {
+    mmap::munlock(&mm()?, addr, len).map(|_| 0)
+}
+
+/// mlockall(2).
+pub fn mlockall(flags: u32) -> SysResult {
+    mmap::mlockall(&mm()?, flags).map(|_| 0)
+}
+
+/// munlockall(2).
+pub fn munlockall() -> SysResult {
+    mmap::munlockall(&mm()?).map(|_| 0)
+}

@@ -142,7 +142,7 @@ fn load_binary(
     depth: usize,
 ) -> KResult<Loaded> {
     let inode = vfs::lookup(cwd, path, true)?;
-    if inode.is_dir() || inode.mode & 0o111 == 0 {
+    if inode.is_dir() || inode.mode() & 0o111 == 0 {
         return Err(Errno::EACCES);
     }
     let image = read_whole(&inode)?;

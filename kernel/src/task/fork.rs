@@ -55,12 +55,15 @@ fn dup_mm(src: &Arc<Mm>) -> KResult<Arc<Mm>> {
     dst_map.brk = map.brk;
     dst_map.vdso = map.vdso;
     for (start, end, vma) in map.vmas.iter() {
+        let Some(child_vma) = vma.dup_for_fork() else {
+            continue;
+        };
         let cow = vma.flags & VM_SHARED == 0 && vma.flags & VM_WRITE != 0;
         if !memory::copy_range(&dst, src, start, end, cow) {
             return Err(Errno::ENOMEM);
         }
         vma.register_with_file(&dst);
-        let _ = dst_map.vmas.insert(start, end, Arc::new((**vma).clone()));
+        let _ = dst_map.vmas.insert(start, end, Arc::new(child_vma));
     }
     drop(dst_map);
     Ok(dst)

@@ -100,7 +100,7 @@ fn file_name(inode: &Arc<Inode>) -> String {
     if let Some(path) = vfs::find_path(inode) {
         return path;
     }
-    match inode.mode & S_IFMT {
+    match inode.mode() & S_IFMT {
         vfs::S_IFIFO => format!("pipe:[{}]", inode.ino),
         _ => format!("anon_inode:[{}]", inode.ino),
     }

@@ -5,7 +5,7 @@
 //! `shmem_alloc_and_add_folio`, `shmem_setattr`, `shmem_fallocate`).
 
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use super::TmpfsSb;
 use crate::errno::{Errno, KResult};
@@ -34,7 +34,19 @@ pub struct ShmemFile {
     punching: SpinLock<Option<(u64, u64)>>,
     /// Is `punching` set? So faults need not take its lock to find out.
     punch_running: AtomicBool,
+    /// memfd seals, `F_SEAL_*` (Linux: `shmem_inode_info.seals`): a file
+    /// not made by memfd_create(MFD_ALLOW_SEALING) starts with F_SEAL_SEAL.
+    seals: AtomicU32,
 }
+
+pub const F_SEAL_SEAL: u32 = 0x1;
+pub const F_SEAL_SHRINK: u32 = 0x2;
+pub const F_SEAL_GROW: u32 = 0x4;
+pub const F_SEAL_WRITE: u32 = 0x8;
+pub const F_SEAL_FUTURE_WRITE: u32 = 0x10;
+pub const F_SEAL_EXEC: u32 = 0x20;
+/// Seals that forbid writing through write(2) and new writable mappings.
+pub const F_SEAL_ANY_WRITE: u32 = F_SEAL_WRITE | F_SEAL_FUTURE_WRITE;
 
 fn index_of(pos: u64) -> u64 {
     pos >> PAGE_SHIFT
@@ -50,7 +62,53 @@ impl ShmemFile {
             mapping: AddressSpace::new(),
             punching: SpinLock::new(None),
             punch_running: AtomicBool::new(false),
+            seals: AtomicU32::new(F_SEAL_SEAL),
         }
+    }
+
+    /// F_GET_SEALS.
+    pub fn seals(&self) -> u32 {
+        self.seals.load(Ordering::Acquire)
+    }
+
+    /// memfd_create(MFD_ALLOW_SEALING): no seals yet.
+    pub fn allow_sealing(&self) {
+        self.seals.store(0, Ordering::Release);
+    }
+
+    /// F_ADD_SEALS (Linux: `memfd_add_seals`): EINVAL for unknown seals,
+    /// EPERM once F_SEAL_SEAL is set, EBUSY for F_SEAL_WRITE while
+    /// `writable_mapped()` says a shared mapping could still write. Under
+    /// the file's lock, so writers see the seal or finish first.
+    pub fn add_seals(&self, seals: u32, writable_mapped: impl FnOnce() -> bool) -> KResult<()> {
+        let all = F_SEAL_SEAL
+            | F_SEAL_SHRINK
+            | F_SEAL_GROW
+            | F_SEAL_WRITE
+            | F_SEAL_FUTURE_WRITE
+            | F_SEAL_EXEC;
+        if seals & !all != 0 {
+            return Err(Errno::EINVAL);
+        }
+        let _i_rwsem = self.lock.lock();
+        let cur = self.seals();
+        if cur & F_SEAL_SEAL != 0 {
+            return Err(Errno::EPERM);
+        }
+        if seals & F_SEAL_WRITE != 0 && cur & F_SEAL_WRITE == 0 && writable_mapped() {
+            return Err(Errno::EBUSY);
+        }
+        self.seals.store(cur | seals, Ordering::Release);
+        Ok(())
+    }
+
+    /// May a write reaching byte `end` go ahead? (Linux: `shmem_write_begin`'s checks.)
+    fn check_write_seals(&self, end: u64) -> KResult<()> {
+        let seals = self.seals();
+        if seals & F_SEAL_ANY_WRITE != 0 || (seals & F_SEAL_GROW != 0 && end > self.size()) {
+            return Err(Errno::EPERM);
+        }
+        Ok(())
     }
 
     /// `i_size`, in bytes.
@@ -121,6 +179,7 @@ impl ShmemFile {
         }
         let len = src.len().min((MAX_FILE_SIZE - pos) as usize);
         let end = pos + len as u64;
+        self.check_write_seals(end)?;
         let mut done = 0;
         while done < len {
             let cur = pos + done as u64;
@@ -310,6 +369,13 @@ impl ShmemFile {
         }
         let _i_rwsem = self.lock.lock();
         let old = self.size();
+        // Linux: `shmem_setattr`.
+        let seals = self.seals();
+        if (new_size < old && seals & F_SEAL_SHRINK != 0)
+            || (new_size > old && seals & F_SEAL_GROW != 0)
+        {
+            return Err(Errno::EPERM);
+        }
         self.size.store(new_size, Ordering::Release);
         if new_size < old {
             self.drop_range(new_size, u64::MAX);
@@ -330,10 +396,15 @@ impl ShmemFile {
 
     /// FALLOC_FL_PUNCH_HOLE: drop the cache of `[start, end)`, zeroing the
     /// parts of folios that straddle its edges; the size does not change.
-    pub fn punch_hole(&self, start: u64, end: u64) {
+    /// EPERM under a write seal (Linux: `shmem_fallocate`).
+    pub fn punch_hole(&self, start: u64, end: u64) -> KResult<()> {
         let _i_rwsem = self.lock.lock();
+        if self.seals() & F_SEAL_ANY_WRITE != 0 {
+            return Err(Errno::EPERM);
+        }
         let _punching = self.start_punch(start, end);
         self.drop_range(start, end);
+        Ok(())
     }
 
     /// Tells faults that a hole punch of `[start, end)` is running, until
@@ -355,6 +426,9 @@ impl ShmemFile {
             return Err(Errno::EFBIG);
         }
         let _i_rwsem = self.lock.lock();
+        if extend && end > self.size() && self.seals() & F_SEAL_GROW != 0 {
+            return Err(Errno::EPERM);
+        }
         let end_index = index_of(end - 1) + 1;
         let mut index = index_of(start);
         while index < end_index {

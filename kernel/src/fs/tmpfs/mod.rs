@@ -13,7 +13,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use spin::Once;
 
-pub use file::ShmemFile;
+pub use file::{ShmemFile, F_SEAL_ANY_WRITE, F_SEAL_EXEC};
 use huge::{
     allowable_orders, exec_orders, suitable_orders, Access, FallbackOrders, HugeKnob, HugeSettings,
     InodeKind as HugeKind, MountHuge, OrderMask,
@@ -84,10 +84,19 @@ impl TmpfsSb {
 
     /// A new, empty regular file on this mount (not yet in any directory).
     pub fn new_file(self: &Arc<Self>, mode: u32) -> Arc<Inode> {
-        Inode::new(
+        let inode = Inode::new(
             S_IFREG | (mode & 0o7777),
             InodeKind::File(ShmemFile::new(self.clone(), mode & 0o111 != 0)),
-        )
+        );
+        inode.set_sb(self);
+        inode
+    }
+
+    /// statfs(2) of this mount: (total, free) pages of its `size=` budget
+    /// (Linux: `shmem_statfs`).
+    pub fn statfs_pages(&self) -> (u64, u64) {
+        let used = self.used_pages.load(Ordering::Relaxed);
+        (self.max_pages, self.max_pages.saturating_sub(used))
     }
 
     /// Orders to try for a folio holding page `index` that a write up to
@@ -265,14 +274,33 @@ pub const MFD_CLOEXEC: u32 = 0x1;
 pub const MFD_ALLOW_SEALING: u32 = 0x2;
 const MFD_NAME_MAX: usize = 249;
 
+const MFD_NOEXEC_SEAL: u32 = 0x8;
+const MFD_EXEC: u32 = 0x10;
+
 /// An anonymous tmpfs file on the internal mount, open read-write (Linux:
 /// `memfd_create`; the name only labels it in /proc, which we skip). Its
-/// faults follow the per-size huge-page knobs.
+/// faults follow the per-size huge-page knobs. MFD_ALLOW_SEALING leaves it
+/// unsealed; MFD_NOEXEC_SEAL also drops the execute bits and seals them
+/// (F_SEAL_EXEC); otherwise it starts sealed with F_SEAL_SEAL.
 pub fn memfd_create(name: &str, flags: u32) -> KResult<Arc<File>> {
-    if flags & !(MFD_CLOEXEC | MFD_ALLOW_SEALING) != 0 || name.len() > MFD_NAME_MAX {
+    let known = MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL | MFD_EXEC;
+    if flags & !known != 0
+        || flags & (MFD_NOEXEC_SEAL | MFD_EXEC) == MFD_NOEXEC_SEAL | MFD_EXEC
+        || name.len() > MFD_NAME_MAX
+    {
         return Err(Errno::EINVAL);
     }
-    File::new(internal_mount().new_file(0o777), O_RDWR)
+    let noexec = flags & MFD_NOEXEC_SEAL != 0;
+    let inode = internal_mount().new_file(if noexec { 0o666 } else { 0o777 });
+    if let InodeKind::File(f) = &inode.kind {
+        if noexec {
+            f.allow_sealing();
+            f.add_seals(file::F_SEAL_EXEC, || false)?;
+        } else if flags & MFD_ALLOW_SEALING != 0 {
+            f.allow_sealing();
+        }
+    }
+    File::new(inode, O_RDWR)
 }
 
 /// Boot-time knobs (Linux 6.13+): `transparent_hugepage_shmem=<value>` for

@@ -3,19 +3,52 @@
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::file::File;
+use super::locks;
 use crate::errno::{Errno, KResult};
 
 /// Most descriptors one table holds (Linux's default `RLIMIT_NOFILE`).
 pub const NR_OPEN: usize = 1024;
 
-/// Cloning gives a forked child the same open files (Linux: `dup_fd`).
-#[derive(Default, Clone)]
+static NEXT_TABLE_ID: AtomicU64 = AtomicU64::new(1);
+
 pub struct FdTable {
+    /// Names this table as the owner of POSIX record locks.
+    id: u64,
     files: Vec<Option<Arc<File>>>,
     /// FD_CLOEXEC, per descriptor.
     cloexec: Vec<bool>,
+}
+
+impl Default for FdTable {
+    fn default() -> Self {
+        FdTable {
+            id: NEXT_TABLE_ID.fetch_add(1, Ordering::Relaxed),
+            files: Vec::new(),
+            cloexec: Vec::new(),
+        }
+    }
+}
+
+/// Cloning gives a forked child the same open files (Linux: `dup_fd`), but
+/// not the parent's POSIX locks: the copy is a new owner.
+impl Clone for FdTable {
+    fn clone(&self) -> Self {
+        FdTable {
+            files: self.files.clone(),
+            cloexec: self.cloexec.clone(),
+            ..FdTable::default()
+        }
+    }
+}
+
+/// The table's process is gone: its POSIX locks go with it.
+impl Drop for FdTable {
+    fn drop(&mut self) {
+        locks::drop_table(self.id);
+    }
 }
 
 impl FdTable {
@@ -29,6 +62,33 @@ impl FdTable {
             .iter()
             .enumerate()
             .filter_map(|(fd, f)| Some((fd, f.as_ref()?)))
+    }
+
+    /// The owner id of this table's POSIX locks.
+    pub fn lock_owner(&self) -> u64 {
+        self.id
+    }
+
+    /// `file` left the table: this table's POSIX locks on its inode go
+    /// (Linux: `filp_close` -> `locks_remove_posix`).
+    fn closed(&self, file: &File) {
+        locks::close_posix(self.id, file.inode.ino);
+    }
+
+    /// close_range(2): closes (or with `cloexec` marks FD_CLOEXEC) every
+    /// open descriptor in `first..=last`.
+    pub fn close_range(&mut self, first: usize, last: usize, cloexec: bool) {
+        let end = last.saturating_add(1).min(self.files.len());
+        for fd in first.min(end)..end {
+            if cloexec {
+                if self.files[fd].is_some() {
+                    self.cloexec[fd] = true;
+                }
+            } else if let Some(f) = self.files[fd].take() {
+                self.cloexec[fd] = false;
+                self.closed(&f);
+            }
+        }
     }
 
     /// Puts `file` in the lowest free slot (Linux: `get_unused_fd` +
@@ -71,7 +131,9 @@ impl FdTable {
     pub fn close_on_exec(&mut self) {
         for fd in 0..self.files.len() {
             if self.cloexec[fd] {
-                self.files[fd] = None;
+                if let Some(f) = self.files[fd].take() {
+                    self.closed(&f);
+                }
                 self.cloexec[fd] = false;
             }
         }
@@ -82,11 +144,13 @@ impl FdTable {
     }
 
     pub fn close(&mut self, fd: usize) -> KResult<()> {
-        self.files
+        let f = self
+            .files
             .get_mut(fd)
             .and_then(Option::take)
-            .map(|_| ())
-            .ok_or(Errno::EBADF)
+            .ok_or(Errno::EBADF)?;
+        self.closed(&f);
+        Ok(())
     }
 
     /// Makes `newfd` refer to `oldfd`'s file (Linux: `dup3`).
@@ -102,7 +166,9 @@ impl FdTable {
             self.files.resize(newfd + 1, None);
             self.cloexec.resize(newfd + 1, false);
         }
-        self.files[newfd] = Some(file);
+        if let Some(old) = self.files[newfd].replace(file) {
+            self.closed(&old);
+        }
         self.cloexec[newfd] = cloexec;
         Ok(newfd)
     }

@@ -4,9 +4,9 @@
 
 use alloc::string::String;
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-use super::inode::{Inode, InodeKind, Stat, S_IFMT, S_IFREG};
+use super::inode::{Inode, InodeKind, Stat, S_IFMT, S_IFREG, T_CTIME, T_MTIME};
 use super::path;
 use crate::errno::{Errno, KResult};
 use crate::mm::uaccess::WriteSource;
@@ -45,6 +45,9 @@ pub struct File {
     /// A pseudo file's text, made when it was opened (Linux: the seq_file
     /// buffer), so reads in pieces see one consistent snapshot.
     text: Option<String>,
+    /// Has this open file taken an OFD or flock lock? Then its last close
+    /// must release them.
+    locked: AtomicBool,
 }
 
 /// Opens (and with O_CREAT maybe creates) `path` (Linux: `do_sys_openat2`).
@@ -71,13 +74,19 @@ impl File {
         if flags & O_ACCMODE == O_ACCMODE {
             return Err(Errno::EINVAL);
         }
+        if inode.rdev().is_some() {
+            return Err(Errno::ENXIO);
+        }
         match &inode.kind {
             InodeKind::Dir(_) if writable || flags & O_CREAT != 0 => return Err(Errno::EISDIR),
             InodeKind::Dir(_) => {}
             _ if flags & O_DIRECTORY != 0 => return Err(Errno::ENOTDIR),
             InodeKind::Symlink(_) | InodeKind::MagicLink(_) => return Err(Errno::ELOOP),
             InodeKind::Pseudo(p) if writable && !p.is_writable() => return Err(Errno::EACCES),
-            InodeKind::File(f) if writable && flags & O_TRUNC != 0 => f.truncate(0)?,
+            InodeKind::File(f) if writable && flags & O_TRUNC != 0 => {
+                f.truncate(0)?;
+                inode.touch(T_MTIME | T_CTIME);
+            }
             _ => {}
         }
         let text = match &inode.kind {
@@ -93,6 +102,7 @@ impl File {
             flags: AtomicU32::new(flags & !(O_CREAT | O_EXCL | O_TRUNC)),
             pos: SpinLock::new(0),
             text,
+            locked: AtomicBool::new(false),
         }))
     }
 
@@ -134,6 +144,7 @@ impl File {
         if let InodeKind::File(f) = &self.inode.kind {
             if self.flags() & O_APPEND != 0 {
                 let (n, end) = f.append(data)?;
+                self.modified(n);
                 *self.pos.lock() = end;
                 return Ok(n);
             }
@@ -149,7 +160,11 @@ impl File {
             return Err(Errno::EBADF);
         }
         match &self.inode.kind {
-            InodeKind::File(f) => f.read_at(offset, buf),
+            InodeKind::File(f) => {
+                let n = f.read_at(offset, buf)?;
+                self.inode.accessed();
+                Ok(n)
+            }
             InodeKind::Dir(_) => Err(Errno::EISDIR),
             InodeKind::Pseudo(_) => {
                 let text = self.text.as_deref().unwrap_or("").as_bytes();
@@ -170,8 +185,16 @@ impl File {
         }
         match &self.inode.kind {
             // Linux appends even for pwrite on an O_APPEND file (pwrite(2), BUGS).
-            InodeKind::File(f) if self.flags() & O_APPEND != 0 => f.append(data).map(|(n, _)| n),
-            InodeKind::File(f) => f.write_at(offset, data),
+            InodeKind::File(f) if self.flags() & O_APPEND != 0 => {
+                let (n, _) = f.append(data)?;
+                self.modified(n);
+                Ok(n)
+            }
+            InodeKind::File(f) => {
+                let n = f.write_at(offset, data)?;
+                self.modified(n);
+                Ok(n)
+            }
             InodeKind::Pseudo(p) => data.with_bytes(|bytes| {
                 let text = core::str::from_utf8(bytes).map_err(|_| Errno::EINVAL)?;
                 p.store(text).map(|_| bytes.len())
@@ -180,6 +203,30 @@ impl File {
             InodeKind::Symlink(_) | InodeKind::MagicLink(_) => Err(Errno::EINVAL),
             InodeKind::Device(_) => Err(Errno::ESPIPE),
         }
+    }
+
+    /// A write of `n` bytes reached the file: its modification and change
+    /// times move (Linux: `file_modified` before the copy, for a non-empty
+    /// write).
+    fn modified(&self, n: usize) {
+        if n > 0 {
+            self.inode.touch(T_MTIME | T_CTIME);
+        }
+    }
+
+    /// Is the file open for writing? (Linux: `FMODE_WRITE`.)
+    pub fn is_writable(&self) -> bool {
+        self.writable()
+    }
+
+    /// Is the file open for reading? (Linux: `FMODE_READ`.)
+    pub fn is_readable(&self) -> bool {
+        self.readable()
+    }
+
+    /// Notes that this open file holds OFD or flock locks.
+    pub fn note_locked(&self) {
+        self.locked.store(true, Ordering::Relaxed);
     }
 
     /// The open flags (F_GETFL).
@@ -245,7 +292,9 @@ impl File {
         if length < 0 || !self.writable() {
             return Err(Errno::EINVAL);
         }
-        f.truncate(length as u64)
+        f.truncate(length as u64)?;
+        self.inode.touch(T_MTIME | T_CTIME);
+        Ok(())
     }
 
     pub fn fallocate(&self, mode: u32, offset: i64, len: i64) -> KResult<()> {
@@ -266,14 +315,16 @@ impl File {
             .checked_add(len as u64)
             .ok_or(Errno::EFBIG)?;
         match mode {
-            0 | FALLOC_FL_KEEP_SIZE => f.allocate(offset as u64, end, mode == 0),
+            0 | FALLOC_FL_KEEP_SIZE => f.allocate(offset as u64, end, mode == 0)?,
             m if m == FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE => {
-                f.punch_hole(offset as u64, end);
-                Ok(())
+                f.punch_hole(offset as u64, end)?
             }
-            FALLOC_FL_PUNCH_HOLE => Err(Errno::EINVAL),
-            _ => Err(Errno::EOPNOTSUPP),
+            FALLOC_FL_PUNCH_HOLE => return Err(Errno::EINVAL),
+            _ => return Err(Errno::EOPNOTSUPP),
         }
+        // Linux: `shmem_fallocate` -> `file_modified`.
+        self.inode.touch(T_MTIME | T_CTIME);
+        Ok(())
     }
 
     pub fn fstat(&self) -> Stat {
@@ -307,7 +358,7 @@ impl File {
             rec[0..8].copy_from_slice(&inode.ino.to_ne_bytes());
             rec[8..16].copy_from_slice(&(*pos as i64 + 1).to_ne_bytes());
             rec[16..18].copy_from_slice(&(reclen as u16).to_ne_bytes());
-            rec[18] = dirent_type(inode.mode);
+            rec[18] = dirent_type(inode.mode());
             rec[19..19 + name.len()].copy_from_slice(name.as_bytes());
             written += reclen;
             *pos += 1;
@@ -320,6 +371,9 @@ impl Drop for File {
     fn drop(&mut self) {
         if let InodeKind::Device(d) = &self.inode.kind {
             d.released(self.writable());
+        }
+        if self.locked.load(Ordering::Relaxed) {
+            super::locks::drop_file(self as *const File as usize);
         }
     }
 }

@@ -13,6 +13,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::errno::{Errno, KResult};
 use crate::fs::tmpfs::{ShmemFile, TmpfsSb};
 use crate::sync::SpinLock;
+use spin::Once;
 
 pub const S_IFMT: u32 = 0o170000;
 pub const S_IFREG: u32 = 0o100000;
@@ -82,25 +83,88 @@ pub struct Directory {
 
 pub struct Inode {
     pub ino: u64,
-    /// File type and permission bits (`st_mode`).
-    pub mode: u32,
+    /// File type and permission bits (`st_mode`): chmod changes the low 12
+    /// bits, the type never changes.
+    mode: AtomicU32,
     nlink: AtomicU32,
+    /// Owner and group (`i_uid`, `i_gid`): chown records them; everyone is
+    /// root, so nothing checks them.
+    uid: AtomicU32,
+    gid: AtomicU32,
+    /// Last access, modification and change (`i_atime`, `i_mtime`,
+    /// `i_ctime`).
+    times: SpinLock<Times>,
+    /// The tmpfs mount this inode lives on, where it has one (statfs,
+    /// linkat's EXDEV); set once, when it is made there.
+    sb: Once<Arc<TmpfsSb>>,
+    /// `i_rdev` of a device node mknod made: such a node has no driver
+    /// here, so opening it is ENXIO, as Linux says for a number without one.
+    rdev: Option<u64>,
     pub kind: InodeKind,
 }
+
+/// A point in CLOCK_REALTIME as `struct timespec` holds it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Timespec {
+    pub sec: i64,
+    pub nsec: u32,
+}
+
+impl Timespec {
+    /// The time now (Linux: `current_time`, without the filesystem's
+    /// granularity: tmpfs keeps nanoseconds).
+    pub fn now() -> Timespec {
+        let ns = crate::task::clock::realtime_ns();
+        Timespec {
+            sec: ns.div_euclid(1_000_000_000),
+            nsec: ns.rem_euclid(1_000_000_000) as u32,
+        }
+    }
+}
+
+/// An inode's three timestamps.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Times {
+    pub atime: Timespec,
+    pub mtime: Timespec,
+    pub ctime: Timespec,
+}
+
+/// Which timestamps `Inode::touch` sets to now (Linux: `S_ATIME`,
+/// `S_MTIME`, `S_CTIME` of `inode_update_time`).
+pub const T_ATIME: u32 = 1;
+pub const T_MTIME: u32 = 2;
+pub const T_CTIME: u32 = 4;
 
 static NEXT_INO: AtomicU64 = AtomicU64::new(1);
 
 impl Inode {
     pub fn new(mode: u32, kind: InodeKind) -> Arc<Inode> {
+        Inode::new_node(mode, None, kind)
+    }
+
+    /// A new inode, a device node with number `rdev` if that is given
+    /// (Linux: `shmem_get_inode` -> `init_special_inode`).
+    pub fn new_node(mode: u32, rdev: Option<u64>, kind: InodeKind) -> Arc<Inode> {
         let nlink = if matches!(kind, InodeKind::Dir(_)) {
             2
         } else {
             1
         };
+        let now = Timespec::now();
         Arc::new(Inode {
             ino: NEXT_INO.fetch_add(1, Ordering::Relaxed),
-            mode,
+            mode: AtomicU32::new(mode),
             nlink: AtomicU32::new(nlink),
+            uid: AtomicU32::new(0),
+            gid: AtomicU32::new(0),
+            times: SpinLock::new(Times {
+                atime: now,
+                mtime: now,
+                ctime: now,
+            }),
+            sb: Once::new(),
+            rdev,
             kind,
         })
     }
@@ -125,15 +189,115 @@ impl Inode {
         sb: Option<Arc<TmpfsSb>>,
         dynamic: Option<Box<dyn PseudoDir>>,
     ) -> Arc<Inode> {
-        Inode::new(
+        let inode = Inode::new(
             S_IFDIR | (perm & 0o7777),
             InodeKind::Dir(Directory {
                 entries: SpinLock::new(BTreeMap::new()),
                 parent: SpinLock::new(Weak::new()),
-                sb,
+                sb: sb.clone(),
                 dynamic,
             }),
-        )
+        );
+        if let Some(sb) = sb {
+            inode.set_sb(&sb);
+        }
+        inode
+    }
+
+    /// Records the tmpfs mount the inode was made on.
+    pub fn set_sb(&self, sb: &Arc<TmpfsSb>) {
+        self.sb.call_once(|| sb.clone());
+    }
+
+    /// The tmpfs mount the inode lives on, if any.
+    pub fn tmpfs_sb(&self) -> Option<&Arc<TmpfsSb>> {
+        self.sb.get()
+    }
+
+    /// A device node mknod made (with its number): it has no driver.
+    pub fn rdev(&self) -> Option<u64> {
+        self.rdev
+    }
+
+    /// `i_mode`: the file type and permission bits.
+    pub fn mode(&self) -> u32 {
+        self.mode.load(Ordering::Relaxed)
+    }
+
+    /// chmod: new permission bits (the low 12), keeping the file type;
+    /// the change time moves (Linux: `chmod_common` -> `notify_change`).
+    pub fn set_perm(&self, perm: u32) {
+        let _ = self
+            .mode
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |m| {
+                Some((m & S_IFMT) | (perm & 0o7777))
+            });
+        self.touch(T_CTIME);
+    }
+
+    /// chown: a new owner and/or group (None: unchanged), the change time
+    /// moves. As Linux's `chown_common` does for anything but a directory,
+    /// it clears set-user-ID, and set-group-ID where group execute is set.
+    pub fn set_owner(&self, uid: Option<u32>, gid: Option<u32>) {
+        if let Some(uid) = uid {
+            self.uid.store(uid, Ordering::Relaxed);
+        }
+        if let Some(gid) = gid {
+            self.gid.store(gid, Ordering::Relaxed);
+        }
+        if !self.is_dir() {
+            let _ = self
+                .mode
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |m| {
+                    let sgid = if m & 0o010 != 0 { 0o2000 } else { 0 };
+                    Some(m & !(0o4000 | sgid))
+                });
+        }
+        self.touch(T_CTIME);
+    }
+
+    /// Sets the timestamps `which` names to now.
+    pub fn touch(&self, which: u32) {
+        let now = Timespec::now();
+        let mut t = self.times.lock();
+        if which & T_ATIME != 0 {
+            t.atime = now;
+        }
+        if which & T_MTIME != 0 {
+            t.mtime = now;
+        }
+        if which & T_CTIME != 0 {
+            t.ctime = now;
+        }
+    }
+
+    /// A read happened: the access time moves as under Linux's default
+    /// `relatime` (`relatime_need_update`): when it is not newer than the
+    /// modification or change time, or a day old.
+    pub fn accessed(&self) {
+        let now = Timespec::now();
+        let mut t = self.times.lock();
+        if t.atime <= t.mtime || t.atime <= t.ctime || now.sec - t.atime.sec >= 24 * 60 * 60 {
+            t.atime = now;
+        }
+    }
+
+    /// utimensat: set the access and/or modification time (None: leave it);
+    /// the change time becomes now (Linux: `vfs_utimes`).
+    pub fn set_times(&self, atime: Option<Timespec>, mtime: Option<Timespec>) {
+        let now = Timespec::now();
+        let mut t = self.times.lock();
+        if let Some(a) = atime {
+            t.atime = a;
+        }
+        if let Some(m) = mtime {
+            t.mtime = m;
+        }
+        t.ctime = now;
+    }
+
+    pub fn times(&self) -> Times {
+        *self.times.lock()
     }
 
     /// What readlink(2) says of this inode: EINVAL if it is no link.
@@ -146,7 +310,7 @@ impl Inode {
     }
 
     pub fn is_dir(&self) -> bool {
-        self.mode & S_IFMT == S_IFDIR
+        self.mode() & S_IFMT == S_IFDIR
     }
 
     pub fn dir(&self) -> KResult<&Directory> {
@@ -162,8 +326,11 @@ impl Inode {
     pub(super) fn inc_nlink(&self) {
         self.nlink.fetch_add(1, Ordering::Relaxed);
     }
+    /// One name fewer; an unlinked inode's change time moves (Linux:
+    /// `vfs_unlink` -> `shmem_unlink` sets `ctime`).
     pub(super) fn dec_nlink(&self) {
         self.nlink.fetch_sub(1, Ordering::Relaxed);
+        self.touch(T_CTIME);
     }
 
     /// The `stat` of this inode (Linux: `generic_fillattr`).
@@ -175,14 +342,24 @@ impl Inode {
             InodeKind::Dir(d) => (d.entries.lock().len() as u64 * 20, 0),
             InodeKind::Pseudo(_) | InodeKind::Device(_) => (0, 0),
         };
+        let t = self.times();
         Stat {
             st_dev: 0,
             st_ino: self.ino,
-            st_mode: self.mode,
+            st_mode: self.mode(),
             st_nlink: self.nlink(),
+            st_uid: self.uid.load(Ordering::Relaxed),
+            st_rdev: self.rdev.unwrap_or(0),
+            st_gid: self.gid.load(Ordering::Relaxed),
             st_size: size as i64,
             st_blksize: 4096,
             st_blocks: blocks as i64,
+            st_atime: t.atime.sec,
+            st_atime_nsec: t.atime.nsec as u64,
+            st_mtime: t.mtime.sec,
+            st_mtime_nsec: t.mtime.nsec as u64,
+            st_ctime: t.ctime.sec,
+            st_ctime_nsec: t.ctime.nsec as u64,
             ..Stat::default()
         }
     }
@@ -222,6 +399,11 @@ impl Directory {
         self.parent.lock().upgrade()
     }
 
+    /// The inodes linked here, at this moment.
+    pub fn children(&self) -> alloc::vec::Vec<Arc<Inode>> {
+        self.entries.lock().values().cloned().collect()
+    }
+
     /// Links `child` in as `name` (Linux: `d_instantiate` after `create`).
     pub fn link(&self, dir: &Arc<Inode>, name: &str, child: Arc<Inode>) -> KResult<()> {
         let mut entries = self.entries.lock();
@@ -233,6 +415,7 @@ impl Directory {
             dir.inc_nlink();
         }
         entries.insert(String::from(name), child);
+        dir.touch(T_MTIME | T_CTIME);
         Ok(())
     }
 

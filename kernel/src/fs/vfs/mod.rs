@@ -4,6 +4,7 @@
 mod fdtable;
 mod file;
 mod inode;
+pub mod locks;
 mod path;
 
 pub use fdtable::{FdTable, NR_OPEN};

@@ -12,7 +12,7 @@ use alloc::sync::Arc;
 
 use spin::Once;
 
-use super::inode::{Inode, InodeKind, NAME_MAX, S_IFLNK};
+use super::inode::{Inode, InodeKind, NAME_MAX, S_IFIFO, S_IFLNK, S_IFMT, T_CTIME, T_MTIME};
 use crate::errno::{Errno, KResult};
 use crate::sync::Mutex;
 
@@ -87,7 +87,7 @@ fn walk(
     while let Some(name) = names.next() {
         let next = step(&cur, name)?;
         let last = names.peek().is_none();
-        cur = if next.mode & super::inode::S_IFMT == S_IFLNK && (!last || follow_last) {
+        cur = if next.mode() & S_IFMT == S_IFLNK && (!last || follow_last) {
             follow(&cur, &next, budget)?
         } else {
             next
@@ -145,8 +145,60 @@ fn create(
         return Err(Errno::EEXIST);
     }
     let inode = make(sb)?;
+    inode.set_sb(sb);
     d.link(&dir, name, inode.clone())?;
     Ok(inode)
+}
+
+/// A new special file as `path` (Linux: `vfs_mknod`): a named pipe (FIFO)
+/// whose openers all share one pipe, or a device node `rdev` with no
+/// driver behind it (opening it is ENXIO).
+pub fn mknod(start: &Arc<Inode>, path: &str, mode: u32, rdev: u64) -> KResult<()> {
+    create(start, path, |_| {
+        Ok(match mode & S_IFMT {
+            S_IFIFO => Inode::new(mode, InodeKind::Device(crate::fs::device::Pipe::new())),
+            _ => Inode::new_node(mode, Some(rdev), InodeKind::Device(Arc::new(NoDevice))),
+        })
+    })
+    .map(|_| ())
+}
+
+/// What stands behind a device node mknod made: nothing (no driver), so
+/// File::new refuses to open it; reads and writes are never reached.
+struct NoDevice;
+
+impl crate::fs::device::Device for NoDevice {
+    fn read(&self, _buf: &mut [u8], _nonblock: bool) -> KResult<usize> {
+        Err(Errno::ENXIO)
+    }
+    fn write(&self, _data: &[u8], _nonblock: bool) -> KResult<usize> {
+        Err(Errno::ENXIO)
+    }
+}
+
+/// A new name `path` for `inode` (Linux: `vfs_link`): EPERM for a
+/// directory, EXDEV across mounts, ENOENT for an inode with no names left.
+pub fn link(inode: &Arc<Inode>, start: &Arc<Inode>, path: &str) -> KResult<()> {
+    if inode.is_dir() {
+        return Err(Errno::EPERM);
+    }
+    let (dir, name) = lookup_parent(start, path)?;
+    if name == "." || name == ".." {
+        return Err(Errno::EEXIST);
+    }
+    let d = dir.dir()?;
+    let sb = d.sb.as_ref().ok_or(Errno::EPERM)?;
+    match inode.tmpfs_sb() {
+        Some(isb) if Arc::ptr_eq(isb, sb) => {}
+        _ => return Err(Errno::EXDEV),
+    }
+    if inode.nlink() == 0 {
+        return Err(Errno::ENOENT);
+    }
+    d.link(&dir, name, inode.clone())?;
+    inode.inc_nlink();
+    inode.touch(T_CTIME);
+    Ok(())
 }
 
 /// A new empty regular file (the O_CREAT half of `open`).
@@ -192,6 +244,7 @@ pub fn unlink(start: &Arc<Inode>, path: &str) -> KResult<()> {
     }
     let inode = entries.remove(name).expect("looked up above");
     inode.dec_nlink();
+    dir.touch(T_MTIME | T_CTIME);
     Ok(())
 }
 
@@ -219,6 +272,7 @@ pub fn rmdir(start: &Arc<Inode>, path: &str) -> KResult<()> {
     let victim = entries.remove(name).expect("looked up above");
     victim.dec_nlink();
     dir.dec_nlink();
+    dir.touch(T_MTIME | T_CTIME);
     Ok(())
 }
 
@@ -310,6 +364,10 @@ pub fn rename_at(
         d.set_parent(&new_dir);
         new_dir.inc_nlink();
     }
+    // Linux: `shmem_rename2` moves both directories' times and the inode's ctime.
+    old_dir.touch(T_MTIME | T_CTIME);
+    new_dir.touch(T_MTIME | T_CTIME);
+    inode.touch(T_CTIME);
     Ok(())
 }
 
