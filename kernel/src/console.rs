@@ -85,8 +85,9 @@ pub fn _print(args: fmt::Arguments) {
     local_irq_restore(daif);
 }
 
-/// Writes raw bytes (a user program's output) under the console lock.
-pub fn write_bytes(data: &[u8]) {
+/// Writes bytes as they are, under the console lock: the terminal's
+/// output, which its line discipline has already processed.
+pub fn write_raw(data: &[u8]) {
     let va = UART_VA.load(Ordering::Acquire);
     if va == 0 {
         return;
@@ -96,9 +97,6 @@ pub fn write_bytes(data: &[u8]) {
     // SAFETY: `va` was set by init() from the DTB's PL011 address.
     let uart = unsafe { Pl011::new(va) };
     for &b in data {
-        if b == b'\n' {
-            uart.putc(b'\r');
-        }
         uart.putc(b);
     }
     if took {
@@ -107,14 +105,28 @@ pub fn write_bytes(data: &[u8]) {
     local_irq_restore(daif);
 }
 
-/// One byte typed on the console, if one is waiting.
-pub fn getc() -> Option<u8> {
+/// Hands every byte waiting in the UART to `f`, then acknowledges its
+/// receive interrupt.
+pub fn receive(mut f: impl FnMut(u8)) {
     let va = UART_VA.load(Ordering::Acquire);
     if va == 0 {
-        return None;
+        return;
     }
-    // SAFETY: as in write_bytes.
-    unsafe { Pl011::new(va) }.getc()
+    // SAFETY: as in write_raw.
+    let uart = unsafe { Pl011::new(va) };
+    while let Some(b) = uart.getc() {
+        f(b);
+    }
+    uart.clear_rx_interrupt();
+}
+
+/// Has the UART raise an interrupt for input.
+pub fn enable_input_interrupt() {
+    let va = UART_VA.load(Ordering::Acquire);
+    if va != 0 {
+        // SAFETY: as in write_raw.
+        unsafe { Pl011::new(va) }.enable_rx_interrupt();
+    }
 }
 
 #[macro_export]

@@ -82,6 +82,10 @@ const GIC_PPI: u32 = 1;
 /// PPIs are INTIDs 16..32; the specifier numbers them from 0.
 const GIC_PPI_BASE: u32 = 16;
 const GIC_NR_PPIS: u32 = 16;
+/// First cell of a GIC interrupt specifier for a shared peripheral
+/// interrupt; SPIs are INTIDs 32 and up.
+const GIC_SPI: u32 = 0;
+const GIC_SPI_BASE: u32 = 32;
 
 /// Why a DTB could not be turned into a [`BootInfo`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -212,6 +216,9 @@ pub struct BootInfo<'a> {
     pub uart: MemRegion,
     /// The PL031 real-time clock's registers, if the machine has one.
     pub rtc: Option<MemRegion>,
+    /// The UART's interrupt (an SPI: 33 on `virt`), if its node gives one;
+    /// without it console input is polled.
+    pub uart_intid: Option<u32>,
     /// GIC INTID of the EL1 virtual timer, the one the kernel uses (27 on
     /// `virt`).
     pub timer_virt_intid: u32,
@@ -252,6 +259,7 @@ pub fn parse(dtb: &[u8]) -> Result<BootInfo<'_>, DtbError> {
     let chosen = child(root, "chosen");
     let timer_virt_intid = parse_timer(&fdt)?;
     let (cpu_logical_map, nr_cpus_ignored) = parse_cpus(root)?;
+    let uart = parse_uart(&fdt, root, chosen)?;
 
     Ok(BootInfo {
         memory: parse_memory(root)?,
@@ -260,10 +268,11 @@ pub fn parse(dtb: &[u8]) -> Result<BootInfo<'_>, DtbError> {
         bootargs: parse_bootargs(chosen)?,
         psci: parse_psci(&fdt)?,
         gic: parse_gic(&fdt)?,
-        uart: parse_uart(&fdt, root, chosen)?,
         rtc: fdt
             .find_compatible(PL031_COMPATIBLE)
             .and_then(|node| reg_entry(node, 0).ok()),
+        uart: reg_entry(uart, 0)?,
+        uart_intid: spi_intid(uart),
         timer_virt_intid,
         cpu_logical_map,
         nr_cpus_ignored,
@@ -635,21 +644,28 @@ fn parse_gic(fdt: &Fdt<'_>) -> Result<GicInfo, DtbError> {
 }
 
 /// The PL011 `/chosen/stdout-path` names, else the first PL011 in the tree.
-fn parse_uart(
-    fdt: &Fdt<'_>,
-    root: FdtNode<'_, '_>,
-    chosen: Option<FdtNode<'_, '_>>,
-) -> Result<MemRegion, DtbError> {
+fn parse_uart<'b, 'a>(
+    fdt: &'b Fdt<'a>,
+    root: FdtNode<'b, 'a>,
+    chosen: Option<FdtNode<'b, 'a>>,
+) -> Result<FdtNode<'b, 'a>, DtbError> {
     let is_pl011 = |node: &FdtNode<'_, '_>| {
         node.compatible()
             .is_some_and(|compatible| compatible.all().any(|c| PL011_COMPATIBLE.contains(&c)))
     };
-    let node = chosen
+    chosen
         .and_then(|chosen| stdout_node(root, chosen))
         .filter(is_pl011)
         .or_else(|| fdt.find_compatible(PL011_COMPATIBLE))
-        .ok_or(DtbError::NoUart)?;
-    reg_entry(node, 0)
+        .ok_or(DtbError::NoUart)
+}
+
+/// The INTID of a device's first interrupt, if it is a GIC SPI.
+fn spi_intid(node: FdtNode<'_, '_>) -> Option<u32> {
+    let specifier = node.property("interrupts")?.value;
+    let kind = be32_at(specifier, 0)?;
+    let number = be32_at(specifier, 4)?;
+    (kind == GIC_SPI).then(|| GIC_SPI_BASE + number)
 }
 
 /// Resolves `stdout-path`: a node path or an alias, either of which may be
@@ -776,6 +792,7 @@ mod tests {
             },
             uart: MemRegion::default(),
             rtc: None,
+            uart_intid: None,
             timer_virt_intid: 0,
             cpu_logical_map: FixedVec::new(),
             nr_cpus_ignored: 0,
@@ -915,6 +932,7 @@ mod tests {
             dt.begin_node("pl011@9000000")
                 .prop_str("compatible", "arm,pl011\0arm,primecell")
                 .prop_cells("reg", &[0, 0x900_0000, 0, 0x1000])
+                .prop_cells("interrupts", &[0, 1, 4])
                 .end_node();
         }
         if !omit.contains(&"timer") {
@@ -972,6 +990,7 @@ mod tests {
             }
         );
         assert_eq!(info.uart, region(0x900_0000, 0x1000));
+        assert_eq!(info.uart_intid, Some(33));
         assert_eq!(info.timer_virt_intid, 27);
         assert_eq!(&*info.cpu_logical_map, &[0]);
         assert_eq!(info.nr_cpus_ignored, 0);

@@ -11,6 +11,7 @@ pub enum Errno {
     ENOENT = 2,
     ESRCH = 3,
     EINTR = 4,
+    EIO = 5,
     ENXIO = 6,
     E2BIG = 7,
     ENOEXEC = 8,

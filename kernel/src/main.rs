@@ -115,6 +115,7 @@ pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
     // 6. The first thread runs the workload the command line asks for;
     //    this CPU becomes its idle loop.
     let cmdline = alloc::string::String::from(info.bootargs);
+    fs::tty::start_console_input(info.uart_intid);
     task::spawn_on(0, move || run_workload(Cmdline(&cmdline)));
     cpu::local_irq_enable();
     task::start_idle_loop();

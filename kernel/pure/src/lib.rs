@@ -50,6 +50,9 @@ pub mod dtb;
 #[path = "../../src/fs"]
 pub mod fs {
     pub mod cpio;
+    pub mod tty {
+        pub mod n_tty;
+    }
     pub mod tmpfs {
         pub mod huge;
     }

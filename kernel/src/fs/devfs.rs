@@ -3,7 +3,7 @@
 //! the memory devices). `/dev/null` swallows writes and reads as EOF,
 //! `/dev/zero` reads as zeros, `/dev/full` reads as zeros and refuses
 //! writes with ENOSPC, `/dev/random` and `/dev/urandom` read the kernel's
-//! random source; `/dev/console` and `/dev/tty` are the console. `/dev/shm`
+//! random source; `/dev/console` and `/dev/tty` are the console's terminal (`tty/`). `/dev/shm`
 //! is an empty directory for init to mount a tmpfs on.
 //!
 //! Where we simplify: the tree is fixed (no mknod), and the nodes have no
@@ -11,7 +11,7 @@
 
 use alloc::sync::Arc;
 
-use super::device::{Console, Device};
+use super::device::Device;
 use super::vfs::{Inode, InodeKind, S_IFCHR};
 use crate::errno::{Errno, KResult};
 
@@ -62,8 +62,9 @@ pub fn build() -> Arc<Inode> {
     node(&dev, "full", 0o666, Arc::new(Mem::Full));
     node(&dev, "random", 0o666, Arc::new(Mem::Random));
     node(&dev, "urandom", 0o666, Arc::new(Mem::Random));
-    node(&dev, "console", 0o600, Arc::new(Console));
-    node(&dev, "tty", 0o666, Arc::new(Console));
+    let console = super::tty::Console(super::tty::console());
+    node(&dev, "console", 0o600, Arc::new(console));
+    node(&dev, "tty", 0o666, super::tty::console());
     let shm = Inode::new_dir(0o1777, None);
     let d = dev.dir().expect("a directory");
     d.link(&dev, "shm", shm).expect("fresh name");

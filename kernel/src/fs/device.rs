@@ -14,61 +14,16 @@ pub trait Device: Send + Sync {
     /// `nonblock`: O_NONBLOCK, EAGAIN instead of waiting.
     fn read(&self, buf: &mut [u8], nonblock: bool) -> KResult<usize>;
     fn write(&self, data: &[u8], nonblock: bool) -> KResult<usize>;
-    /// An ioctl whose argument the caller copies: `Ok(Some(bytes))` to copy
-    /// out. Default: not a terminal.
-    fn ioctl(&self, _cmd: u32) -> KResult<Option<alloc::vec::Vec<u8>>> {
+    /// ioctl(2) `cmd` with its argument `arg`, often a user pointer the
+    /// device reads or writes itself (Linux: `unlocked_ioctl`). Default:
+    /// not a terminal.
+    fn ioctl(&self, _cmd: u32, _arg: usize) -> KResult<i64> {
         Err(Errno::ENOTTY)
     }
     /// An open file of this device was made (`write_end`: opened for writing).
     fn opened(&self, _write_end: bool) {}
     /// An open file of this device is gone.
     fn released(&self, _write_end: bool) {}
-}
-
-/// The console: the PL011 UART (fds 0, 1 and 2 of init).
-pub struct Console;
-
-/// TCGETS: `struct termios` on arm64 (asm-generic termbits, 36 bytes).
-const TCGETS: u32 = 0x5401;
-
-impl Device for Console {
-    fn read(&self, buf: &mut [u8], nonblock: bool) -> KResult<usize> {
-        if buf.is_empty() {
-            return Ok(0);
-        }
-        // Polled: the console has no receive interrupt wired up.
-        loop {
-            if let Some(b) = crate::console::getc() {
-                buf[0] = if b == b'\r' { b'\n' } else { b };
-                return Ok(1);
-            }
-            if nonblock {
-                return Err(Errno::EAGAIN);
-            }
-            if crate::task::signal::signal_pending() {
-                return Err(Errno::EINTR);
-            }
-            crate::task::msleep(10);
-        }
-    }
-    fn write(&self, data: &[u8], _nonblock: bool) -> KResult<usize> {
-        crate::console::write_bytes(data);
-        Ok(data.len())
-    }
-    fn ioctl(&self, cmd: u32) -> KResult<Option<alloc::vec::Vec<u8>>> {
-        match cmd {
-            TCGETS => {
-                let mut termios = alloc::vec![0u8; 36];
-                // c_oflag OPOST|ONLCR, c_cflag B38400|CS8|CREAD, c_lflag
-                // ISIG|ICANON|ECHO...: what a fresh Linux console reports.
-                termios[4..8].copy_from_slice(&0o5u32.to_ne_bytes());
-                termios[8..12].copy_from_slice(&0o277u32.to_ne_bytes());
-                termios[12..16].copy_from_slice(&0o105073u32.to_ne_bytes());
-                Ok(Some(termios))
-            }
-            _ => Err(Errno::ENOTTY),
-        }
-    }
 }
 
 /// Bytes a pipe holds before writers wait (Linux: 16 pages).

@@ -9,6 +9,7 @@ pub mod initramfs;
 pub mod procfs;
 pub mod sysfs;
 pub mod tmpfs;
+pub mod tty;
 pub mod vfs;
 
 use alloc::sync::Arc;

@@ -123,6 +123,7 @@ impl WriteSource<'_> {
 pub unsafe trait Pod: Copy {}
 // SAFETY: integers have no invalid values and no padding.
 unsafe impl Pod for u8 {}
+unsafe impl Pod for u16 {}
 unsafe impl Pod for u32 {}
 unsafe impl Pod for i32 {}
 unsafe impl Pod for u64 {}

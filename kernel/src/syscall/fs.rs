@@ -443,10 +443,7 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
 }
 
 pub fn ioctl(fd: i32, cmd: u32, arg: usize) -> SysResult {
-    match file(fd)?.ioctl(cmd)? {
-        Some(bytes) => copy_to_user(arg, &bytes).map(|_| 0),
-        None => Ok(0),
-    }
+    file(fd)?.ioctl(cmd, arg)
 }
 
 pub fn pipe2(ufds: usize, flags: u32) -> SysResult {

@@ -322,6 +322,13 @@ pub fn pgrp_members(pgid: u32) -> Vec<Arc<Process>> {
     v
 }
 
+/// Does session `sid` have a live member?
+pub fn session_exists(sid: u32) -> bool {
+    all_processes()
+        .iter()
+        .any(|p| p.sid.load(Ordering::Acquire) == sid && !p.zombie.load(Ordering::Acquire))
+}
+
 /// Does process group `pgid` have a live member?
 pub fn pgrp_exists(pgid: u32) -> bool {
     !pgrp_members(pgid).is_empty()

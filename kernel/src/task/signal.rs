@@ -239,6 +239,19 @@ fn deliverable(u: &UserThread) -> u64 {
         & !u.sigmask.load(Ordering::Acquire)
 }
 
+/// Does the calling thread ignore or block `sig`? (Linux: `is_ignored` ||
+/// `sigismember(&current->blocked, sig)`, which the terminal checks before
+/// it stops a background reader with SIGTTIN.)
+pub fn ignored_or_blocked(sig: u32) -> bool {
+    match &current().user {
+        Some(u) => {
+            u.sigmask.load(Ordering::Acquire) & sigmask(sig) != 0
+                || action(&u.process, sig).handler == SIG_IGN
+        }
+        None => true,
+    }
+}
+
 /// Does the current thread have a signal to take, a stop to join or a
 /// process to leave? Interruptible waits end early when it does.
 pub fn signal_pending() -> bool {

@@ -75,6 +75,15 @@ pub fn init_this_cpu(cpu: usize, private_irqs: &[u32]) {
     }
 }
 
+/// Enables shared peripheral interrupt `intid` and routes it to the
+/// calling CPU (Linux: `gic_irq_enable` with the affinity set to it).
+pub fn enable_spi(intid: u32) {
+    match gic() {
+        Gic::V2(g) => g.enable_shared(intid, g.this_cpu_target()),
+        Gic::V3(g) => g.enable_shared(intid, super::cpu::mpidr()),
+    }
+}
+
 /// An acknowledged interrupt: pass it back to `end_of_interrupt`.
 pub struct Ack {
     pub intid: u32,

@@ -84,6 +84,18 @@ impl GicV2 {
         self.dist.isenabler[(intid / 32) as usize].set(1 << (intid % 32));
     }
 
+    /// Enables a shared interrupt (SPI) and sends it to the CPUs in
+    /// `target_mask` (GICD_ITARGETSR, one byte per INTID).
+    pub fn enable_shared(&self, intid: u32, target_mask: u32) {
+        let reg = (intid / 4) as usize;
+        let shift = (intid % 4) * 8;
+        let prio = self.dist.ipriorityr[reg].get() & !(0xff << shift);
+        self.dist.ipriorityr[reg].set(prio | (0x80 << shift));
+        let targets = self.dist.itargetsr[reg].get() & !(0xff << shift);
+        self.dist.itargetsr[reg].set(targets | ((target_mask & 0xff) << shift));
+        self.dist.isenabler[(intid / 32) as usize].set(1 << (intid % 32));
+    }
+
     /// This CPU's bit in SGI target lists: ITARGETSR0 is banked and reads
     /// back the caller's own CPU-interface mask.
     pub fn this_cpu_target(&self) -> u32 {

@@ -26,7 +26,14 @@ register_bitfields! [u32,
 register_structs! {
     Distributor {
         (0x0000 => ctlr: ReadWrite<u32, GICD_CTLR::Register>),
-        (0x0004 => @END),
+        (0x0004 => _r0),
+        (0x0080 => igroupr: [ReadWrite<u32>; 32]),
+        (0x0100 => isenabler: [ReadWrite<u32>; 32]),
+        (0x0180 => _r1),
+        (0x0400 => ipriorityr: [ReadWrite<u32>; 255]),
+        (0x07fc => _r2),
+        (0x6000 => irouter: [ReadWrite<u64>; 1020]),
+        (0x7fe0 => @END),
     },
     /// RD_base frame of one redistributor.
     RdBase {
@@ -84,6 +91,20 @@ impl GicV3 {
         while self.dist.ctlr.is_set(GICD_CTLR::RWP) {
             core::hint::spin_loop();
         }
+    }
+
+    /// Enables a shared interrupt (SPI) in group 1 and routes it to the CPU
+    /// whose affinity is `mpidr` (GICD_IROUTER, IHI 0069 12.9.22).
+    pub fn enable_shared(&self, intid: u32, mpidr: u64) {
+        let i = intid as usize;
+        // IROUTER keeps the affinity fields where MPIDR has them.
+        self.dist.irouter[i].set(mpidr & 0xff_00ff_ffff);
+        let group = self.dist.igroupr[i / 32].get();
+        self.dist.igroupr[i / 32].set(group | 1 << (i % 32));
+        let shift = (i % 4) * 8;
+        let prio = self.dist.ipriorityr[i / 4].get() & !(0xff << shift);
+        self.dist.ipriorityr[i / 4].set(prio | (0x80 << shift));
+        self.dist.isenabler[i / 32].set(1 << (i % 32));
     }
 
     /// The redistributor whose GICR_TYPER affinity matches `mpidr`.

@@ -9,6 +9,21 @@ use super::{gic, smp, timer};
 use crate::task;
 
 static TIMER_INTID: AtomicU32 = AtomicU32::new(0);
+/// The console UART's interrupt, once enabled (0: input is polled).
+static CONSOLE_INTID: AtomicU32 = AtomicU32::new(0);
+
+/// Routes the console UART's interrupt `intid` to this CPU and has the
+/// UART raise it for input.
+pub fn enable_console_irq(intid: u32) {
+    CONSOLE_INTID.store(intid, Ordering::Release);
+    gic::enable_spi(intid);
+    crate::console::enable_input_interrupt();
+}
+
+/// Does console input arrive by interrupt?
+pub fn console_irq_enabled() -> bool {
+    CONSOLE_INTID.load(Ordering::Acquire) != 0
+}
 
 /// Enables this CPU's tick (the virtual timer's PPI `timer_intid`) and IPIs.
 pub fn init_this_cpu(cpu: usize, timer_intid: u32) {
@@ -37,6 +52,8 @@ fn dispatch(from_user: bool) {
             task::tick(from_user);
         } else if intid == smp::IPI_RESCHEDULE {
             task::set_need_resched();
+        } else if intid == CONSOLE_INTID.load(Ordering::Relaxed) {
+            crate::fs::tty::console_interrupt();
         } else {
             println!("irq: unexpected interrupt {}", intid);
         }

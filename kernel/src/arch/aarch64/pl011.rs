@@ -1,7 +1,9 @@
 //! PL011 UART, the console of QEMU `virt` (Arm PrimeCell UART TRM, DDI 0183).
 //!
-//! Polled input and output: the console must work from any CPU, with interrupts
-//! masked and inside a panic, so it never waits for an interrupt.
+//! Polled output: the console must work from any CPU, with interrupts
+//! masked and inside a panic, so it never waits for an interrupt. Input
+//! raises the receive interrupt, whose handler drains the FIFO into the
+//! tty (`fs/tty`).
 
 use tock_registers::interfaces::{Readable, Writeable};
 use tock_registers::register_bitfields;
@@ -19,6 +21,12 @@ register_bitfields! [u32,
         RXE OFFSET(9) NUMBITS(1) [],
         TXE OFFSET(8) NUMBITS(1) [],
         UARTEN OFFSET(0) NUMBITS(1) []
+    ],
+    /// Interrupt mask, raw/masked status and clear registers (PL011 TRM
+    /// 3.3.10-3.3.13): receive and receive-timeout.
+    INT [
+        RTI OFFSET(6) NUMBITS(1) [],
+        RXI OFFSET(4) NUMBITS(1) []
     ]
 ];
 
@@ -29,6 +37,11 @@ struct Registers {
     fr: ReadOnly<u32, FR::Register>,
     _reserved1: [u32; 5],
     cr: WriteOnly<u32, CR::Register>,
+    _ifls: u32,
+    imsc: ReadWrite<u32, INT::Register>,
+    _ris: u32,
+    _mis: u32,
+    icr: WriteOnly<u32, INT::Register>,
 }
 
 pub struct Pl011 {
@@ -66,6 +79,16 @@ impl Pl011 {
             core::hint::spin_loop();
         }
         self.regs().dr.set(c as u32);
+    }
+
+    /// Raise the interrupt when a byte arrives (or has waited in the FIFO).
+    pub fn enable_rx_interrupt(&self) {
+        self.regs().imsc.write(INT::RXI::SET + INT::RTI::SET);
+    }
+
+    /// Acknowledges the receive interrupts, once the FIFO is drained.
+    pub fn clear_rx_interrupt(&self) {
+        self.regs().icr.write(INT::RXI::SET + INT::RTI::SET);
     }
 
     pub fn getc(&self) -> Option<u8> {

@@ -244,10 +244,10 @@ impl File {
             });
     }
 
-    /// A device's ioctl (TCGETS on the console).
-    pub fn ioctl(&self, cmd: u32) -> KResult<Option<alloc::vec::Vec<u8>>> {
+    /// A device's ioctl (the terminal's, a pipe's FIONREAD).
+    pub fn ioctl(&self, cmd: u32, arg: usize) -> KResult<i64> {
         match &self.inode.kind {
-            InodeKind::Device(d) => d.ioctl(cmd),
+            InodeKind::Device(d) => d.ioctl(cmd, arg),
             _ => Err(Errno::ENOTTY),
         }
     }
