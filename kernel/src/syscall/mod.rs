@@ -8,6 +8,7 @@
 mod fs;
 pub use fs::console_files;
 mod mm;
+mod poll;
 mod proc;
 mod signal;
 mod time;
@@ -101,6 +102,45 @@ pub fn syscall(tf: &mut TrapFrame) {
         ),
         279 => fs::memfd_create(a[0] as usize, a[1] as u32),
         439 => fs::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
+        // Readiness and event files (poll.rs).
+        19 => poll::eventfd2(a[0] as u32, a[1] as u32),
+        20 => poll::epoll_create1(a[0] as u32),
+        21 => poll::epoll_ctl(a[0] as i32, a[1] as i32, a[2] as i32, a[3] as usize),
+        22 => poll::epoll_pwait(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as i32,
+            a[3] as i32,
+            a[4] as usize,
+            a[5] as usize,
+        ),
+        72 => poll::pselect6(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as usize,
+            a[3] as usize,
+            a[4] as usize,
+            a[5] as usize,
+        ),
+        73 => poll::ppoll(
+            a[0] as usize,
+            a[1] as usize,
+            a[2] as usize,
+            a[3] as usize,
+            a[4] as usize,
+        ),
+        74 => poll::signalfd4(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
+        85 => poll::timerfd_create(a[0] as i32, a[1] as u32),
+        86 => poll::timerfd_settime(a[0] as i32, a[1] as u32, a[2] as usize, a[3] as usize),
+        87 => poll::timerfd_gettime(a[0] as i32, a[1] as usize),
+        441 => poll::epoll_pwait2(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as i32,
+            a[3] as usize,
+            a[4] as usize,
+            a[5] as usize,
+        ),
         // Processes and threads (proc.rs).
         93 => proc::exit(a[0] as i32),
         94 => proc::exit_group(a[0] as i32),
@@ -183,9 +223,9 @@ pub fn syscall(tf: &mut TrapFrame) {
         Ok(v) => v,
         Err(e) => e.as_neg(),
     };
-    // Sleeps, futex waits and sigsuspend report EINTR even under
-    // SA_RESTART, as on Linux.
-    if result == Err(Errno::EINTR) && !matches!(nr, 98 | 101 | 115 | 133) {
+    // Sleeps, futex waits, sigsuspend, poll, select and epoll_wait report
+    // EINTR even under SA_RESTART, as on Linux.
+    if result == Err(Errno::EINTR) && !matches!(nr, 22 | 72 | 73 | 98 | 101 | 115 | 133 | 441) {
         if let Some(u) = &crate::task::current().user {
             u.restart_x0.store(a[0], Ordering::Relaxed);
             u.restart_pending.store(true, Ordering::Relaxed);

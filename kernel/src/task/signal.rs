@@ -176,7 +176,23 @@ pub fn signal_pending() -> bool {
 
 /// Takes the lowest deliverable signal: thread-directed first.
 fn dequeue(u: &UserThread) -> Option<(u32, SigInfo)> {
-    let set = deliverable(u);
+    take_signal(u, deliverable(u))
+}
+
+/// Takes the calling thread's lowest pending signal in `mask`, blocked or
+/// not, thread-directed first (Linux: `dequeue_signal`, as signalfd's read
+/// calls it).
+pub fn dequeue_signal(mask: u64) -> Option<SigInfo> {
+    let me = current();
+    let u = me.user.as_ref()?;
+    let pending =
+        u.pending.load(Ordering::Acquire) | u.process.shared_pending.load(Ordering::Acquire);
+    take_signal(u, pending & mask).map(|(_, info)| info)
+}
+
+/// Takes the lowest signal of `set`, from the thread's own pending set if
+/// it is there, else from the process's.
+fn take_signal(u: &UserThread, set: u64) -> Option<(u32, SigInfo)> {
     if set == 0 {
         return None;
     }
@@ -189,7 +205,10 @@ fn dequeue(u: &UserThread) -> Option<(u32, SigInfo)> {
             info.unwrap_or_else(|| info_for(sig, SigSource::Kernel)),
         ));
     }
-    u.process.shared_pending.fetch_and(!bit, Ordering::AcqRel);
+    if u.process.shared_pending.fetch_and(!bit, Ordering::AcqRel) & bit == 0 {
+        // Another thread took it first.
+        return None;
+    }
     let info = u.process.shared_info.lock()[sig as usize - 1].take();
     Some((
         sig,
