@@ -8,6 +8,7 @@
 mod fs;
 pub use fs::console_files;
 mod mm;
+mod net;
 mod poll;
 mod proc;
 mod signal;
@@ -141,6 +142,49 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as usize,
             a[5] as usize,
         ),
+        // Sockets (net.rs).
+        198 => net::socket(a[0] as i32, a[1] as i32, a[2] as i32),
+        199 => net::socketpair(a[0] as i32, a[1] as i32, a[2] as i32, a[3] as usize),
+        200 => net::bind(a[0] as i32, a[1] as usize, a[2] as u32),
+        201 => net::listen(a[0] as i32, a[1] as i32),
+        202 => net::accept4(a[0] as i32, a[1] as usize, a[2] as usize, 0),
+        203 => net::connect(a[0] as i32, a[1] as usize, a[2] as u32),
+        204 => net::getsockname(a[0] as i32, a[1] as usize, a[2] as usize),
+        205 => net::getpeername(a[0] as i32, a[1] as usize, a[2] as usize),
+        206 => net::sendto(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as usize,
+            a[3] as u32,
+            a[4] as usize,
+            a[5] as u32,
+        ),
+        207 => net::recvfrom(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as usize,
+            a[3] as u32,
+            a[4] as usize,
+            a[5] as usize,
+        ),
+        208 => net::setsockopt(
+            a[0] as i32,
+            a[1] as i32,
+            a[2] as i32,
+            a[3] as usize,
+            a[4] as u32,
+        ),
+        209 => net::getsockopt(
+            a[0] as i32,
+            a[1] as i32,
+            a[2] as i32,
+            a[3] as usize,
+            a[4] as usize,
+        ),
+        210 => net::shutdown(a[0] as i32, a[1] as i32),
+        211 => net::sendmsg(a[0] as i32, a[1] as usize, a[2] as u32),
+        212 => net::recvmsg(a[0] as i32, a[1] as usize, a[2] as u32),
+        242 => net::accept4(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
         // Processes and threads (proc.rs).
         93 => proc::exit(a[0] as i32),
         94 => proc::exit_group(a[0] as i32),
