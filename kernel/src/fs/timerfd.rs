@@ -39,13 +39,16 @@ impl TimerState {
         if now < next {
             return;
         }
-        if self.interval == 0 {
-            self.ticks += 1;
-            self.next = None;
-        } else {
-            let n = (now - next) / self.interval + 1;
-            self.ticks = self.ticks.saturating_add(n);
-            self.next = Some(next.saturating_add(n.saturating_mul(self.interval)));
+        match (now - next).checked_div(self.interval) {
+            None => {
+                self.ticks += 1;
+                self.next = None;
+            }
+            Some(periods) => {
+                let n = periods + 1;
+                self.ticks = self.ticks.saturating_add(n);
+                self.next = Some(next.saturating_add(n.saturating_mul(self.interval)));
+            }
         }
     }
 }

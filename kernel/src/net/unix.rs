@@ -529,16 +529,16 @@ impl UnixSocket {
         Ok(())
     }
 
-    /// Sends `len` bytes that `fill(offset, buf)` copies in, to `to` or the
-    /// peer, with `fds` for SCM_RIGHTS (Linux: `unix_stream_sendmsg`,
+    /// Sends `len` bytes that `fill(offset, buf)` copies in, to `to` (an
+    /// address and the directory a path starts from) or the peer, with
+    /// `fds` for SCM_RIGHTS (Linux: `unix_stream_sendmsg`,
     /// `unix_dgram_sendmsg`, `unix_seqpacket_sendmsg`). EPIPE (and SIGPIPE
     /// unless MSG_NOSIGNAL) once the stream cannot carry data any more.
     pub fn send(
         &self,
-        cwd: &Arc<Inode>,
         fill: &mut dyn FnMut(usize, &mut [u8]) -> KResult<()>,
         len: usize,
-        to: Option<UnixAddr>,
+        to: Option<(UnixAddr, Arc<Inode>)>,
         fds: Vec<Arc<File>>,
         flags: u32,
         nonblock: bool,
@@ -559,7 +559,7 @@ impl UnixSocket {
             SockType::SeqPacket => self.send_packet(None, fill, len, fds, flags, nonblock),
             SockType::Dgram => {
                 let dest = match to {
-                    Some(a) => Some(self.find(cwd, &a)?),
+                    Some((a, cwd)) => Some(self.find(&cwd, &a)?),
                     None => None,
                 };
                 self.send_packet(dest, fill, len, fds, flags, nonblock)
@@ -840,7 +840,7 @@ impl UnixSocket {
         }
         st.rx_bytes -= taken;
         out.len = out.data.len();
-        out.data.len() > 0 || !out.fds.is_empty()
+        !out.data.is_empty() || !out.fds.is_empty()
     }
 
     /// Takes one whole message (MSG_TRUNC if it is longer than `len`).
@@ -952,12 +952,11 @@ impl Device for UnixSocket {
 
     /// write(2): a send with no flags (SIGPIPE on a broken stream).
     fn write(&self, data: &[u8], nonblock: bool) -> KResult<usize> {
-        let cwd = vfs::root();
         let mut fill = |off: usize, buf: &mut [u8]| {
             buf.copy_from_slice(&data[off..off + buf.len()]);
             Ok(())
         };
-        self.send(&cwd, &mut fill, data.len(), None, Vec::new(), 0, nonblock)
+        self.send(&mut fill, data.len(), None, Vec::new(), 0, nonblock)
     }
 
     fn ioctl(&self, cmd: u32) -> KResult<Option<Vec<u8>>> {

@@ -126,7 +126,9 @@ fn read_into_user(
         };
         copy_to_user(ubuf + done, &buf[..n])?;
         done += n;
-        if n < want {
+        // A device (pipe, socket) returns what it has: asking again
+        // would wait for more.
+        if n < want || matches!(f.inode.kind, InodeKind::Device(_)) {
             break;
         }
     }

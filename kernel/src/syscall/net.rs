@@ -252,9 +252,12 @@ fn do_send(
     flags: u32,
 ) -> SysResult {
     let (sock, nonblock) = socket_of(fd)?;
-    let cwd = me()?.cwd.lock().clone();
+    let to = match to {
+        Some(a) => Some((a, me()?.cwd.lock().clone())),
+        None => None,
+    };
     let mut fill = |off: usize, buf: &mut [u8]| gather(iov, off, buf);
-    sock.send(&cwd, &mut fill, len, to, fds, flags, nonblock)
+    sock.send(&mut fill, len, to, fds, flags, nonblock)
         .map(|n| n as i64)
 }
 

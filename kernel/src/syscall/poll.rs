@@ -210,7 +210,7 @@ pub fn pselect6(n: i32, uin: usize, uout: usize, uex: usize, uts: usize, usig: u
         read_fd_set(uout, words)?,
         read_fd_set(uex, words)?,
     ];
-    if n % 64 != 0 {
+    if !n.is_multiple_of(64) {
         for set in sets.iter_mut() {
             set[words - 1] &= (1u64 << (n % 64)) - 1;
         }

@@ -734,6 +734,26 @@ static int peercred_of_an_accepted_connection(void)
 	return 0;
 }
 
+static int a_large_read_returns_what_is_queued(void)
+{
+	static char big[131072];
+	int sv[2], p[2];
+	socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+	pipe(p);
+	ssize_t ws = write(sv[0], big, 65536);
+	ssize_t wp = write(p[1], big, 65536);
+	ssize_t rs = read(sv[1], big, sizeof(big));
+	ssize_t rp = read(p[0], big, sizeof(big));
+	close(sv[0]);
+	close(sv[1]);
+	close(p[0]);
+	close(p[1]);
+	CHECK(ws == 65536 && wp == 65536, "writes %zd %zd", ws, wp);
+	CHECK(rs == 65536, "a 128K read of a socket holding 64K: %zd", rs);
+	CHECK(rp == 65536, "a 128K read of a pipe holding 64K: %zd", rp);
+	return 0;
+}
+
 int main(void)
 {
 	static const struct test tests[] = {
@@ -756,6 +776,7 @@ int main(void)
 		TEST(scm_rights_passes_a_descriptor),
 		TEST(sendmsg_gathers_recvmsg_scatters),
 		TEST(peercred_of_an_accepted_connection),
+		TEST(a_large_read_returns_what_is_queued),
 	};
 	return run_tests("sockets", tests, sizeof(tests) / sizeof(tests[0])) ? 1 : 0;
 }
