@@ -64,6 +64,15 @@ pub trait Device: AsAny + Send + Sync {
 }
 
 /// The console: the PL011 UART (fds 0, 1 and 2 of init).
+///
+/// Its readiness is what the UART shows now: `poll` takes one waiting
+/// byte aside (`CONSOLE_AHEAD`, returned by the next read) to answer
+/// POLLIN, and `poll_wait` asks pollers to look again every 10 ms, as
+/// there is no receive interrupt. A tty replacing it implements the same
+/// two methods from its line discipline: POLLIN when a read would not
+/// block (a whole line in canonical mode), POLLOUT when output has room,
+/// POLLHUP on hang-up, and a `PollQueue` it wakes from its receive path
+/// (`poll_wait` then returns None).
 pub struct Console;
 
 /// A byte `Console::poll` took from the UART to see that input waits; the
