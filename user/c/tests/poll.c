@@ -945,6 +945,34 @@ static int signalfd_mask_update_and_blocking_read(void)
 	return 0;
 }
 
+static int epoll_pwait2_timeout_and_pwait_sigmask(void)
+{
+	int ep = epoll_create1(0);
+	struct epoll_event out[1];
+	struct timespec ts = { 0, 50000000 };
+	long long t0 = now_ms();
+	int n = epoll_pwait2(ep, out, 1, &ts, NULL);
+	long long took = now_ms() - t0;
+	catch(SIGUSR2, 0);
+	block(SIGUSR2, SIG_BLOCK);
+	kill(getpid(), SIGUSR2);
+	sigset_t empty, now;
+	sigemptyset(&empty);
+	int m = epoll_pwait(ep, out, 1, 5000, &empty);
+	int e = errno;
+	sigprocmask(SIG_SETMASK, NULL, &now);
+	int still = sigismember(&now, SIGUSR2);
+	block(SIGUSR2, SIG_UNBLOCK);
+	signal(SIGUSR2, SIG_DFL);
+	close(ep);
+	CHECK(n == 0 && took >= 40 && took < 2000, "epoll_pwait2 of 50 ms: %d after %lld ms", n,
+	      took);
+	CHECK(m == -1 && e == EINTR, "epoll_pwait with the signal let in: %d (%s)", m,
+	      strerror(e));
+	CHECK(handled == 1 && still == 1, "handled %d, blocked again %d", (int)handled, still);
+	return 0;
+}
+
 int main(void)
 {
 	static const struct test tests[] = {
@@ -978,6 +1006,7 @@ int main(void)
 		TEST(epoll_drops_an_item_when_its_file_closes),
 		TEST(epoll_small_maxevents_rotates_through_ready_items),
 		TEST(epoll_nested_in_poll_and_epoll),
+		TEST(epoll_pwait2_timeout_and_pwait_sigmask),
 		TEST(timerfd_one_shot_expires_once),
 		TEST(timerfd_interval_counts_expirations),
 		TEST(timerfd_absolute_realtime_in_epoll),

@@ -754,6 +754,41 @@ static int a_large_read_returns_what_is_queued(void)
 	return 0;
 }
 
+static int seqpacket_listener_and_a_full_backlog(void)
+{
+	int srv = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	struct sockaddr_un addr;
+	socklen_t len = abstract_addr(&addr, "faultline-seqpacket");
+	bind(srv, (struct sockaddr *)&addr, len);
+	int l = listen(srv, 0);
+	int c1 = socket(AF_UNIX, SOCK_SEQPACKET, 0);
+	int first = connect(c1, (struct sockaddr *)&addr, len);
+	int c2 = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0);
+	int full = connect(c2, (struct sockaddr *)&addr, len);
+	int e = errno;
+	send(c1, "ab", 2, 0);
+	send(c1, "cde", 3, 0);
+	int a = accept(srv, NULL, NULL);
+	char buf[8];
+	ssize_t m1 = recv(a, buf, sizeof(buf), 0);
+	ssize_t m2 = recv(a, buf, sizeof(buf), 0);
+	/* Linux waits for room in the backlog before it looks at the state. */
+	int isconn = connect(c1, (struct sockaddr *)&addr, len);
+	int ei = errno;
+	int again = connect(c2, (struct sockaddr *)&addr, len);
+	close(a);
+	close(c1);
+	close(c2);
+	close(srv);
+	CHECK(l == 0 && first == 0, "listen %d, connect %d", l, first);
+	CHECK(full == -1 && e == EAGAIN, "a second connect to backlog 0: %d (%s)", full,
+	      strerror(e));
+	CHECK(a >= 0 && m1 == 2 && m2 == 3, "accepted %d, messages %zd and %zd", a, m1, m2);
+	CHECK(again == 0, "connect after the accept: %s", strerror(errno));
+	CHECK(isconn == -1 && ei == EISCONN, "connecting twice: %d (%s)", isconn, strerror(ei));
+	return 0;
+}
+
 int main(void)
 {
 	static const struct test tests[] = {
@@ -768,6 +803,7 @@ int main(void)
 		TEST(dgram_keeps_boundaries_and_truncates),
 		TEST(dgram_sendto_recvfrom_with_addresses),
 		TEST(seqpacket_keeps_boundaries_and_eof),
+		TEST(seqpacket_listener_and_a_full_backlog),
 		TEST(socket_options),
 		TEST(socket_creation_errors),
 		TEST(stream_fionread_peek_and_waitall),
