@@ -40,8 +40,20 @@ pub enum Errno {
     ENOTEMPTY = 39,
     ELOOP = 40,
     EOVERFLOW = 75,
+    ENOTSOCK = 88,
+    EMSGSIZE = 90,
+    EPROTOTYPE = 91,
+    ENOPROTOOPT = 92,
+    EPROTONOSUPPORT = 93,
+    ESOCKTNOSUPPORT = 94,
     EOPNOTSUPP = 95,
+    EAFNOSUPPORT = 97,
+    EADDRINUSE = 98,
+    ENOBUFS = 105,
+    EISCONN = 106,
+    ENOTCONN = 107,
     ETIMEDOUT = 110,
+    ECONNREFUSED = 111,
 }
 
 pub type KResult<T> = Result<T, Errno>;

@@ -17,6 +17,7 @@ mod errno;
 mod fs;
 mod ktest;
 mod mm;
+mod net;
 mod panic;
 mod random;
 mod sync;

@@ -1,16 +1,42 @@
 //! Character devices and pipes: files whose reads and writes go to code
 //! rather than to a page cache (Linux: `struct file_operations` of a char
-//! device; `fs/pipe.c`).
+//! device; `fs/pipe.c`). Readiness (`poll`, `poll_wait`) is described in
+//! `fs/poll.rs`.
 
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
+use core::any::Any;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::errno::{Errno, KResult};
+use crate::fs::poll::{
+    PollQueue, PollWaiter, DEFAULT_POLLMASK, POLLERR, POLLHUP, POLLIN, POLLOUT, POLLRDNORM,
+    POLLWRNORM,
+};
+use crate::fs::vfs::{O_ACCMODE, O_RDONLY, O_WRONLY};
 use crate::sync::SpinLock;
-use crate::task::WaitQueue;
 
-pub trait Device: Send + Sync {
+/// FIONREAD: bytes waiting to be read, as an int (`asm-generic/ioctls.h`).
+pub const FIONREAD: u32 = 0x541B;
+
+/// A device seen as `Any`, so the system calls of one kind of file
+/// (sockets, epoll, signalfd) can find their object behind an fd (Linux
+/// compares `file->f_op` and takes `file->private_data`).
+pub trait AsAny {
+    fn as_any(&self) -> &dyn Any;
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
+}
+
+impl<T: Any + Send + Sync> AsAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync> {
+        self
+    }
+}
+
+pub trait Device: AsAny + Send + Sync {
     /// `nonblock`: O_NONBLOCK, EAGAIN instead of waiting.
     fn read(&self, buf: &mut [u8], nonblock: bool) -> KResult<usize>;
     fn write(&self, data: &[u8], nonblock: bool) -> KResult<usize>;
@@ -24,6 +50,18 @@ pub trait Device: Send + Sync {
     fn opened(&self, _write_end: bool) {}
     /// An open file of this device is gone.
     fn released(&self, _write_end: bool) {}
+    /// Which POLL* bits hold now for an open file with open flags `flags`
+    /// (Linux: `file_operations.poll`). Default: always ready, as a char
+    /// device without a poll method.
+    fn poll(&self, _flags: u32) -> u32 {
+        DEFAULT_POLLMASK
+    }
+    /// Puts `w` on the queues woken when `poll` may change (Linux:
+    /// `poll_wait`); returns a counter value at which to poll again if the
+    /// readiness can change with nothing to wake the queue.
+    fn poll_wait(&self, _w: &Arc<PollWaiter>) -> Option<u64> {
+        None
+    }
 }
 
 /// Bytes a pipe holds before writers wait (Linux: 16 pages).
@@ -34,7 +72,9 @@ pub struct Pipe {
     buf: SpinLock<VecDeque<u8>>,
     readers: AtomicUsize,
     writers: AtomicUsize,
-    wait: WaitQueue,
+    /// Readers, writers and pollers (Linux: `pipe->rd_wait` and `wr_wait`
+    /// in one).
+    wait: PollQueue,
 }
 
 impl Pipe {
@@ -43,7 +83,7 @@ impl Pipe {
             buf: SpinLock::new(VecDeque::new()),
             readers: AtomicUsize::new(0),
             writers: AtomicUsize::new(0),
-            wait: WaitQueue::new(),
+            wait: PollQueue::new(),
         })
     }
 }
@@ -56,7 +96,7 @@ impl Device for Pipe {
         if nonblock && self.buf.lock().is_empty() && self.writers.load(Ordering::Acquire) != 0 {
             return Err(Errno::EAGAIN);
         }
-        self.wait.wait_interruptible(|| {
+        self.wait.wait_event(|| {
             !self.buf.lock().is_empty() || self.writers.load(Ordering::Acquire) == 0
         })?;
         let mut buf = self.buf.lock();
@@ -65,7 +105,7 @@ impl Device for Pipe {
             *o = b;
         }
         drop(buf);
-        self.wait.wake_all();
+        self.wait.wake_key(POLLOUT);
         Ok(n)
     }
 
@@ -87,7 +127,7 @@ impl Device for Pipe {
                     Err(Errno::EPIPE)
                 };
             }
-            let waited = self.wait.wait_interruptible(|| {
+            let waited = self.wait.wait_event(|| {
                 self.buf.lock().len() < PIPE_SIZE || self.readers.load(Ordering::Acquire) == 0
             });
             if let Err(e) = waited {
@@ -98,7 +138,7 @@ impl Device for Pipe {
             buf.extend(&data[done..done + n]);
             drop(buf);
             done += n;
-            self.wait.wake_all();
+            self.wait.wake_key(POLLIN);
         }
         Ok(done)
     }
@@ -119,6 +159,46 @@ impl Device for Pipe {
             &self.readers
         };
         count.fetch_sub(1, Ordering::AcqRel);
-        self.wait.wake_all();
+        self.wait.wake();
+    }
+
+    /// The read end: POLLIN with data, POLLHUP once no writer is left; the
+    /// write end: POLLOUT with room, POLLERR once no reader is left
+    /// (Linux: `pipe_poll`).
+    fn poll(&self, flags: u32) -> u32 {
+        let len = self.buf.lock().len();
+        let mut mask = 0;
+        if flags & O_ACCMODE != O_WRONLY {
+            if len > 0 {
+                mask |= POLLIN | POLLRDNORM;
+            }
+            if self.writers.load(Ordering::Acquire) == 0 {
+                mask |= POLLHUP;
+            }
+        }
+        if flags & O_ACCMODE != O_RDONLY {
+            if len < PIPE_SIZE {
+                mask |= POLLOUT | POLLWRNORM;
+            }
+            if self.readers.load(Ordering::Acquire) == 0 {
+                mask |= POLLERR;
+            }
+        }
+        mask
+    }
+
+    fn poll_wait(&self, w: &Arc<PollWaiter>) -> Option<u64> {
+        self.wait.add(w);
+        None
+    }
+
+    fn ioctl(&self, cmd: u32, arg: usize) -> KResult<i64> {
+        match cmd {
+            FIONREAD => {
+                let len = self.buf.lock().len() as i32;
+                crate::mm::uaccess::write_user(arg, &len).map(|_| 0)
+            }
+            _ => Err(Errno::ENOTTY),
+        }
     }
 }

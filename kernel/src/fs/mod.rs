@@ -5,9 +5,14 @@
 pub mod cpio;
 pub mod devfs;
 pub mod device;
+pub mod eventfd;
+pub mod eventpoll;
 pub mod initramfs;
+pub mod poll;
 pub mod procfs;
+pub mod signalfd;
 pub mod sysfs;
+pub mod timerfd;
 pub mod tmpfs;
 pub mod tty;
 pub mod vfs;

@@ -23,7 +23,7 @@ const AT_FDCWD: i32 = -100;
 const AT_REMOVEDIR: u32 = 0x200;
 const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
 const AT_EMPTY_PATH: u32 = 0x1000;
-const O_CLOEXEC: u32 = 0o2000000;
+pub(super) const O_CLOEXEC: u32 = 0o2000000;
 const F_DUPFD: u32 = 0;
 const F_GETFD: u32 = 1;
 const F_SETFD: u32 = 2;
@@ -34,11 +34,11 @@ const FD_CLOEXEC: u64 = 1;
 /// Most bytes one read/write moves through the kernel buffer at a time.
 const CHUNK: usize = 64 * 1024;
 
-fn me() -> KResult<Arc<Process>> {
+pub(super) fn me() -> KResult<Arc<Process>> {
     current_process().ok_or(Errno::EPERM)
 }
 
-fn file(fd: i32) -> KResult<Arc<File>> {
+pub(super) fn file(fd: i32) -> KResult<Arc<File>> {
     if fd < 0 {
         return Err(Errno::EBADF);
     }
@@ -46,7 +46,7 @@ fn file(fd: i32) -> KResult<Arc<File>> {
 }
 
 /// A new descriptor for `file`, below the process's RLIMIT_NOFILE.
-fn install(file: Arc<File>, cloexec: bool) -> SysResult {
+pub(super) fn install(file: Arc<File>, cloexec: bool) -> SysResult {
     install_from(file, 0, cloexec)
 }
 
@@ -126,7 +126,9 @@ fn read_into_user(
         };
         copy_to_user(ubuf + done, &buf[..n])?;
         done += n;
-        if n < want {
+        // A device (pipe, socket) returns what it has: asking again
+        // would wait for more.
+        if n < want || matches!(f.inode.kind, InodeKind::Device(_)) {
             break;
         }
     }

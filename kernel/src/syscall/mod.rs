@@ -8,6 +8,8 @@
 mod fs;
 pub use fs::console_files;
 mod mm;
+mod net;
+mod poll;
 mod proc;
 mod signal;
 mod time;
@@ -138,6 +140,88 @@ pub fn syscall(tf: &mut TrapFrame) {
         436 => fs::close_range(a[0] as u32, a[1] as u32, a[2] as u32),
         439 => fs::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
         452 => fs::fchmodat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
+        // Readiness and event files (poll.rs).
+        19 => poll::eventfd2(a[0] as u32, a[1] as u32),
+        20 => poll::epoll_create1(a[0] as u32),
+        21 => poll::epoll_ctl(a[0] as i32, a[1] as i32, a[2] as i32, a[3] as usize),
+        22 => poll::epoll_pwait(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as i32,
+            a[3] as i32,
+            a[4] as usize,
+            a[5] as usize,
+        ),
+        72 => poll::pselect6(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as usize,
+            a[3] as usize,
+            a[4] as usize,
+            a[5] as usize,
+        ),
+        73 => poll::ppoll(
+            a[0] as usize,
+            a[1] as usize,
+            a[2] as usize,
+            a[3] as usize,
+            a[4] as usize,
+        ),
+        74 => poll::signalfd4(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
+        85 => poll::timerfd_create(a[0] as i32, a[1] as u32),
+        86 => poll::timerfd_settime(a[0] as i32, a[1] as u32, a[2] as usize, a[3] as usize),
+        87 => poll::timerfd_gettime(a[0] as i32, a[1] as usize),
+        441 => poll::epoll_pwait2(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as i32,
+            a[3] as usize,
+            a[4] as usize,
+            a[5] as usize,
+        ),
+        // Sockets (net.rs).
+        198 => net::socket(a[0] as i32, a[1] as i32, a[2] as i32),
+        199 => net::socketpair(a[0] as i32, a[1] as i32, a[2] as i32, a[3] as usize),
+        200 => net::bind(a[0] as i32, a[1] as usize, a[2] as u32),
+        201 => net::listen(a[0] as i32, a[1] as i32),
+        202 => net::accept4(a[0] as i32, a[1] as usize, a[2] as usize, 0),
+        203 => net::connect(a[0] as i32, a[1] as usize, a[2] as u32),
+        204 => net::getsockname(a[0] as i32, a[1] as usize, a[2] as usize),
+        205 => net::getpeername(a[0] as i32, a[1] as usize, a[2] as usize),
+        206 => net::sendto(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as usize,
+            a[3] as u32,
+            a[4] as usize,
+            a[5] as u32,
+        ),
+        207 => net::recvfrom(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as usize,
+            a[3] as u32,
+            a[4] as usize,
+            a[5] as usize,
+        ),
+        208 => net::setsockopt(
+            a[0] as i32,
+            a[1] as i32,
+            a[2] as i32,
+            a[3] as usize,
+            a[4] as u32,
+        ),
+        209 => net::getsockopt(
+            a[0] as i32,
+            a[1] as i32,
+            a[2] as i32,
+            a[3] as usize,
+            a[4] as usize,
+        ),
+        210 => net::shutdown(a[0] as i32, a[1] as i32),
+        211 => net::sendmsg(a[0] as i32, a[1] as usize, a[2] as u32),
+        212 => net::recvmsg(a[0] as i32, a[1] as usize, a[2] as u32),
+        242 => net::accept4(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
         // Processes and threads (proc.rs).
         93 => proc::exit(a[0] as i32),
         94 => proc::exit_group(a[0] as i32),
@@ -253,9 +337,10 @@ pub fn syscall(tf: &mut TrapFrame) {
         Ok(v) => v,
         Err(e) => e.as_neg(),
     };
-    // Sleeps, futex waits and sigsuspend report EINTR even under
-    // SA_RESTART, as on Linux.
-    if result == Err(Errno::EINTR) && !matches!(nr, 98 | 101 | 115 | 133 | 137) {
+    // Sleeps, futex waits, sigsuspend, sigtimedwait, poll, select and
+    // epoll_wait report EINTR even under SA_RESTART, as on Linux.
+    if result == Err(Errno::EINTR) && !matches!(nr, 22 | 72 | 73 | 98 | 101 | 115 | 133 | 137 | 441)
+    {
         if let Some(u) = &crate::task::current().user {
             u.restart_x0.store(a[0], Ordering::Relaxed);
             u.restart_pending.store(true, Ordering::Relaxed);

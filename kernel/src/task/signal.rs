@@ -270,6 +270,14 @@ fn dequeue(u: &UserThread) -> Option<(u32, SigInfo)> {
     dequeue_from(u, deliverable(u))
 }
 
+/// Takes the calling thread's lowest pending signal in `mask`, blocked or
+/// not (Linux: `dequeue_signal`, as signalfd's read calls it).
+pub fn dequeue_signal(mask: u64) -> Option<SigInfo> {
+    let me = current();
+    let u = me.user.as_ref()?;
+    dequeue_from(u, mask).map(|(_, info)| info)
+}
+
 /// Takes the lowest pending signal of `set`, thread-directed first (Linux:
 /// `dequeue_signal`); a POSIX timer's signal picks up its overrun count.
 pub fn dequeue_from(u: &UserThread, set: u64) -> Option<(u32, SigInfo)> {
@@ -284,6 +292,8 @@ pub fn dequeue_from(u: &UserThread, set: u64) -> Option<(u32, SigInfo)> {
     Some((sig, info))
 }
 
+/// Takes the lowest signal of `set`, from the thread's own pending set if
+/// it is there, else from the process's.
 fn take_pending(u: &UserThread, set: u64) -> Option<(u32, SigInfo)> {
     if set == 0 {
         return None;
@@ -297,7 +307,10 @@ fn take_pending(u: &UserThread, set: u64) -> Option<(u32, SigInfo)> {
             info.unwrap_or_else(|| info_for(sig, SigSource::Kernel)),
         ));
     }
-    u.process.shared_pending.fetch_and(!bit, Ordering::AcqRel);
+    if u.process.shared_pending.fetch_and(!bit, Ordering::AcqRel) & bit == 0 {
+        // Another thread took it first.
+        return None;
+    }
     let info = u.process.shared_info.lock()[sig as usize - 1].take();
     Some((
         sig,

@@ -30,6 +30,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 use self::n_tty::{Ldisc, Termios, ICANON, TERMIOS_SIZE};
 use super::device::Device;
+use super::poll::{PollQueue, PollWaiter, POLLIN, POLLOUT, POLLRDNORM, POLLWRNORM};
 use crate::errno::{Errno, KResult};
 use crate::mm::uaccess::{copy_from_user, copy_to_user, read_user, write_user};
 use crate::sync::SpinLock;
@@ -69,8 +70,8 @@ pub struct Tty {
     flip: SpinLock<VecDeque<u8>>,
     /// The line-discipline thread waits here for `flip`.
     flip_wait: WaitQueue,
-    /// Readers wait here for input (Linux: `tty->read_wait`).
-    read_wait: WaitQueue,
+    /// Readers and pollers wait here for input (Linux: `tty->read_wait`).
+    read_wait: PollQueue,
     /// The session whose controlling terminal this is (0: none), and its
     /// foreground process group (Linux: `tty->ctrl.session`, `.pgrp`).
     session: AtomicU32,
@@ -89,7 +90,7 @@ pub fn console() -> Arc<Tty> {
                 ldisc: SpinLock::new(Ldisc::new()),
                 flip: SpinLock::new(VecDeque::new()),
                 flip_wait: WaitQueue::new(),
-                read_wait: WaitQueue::new(),
+                read_wait: PollQueue::new(),
                 session: AtomicU32::new(0),
                 pgrp: AtomicU32::new(0),
                 // What a Linux serial console reports: no size known.
@@ -156,7 +157,7 @@ impl Tty {
                 let _ = crate::task::process::kill_pgrp(pgrp, sig);
             }
         }
-        self.read_wait.wake_all();
+        self.read_wait.wake();
     }
 
     /// Is the console the controlling terminal of `p`'s session?
@@ -216,7 +217,7 @@ impl Tty {
         }
         ldisc.set_termios(Termios::from_bytes(&raw));
         drop(ldisc);
-        self.read_wait.wake_all();
+        self.read_wait.wake();
         Ok(0)
     }
 
@@ -277,6 +278,12 @@ impl Device for Console {
     fn ioctl(&self, cmd: u32, arg: usize) -> KResult<i64> {
         self.0.ioctl(cmd, arg)
     }
+    fn poll(&self, flags: u32) -> u32 {
+        self.0.poll(flags)
+    }
+    fn poll_wait(&self, w: &Arc<PollWaiter>) -> Option<u64> {
+        self.0.poll_wait(w)
+    }
 }
 
 impl Tty {
@@ -293,8 +300,7 @@ impl Tty {
                 return Err(Errno::EAGAIN);
             }
             if crate::arch::irq::console_irq_enabled() {
-                self.read_wait
-                    .wait_interruptible(|| self.read_ready(buf.len()))?;
+                self.read_wait.wait_event(|| self.read_ready(buf.len()))?;
             } else {
                 if crate::task::signal::signal_pending() {
                     return Err(Errno::EINTR);
@@ -309,6 +315,28 @@ impl Device for Tty {
     fn read(&self, buf: &mut [u8], nonblock: bool) -> KResult<usize> {
         self.check_background_read()?;
         self.read_input(buf, nonblock)
+    }
+
+    /// Readable when a read would not wait (a whole line in canonical
+    /// mode), always writable (Linux: `n_tty_poll`).
+    fn poll(&self, _flags: u32) -> u32 {
+        let input = if self.read_ready(1) {
+            POLLIN | POLLRDNORM
+        } else {
+            0
+        };
+        input | POLLOUT | POLLWRNORM
+    }
+
+    /// Input wakes the queue; without the UART's interrupt, pollers look
+    /// again every 10 ms, as a polled read does.
+    fn poll_wait(&self, w: &Arc<PollWaiter>) -> Option<u64> {
+        self.read_wait.add(w);
+        if crate::arch::irq::console_irq_enabled() {
+            return None;
+        }
+        let f = crate::arch::timer::frequency();
+        Some(crate::arch::timer::counter() + f / 100)
     }
 
     fn write(&self, data: &[u8], _nonblock: bool) -> KResult<usize> {

@@ -1,0 +1,147 @@
+//! signalfd: pending signals read from a file as `struct
+//! signalfd_siginfo` records instead of run as handlers (Linux:
+//! `fs/signalfd.c`). The signals are the reading thread's (and its
+//! process's), as on Linux; they are normally blocked so that only the
+//! file sees them.
+
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::errno::{Errno, KResult};
+use crate::fs::device::Device;
+use crate::fs::poll::{PollWaiter, POLLIN};
+use crate::task::signal_abi::{SigFields, SigInfo, SIG_KERNEL_ONLY_MASK};
+
+/// Bytes of one `struct signalfd_siginfo` (`include/uapi/linux/signalfd.h`).
+pub const SIGNALFD_SIGINFO_SIZE: usize = 128;
+
+/// One signalfd (Linux: `struct signalfd_ctx`): the signals it takes.
+pub struct SignalFd {
+    mask: AtomicU64,
+}
+
+impl SignalFd {
+    pub fn new(mask: u64) -> Arc<SignalFd> {
+        Arc::new(SignalFd {
+            mask: AtomicU64::new(mask & !SIG_KERNEL_ONLY_MASK),
+        })
+    }
+
+    /// signalfd4 on an existing signalfd: a new mask (SIGKILL and SIGSTOP
+    /// never join it).
+    pub fn set_mask(&self, mask: u64) {
+        self.mask
+            .store(mask & !SIG_KERNEL_ONLY_MASK, Ordering::Release);
+    }
+
+    fn mask(&self) -> u64 {
+        self.mask.load(Ordering::Acquire)
+    }
+
+    /// Is a signal of the mask pending for the calling thread?
+    fn pending(&self) -> bool {
+        match &crate::task::current().user {
+            Some(u) => {
+                let set = u.pending.load(Ordering::Acquire)
+                    | u.process.shared_pending.load(Ordering::Acquire);
+                set & self.mask() != 0
+            }
+            None => false,
+        }
+    }
+}
+
+/// A `struct signalfd_siginfo` from a dequeued signal (Linux:
+/// `signalfd_copyinfo`).
+fn siginfo_bytes(info: &SigInfo) -> [u8; SIGNALFD_SIGINFO_SIZE] {
+    let mut b = [0u8; SIGNALFD_SIGINFO_SIZE];
+    b[0..4].copy_from_slice(&info.signo.to_ne_bytes());
+    b[8..12].copy_from_slice(&info.code.to_ne_bytes());
+    match info.fields {
+        SigFields::Kill { pid, uid } => {
+            b[12..16].copy_from_slice(&pid.to_ne_bytes());
+            b[16..20].copy_from_slice(&uid.to_ne_bytes());
+        }
+        SigFields::Fault { addr } => b[72..80].copy_from_slice(&addr.to_ne_bytes()),
+        SigFields::Child {
+            pid,
+            uid,
+            status,
+            utime,
+            stime,
+        } => {
+            b[12..16].copy_from_slice(&pid.to_ne_bytes());
+            b[16..20].copy_from_slice(&uid.to_ne_bytes());
+            b[40..44].copy_from_slice(&status.to_ne_bytes());
+            b[56..64].copy_from_slice(&utime.to_ne_bytes());
+            b[64..72].copy_from_slice(&stime.to_ne_bytes());
+        }
+        SigFields::Timer {
+            tid,
+            overrun,
+            value,
+        } => {
+            b[24..28].copy_from_slice(&tid.to_ne_bytes());
+            b[32..36].copy_from_slice(&overrun.to_ne_bytes());
+            b[44..48].copy_from_slice(&(value as i32).to_ne_bytes());
+            b[48..56].copy_from_slice(&value.to_ne_bytes());
+        }
+    }
+    b
+}
+
+impl Device for SignalFd {
+    /// Linux: `signalfd_read`: as many records as fit (EINVAL for none),
+    /// waiting (or EAGAIN) only for the first.
+    fn read(&self, buf: &mut [u8], nonblock: bool) -> KResult<usize> {
+        let room = buf.len() / SIGNALFD_SIGINFO_SIZE;
+        if room == 0 {
+            return Err(Errno::EINVAL);
+        }
+        let mut n = 0;
+        while n < room {
+            let Some(info) = crate::task::signal::dequeue_signal(self.mask()) else {
+                if n > 0 {
+                    break;
+                }
+                if nonblock {
+                    return Err(Errno::EAGAIN);
+                }
+                // A signal sent to us wakes the thread itself.
+                while !self.pending() {
+                    if crate::task::signal::signal_pending() {
+                        return Err(Errno::EINTR);
+                    }
+                    crate::task::sleep_until(u64::MAX, || {
+                        self.pending() || crate::task::signal::signal_pending()
+                    });
+                }
+                continue;
+            };
+            let at = n * SIGNALFD_SIGINFO_SIZE;
+            buf[at..at + SIGNALFD_SIGINFO_SIZE].copy_from_slice(&siginfo_bytes(&info));
+            n += 1;
+        }
+        Ok(n * SIGNALFD_SIGINFO_SIZE)
+    }
+
+    fn write(&self, _data: &[u8], _nonblock: bool) -> KResult<usize> {
+        Err(Errno::EINVAL)
+    }
+
+    /// Linux: `signalfd_poll`: readable while a signal of the mask is
+    /// pending for the polling thread.
+    fn poll(&self, _flags: u32) -> u32 {
+        if self.pending() {
+            POLLIN
+        } else {
+            0
+        }
+    }
+
+    /// Sending a signal wakes the receiving threads themselves, and the
+    /// poll loop notices the pending set change: no queue is needed.
+    fn poll_wait(&self, _w: &Arc<PollWaiter>) -> Option<u64> {
+        None
+    }
+}
