@@ -133,6 +133,30 @@ pub fn maps(mm: &Mm) -> String {
     out
 }
 
+/// Where the program's parts lie, for `/proc/PID/stat` (Linux: the
+/// `mm->start_code`... fields): its first executable mapping, the top of
+/// the stack, the start of the heap.
+pub struct Layout {
+    pub start_code: usize,
+    pub end_code: usize,
+    pub start_stack: usize,
+    pub start_brk: usize,
+}
+
+pub fn layout(mm: &Mm) -> Layout {
+    let map = mm.mmap_read_lock();
+    let code = map
+        .vmas
+        .iter()
+        .find(|(start, _, vma)| vma.flags & VM_EXEC != 0 && *start != map.vdso);
+    Layout {
+        start_code: code.map_or(0, |(s, _, _)| s),
+        end_code: code.map_or(0, |(_, e, _)| e),
+        start_stack: STACK_TOP,
+        start_brk: map.start_brk,
+    }
+}
+
 /// The memory lines of `/proc/PID/status`, in bytes (Linux: `task_mem`).
 pub struct MmCounters {
     /// VmSize: everything mapped.

@@ -340,7 +340,9 @@ pub fn mount(_usource: usize, utarget: usize, utype: usize, flags: u64, udata: u
     const MS_REMOUNT: u64 = 32;
     const MS_BIND: u64 = 4096;
     const MS_MOVE: u64 = 8192;
-    const MS_PROPAGATION: u64 = (1 << 15) | (1 << 17) | (1 << 18) | (1 << 19) | (1 << 20);
+    // MS_UNBINDABLE, MS_PRIVATE, MS_SLAVE, MS_SHARED (1 << 15 is
+    // MS_SILENT, which busybox's mount always passes).
+    const MS_PROPAGATION: u64 = (1 << 17) | (1 << 18) | (1 << 19) | (1 << 20);
     let target = nonempty_path_arg(utarget)?;
     let fstype = strncpy_from_user(utype, 64)?;
     let options = if udata == 0 {

@@ -316,11 +316,7 @@ pub fn setpgid(pid: i32, pgid: i32) -> SysResult {
     }
     // Join an existing group of the same session, or make one named after
     // the process itself.
-    if pgid != p.pid
-        && !process::pgrp_members(pgid)
-            .iter()
-            .any(|m| m.sid.load(Ordering::Acquire) == sid)
-    {
+    if pgid != p.pid && !process::pgrp_in_session(pgid, sid) {
         return Err(Errno::EPERM);
     }
     p.pgid.store(pgid, Ordering::Release);

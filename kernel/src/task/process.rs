@@ -68,6 +68,9 @@ pub struct Process {
     /// The file mode creation mask, taken from new files' and directories'
     /// modes (Linux: `fs->umask`); 022 for init, inherited across fork.
     pub umask: AtomicU32,
+    /// CLOCK_MONOTONIC when the process was made (`/proc/PID/stat`'s
+    /// starttime; Linux: `start_boottime`).
+    pub start_time_ns: u64,
     /// Process group and session (Linux: `task_pgrp_nr`, `task_session_nr`):
     /// init's are 1 and 1, a child inherits its parent's, setpgid(2) and
     /// setsid(2) change them.
@@ -250,6 +253,7 @@ impl Process {
             minflt: AtomicU64::new(0),
             rlimits: SpinLock::new(default_rlimits()),
             umask: AtomicU32::new(0o022),
+            start_time_ns: crate::task::clock::monotonic_ns(),
             nr_threads: AtomicUsize::new(0),
             pgid: AtomicU32::new(pid),
             sid: AtomicU32::new(pid),
@@ -320,6 +324,15 @@ pub fn pgrp_members(pgid: u32) -> Vec<Arc<Process>> {
     let mut v = all_processes();
     v.retain(|p| p.pgid.load(Ordering::Acquire) == pgid && !p.zombie.load(Ordering::Acquire));
     v
+}
+
+/// Is there a process group `pgid` in session `sid`? Members that have
+/// exited but are not yet reaped count, as their PID still names the group
+/// in Linux (`find_vpid` in setpgid(2) and TIOCSPGRP).
+pub fn pgrp_in_session(pgid: u32, sid: u32) -> bool {
+    all_processes()
+        .iter()
+        .any(|p| p.pgid.load(Ordering::Acquire) == pgid && p.sid.load(Ordering::Acquire) == sid)
 }
 
 /// Does session `sid` have a live member?

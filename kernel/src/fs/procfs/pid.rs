@@ -35,13 +35,15 @@ impl PseudoFile for ProcFile {
 type Show = fn(&Process) -> String;
 
 /// The files of a process directory and what each shows.
-const FILES: [(&str, Show); 7] = [
+const FILES: [(&str, Show); 9] = [
     ("cmdline", cmdline),
     ("comm", comm),
     ("environ", environ),
     ("maps", maps),
     ("ptdump", ptdump),
     ("smaps", smaps),
+    ("stat", stat),
+    ("statm", statm),
     ("status", status),
 ];
 
@@ -239,6 +241,121 @@ fn state(p: &Process) -> (char, &'static str) {
     }
 }
 
+/// Clock ticks (USER_HZ, 100 a second) in `ns` nanoseconds.
+fn ticks(ns: u64) -> u64 {
+    ns / (1_000_000_000 / crate::task::HZ)
+}
+
+/// The one line `ps` and `top` read (Linux: `do_task_stat`), its 52
+/// fields in Linux's order.
+fn stat(p: &Process) -> String {
+    let (state, _) = state(p);
+    let ppid = p.parent().map_or(0, |q| q.pid);
+    let (tty_nr, tpgid) = crate::fs::tty::console().stat_fields(p);
+    let (utime, stime) = p.cputime();
+    let (cutime, cstime) = {
+        let t = p.times.lock();
+        (t.cutime, t.cstime)
+    };
+    let threads = p.live_threads();
+    let (blocked, pending, cpu) = threads.first().map_or((0, 0, 0), |t| {
+        t.user.as_ref().map_or((0, 0, t.cpu), |u| {
+            (
+                u.sigmask.load(Ordering::Relaxed),
+                u.pending.load(Ordering::Relaxed),
+                t.cpu,
+            )
+        })
+    });
+    let (ignored, caught) = dispositions(p);
+    let nice = p.nice.load(Ordering::Relaxed);
+    let (vsize, rss, layout) = match p.mm() {
+        Some(mm) => {
+            let c = crate::mm::smaps::counters(&mm);
+            let rss = (c.rss_anon + c.rss_shmem) / crate::mm::addr::PAGE_SIZE;
+            (c.size, rss, Some(crate::mm::smaps::layout(&mm)))
+        }
+        None => (0, 0, None),
+    };
+    let l = layout.unwrap_or(crate::mm::smaps::Layout {
+        start_code: 0,
+        end_code: 0,
+        start_stack: 0,
+        start_brk: 0,
+    });
+    let exit_code = if p.zombie.load(Ordering::Acquire) {
+        p.exit_status.load(Ordering::Relaxed)
+    } else {
+        0
+    };
+    format!(
+        "{} ({}) {} {} {} {} {} {} 0 {} 0 0 0 {} {} {} {} {} {} {} 0 {} {} {} {} {} {} {} 0 0 {} {} {} {} \
+         0 0 0 17 {} 0 0 0 0 0 0 0 {} 0 0 0 0 {}\n",
+        p.pid,
+        comm_of(p),
+        state,
+        ppid,
+        p.pgid.load(Ordering::Acquire),
+        p.sid.load(Ordering::Acquire),
+        tty_nr,
+        tpgid,
+        p.minflt.load(Ordering::Relaxed),
+        ticks(utime),
+        ticks(stime),
+        ticks(cutime),
+        ticks(cstime),
+        20 + nice,
+        nice,
+        threads.len(),
+        ticks(p.start_time_ns),
+        vsize,
+        rss,
+        u64::MAX,
+        l.start_code,
+        l.end_code,
+        l.start_stack,
+        pending | p.shared_pending.load(Ordering::Relaxed),
+        blocked,
+        ignored,
+        caught,
+        cpu,
+        l.start_brk,
+        exit_code,
+    )
+}
+
+/// `/proc/PID/statm`: sizes in pages (Linux: `task_statm`): total,
+/// resident, shared (file-backed resident), text, 0, data and stack, 0.
+fn statm(p: &Process) -> String {
+    let Some(mm) = p.mm() else {
+        return String::from("0 0 0 0 0 0 0\n");
+    };
+    let c = crate::mm::smaps::counters(&mm);
+    let page = crate::mm::addr::PAGE_SIZE;
+    format!(
+        "{} {} {} {} 0 {} 0\n",
+        c.size / page,
+        (c.rss_anon + c.rss_shmem) / page,
+        c.rss_shmem / page,
+        c.exe / page,
+        (c.data + c.stack) / page,
+    )
+}
+
+/// The signals `p` ignores and catches, as bit masks.
+fn dispositions(p: &Process) -> (u64, u64) {
+    let mut caught = 0u64;
+    let mut ignored = 0u64;
+    for (i, a) in p.actions.lock().iter().enumerate().skip(1) {
+        match a.handler {
+            crate::task::signal_abi::SIG_DFL => {}
+            crate::task::signal_abi::SIG_IGN => ignored |= 1 << (i - 1),
+            _ => caught |= 1 << (i - 1),
+        }
+    }
+    (ignored, caught)
+}
+
 fn status(p: &Process) -> String {
     let mut s = String::new();
     let (letter, name) = state(p);
@@ -281,15 +398,7 @@ fn status(p: &Process) -> String {
             let _ = writeln!(s, "{}:\t{:>8} kB", name, kb(bytes));
         }
     }
-    let mut caught = 0u64;
-    let mut ignored = 0u64;
-    for (i, a) in p.actions.lock().iter().enumerate().skip(1) {
-        match a.handler {
-            crate::task::signal_abi::SIG_DFL => {}
-            crate::task::signal_abi::SIG_IGN => ignored |= 1 << (i - 1),
-            _ => caught |= 1 << (i - 1),
-        }
-    }
+    let (ignored, caught) = dispositions(p);
     let (blocked, pending) = threads
         .first()
         .and_then(|t| t.user.as_ref())

@@ -67,6 +67,10 @@ pub fn anon_orders(madvised: bool) -> OrderMask {
 
 /// One tmpfs mount.
 pub struct TmpfsSb {
+    /// The anonymous device number stat reports for its files (Linux:
+    /// `get_anon_bdev`, major 0), one per mount, so programs that compare
+    /// `st_dev` (df, find -xdev) tell mounts apart.
+    pub dev: u64,
     huge: HugeKind,
     /// `size=` in pages.
     max_pages: u64,
@@ -75,7 +79,10 @@ pub struct TmpfsSb {
 
 impl TmpfsSb {
     pub fn new(huge: HugeKind, max_pages: u64) -> Arc<TmpfsSb> {
+        // Minors from 32 up; 1..31 are left to the pseudo filesystems.
+        static NEXT_DEV: AtomicU64 = AtomicU64::new(32);
         Arc::new(TmpfsSb {
+            dev: NEXT_DEV.fetch_add(1, Ordering::Relaxed),
             huge,
             max_pages,
             used_pages: AtomicU64::new(0),

@@ -160,6 +160,17 @@ impl Tty {
         self.read_wait.wake();
     }
 
+    /// `p`'s controlling terminal as `/proc/PID/stat` shows it: the
+    /// device number (ttyAMA0, 204:64, in `new_encode_dev`'s form) and the
+    /// foreground group; (0, -1) with none.
+    pub fn stat_fields(&self, p: &Process) -> (u32, i32) {
+        if self.controls(p) {
+            ((204 << 8) | 64, self.pgrp.load(Ordering::Acquire) as i32)
+        } else {
+            (0, -1)
+        }
+    }
+
     /// Is the console the controlling terminal of `p`'s session?
     fn controls(&self, p: &Process) -> bool {
         let session = self.session.load(Ordering::Acquire);
@@ -252,11 +263,7 @@ impl Tty {
         if pgrp < 0 {
             return Err(Errno::EINVAL);
         }
-        let sid = p.sid.load(Ordering::Acquire);
-        let in_session = process::pgrp_members(pgrp as u32)
-            .iter()
-            .any(|q| q.sid.load(Ordering::Acquire) == sid);
-        if !in_session {
+        if !process::pgrp_in_session(pgrp as u32, p.sid.load(Ordering::Acquire)) {
             return Err(Errno::EPERM);
         }
         self.pgrp.store(pgrp as u32, Ordering::Release);

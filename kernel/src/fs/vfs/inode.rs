@@ -344,7 +344,8 @@ impl Inode {
         };
         let t = self.times();
         Stat {
-            st_dev: 0,
+            // The pseudo filesystems (/proc, /sys, /dev) share 0:1.
+            st_dev: self.tmpfs_sb().map_or(1, |sb| sb.dev),
             st_ino: self.ino,
             st_mode: self.mode(),
             st_nlink: self.nlink(),
