@@ -2,7 +2,7 @@
 KERNEL := target/aarch64-unknown-none-softfloat/release/faultline
 SYMBOLIZE := target/release/symbolize
 
-.PHONY: all build run test bench bench-linux test-linux gdb lint doc setup clean
+.PHONY: all build run shell test bench bench-linux test-linux gdb lint doc setup clean
 
 all: build
 
@@ -21,6 +21,7 @@ build: setup
 		aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/ctests/$$(basename $$t .c) $$t || exit 1; \
 	done
 	target/release/mkinitrd -o build/initrd.cpio --dir rootfs --dir build/rootfs-user
+	scripts/busybox.sh
 
 # Boot on QEMU and run the default workload: a short run of the fault-path
 # benchmarks (virtual time, -icount), then their summary table. Pass
@@ -28,6 +29,12 @@ build: setup
 # `make bench`; the test programs, `./qemu-run.sh`.
 run: build
 	scripts/bench.sh quick --console $(QEMU_ARGS)
+
+# Boot into Debian's busybox sh on the console, with job control: a prompt
+# to read /proc, flip /sys knobs and run the benchmarks (/bin/bench) by
+# hand. QEMU_ARGS as for run; Ctrl-A x quits QEMU.
+shell: build
+	scripts/shell.sh $(QEMU_ARGS)
 
 test: build
 	scripts/test.sh

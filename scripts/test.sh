@@ -4,8 +4,11 @@
 #   1. lint: rustfmt and clippy (host crates and the kernel) are clean
 #   2. host unit tests (cargo test): the pure logic
 #   3. in-kernel tests (ktest) in QEMU, on several machine shapes
-#   4. boot, shutdown and crash reports (panic backtrace, fault decoding)
-#   5. gdb: breakpoints, backtraces, secondary CPUs
+#   4. user space: faultline's own test programs, the glibc programs
+#      (user/c/tests/), Debian's busybox (user/busybox/applets.sh) and a
+#      scripted session at make shell's prompt (scripts/shell-session.py)
+#   5. boot, shutdown and crash reports (panic backtrace, fault decoding)
+#   6. gdb: breakpoints, backtraces, secondary CPUs
 # Every QEMU run has a watchdog, so a hang is a failure, not a stuck CI.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -93,6 +96,22 @@ for prog in memfd-demo memfd-demo-pie; do
         diff "$logdir/$prog.out" "$logdir/$prog.linux" | head -20
     fi
 done
+
+# Debian's busybox: its applets and shell features (user/busybox/
+# applets.sh, whose expected output is Linux 6.12's: make test-linux runs
+# it there), then a session typed at make shell's prompt.
+run_suite "busybox[smp2,512M]" busybox "-- run /bin/busybox sh /bin/applets.sh" 240 \
+    --smp 2 --mem 512M --add build/busybox --add user/busybox/applets.sh
+python3 scripts/shell-session.py >"$logdir/shell" 2>&1
+shell_rc=$?
+ok=$(grep -c "^shell .* \.\.\. ok" "$logdir/shell")
+bad=$(grep -c "^shell .* \.\.\. FAILED" "$logdir/shell")
+passed=$((passed + ok))
+failed=$((failed + bad))
+echo "shell session: $ok passed, $bad failed (exit $shell_rc)"
+if [ "$shell_rc" != 0 ] || [ "$ok" = 0 ]; then
+    fail "shell session: clean run" "exit $shell_rc"; tail -40 "$logdir/shell"
+fi
 
 # --- 5. boot, shutdown, crash reports --------------------------------------
 # expect NAME WANT-EXIT LOG REGEX...: exit status and every regex must match.
