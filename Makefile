@@ -16,6 +16,7 @@ build: setup
 	aarch64-linux-gnu-gcc -static -O2 -o build/memfd-demo user/c/memfd-demo.c
 	aarch64-linux-gnu-gcc -static-pie -O2 -o build/memfd-demo-pie user/c/memfd-demo.c
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/rootfs-user/bin/bench/seed000 user/c/seed000.c
+	aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/rootfs-user/bin/bench/clock_gettime user/c/clock_gettime.c
 	mkdir -p build/ctests
 	for t in user/c/tests/*.c; do \
 		aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/ctests/$$(basename $$t .c) $$t || exit 1; \

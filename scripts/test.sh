@@ -156,7 +156,8 @@ expect "bench: every benchmark runs; a 64K view of a 2M folio takes 1 fault, not
     '^result seed000 size=32768 ns_per_iter=[0-9]+ faults_per_iter_x100=100 ptes_per_fault=8 rss_kb=2048 shmem_pmd_kb=2048 realigned=[01] multi_page=1' \
     '^result lat_pagefault .*faults_per_page_x100=100 .*fault_around_bytes=4096' \
     '^result page_fault4 tasks=4 threads=0 ops_per_sec=[1-9]' \
-    '^result getppid1 tasks=1 threads=1 ops_per_sec=[1-9]' '^result spin tasks=1 threads=1 ops_per_sec=[1-9]'
+    '^result getppid1 tasks=1 threads=1 ops_per_sec=[1-9]' '^result spin tasks=1 threads=1 ops_per_sec=[1-9]' \
+    '^result clock_gettime calls=[0-9]+ vdso=1 vdso_ns_per_call=[0-9]+ syscall_ns_per_call=[0-9]+'
 # The scaling row of `make bench` (scripts/bench-lib.sh), from canned runs
 # (with the serial console's \r): per CPU model, the medians of each
 # benchmark's 1- and 2-thread runs and their ratio.

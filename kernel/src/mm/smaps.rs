@@ -84,12 +84,19 @@ fn usage(mm: &Mm, start: usize, end: usize, in_mm: &BTreeMap<usize, u32>) -> Usa
 }
 
 /// What the last column of a maps line names (Linux: `show_map_vma`'s
-/// `get_vma_name`): the file's path, or `[heap]`, `[stack]`, `[vdso]`.
+/// `get_vma_name`): the file's path, or `[heap]`, `[stack]`, `[vdso]`,
+/// `[vvar]`.
 /// Where we simplify: a file linked nowhere (a memfd, shared anonymous
 /// memory's internal file) has no name here.
 fn vma_name(map: &MmMap, start: usize, end: usize, vma: &Vma) -> String {
     if start == map.vdso {
         return String::from("[vdso]");
+    }
+    let vvar = crate::task::clock::vvar_inode();
+    if let (Some(file), Some(vvar)) = (&vma.file, vvar) {
+        if alloc::sync::Arc::ptr_eq(file, &vvar) {
+            return String::from("[vvar]");
+        }
     }
     match &vma.file {
         Some(inode) => crate::fs::vfs::find_path(inode).unwrap_or_default(),

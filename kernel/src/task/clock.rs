@@ -9,7 +9,7 @@
 //! CLOCK_MONOTONIC (nothing suspends).
 
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicI64, AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch::timer;
 use crate::fs::vfs::{Inode, InodeKind};
@@ -33,10 +33,31 @@ static VVAR_VA: AtomicUsize = AtomicUsize::new(0);
 /// realtime offset (Linux: `vdso_data.seq` and the `CS_HRES_COARSE` base).
 const VVAR_SEQ: usize = 0;
 const VVAR_REALTIME_OFFSET: usize = 8;
+const VVAR_MULT: usize = 16;
+
+/// Counter ticks become nanoseconds as `(ticks * mult) >> MULT_SHIFT`, in
+/// 128 bits (Linux: a clocksource's `mult` and `shift`, which the vDSO also
+/// reads), so a clock read costs a multiply rather than divisions; the
+/// kernel and the vDSO use the same `mult` and agree to the nanosecond.
+pub const MULT_SHIFT: u32 = 32;
+static MULT: AtomicU64 = AtomicU64::new(0);
+
+/// The multiplier for this CPU's counter frequency, worked out once.
+fn mult() -> u64 {
+    match MULT.load(Ordering::Relaxed) {
+        0 => {
+            let m = ((NSEC_PER_SEC as u128) << MULT_SHIFT) / timer::frequency() as u128;
+            let m = m.min(u64::MAX as u128) as u64;
+            MULT.store(m, Ordering::Relaxed);
+            m
+        }
+        m => m,
+    }
+}
 
 /// Nanoseconds since boot (CLOCK_MONOTONIC).
 pub fn monotonic_ns() -> u64 {
-    crate::task::thread::counter_to_ns(timer::counter())
+    counter_to_ns(timer::counter())
 }
 
 /// Nanoseconds since the epoch (CLOCK_REALTIME); negative only if someone
@@ -58,7 +79,7 @@ pub fn ns_to_counter(ns: u64) -> u64 {
 
 /// Counter ticks to nanoseconds.
 pub fn counter_to_ns(c: u64) -> u64 {
-    crate::task::thread::counter_to_ns(c)
+    ((c as u128 * mult() as u128) >> MULT_SHIFT).min(u64::MAX as u128) as u64
 }
 
 /// Sets CLOCK_REALTIME to `ns` since the epoch (Linux:
@@ -111,6 +132,9 @@ pub fn init_vvar() {
         let (folio, _) = f.mapping.get_folio(0).expect("the [vvar] page is cached");
         (file.inode.clone(), phys_to_virt(folio.phys()))
     });
+    // SAFETY: as in `publish`; the word is aligned, and no process maps
+    // the page before this returns.
+    unsafe { &*((*va + VVAR_MULT) as *const AtomicU64) }.store(mult(), Ordering::Release);
     VVAR_VA.store(*va, Ordering::Release);
     let _guard = SETTIME.lock();
     publish(REALTIME_OFFSET.load(Ordering::Acquire));

@@ -116,7 +116,7 @@ impl Thread {
         let running = a
             .exec_start
             .map_or(0, |s| crate::arch::timer::counter().saturating_sub(s));
-        counter_to_ns(a.sum_exec + running)
+        crate::task::clock::counter_to_ns(a.sum_exec + running)
     }
 
     /// (user, system) nanoseconds: the runtime split as the ticks were
@@ -217,12 +217,6 @@ impl Drop for Thread {
             frame::free_pages(stack, KSTACK_ORDER).expect("kernel stack freed twice");
         }
     }
-}
-
-/// Counter ticks to nanoseconds, without 128-bit division in the common case.
-pub fn counter_to_ns(c: u64) -> u64 {
-    let f = crate::arch::timer::frequency();
-    (c / f) * 1_000_000_000 + (c % f) * 1_000_000_000 / f
 }
 
 /// Entry of every new thread, on its own stack (see `Context::new`).

@@ -207,7 +207,7 @@ static int maps_shows_the_mappings_by_name(void)
 	snprintf(want, sizeof(want), "%lx-%lx r--p 00000000 00:00 0", (unsigned long)anon,
 		 (unsigned long)anon + 3 * 4096);
 	CHECK(strstr(big, want), "no line '%s' in maps", want);
-	int stack_ok = 0, vdso_ok = 0, exe_ok = 0;
+	int stack_ok = 0, vdso_ok = 0, vvar_ok = 0, exe_ok = 0;
 	for (char *line = strtok(big, "\n"); line; line = strtok(NULL, "\n")) {
 		unsigned long lo, hi;
 		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2)
@@ -217,12 +217,15 @@ static int maps_shows_the_mappings_by_name(void)
 			stack_ok = lo <= stack && stack < hi;
 		if (len > 7 && strcmp(line + len - 6, "[vdso]") == 0)
 			vdso_ok = lo == vdso && strstr(line, " r-xp ");
+		if (len > 7 && strcmp(line + len - 6, "[vvar]") == 0)
+			vvar_ok = hi <= vdso && strstr(line, " r--p ");
 		if (strstr(line, " r-xp ") && strstr(line, "/proc-files"))
 			exe_ok = lo <= (unsigned long)&maps_shows_the_mappings_by_name &&
 				 (unsigned long)&maps_shows_the_mappings_by_name < hi;
 	}
 	CHECK(stack_ok, "no [stack] line holding %lx", stack);
 	CHECK(vdso_ok, "no r-xp [vdso] line at %lx", vdso);
+	CHECK(vvar_ok, "no r--p [vvar] line below the vDSO");
 	CHECK(exe_ok, "no r-xp line of the program holding its code");
 	return 0;
 }

@@ -107,6 +107,8 @@ fn main(args: ulib::Args) -> i32 {
     // system call's rate is its cost in instructions (1e9 / ops_per_sec).
     ok &= run("getppid1", &["tasks=1", "mode=threads", time[0], time[1]]);
     ok &= run("spin", &["tasks=1", "mode=threads", time[0], time[1]]);
+    // A clock read through glibc (the vDSO) and as a system call.
+    ok &= run("clock_gettime", &[iters]);
     set(MAPPING_ALIGN, "0x0");
     if ok {
         0

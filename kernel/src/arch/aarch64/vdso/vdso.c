@@ -65,7 +65,11 @@ struct vdso_data {
 	uint32_t seq;
 	uint32_t pad;
 	int64_t realtime_offset;
+	/* ns = (counter * mult) >> 32, as the kernel's counter_to_ns
+	 * (task/clock.rs, Linux: the clocksource's mult and shift). */
+	uint64_t mult;
 };
+#define MULT_SHIFT 32
 extern const struct vdso_data _vdso_data __attribute__((visibility("hidden")));
 
 #define CLOCK_REALTIME 0
@@ -80,10 +84,9 @@ static int counter_clock(long clock)
 
 static uint64_t monotonic_ns(void)
 {
-	/* As the kernel's counter_to_ns: whole seconds and the rest apart,
-	 * so no 128-bit arithmetic. */
-	uint64_t c = counter(), f = frequency();
-	return (c / f) * NSEC_PER_SEC + (c % f) * NSEC_PER_SEC / f;
+	/* One 64x64->128 multiply (mul, umulh) and a shift: no division. */
+	uint64_t mult = ((const volatile struct vdso_data *)&_vdso_data)->mult;
+	return (uint64_t)(((unsigned __int128)counter() * mult) >> MULT_SHIFT);
 }
 
 /* The realtime offset, read consistently (Linux: vdso_read_begin/retry). */
