@@ -41,8 +41,13 @@ struct Cpu {
     need_resched: AtomicBool,
     online: AtomicBool,
     ticks: AtomicU64,
-    /// Ticks that found the CPU idle (/proc/uptime's second field).
+    /// Ticks that found the CPU idle (/proc/uptime's second field), in
+    /// user code and in the kernel (/proc/stat's cpu lines).
     idle_ticks: AtomicU64,
+    user_ticks: AtomicU64,
+    system_ticks: AtomicU64,
+    /// Switches from one thread to another (/proc/stat's `ctxt`).
+    switches: AtomicU64,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -59,6 +64,9 @@ const CPU_INIT: Cpu = Cpu {
     online: AtomicBool::new(false),
     ticks: AtomicU64::new(0),
     idle_ticks: AtomicU64::new(0),
+    user_ticks: AtomicU64::new(0),
+    system_ticks: AtomicU64::new(0),
+    switches: AtomicU64::new(0),
 };
 
 static CPUS: [Cpu; MAX_CPUS] = [CPU_INIT; MAX_CPUS];
@@ -130,6 +138,18 @@ pub fn idle_ticks(cpu: usize) -> u64 {
     CPUS[cpu].idle_ticks.load(Ordering::Relaxed)
 }
 
+/// CPU `cpu`'s ticks in user code, in the kernel and idle, and its thread
+/// switches (Linux: `kcpustat_cpu`, `nr_context_switches_cpu`).
+pub fn cpu_stat(cpu: usize) -> [u64; 4] {
+    let c = &CPUS[cpu];
+    [
+        c.user_ticks.load(Ordering::Relaxed),
+        c.system_ticks.load(Ordering::Relaxed),
+        c.idle_ticks.load(Ordering::Relaxed),
+        c.switches.load(Ordering::Relaxed),
+    ]
+}
+
 /// Threads on a CPU or waiting in a run queue (/proc/loadavg).
 pub fn nr_running() -> usize {
     CPUS.iter()
@@ -184,6 +204,7 @@ pub fn schedule() {
         None => rq.idle.clone().expect("no idle thread"),
     };
     if !Arc::ptr_eq(&prev, &next) {
+        cpu.switches.fetch_add(1, Ordering::Relaxed);
         let now = timer::counter();
         prev.account_stop(now);
         next.account_start(now);
@@ -240,6 +261,12 @@ pub fn tick(user: bool) {
             cpu.idle_ticks.fetch_add(1, Ordering::Relaxed);
         } else {
             t.account_tick(user);
+            let ticks = if user {
+                &cpu.user_ticks
+            } else {
+                &cpu.system_ticks
+            };
+            ticks.fetch_add(1, Ordering::Relaxed);
         }
         if let Some(u) = &t.user {
             crate::task::timers::cpu_tick(&u.process, user);

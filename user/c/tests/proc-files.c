@@ -2,7 +2,7 @@
  * What a process learns about itself from the kernel as ordinary Linux
  * programs do: uname, /proc/self (a link to /proc/PID) and its files
  * (status, cmdline, environ, comm, maps, exe, cwd, fd/), the system's
- * /proc files (cpuinfo, mounts, uptime, loadavg), and execve of `#!`
+ * /proc files (cpuinfo, mounts, stat, uptime, loadavg), and execve of `#!`
  * scripts and of /proc/self/exe. A static glibc program: make test runs it
  * on faultline, make test-linux on Debian's Linux 6.12, and the values it
  * expects are Linux's.
@@ -314,6 +314,45 @@ static int cpuinfo_mounts_and_uptime_describe_the_system(void)
 	return 0;
 }
 
+/* The "cpu" line's user, system and idle ticks, and btime, of /proc/stat. */
+static int read_stat(long long *user, long long *sys, long long *idle, long long *btime, int *cpus)
+{
+	if (read_file("/proc/stat", big, sizeof(big)) != 0)
+		return -1;
+	if (sscanf(big, "cpu  %lld %*d %lld %lld", user, sys, idle) != 3)
+		return -1;
+	*cpus = 0;
+	for (char *p = big; (p = strstr(p, "\ncpu")); p++)
+		(*cpus)++;
+	char *b = strstr(big, "\nbtime ");
+	return b && sscanf(b + 7, "%lld", btime) == 1 ? 0 : -1;
+}
+
+static int proc_stat_counts_cpu_time(void)
+{
+	long long u0, s0, i0, u1, s1, i1, btime;
+	int cpus;
+	CHECK(read_stat(&u0, &s0, &i0, &btime, &cpus) == 0, "parse /proc/stat: %.200s", big);
+	CHECK(cpus == sysconf(_SC_NPROCESSORS_ONLN), "%d cpuN lines for %ld CPUs", cpus,
+	      sysconf(_SC_NPROCESSORS_ONLN));
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	volatile unsigned long spin = 0;
+	do {
+		for (int i = 0; i < 100000; i++)
+			spin++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < 300);
+	CHECK(read_stat(&u1, &s1, &i1, &btime, &cpus) == 0, "parse /proc/stat again");
+	CHECK(u1 - u0 >= 15, "300 ms of user work added %lld user ticks", u1 - u0);
+	CHECK(s1 >= s0 && i1 >= i0, "system or idle ticks went back");
+	struct timespec boot;
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	long long drift = btime + boot.tv_sec - time(NULL);
+	CHECK(drift >= -2 && drift <= 2, "btime %lld + uptime %ld is %lld s from now", btime, boot.tv_sec, drift);
+	return 0;
+}
+
 static int write_script(const char *path, const char *text)
 {
 	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0755);
@@ -398,6 +437,7 @@ static const struct test tests[] = {
 	TEST(fd_links_name_open_files),
 	TEST(an_fd_link_reopens_an_unlinked_file),
 	TEST(cpuinfo_mounts_and_uptime_describe_the_system),
+	TEST(proc_stat_counts_cpu_time),
 	TEST(a_script_runs_under_its_interpreter),
 	TEST(bad_scripts_fail_as_on_linux),
 };

@@ -9,6 +9,14 @@ use super::{gic, smp, timer};
 use crate::task;
 
 static TIMER_INTID: AtomicU32 = AtomicU32::new(0);
+/// Interrupts taken on all CPUs (/proc/stat's `intr`).
+static NR_IRQS: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+/// How many interrupts the CPUs have taken.
+pub fn nr_irqs() -> u64 {
+    NR_IRQS.load(Ordering::Relaxed)
+}
+
 /// The console UART's interrupt, once enabled (0: input is polled).
 static CONSOLE_INTID: AtomicU32 = AtomicU32::new(0);
 
@@ -47,6 +55,7 @@ extern "C" fn handle_irq(_tf: &mut TrapFrame, _kind: u64) {
 fn dispatch(from_user: bool) {
     while let Some(ack) = gic::acknowledge() {
         let intid = ack.intid;
+        NR_IRQS.fetch_add(1, Ordering::Relaxed);
         if intid == TIMER_INTID.load(Ordering::Relaxed) {
             timer::set_next_event(tick_interval());
             task::tick(from_user);

@@ -1,5 +1,6 @@
 //! /proc: the system's files (`meminfo`, `vmstat`, `cpuinfo`, `mounts`,
-//! `uptime`, `loadavg`, `version`, `filesystems`), made when opened, and
+//! `stat`, `uptime`, `loadavg`, `version`, `filesystems`), made when
+//! opened, and
 //! one directory per process (`pid.rs`), with `/proc/self` naming the
 //! caller's (Linux: `fs/proc/`, `mm/vmstat.c`'s `vmstat_show`).
 
@@ -121,6 +122,39 @@ fn loadavg() -> String {
     )
 }
 
+/// CPU time by CPU, in USER_HZ ticks, and the system's counts (Linux:
+/// `fs/proc/stat.c`'s `show_stat`). faultline has no nice, iowait, irq,
+/// softirq, steal or guest time of its own: those columns are 0.
+fn stat() -> String {
+    let cpus: Vec<usize> = (0..crate::dtb::MAX_CPUS)
+        .filter(|&c| crate::task::cpu_online(c))
+        .collect();
+    let per_cpu: Vec<[u64; 4]> = cpus.iter().map(|&c| crate::task::cpu_stat(c)).collect();
+    let line =
+        |name: &str, t: [u64; 4]| format!("{name} {} 0 {} {} 0 0 0 0 0 0\n", t[0], t[1], t[2]);
+    let mut total = [0u64; 4];
+    for t in &per_cpu {
+        for (sum, v) in total.iter_mut().zip(t) {
+            *sum += v;
+        }
+    }
+    let mut s = line("cpu ", total);
+    for (c, t) in cpus.iter().zip(&per_cpu) {
+        s.push_str(&line(&format!("cpu{c}"), *t));
+    }
+    let boot_secs = crate::task::clock::realtime_offset().div_euclid(1_000_000_000);
+    let _ = write!(
+        s,
+        "intr {}\nctxt {}\nbtime {}\nprocesses {}\nprocs_running {}\nprocs_blocked 0\n",
+        crate::arch::irq::nr_irqs(),
+        total[3],
+        boot_secs,
+        crate::task::process::last_pid(),
+        crate::task::nr_running(),
+    );
+    s
+}
+
 fn version() -> String {
     String::from("Linux version 6.12.0-faultline (faultline 0.1.0) #1 SMP\n")
 }
@@ -132,12 +166,13 @@ fn filesystems() -> String {
 /// What a system-wide file shows.
 type Show = fn() -> String;
 
-const FILES: [(&str, Show); 8] = [
+const FILES: [(&str, Show); 9] = [
     ("cpuinfo", cpuinfo),
     ("filesystems", filesystems),
     ("loadavg", loadavg),
     ("meminfo", meminfo),
     ("mounts", mounts),
+    ("stat", stat),
     ("uptime", uptime),
     ("version", version),
     ("vmstat", vmstat),
