@@ -135,10 +135,17 @@ pub fn fault_in(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultEr
 
 fn fault_under_mmap_lock(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
     let map = mm.mmap_read_lock();
-    let (start, end, vma) = map
-        .vmas
-        .find(addr)
-        .ok_or(FaultError::Segv(signal::SEGV_MAPERR))?;
+    let Some((start, end, vma)) = map.vmas.find(addr) else {
+        // Below a stack: grow it and fault again (Linux:
+        // `lock_mm_and_find_vma` -> `expand_stack`).
+        drop(map);
+        let limit = crate::task::current_process()
+            .map_or(crate::task::exec::STACK_SIZE as u64, |p| p.stack_limit());
+        if crate::mm::mmap::expand_stack(mm, addr, limit) {
+            return fault_under_mmap_lock(mm, addr, access);
+        }
+        return Err(FaultError::Segv(signal::SEGV_MAPERR));
+    };
     if !access_ok(vma, access) {
         return Err(FaultError::Segv(signal::SEGV_ACCERR));
     }

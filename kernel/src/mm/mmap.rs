@@ -389,6 +389,46 @@ pub fn munlockall(mm: &Arc<Mm>) -> KResult<()> {
     Ok(())
 }
 
+/// How much unmapped space a stack keeps below it as it grows (Linux:
+/// `stack_guard_gap`, 256 pages).
+const STACK_GUARD_GAP: usize = 256 * PAGE_SIZE;
+
+/// A fault at `addr`, below a VM_GROWSDOWN VMA, grows that VMA down to
+/// cover its page (Linux: `expand_stack` -> `expand_downwards`); false if
+/// it may not: no such VMA, a file mapping, the stack would pass
+/// `limit` bytes, or come within the guard gap of the mapping below.
+pub fn expand_stack(mm: &Arc<Mm>, addr: usize, limit: u64) -> bool {
+    let new_start = addr & !(PAGE_SIZE - 1);
+    let mut map = mm.mmap_write_lock();
+    let Some((start, end, vma)) = map.vmas.find_from(addr) else {
+        return false;
+    };
+    if start <= addr {
+        return true; // another fault grew it first
+    }
+    if vma.flags & VM_GROWSDOWN == 0 || vma.file.is_some() || (end - new_start) as u64 > limit {
+        return false;
+    }
+    let below = map
+        .vmas
+        .iter()
+        .take_while(|(s, _, _)| *s < start)
+        .last()
+        .map(|(_, e, v)| (e, v.flags));
+    if let Some((below_end, flags)) = below {
+        if flags & VM_GROWSDOWN == 0 && new_start < below_end.saturating_add(STACK_GUARD_GAP) {
+            return false;
+        }
+    }
+    if new_start < MMAP_BOTTOM {
+        return false;
+    }
+    let grown = Arc::new(Vma::new(vma.flags, None, 0));
+    map.vma_start_write(start, end);
+    map.vmas.remove_range(start, end);
+    map.vmas.insert(new_start, end, grown).is_ok()
+}
+
 /// munmap(2).
 pub fn munmap(mm: &Arc<Mm>, addr: usize, len: usize) -> KResult<()> {
     let end = check_range(addr, len)?;

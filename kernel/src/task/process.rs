@@ -137,6 +137,13 @@ pub struct ExecImage {
 pub const RLIM_NLIMITS: usize = 16;
 const RLIM_INFINITY: u64 = u64::MAX;
 const RLIMIT_STACK: usize = 3;
+
+impl Process {
+    /// The soft RLIMIT_STACK: how far a stack may grow down.
+    pub fn stack_limit(&self) -> u64 {
+        self.rlimits.lock()[RLIMIT_STACK][0]
+    }
+}
 const RLIMIT_NOFILE: usize = 7;
 
 fn default_rlimits() -> [[u64; 2]; RLIM_NLIMITS] {

@@ -1175,6 +1175,38 @@ static int madvise_dump_hints_and_growsdown(void)
 	return 0;
 }
 
+/* A store below a MAP_GROWSDOWN mapping grows it down to that page, as
+ * Linux's expand_stack does; the child reports the maps line it sees. */
+static int growsdown_mapping_grows_on_a_fault_below(void)
+{
+	/* 4M of free space, then the mapping at its top 64K. */
+	char *area = mmap(NULL, 4 << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(area != MAP_FAILED, "reserve: %s", strerror(errno));
+	munmap(area, 4 << 20);
+	char *top = area + (4 << 20) - 65536;
+	char *p = mmap(top, 65536, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_GROWSDOWN | MAP_FIXED, -1, 0);
+	CHECK(p == top, "MAP_GROWSDOWN at %p: %s", (void *)top, strerror(errno));
+	char *below = p - 5 * 4096 + 100;
+	pid_t pid = fork();
+	if (pid == 0) {
+		*below = 7;
+		char maps[16384], want[64];
+		int fd = open("/proc/self/maps", O_RDONLY);
+		ssize_t n = read(fd, maps, sizeof(maps) - 1);
+		maps[n > 0 ? n : 0] = 0;
+		snprintf(want, sizeof(want), "%lx-%lx rw-p", (unsigned long)(p - 5 * 4096),
+			 (unsigned long)(p + 65536));
+		_exit(*below == 7 && strstr(maps, want) ? 0 : 1);
+	}
+	int status;
+	waitpid(pid, &status, 0);
+	munmap(p, 65536);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "store 5 pages below: child status %#x (grown VMA not in maps, or SIGSEGV)", status);
+	return 0;
+}
+
 static int teardown(void)
 {
 	CHECK(umount(D) == 0, "umount %s: %s", D, strerror(errno));
@@ -1235,6 +1267,7 @@ static const struct test tests[] = {
 	TEST(madvise_free_private_anonymous_only),
 	TEST(madvise_dontfork_leaves_the_child_without_it),
 	TEST(madvise_dump_hints_and_growsdown),
+	TEST(growsdown_mapping_grows_on_a_fault_below),
 	TEST(teardown),
 };
 
