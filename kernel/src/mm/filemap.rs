@@ -129,16 +129,20 @@ impl AddressSpace {
         }
     }
 
+    /// The live address spaces that map this file (Linux walks `i_mmap`).
+    fn mapping_mms(&self) -> Vec<Arc<Mm>> {
+        self.i_mmap
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect()
+    }
+
     /// Does any process map this file shared with the right to write
     /// (`VM_SHARED | VM_MAYWRITE`)? (Linux: `mapping_writably_mapped`, which
     /// counts such mappings in `i_mmap_writable`; we look them up.)
     pub fn writably_mapped(&self) -> bool {
-        let mms: Vec<Arc<Mm>> = self
-            .i_mmap
-            .lock()
-            .iter()
-            .filter_map(Weak::upgrade)
-            .collect();
+        let mms = self.mapping_mms();
         let shared_maywrite = VM_SHARED | VM_MAYWRITE;
         mms.iter().any(|mm| {
             let map = mm.mmap_read_lock();
@@ -154,12 +158,7 @@ impl AddressSpace {
     /// (Linux: `unmap_mapping_range` over `i_mmap`), so later accesses
     /// fault and see the file as it is now (or SIGBUS past its end).
     pub fn unmap_mapping_range(&self, start: u64, end: u64) {
-        let mms: Vec<Arc<Mm>> = self
-            .i_mmap
-            .lock()
-            .iter()
-            .filter_map(Weak::upgrade)
-            .collect();
+        let mms = self.mapping_mms();
         for mm in mms {
             let map = mm.mmap_read_lock();
             for (vstart, vend, vma) in map.vmas.iter() {
