@@ -105,8 +105,11 @@ pub fn write_raw(data: &[u8]) {
     local_irq_restore(daif);
 }
 
-/// Hands every byte waiting in the UART to `f`, then acknowledges its
-/// receive interrupt.
+/// Acknowledges the UART's receive interrupt, then hands every byte
+/// waiting in it to `f`. In that order: a byte arriving after the FIFO
+/// reads empty raises the interrupt again, where clearing it last would
+/// drop that interrupt and leave the byte unread until the next one came
+/// (with the FIFO off, QEMU sends no next byte until this one is read).
 pub fn receive(mut f: impl FnMut(u8)) {
     let va = UART_VA.load(Ordering::Acquire);
     if va == 0 {
@@ -114,10 +117,10 @@ pub fn receive(mut f: impl FnMut(u8)) {
     }
     // SAFETY: as in write_raw.
     let uart = unsafe { Pl011::new(va) };
+    uart.clear_rx_interrupt();
     while let Some(b) = uart.getc() {
         f(b);
     }
-    uart.clear_rx_interrupt();
 }
 
 /// Has the UART raise an interrupt for input.

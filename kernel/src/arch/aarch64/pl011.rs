@@ -86,7 +86,8 @@ impl Pl011 {
         self.regs().imsc.write(INT::RXI::SET + INT::RTI::SET);
     }
 
-    /// Acknowledges the receive interrupts, once the FIFO is drained.
+    /// Acknowledges the receive interrupts; call it before draining the
+    /// FIFO, so a byte that arrives meanwhile raises them again.
     pub fn clear_rx_interrupt(&self) {
         self.regs().icr.write(INT::RXI::SET + INT::RTI::SET);
     }
