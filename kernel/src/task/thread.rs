@@ -15,8 +15,10 @@ use crate::task::process::UserThread;
 use crate::task::sched;
 use crate::task::wait::WaitQueue;
 
-/// 32K kernel stacks (arm64 Linux uses 16K; our Rust frames are larger).
-const KSTACK_ORDER: usize = 3;
+/// 32K kernel stacks (arm64 Linux uses 16K; our Rust frames are larger);
+/// 64K in the unoptimised build `make gdb` steps, whose frames are larger
+/// still: 32K overflows there in deep path lookups (40 symlinks).
+const KSTACK_ORDER: usize = if cfg!(debug_assertions) { 4 } else { 3 };
 /// Written at the bottom of every kernel stack and checked at each switch:
 /// a thread that overran its stack is caught before it corrupts more
 /// (Linux catches it with guard pages around vmapped stacks).
