@@ -62,13 +62,30 @@
 
 // One 128-byte slot per (source, kind): save the frame, call the handler
 // with x0 = frame and x1 = the slot's kind, return through kernel_exit.
-.macro vector_entry handler, kind
+//
+// The .cfi lines tell a debugger how to unwind through the slot, as the
+// frame record tells the kernel's own unwinder: once the frame is saved,
+// the "caller" of a kernel exception (el 1) is the interrupted code, with
+// its sp above the frame and, as return address, the frame record's
+// ELR + 4 (a debugger looks up the line of return address - 1: the
+// interrupted instruction's). Before that, and for every exception from
+// user space (el 0), the slot is the outermost frame: gdb's backtrace
+// ends here, as Linux's final frame record ends an EL0 entry's.
+.macro vector_entry handler, kind, el
 .balign 128
+    .cfi_startproc
+    .cfi_undefined x30
     kernel_entry
+    .if \el == 1
+    .cfi_def_cfa sp, TRAP_FRAME_SIZE
+    .cfi_offset x29, 16 * 14 + 8 - TRAP_FRAME_SIZE
+    .cfi_offset x30, 16 * 17 + 8 - TRAP_FRAME_SIZE
+    .endif
     mov     x0, sp
     mov     x1, #\kind
     bl      \handler
     b       ret_from_exception
+    .cfi_endproc
 .endm
 
 .section .text
@@ -76,25 +93,25 @@
 .global exception_vectors
 exception_vectors:
     // Current EL with SP_EL0: never used (the kernel runs on SP_EL1).
-    vector_entry handle_unexpected, 0
-    vector_entry handle_unexpected, 1
-    vector_entry handle_unexpected, 2
-    vector_entry handle_unexpected, 3
+    vector_entry handle_unexpected, 0, 1
+    vector_entry handle_unexpected, 1, 1
+    vector_entry handle_unexpected, 2, 1
+    vector_entry handle_unexpected, 3, 1
     // Current EL with SP_ELx: the kernel.
-    vector_entry handle_el1_sync, 4
-    vector_entry handle_irq, 5
-    vector_entry handle_unexpected, 6
-    vector_entry handle_unexpected, 7
+    vector_entry handle_el1_sync, 4, 1
+    vector_entry handle_irq, 5, 1
+    vector_entry handle_unexpected, 6, 1
+    vector_entry handle_unexpected, 7, 1
     // Lower EL, AArch64: user space.
-    vector_entry handle_el0_sync, 8
-    vector_entry handle_el0_irq, 9
-    vector_entry handle_unexpected, 10
-    vector_entry handle_unexpected, 11
+    vector_entry handle_el0_sync, 8, 0
+    vector_entry handle_el0_irq, 9, 0
+    vector_entry handle_unexpected, 10, 0
+    vector_entry handle_unexpected, 11, 0
     // Lower EL, AArch32: not supported.
-    vector_entry handle_unexpected, 12
-    vector_entry handle_unexpected, 13
-    vector_entry handle_unexpected, 14
-    vector_entry handle_unexpected, 15
+    vector_entry handle_unexpected, 12, 0
+    vector_entry handle_unexpected, 13, 0
+    vector_entry handle_unexpected, 14, 0
+    vector_entry handle_unexpected, 15, 0
 
 // Interrupts are masked from here to the eret: an IRQ taken between
 // restoring ELR/SPSR and the eret would overwrite them.
