@@ -23,6 +23,7 @@ mod random;
 mod sync;
 mod syscall;
 mod task;
+mod vmcoreinfo;
 
 use arch::{cpu, gic, irq, mmu, psci, semihosting, smp, trap};
 use cmdline::Cmdline;

@@ -30,6 +30,14 @@ const PG_ANON: u32 = 1 << 2;
 /// so it never maps a folio truncation has just removed.
 const PG_CACHED: u32 = 1 << 3;
 
+/// The flags by name, as `Folio`'s `Debug` and gdb's `fl-folio` show them.
+pub const FOLIO_FLAG_NAMES: [(&str, u32); 4] = [
+    ("uptodate", PG_UPTODATE),
+    ("dirty", PG_DIRTY),
+    ("anon", PG_ANON),
+    ("cached", PG_CACHED),
+];
+
 /// Per-frame folio state; meaningful on a folio's head frame. Sixteen
 /// bytes, four to a cache line: a fault-around touches the state of every
 /// folio it maps, so this array's size is part of the fault path's memory
@@ -303,6 +311,11 @@ impl Drop for Folio {
 
 impl core::fmt::Debug for Folio {
     fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
-        write!(f, "Folio(pfn {:#x}, order {})", self.pfn(), self.order())
+        write!(f, "Folio(pfn {:#x}, order {}", self.pfn(), self.order())?;
+        let flags = self.head().flags.load(Ordering::Relaxed);
+        for (name, _) in FOLIO_FLAG_NAMES.iter().filter(|(_, bit)| flags & bit != 0) {
+            write!(f, ", {name}")?;
+        }
+        write!(f, ")")
     }
 }

@@ -31,6 +31,22 @@ pub const VM_DONTCOPY: u32 = 1 << 9;
 /// MADV_DONTDUMP: left out of core dumps (we write none; kept for the flag).
 pub const VM_DONTDUMP: u32 = 1 << 10;
 
+/// The flags with the two-letter names Linux's `/proc/PID/smaps` prints
+/// in `VmFlags` (`show_smap_vma_flags`), for gdb's `fl-vmas`.
+pub const VM_FLAG_NAMES: [(&str, u32); 11] = [
+    ("rd", VM_READ),
+    ("wr", VM_WRITE),
+    ("ex", VM_EXEC),
+    ("sh", VM_SHARED),
+    ("mw", VM_MAYWRITE),
+    ("hg", VM_HUGEPAGE),
+    ("gd", VM_GROWSDOWN),
+    ("lo", VM_LOCKED),
+    ("lf", VM_LOCKONFAULT),
+    ("dc", VM_DONTCOPY),
+    ("dd", VM_DONTDUMP),
+];
+
 #[derive(Clone)]
 pub struct Vma {
     pub flags: u32,

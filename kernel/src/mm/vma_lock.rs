@@ -50,9 +50,9 @@ use crate::mm::vmstat;
 pub static PER_VMA_LOCK: AtomicBool = AtomicBool::new(true);
 
 /// Set in `VmaLock::state` while a writer waits for readers to drain.
-const WRITER: u32 = 1 << 31;
+pub const WRITER: u32 = 1 << 31;
 /// `vm_lock_seq` of a VMA never write-locked.
-const NEVER_LOCKED: u64 = u64::MAX;
+pub const NEVER_LOCKED: u64 = u64::MAX;
 
 /// One VMA's lock (Linux: `vm_lock_seq`, `vm_lock->lock`, `detached`).
 pub struct VmaLock {

@@ -113,28 +113,30 @@ pub static MTHP_SHMEM_FALLBACK: [Counter; MAX_ORDER + 1] = per_order!("shmem_fal
 pub static MTHP_ANON_FAULT_ALLOC: [Counter; MAX_ORDER + 1] = per_order!("anon_fault_alloc");
 pub static MTHP_ANON_FAULT_FALLBACK: [Counter; MAX_ORDER + 1] = per_order!("anon_fault_fallback");
 
+/// The `/proc/vmstat` counters before the per-order ones, in its order;
+/// a static, so that gdb's `fl-vmstat` reads the same list.
+pub static VMSTAT: [&Counter; 15] = [
+    &NR_PAGETABLE,
+    &NR_SHMEM,
+    &NR_SHMEM_HUGEPAGES,
+    &THP_FILE_ALLOC,
+    &THP_FILE_FALLBACK,
+    &THP_FILE_MAPPED,
+    &THP_SPLIT_PMD,
+    &CONTPTE_FOLD,
+    &CONTPTE_UNFOLD,
+    &TLB_RANGE_FLUSH,
+    &PGFAULT,
+    &VMA_LOCK_SUCCESS,
+    &VMA_LOCK_ABORT,
+    &VMA_LOCK_RETRY,
+    &VMA_LOCK_MISS,
+];
+
 /// Every counter, in `/proc/vmstat` order.
 pub fn for_each(mut f: impl FnMut(&'static str, u64)) {
-    for c in [
-        &NR_PAGETABLE,
-        &NR_SHMEM,
-        &NR_SHMEM_HUGEPAGES,
-        &THP_FILE_ALLOC,
-        &THP_FILE_FALLBACK,
-        &THP_FILE_MAPPED,
-        &THP_SPLIT_PMD,
-        &CONTPTE_FOLD,
-        &CONTPTE_UNFOLD,
-        &TLB_RANGE_FLUSH,
-        &PGFAULT,
-        &VMA_LOCK_SUCCESS,
-        &VMA_LOCK_ABORT,
-        &VMA_LOCK_RETRY,
-        &VMA_LOCK_MISS,
-    ] {
-        f(c.name, c.get());
-    }
-    for c in FOLIO_ALLOC.iter().chain(FOLIO_FALLBACK.iter()) {
+    let per_order = FOLIO_ALLOC.iter().chain(FOLIO_FALLBACK.iter());
+    for c in VMSTAT.iter().copied().chain(per_order) {
         f(c.name, c.get());
     }
 }
