@@ -1,8 +1,14 @@
 # faultline's front door. `make run` and `make test` set up what is missing.
 KERNEL := target/aarch64-unknown-none-softfloat/release/faultline
+# The kernel `make gdb` steps: Cargo profile `gdb` (unoptimised, so `next`
+# follows the source and locals stay visible; target/<triple>/gdb/, apart
+# from the release build the benchmarks measure), or the release build
+# with RELEASE=1; either copied with short function names for `break`.
+GDB_PROFILE := $(if $(RELEASE),release,gdb)
+GDB_KERNEL := target/aarch64-unknown-none-softfloat/$(GDB_PROFILE)/faultline-gdb
 SYMBOLIZE := target/release/symbolize
 
-.PHONY: all build run shell test bench bench-linux test-linux gdb lint doc setup clean
+.PHONY: all build run shell test bench bench-linux test-linux gdb gdb-kernel gdb-test lint doc setup clean
 
 all: build
 
@@ -17,6 +23,7 @@ build: setup
 	aarch64-linux-gnu-gcc -static-pie -O2 -o build/memfd-demo-pie user/c/memfd-demo.c
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/rootfs-user/bin/bench/seed000 user/c/seed000.c
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/rootfs-user/bin/bench/clock_gettime user/c/clock_gettime.c
+	aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/gdb-target user/c/gdb-target.c
 	mkdir -p build/ctests
 	for t in user/c/tests/*.c; do \
 		aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/ctests/$$(basename $$t .c) $$t || exit 1; \
@@ -37,7 +44,7 @@ run: build
 shell: build
 	scripts/shell.sh $(QEMU_ARGS)
 
-test: build
+test: build gdb-kernel
 	scripts/test.sh
 
 # The fault-path benchmarks under -icount (deterministic): a table, and
@@ -57,10 +64,22 @@ test-linux: build
 	user/run-on-linux.sh
 	scripts/test-linux-boot.sh
 
-# QEMU halted with a gdb server, and gdb-multiarch attached to it with
-# symbols and a breakpoint at kernel_main.
-gdb: build
-	scripts/gdb.sh $(QEMU_ARGS)
+# QEMU halted with a gdb server, and gdb-multiarch attached with symbols,
+# faultline's helpers (fl-ps, fl-vmas, fl-pt, fl-ptdump, fl-folio,
+# fl-vmstat, fl-break-fault; scripts/gdb/) and a breakpoint at
+# kernel_main. QEMU_ARGS as for run; RELEASE=1 debugs the release build.
+# A session: docs/gdb.md.
+gdb: build gdb-kernel
+	scripts/gdb.sh $(GDB_KERNEL) $(QEMU_ARGS)
+
+gdb-kernel: setup
+	cargo build -p faultline-kernel --target aarch64-unknown-none-softfloat --profile $(GDB_PROFILE)
+	scripts/gdb/short-names.py target/aarch64-unknown-none-softfloat/$(GDB_PROFILE)/faultline $(GDB_KERNEL)
+
+# make test's gdb stage alone: breakpoints, backtraces, and every helper
+# checked against what the kernel itself reports.
+gdb-test: build gdb-kernel
+	scripts/gdb-test.sh $(GDB_KERNEL)
 
 lint: setup
 	cargo fmt --all --check

@@ -8,7 +8,8 @@
 #      (user/c/tests/), Debian's busybox (user/busybox/applets.sh) and a
 #      scripted session at make shell's prompt (scripts/shell-session.py)
 #   5. boot, shutdown and crash reports (panic backtrace, fault decoding)
-#   6. gdb: breakpoints, backtraces, secondary CPUs
+#   6. gdb (scripts/gdb-test.sh): breakpoints, backtraces, the helpers
+#      (scripts/gdb/) against /proc, docs/gdb.md's session
 # Every QEMU run has a watchdog, so a hang is a failure, not a stuck CI.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,6 +43,15 @@ passed=$((passed + hp))
 failed=$((failed + hf))
 if [ "$host_rc" != 0 ] && [ "$hf" = 0 ]; then
     fail "host: cargo test (build)"; tail -30 "$logdir/host"
+fi
+
+# The gdb helpers' pure parts: descriptor and ESR decoding, ptdump's runs.
+if python3 scripts/gdb/test_desc.py >"$logdir/pyhost" 2>&1; then
+    n=$(awk '/^Ran [0-9]+ test/ { print $2 }' "$logdir/pyhost")
+    passed=$((passed + n))
+    echo "host: gdb helpers (python): $n passed, 0 failed"
+else
+    fail "host: gdb helpers (python)"; tail -30 "$logdir/pyhost"
 fi
 
 # run_suite NAME PREFIX CMDLINE TIMEOUT QEMU-ARGS...: boots with CMDLINE;
