@@ -30,14 +30,19 @@ class FaultBreakpoint(gdb.Breakpoint):
         self.va, self.pid = va, pid
 
     def stop(self):
-        # gdb may ask with another CPU selected than the one that hit (seen
-        # while stepping one CPU as another enters the vector): ask every
-        # CPU that stands at the vector.
+        # Two CPUs can stand at the vector at once, one for a system call
+        # and one for the fault; gdb asks for the one it reports, which
+        # may be either (and, while another CPU steps, may even ask with
+        # that one selected). So ask every CPU there, the reported one
+        # first, and have the stop select the one that faulted.
+        global _fault_thread
         selected = gdb.selected_thread()
+        others = [t for t in gdb.selected_inferior().threads() if t.num != selected.num]
         try:
-            for thread in gdb.selected_inferior().threads():
+            for thread in [selected] + others:
                 thread.switch()
                 if gdb.selected_frame().pc() == self.vector and self.wanted():
+                    _fault_thread = thread
                     return True
             return False
         finally:
@@ -59,6 +64,22 @@ class FaultBreakpoint(gdb.Breakpoint):
               f"{kernel.selected_cpu()}: {far:#x}: {esr.describe(syndrome)} "
               f"(ESR_EL1 {syndrome:#x}, user pc {kernel.register('ELR_EL1'):#x})")
         return True
+
+
+# The CPU (gdb thread) a fault breakpoint stopped for, until the stop
+# selects it.
+_fault_thread = None
+
+
+def _select_fault_thread(event):
+    global _fault_thread
+    thread, _fault_thread = _fault_thread, None
+    if thread is not None and thread.is_valid() and thread.num != gdb.selected_thread().num:
+        thread.switch()
+        print(f"[fl-break-fault: the fault is on thread {thread.num}: switched to it]")
+
+
+gdb.events.stop.connect(_select_fault_thread)
 
 
 class FlBreakFault(gdb.Command):
