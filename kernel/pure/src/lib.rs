@@ -20,6 +20,7 @@ pub mod mm {
     pub mod folio_index;
     pub mod page;
     pub mod pgtable;
+    pub mod slab;
     pub mod vma_tree;
 }
 

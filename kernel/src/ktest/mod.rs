@@ -20,6 +20,14 @@ mod vma_lock;
 
 pub type TestResult = Result<(), String>;
 
+/// Frames in use outside the kernel heap, whose slabs come and go as the
+/// tests allocate: what a workload that gave everything back leaves the
+/// same.
+pub fn frames_in_use() -> usize {
+    use crate::mm::{frame, heap};
+    frame::total_pages() - frame::free_stats().free_pages - heap::pages()
+}
+
 /// `ensure!(cond, "why {}", x)`: fail the test with a message unless `cond`.
 macro_rules! ensure {
     ($cond:expr, $($msg:tt)+) => {

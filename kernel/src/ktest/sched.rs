@@ -4,9 +4,8 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::{ensure, Test, TestResult};
+use super::{ensure, frames_in_use, Test, TestResult};
 use crate::arch::{cpu, timer};
-use crate::mm::{frame, heap};
 use crate::task::{self, WaitQueue};
 
 pub const TESTS: &[Test] = &[
@@ -147,11 +146,6 @@ fn waitqueue_across_cpus() -> TestResult {
         n
     );
     Ok(())
-}
-
-/// Frames in use outside the heap (the heap keeps what it grows by).
-fn frames_in_use() -> usize {
-    frame::total_pages() - frame::free_stats().free_pages - heap::heap_size() / 4096
 }
 
 fn many_threads() -> TestResult {

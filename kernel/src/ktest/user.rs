@@ -5,19 +5,13 @@
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
-use super::{ensure, Test, TestResult};
-use crate::mm::addr::PAGE_SIZE;
-use crate::mm::{frame, heap};
+use super::{ensure, frames_in_use, Test, TestResult};
 use crate::task::{self, exec};
 
 pub const TESTS: &[Test] = &[Test {
     name: "user_process_frames_all_come_back",
     run: frames_come_back,
 }];
-
-fn frames_in_use() -> usize {
-    frame::total_pages() - frame::free_stats().free_pages - heap::heap_size() / PAGE_SIZE
-}
 
 /// Runs `/bin/tests/mm` (anonymous, file and shared mappings, fork with
 /// copy-on-write, munmap, mremap...) to the end; afterwards the frames in

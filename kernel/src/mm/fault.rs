@@ -26,6 +26,7 @@ use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run, 
 use crate::mm::folio::Folio;
 use crate::mm::memory::{replace_pte, set_pmd, set_pte_range};
 use crate::mm::mm_struct::Mm;
+use crate::mm::oom_kill;
 use crate::mm::pgtable::{self, Level, PageTable};
 use crate::mm::ptlock::pte_lock;
 use crate::mm::vma::{Vma, VM_EXEC, VM_HUGEPAGE, VM_READ, VM_SHARED, VM_WRITE};
@@ -59,16 +60,38 @@ pub fn do_user_fault(addr: usize, access: Access, _permission_fault: bool) {
         Ok(()) => {}
         Err(FaultError::Segv(code)) => force_fault_signal(signal::SIGSEGV, code, addr as u64),
         Err(FaultError::Bus(code)) => force_fault_signal(signal::SIGBUS, code, addr as u64),
-        Err(FaultError::Oom | FaultError::Retry) => {
+        Err(FaultError::Oom) => pagefault_out_of_memory(),
+        Err(FaultError::Retry) => {
             force_fault_signal(signal::SIGBUS, signal::BUS_ADRERR, addr as u64)
         }
     }
 }
 
+/// A user fault found no memory: kill a process so that some comes back,
+/// and let the access fault again once it has had a moment to die (Linux:
+/// `pagefault_out_of_memory`). The faulting process may be the one
+/// killed; if nothing can be killed, it dies itself.
+fn pagefault_out_of_memory() {
+    if oom_kill::out_of_memory() {
+        crate::task::msleep(1000 / crate::task::HZ);
+    } else {
+        signal::send_to_current(signal::SIGKILL);
+    }
+}
+
 /// A fault the kernel took copying to or from user memory; false means
-/// the copy must fail with EFAULT.
+/// the copy must fail with EFAULT (also when memory ran out, as Linux
+/// does for a fault in kernel mode; the OOM killer acts on the way back
+/// to user space).
 pub fn handle_uaccess_fault(addr: usize, access: Access, _permission_fault: bool) -> bool {
-    handle_fault(addr, access).is_ok()
+    match handle_fault(addr, access) {
+        Ok(()) => true,
+        Err(FaultError::Oom) => {
+            oom_kill::memory_short();
+            false
+        }
+        Err(_) => false,
+    }
 }
 
 fn handle_fault(addr: usize, access: Access) -> Result<(), FaultError> {

@@ -6,6 +6,7 @@
 //! lookups take a folio reference under it and then work without it, so
 //! copying data never holds the lock.
 
+use alloc::collections::BTreeMap;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 
@@ -19,9 +20,10 @@ use crate::sync::SpinLock;
 
 pub struct AddressSpace {
     i_pages: SpinLock<FolioIndex<Folio>>,
-    /// Address spaces that have (or had) this file mapped (Linux: the
-    /// `i_mmap` tree of VMAs; we keep the mms and look their VMAs up).
-    i_mmap: SpinLock<Vec<Weak<Mm>>>,
+    /// Address spaces that map this file, by address (Linux: the `i_mmap`
+    /// tree of VMAs; we keep the mms and look their VMAs up): a tree, so
+    /// that ten thousand forks of one program each register in log time.
+    i_mmap: SpinLock<BTreeMap<usize, Weak<Mm>>>,
 }
 
 impl Default for AddressSpace {
@@ -34,7 +36,7 @@ impl AddressSpace {
     pub const fn new() -> Self {
         AddressSpace {
             i_pages: SpinLock::new(FolioIndex::new()),
-            i_mmap: SpinLock::new(Vec::new()),
+            i_mmap: SpinLock::new(BTreeMap::new()),
         }
     }
 
@@ -94,46 +96,70 @@ impl AddressSpace {
     /// Drops the cache of bytes `[start, end)`: folios wholly inside go,
     /// folios partly inside have that part zeroed (Linux:
     /// `truncate_inode_pages_range`, which splits large folios where it can;
-    /// we never split). Returns the removed folios, so the caller can update
-    /// its accounting before dropping them.
-    pub fn remove_range(&self, start: u64, end: u64) -> Vec<Folio> {
-        let mut pages = self.i_pages.lock();
-        let mut removed = Vec::new();
-        for action in undo_range_plan(&pages, start, end) {
-            match action {
-                UndoAction::Remove { start } => {
-                    if let Some((_, folio)) = pages.remove(start) {
-                        folio.set_cached(false);
-                        removed.push(folio);
-                    }
+    /// we never split). `removed` gets each removed folio, so the caller can
+    /// update its accounting before it is dropped. A batch of folios at a
+    /// time under the lock, as Linux's `folio_batch`: no memory is needed
+    /// however large the file.
+    pub fn remove_range(&self, start: u64, end: u64, mut removed: impl FnMut(Folio)) {
+        /// Folios per batch (Linux: `PAGEVEC_SIZE`, 31).
+        const BATCH: usize = 16;
+        let mut from = start;
+        loop {
+            let mut gone: [Option<Folio>; BATCH] = core::array::from_fn(|_| None);
+            let mut done = 0;
+            {
+                let mut pages = self.i_pages.lock();
+                let mut plan = [None; BATCH];
+                for (slot, action) in plan.iter_mut().zip(undo_range_plan(&pages, from, end)) {
+                    *slot = Some(action);
                 }
-                UndoAction::Zero { start, from, to } => {
-                    if let Some((_, _, folio)) = pages.lookup(start) {
-                        folio.zero_range(from, to);
-                    }
+                for action in plan.into_iter().map_while(|a| a) {
+                    from = match action {
+                        UndoAction::Remove { start } => {
+                            let Some((order, folio)) = pages.remove(start) else {
+                                break;
+                            };
+                            folio.set_cached(false);
+                            gone[done] = Some(folio);
+                            (start + (1u64 << order)) << PAGE_SHIFT
+                        }
+                        UndoAction::Zero { start, from, to } => {
+                            if let Some((_, _, folio)) = pages.lookup(start) {
+                                folio.zero_range(from, to);
+                            }
+                            (start << PAGE_SHIFT) + to as u64
+                        }
+                    };
+                    done += 1;
                 }
             }
+            gone.into_iter().flatten().for_each(&mut removed);
+            if done < BATCH {
+                return;
+            }
         }
-        removed
     }
 
     /// Notes that `mm` maps this file, so truncation can find it.
     pub fn add_mm(&self, mm: &Arc<Mm>) {
-        let mut list = self.i_mmap.lock();
-        list.retain(|w| w.strong_count() > 0);
-        if !list
-            .iter()
-            .any(|w| core::ptr::eq(w.as_ptr(), Arc::as_ptr(mm)))
-        {
-            list.push(Arc::downgrade(mm));
-        }
+        self.i_mmap
+            .lock()
+            .entry(Arc::as_ptr(mm) as usize)
+            .or_insert_with(|| Arc::downgrade(mm));
+    }
+
+    /// Forgets an address space that is going away, so its last
+    /// reference (a `Weak`, which keeps the `Mm`'s memory) goes with it
+    /// (Linux: `unlink_file_vma` as each VMA is freed).
+    pub fn remove_mm(&self, mm: *const Mm) {
+        self.i_mmap.lock().remove(&(mm as usize));
     }
 
     /// The live address spaces that map this file (Linux walks `i_mmap`).
     fn mapping_mms(&self) -> Vec<Arc<Mm>> {
         self.i_mmap
             .lock()
-            .iter()
+            .values()
             .filter_map(Weak::upgrade)
             .collect()
     }

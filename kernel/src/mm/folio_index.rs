@@ -26,7 +26,6 @@
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
-use alloc::vec::Vec;
 
 use crate::mm::addr::{PAGE_SHIFT, PAGE_SIZE};
 
@@ -349,7 +348,9 @@ pub enum UndoAction {
 
 /// The plan for removing byte range [start, end) of a file: one action per
 /// folio overlapping it, in index order (Linux: `shmem_undo_range` and
-/// `truncate_inode_pages_range`).
+/// `truncate_inode_pages_range`), made as it is walked: the caller carries
+/// it out a batch at a time (Linux: a `folio_batch`), so a file of any
+/// size is truncated with no memory of its own.
 ///
 /// A folio wholly inside the range is removed. A folio only partly inside
 /// keeps all its pages and has the part inside zeroed. Linux first tries to
@@ -357,30 +358,34 @@ pub enum UndoAction {
 /// only when the split fails (`truncate_inode_partial_folio`); we never
 /// split, so a punched hole inside a large folio still holds memory and
 /// still reads as data to `SEEK_HOLE`, just zeroed.
-pub fn undo_range_plan<T>(index: &FolioIndex<T>, start: u64, end: u64) -> Vec<UndoAction> {
-    if start >= end {
-        return Vec::new();
-    }
-    index
-        .range(start >> PAGE_SHIFT, pages_for_bytes(end))
-        .map(|(head, order, _)| {
-            // Offsets relative to the folio's first byte: its absolute end
-            // can be 2^64 for the last folio a file can have.
-            let first_byte = head << PAGE_SHIFT;
-            let size = folio_nr_pages(order) << PAGE_SHIFT;
-            let from = start.saturating_sub(first_byte);
-            let to = (end - first_byte).min(size);
-            if from == 0 && to == size {
-                UndoAction::Remove { start: head }
-            } else {
-                UndoAction::Zero {
-                    start: head,
-                    from: from as usize,
-                    to: to as usize,
-                }
+pub fn undo_range_plan<T>(
+    index: &FolioIndex<T>,
+    start: u64,
+    end: u64,
+) -> impl Iterator<Item = UndoAction> + '_ {
+    // An empty range walks nothing.
+    let (first, last) = if start < end {
+        (start >> PAGE_SHIFT, pages_for_bytes(end))
+    } else {
+        (1, 0)
+    };
+    index.range(first, last).map(move |(head, order, _)| {
+        // Offsets relative to the folio's first byte: its absolute end
+        // can be 2^64 for the last folio a file can have.
+        let first_byte = head << PAGE_SHIFT;
+        let size = folio_nr_pages(order) << PAGE_SHIFT;
+        let from = start.saturating_sub(first_byte);
+        let to = (end - first_byte).min(size);
+        if from == 0 && to == size {
+            UndoAction::Remove { start: head }
+        } else {
+            UndoAction::Zero {
+                start: head,
+                from: from as usize,
+                to: to as usize,
             }
-        })
-        .collect()
+        }
+    })
 }
 
 #[cfg(test)]
@@ -399,6 +404,10 @@ mod tests {
             index.insert(start, order, start).unwrap();
         }
         index
+    }
+
+    fn plan<T>(index: &FolioIndex<T>, start: u64, end: u64) -> Vec<UndoAction> {
+        undo_range_plan(index, start, end).collect()
     }
 
     fn heads<T>(index: &FolioIndex<T>, start: u64, end: u64) -> Vec<(u64, u8)> {
@@ -673,7 +682,7 @@ mod tests {
     fn truncate_to_zero_removes_every_folio() {
         let index = index_of(&[(0, 9), (512, 0), (1024, 3)]);
         assert_eq!(
-            undo_range_plan(&index, 0, u64::MAX),
+            plan(&index, 0, u64::MAX),
             vec![
                 UndoAction::Remove { start: 0 },
                 UndoAction::Remove { start: 512 },
@@ -686,7 +695,7 @@ mod tests {
     fn truncate_inside_a_2m_folio_zeroes_its_tail() {
         let index = index_of(&[(0, 9), (512, 9)]);
         assert_eq!(
-            undo_range_plan(&index, 5000, u64::MAX),
+            plan(&index, 5000, u64::MAX),
             vec![
                 UndoAction::Zero {
                     start: 0,
@@ -698,7 +707,7 @@ mod tests {
         );
         // Within the second folio: its offsets count from its own start.
         assert_eq!(
-            undo_range_plan(&index, (512 * PAGE) + 100, u64::MAX),
+            plan(&index, (512 * PAGE) + 100, u64::MAX),
             vec![UndoAction::Zero {
                 start: 512,
                 from: 100,
@@ -711,20 +720,20 @@ mod tests {
     fn truncate_at_a_folio_boundary_zeroes_nothing() {
         let index = index_of(&[(0, 9), (512, 2), (516, 0)]);
         assert_eq!(
-            undo_range_plan(&index, 512 * PAGE, u64::MAX),
+            plan(&index, 512 * PAGE, u64::MAX),
             vec![
                 UndoAction::Remove { start: 512 },
                 UndoAction::Remove { start: 516 }
             ]
         );
         assert_eq!(
-            undo_range_plan(&index, 516 * PAGE, u64::MAX),
+            plan(&index, 516 * PAGE, u64::MAX),
             vec![UndoAction::Remove { start: 516 }]
         );
-        assert_eq!(undo_range_plan(&index, 517 * PAGE, u64::MAX), vec![]);
+        assert_eq!(plan(&index, 517 * PAGE, u64::MAX), vec![]);
         // One byte less and the folio before has its last byte zeroed.
         assert_eq!(
-            undo_range_plan(&index, 516 * PAGE - 1, u64::MAX),
+            plan(&index, 516 * PAGE - 1, u64::MAX),
             vec![
                 UndoAction::Zero {
                     start: 512,
@@ -742,7 +751,7 @@ mod tests {
         let base = 512 * PAGE;
         // Whole pages inside the folio, but not the whole folio: still zero.
         assert_eq!(
-            undo_range_plan(&index, base + PAGE, base + 3 * PAGE),
+            plan(&index, base + PAGE, base + 3 * PAGE),
             vec![UndoAction::Zero {
                 start: 512,
                 from: PAGE_SIZE,
@@ -751,7 +760,7 @@ mod tests {
         );
         // Touching the folio's first byte, and its last.
         assert_eq!(
-            undo_range_plan(&index, base, base + 10),
+            plan(&index, base, base + 10),
             vec![UndoAction::Zero {
                 start: 512,
                 from: 0,
@@ -759,7 +768,7 @@ mod tests {
             }]
         );
         assert_eq!(
-            undo_range_plan(&index, base + 10, base + 512 * PAGE),
+            plan(&index, base + 10, base + 512 * PAGE),
             vec![UndoAction::Zero {
                 start: 512,
                 from: 10,
@@ -775,7 +784,7 @@ mod tests {
         let start = 100 * PAGE + 7;
         let end = 1024 * PAGE + 9000;
         assert_eq!(
-            undo_range_plan(&index, start, end),
+            plan(&index, start, end),
             vec![
                 UndoAction::Zero {
                     start: 0,
@@ -794,7 +803,7 @@ mod tests {
         );
         // Ends exactly on folio edges: nothing is zeroed.
         assert_eq!(
-            undo_range_plan(&index, 512 * PAGE, 528 * PAGE),
+            plan(&index, 512 * PAGE, 528 * PAGE),
             vec![
                 UndoAction::Remove { start: 512 },
                 UndoAction::Remove { start: 514 },
@@ -806,23 +815,20 @@ mod tests {
     #[test]
     fn punch_over_holes_does_nothing() {
         let index = index_of(&[(0, 0), (512, 9)]);
-        assert_eq!(undo_range_plan(&index, PAGE, 512 * PAGE), vec![]);
-        assert_eq!(undo_range_plan(&index, PAGE + 5, 2 * PAGE - 5), vec![]);
-        assert_eq!(undo_range_plan(&index, 1024 * PAGE, u64::MAX), vec![]);
-        assert_eq!(
-            undo_range_plan(&FolioIndex::<()>::new(), 0, u64::MAX),
-            vec![]
-        );
+        assert_eq!(plan(&index, PAGE, 512 * PAGE), vec![]);
+        assert_eq!(plan(&index, PAGE + 5, 2 * PAGE - 5), vec![]);
+        assert_eq!(plan(&index, 1024 * PAGE, u64::MAX), vec![]);
+        assert_eq!(plan(&FolioIndex::<()>::new(), 0, u64::MAX), vec![]);
         // An empty or backwards byte range touches nothing, even in data.
-        assert_eq!(undo_range_plan(&index, 100, 100), vec![]);
-        assert_eq!(undo_range_plan(&index, 200, 100), vec![]);
+        assert_eq!(plan(&index, 100, 100), vec![]);
+        assert_eq!(plan(&index, 200, 100), vec![]);
     }
 
     #[test]
     fn one_byte_punch_zeroes_one_byte() {
         let index = index_of(&[(0, 9), (512, 0)]);
         assert_eq!(
-            undo_range_plan(&index, 5000, 5001),
+            plan(&index, 5000, 5001),
             vec![UndoAction::Zero {
                 start: 0,
                 from: 5000,
@@ -830,7 +836,7 @@ mod tests {
             }]
         );
         assert_eq!(
-            undo_range_plan(&index, 512 * PAGE + 904, 512 * PAGE + 905),
+            plan(&index, 512 * PAGE + 904, 512 * PAGE + 905),
             vec![UndoAction::Zero {
                 start: 512,
                 from: 904,
@@ -838,7 +844,7 @@ mod tests {
             }]
         );
         assert_eq!(
-            undo_range_plan(&index, 513 * PAGE - 1, 513 * PAGE),
+            plan(&index, 513 * PAGE - 1, 513 * PAGE),
             vec![UndoAction::Zero {
                 start: 512,
                 from: PAGE_SIZE - 1,
@@ -854,7 +860,7 @@ mod tests {
         let index = index_of(&[(last, 9)]);
         let base = last * PAGE;
         assert_eq!(
-            undo_range_plan(&index, base, u64::MAX),
+            plan(&index, base, u64::MAX),
             vec![UndoAction::Zero {
                 start: last,
                 from: 0,
@@ -862,7 +868,7 @@ mod tests {
             }]
         );
         assert_eq!(
-            undo_range_plan(&index, base + 1, base + 2),
+            plan(&index, base + 1, base + 2),
             vec![UndoAction::Zero {
                 start: last,
                 from: 1,
@@ -1021,7 +1027,7 @@ mod tests {
                     } else {
                         start + rng.below(size / 4)
                     };
-                    let plan = undo_range_plan(&index, start, end);
+                    let plan = plan(&index, start, end);
                     assert_eq!(plan, model_plan(&model, start, end), "step {step}");
                     for action in plan {
                         if let UndoAction::Remove { start } = action {

@@ -110,6 +110,11 @@ pub fn min_free_pages() -> usize {
     (total_pages() / 128).max(256)
 }
 
+/// Is free memory down in the kernel's reserve?
+pub fn below_reserve() -> bool {
+    with_buddy(|b| b.free_pages()) + pcp::listed() < min_free_pages()
+}
+
 /// Like `alloc_pages`, but fails rather than dip into the kernel's reserve:
 /// for memory user space can make the kernel allocate without bound.
 pub fn alloc_pages_above_min(order: usize) -> Option<PhysAddr> {
@@ -127,9 +132,22 @@ pub fn alloc_pages_above_min(order: usize) -> Option<PhysAddr> {
         .map(PhysAddr::from_pfn)
 }
 
-/// Like `alloc_pages`, with the block zeroed (Linux: `__GFP_ZERO`).
+/// A block for the kernel's own use (the heap, kernel stacks, page
+/// tables): above the reserve while there is memory there, else from the
+/// reserve, and then memory is short: the OOM killer is told, so a process
+/// dies and gives memory back before the reserve runs out (Linux:
+/// `__alloc_pages_slowpath` -> `out_of_memory`).
+pub fn alloc_kernel_pages(order: usize) -> Option<PhysAddr> {
+    alloc_pages_above_min(order).or_else(|| {
+        crate::mm::oom_kill::memory_short();
+        alloc_pages(order)
+    })
+}
+
+/// Like `alloc_kernel_pages`, with the block zeroed (Linux: `__GFP_ZERO`):
+/// page tables.
 pub fn alloc_zeroed_pages(order: usize) -> Option<PhysAddr> {
-    let pa = alloc_pages(order)?;
+    let pa = alloc_kernel_pages(order)?;
     // SAFETY: a freshly allocated block, ours alone, in the linear map.
     unsafe { core::ptr::write_bytes(phys_to_virt(pa) as *mut u8, 0, PAGE_SIZE << order) };
     Some(pa)

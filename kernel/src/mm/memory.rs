@@ -249,8 +249,10 @@ impl Drop for DetachedTables<'_> {
 /// Folio references taken from cleared entries, held until their TLB entries
 /// are flushed (Linux: `struct mmu_gather`): the first ones on the stack, so
 /// small zaps allocate nothing; past that on the heap (Linux allocates more
-/// batch pages too), so a big munmap still flushes once, at the end.
-/// Entries of one folio cleared in a row share one slot.
+/// batch pages too), so a big munmap still flushes once, at the end. As in
+/// Linux, a gather that is full (`GATHER_MAX`) or gets no memory for more
+/// flushes early and starts again. Entries of one folio cleared in a row
+/// share one slot.
 struct Gather<'a> {
     mm: &'a Mm,
     folios: [Option<(Folio, usize)>; GATHER_SLOTS],
@@ -263,6 +265,9 @@ struct Gather<'a> {
 }
 
 const GATHER_SLOTS: usize = 32;
+/// Folios a gather holds on the heap at most, 64K of them (Linux:
+/// `MAX_GATHER_BATCH_COUNT` batch pages).
+const GATHER_MAX: usize = 4096;
 
 impl<'a> Gather<'a> {
     fn new(mm: &'a Mm) -> Self {
@@ -299,8 +304,12 @@ impl<'a> Gather<'a> {
         if self.len < GATHER_SLOTS {
             self.folios[self.len] = Some((folio, 1));
             self.len += 1;
-        } else {
+        } else if self.more.len() < GATHER_MAX && self.more.try_reserve(1).is_ok() {
             self.more.push((folio, 1));
+        } else {
+            // The flush forgets the range: this entry's was just counted.
+            self.flush();
+            self.add(folio, va, size);
         }
     }
 

@@ -135,7 +135,11 @@ impl Drop for Mm {
     /// The last user is gone (Linux: `exit_mmap` + `mmdrop`): unmap
     /// everything, free the page tables, give the ASID back.
     fn drop(&mut self) {
+        let me = self as *const Mm;
         let map = self.mmap_lock.get_mut();
+        for (_, _, vma) in map.vmas.iter() {
+            vma.unregister_from_file(me);
+        }
         let vmas: alloc::vec::Vec<_> = map.vmas.iter().map(|(s, e, _)| (s, e)).collect();
         for (start, end) in vmas {
             memory::zap_range(self, start, end);

@@ -38,6 +38,7 @@ pub const MAP_GROWSDOWN: u32 = 0x100;
 pub const MAP_LOCKED: u32 = 0x2000;
 /// Flags accepted and ignored: MAP_DENYWRITE, MAP_EXECUTABLE,
 /// MAP_NORESERVE, MAP_NONBLOCK, MAP_STACK; MAP_HUGETLB is not.
+const MAP_NORESERVE: u32 = 0x4000;
 const MAP_IGNORED: u32 = 0x800 | 0x1000 | 0x4000 | 0x10000 | 0x20000;
 
 pub const MADV_NORMAL: u32 = 0;
@@ -67,11 +68,26 @@ fn prot_flags(prot: u32) -> u32 {
         | (if prot & PROT_EXEC != 0 { VM_EXEC } else { 0 })
 }
 
+/// May `bytes` more of private memory be promised? Not more than all of
+/// RAM in one request (Linux: `__vm_enough_memory` in the default
+/// heuristic mode, `OVERCOMMIT_GUESS`, with no swap): a mapping that
+/// could never be backed fails at once with ENOMEM; one that could is
+/// backed as it is touched, and the OOM killer settles who gets memory.
+fn enough_memory(bytes: usize) -> bool {
+    bytes / PAGE_SIZE <= crate::mm::frame::total_pages()
+}
+
+/// A length a user gave, rounded up to whole pages; ENOMEM if that does
+/// not fit a `usize` (Linux: `PAGE_ALIGN` wrapping to 0, then ENOMEM).
+fn page_align(len: usize) -> KResult<usize> {
+    len.checked_next_multiple_of(PAGE_SIZE).ok_or(Errno::ENOMEM)
+}
+
 fn check_range(addr: usize, len: usize) -> KResult<usize> {
     if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
         return Err(Errno::EINVAL);
     }
-    let len = align_up(len, PAGE_SIZE);
+    let len = page_align(len)?;
     match addr.checked_add(len) {
         Some(end) if end <= crate::mm::addr::USER_TOP => Ok(end),
         _ => Err(Errno::ENOMEM),
@@ -119,8 +135,11 @@ pub fn mmap(
     if flags & !known != 0 {
         return Err(Errno::EINVAL);
     }
-    let len = align_up(len, PAGE_SIZE);
-    if len > MMAP_TOP {
+    let len = page_align(len)?;
+    // Private writable memory is promised: not more than RAM at once
+    // (MAP_NORESERVE asks for no promise).
+    let private_writable = !shared && prot & PROT_WRITE != 0 && flags & MAP_NORESERVE == 0;
+    if len > MMAP_TOP || (private_writable && !enough_memory(len)) {
         return Err(Errno::ENOMEM);
     }
     let mut vflags = prot_flags(prot) | if shared { VM_SHARED } else { 0 };
@@ -538,16 +557,19 @@ pub fn madvise(mm: &Arc<Mm>, addr: usize, len: usize, advice: u32) -> KResult<()
     change_vma_flags(&mut mm.mmap_write_lock(), addr, end, set, clear)
 }
 
-/// brk(2): moves the end of the heap; returns the (possibly unchanged) end.
+/// brk(2): moves the end of the heap; returns the (possibly unchanged) end
+/// (Linux: `brk` in `mm/mmap.c`). Below the heap's start, past the user
+/// half, into another mapping, or growing by more than memory could hold
+/// (the overcommit heuristic): unchanged.
 pub fn brk(mm: &Arc<Mm>, new: usize) -> usize {
     let mut map = mm.mmap_write_lock();
     let (start, old) = (map.start_brk, map.brk);
-    if new < start {
+    if new < start || new > MMAP_TOP {
         return old;
     }
     let (old_end, new_end) = (align_up(old, PAGE_SIZE), align_up(new, PAGE_SIZE));
     if new_end > old_end {
-        if map.vmas.overlaps(old_end, new_end) {
+        if map.vmas.overlaps(old_end, new_end) || !enough_memory(new_end - old_end) {
             return old;
         }
         let vma = Vma::anon(VM_READ | VM_WRITE | VM_MAYWRITE);
@@ -582,8 +604,17 @@ pub fn mremap(
     if new_len == 0 {
         return Err(Errno::EINVAL);
     }
-    let new_len = align_up(new_len, PAGE_SIZE);
+    let new_len = page_align(new_len)?;
     let old_len = old_end - old;
+    if flags & MREMAP_FIXED == 0 && new_len <= old_len {
+        // Shrinking is always allowed: it unmaps the tail, whatever
+        // mappings it spans (Linux: `mremap`'s shrink, before any VMA
+        // lookup).
+        if new_len < old_len {
+            munmap(mm, old + new_len, old_len - new_len)?;
+        }
+        return Ok(old);
+    }
     let mut map = mm.mmap_write_lock();
     let Some((vstart, vend, vma)) = map.vmas.find(old).map(|(s, e, v)| (s, e, v.clone())) else {
         return Err(Errno::EFAULT);
@@ -591,13 +622,10 @@ pub fn mremap(
     if old_end > vend {
         return Err(Errno::EFAULT);
     }
-    if flags & MREMAP_FIXED == 0 && new_len <= old_len {
-        map.vma_start_write(old + new_len, old_end);
-        map.vmas.remove_range(old + new_len, old_end);
-        memory::zap_range(mm, old + new_len, old_end);
-        return Ok(old);
-    }
-    if flags & MREMAP_MAYMOVE == 0 {
+    if flags & MREMAP_MAYMOVE == 0
+        || (vma.flags & (VM_WRITE | VM_SHARED) == VM_WRITE
+            && !enough_memory(new_len.saturating_sub(old_len)))
+    {
         return Err(Errno::ENOMEM);
     }
     let target = if flags & MREMAP_FIXED != 0 {
@@ -652,14 +680,23 @@ pub fn msync(mm: &Arc<Mm>, addr: usize, len: usize, flags: u32) -> KResult<()> {
     Ok(())
 }
 
-/// mincore(2): one byte per page, 1 if it is mapped in memory now.
-pub fn mincore(mm: &Arc<Mm>, addr: usize, len: usize) -> KResult<alloc::vec::Vec<u8>> {
+/// mincore(2): one byte per page into user memory at `uvec`, 1 if it is
+/// mapped in memory now; a block of results at a time through the stack,
+/// as Linux copies a page of them at a time, whatever the length.
+pub fn mincore(mm: &Arc<Mm>, addr: usize, len: usize, uvec: usize) -> KResult<()> {
     let end = check_range(addr, len)?;
     if !fully_mapped(&mm.mmap_read_lock(), addr, end) {
         return Err(Errno::ENOMEM);
     }
-    Ok((addr..end)
-        .step_by(PAGE_SIZE)
-        .map(|va| memory::is_mapped(mm, va) as u8)
-        .collect())
+    let mut block = [0u8; 256];
+    let mut out = uvec;
+    for first in (addr..end).step_by(block.len() * PAGE_SIZE) {
+        let pages = (end - first).div_ceil(PAGE_SIZE).min(block.len());
+        for (i, present) in block[..pages].iter_mut().enumerate() {
+            *present = memory::is_mapped(mm, first + i * PAGE_SIZE) as u8;
+        }
+        crate::mm::uaccess::copy_to_user(out, &block[..pages])?;
+        out += pages;
+    }
+    Ok(())
 }

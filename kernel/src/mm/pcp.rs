@@ -44,6 +44,11 @@ static PCP: [PerCpuPages; MAX_CPUS] = [const {
 /// Frames in all lists together.
 static LISTED: AtomicUsize = AtomicUsize::new(0);
 
+/// Frames waiting in the lists (free, but not to the buddy allocator).
+pub fn listed() -> usize {
+    LISTED.load(Ordering::Relaxed)
+}
+
 /// A free frame from this CPU's list. An empty list is refilled by
 /// `refill`, handed the block's size; it returns the first frame of a
 /// split block of that many, or None, and then so does this.

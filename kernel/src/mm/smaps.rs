@@ -184,7 +184,6 @@ pub struct MmCounters {
 /// The counters of `mm`, read off its VMAs and page tables.
 pub fn counters(mm: &Mm) -> MmCounters {
     let map = mm.mmap_read_lock();
-    let _ptl = mm.page_table_lock.lock();
     let mut c = MmCounters {
         size: 0,
         rss_anon: 0,
@@ -206,14 +205,25 @@ pub fn counters(mm: &Mm) -> MmCounters {
             c.exe += len;
         }
     }
+    (c.rss_anon, c.rss_shmem) = rss(mm);
+    c
+}
+
+/// Bytes mapped, anonymous and shmem (Linux: `get_mm_counter`'s
+/// MM_ANONPAGES and MM_SHMEMPAGES), read off the page tables under the
+/// page-table lock alone, so the OOM killer can weigh a process whose
+/// `mmap_lock` is taken.
+pub fn rss(mm: &Mm) -> (usize, usize) {
+    let _ptl = mm.page_table_lock.lock();
+    let (mut anon, mut shmem) = (0, 0);
     for_each_mapping(mm, 0, USER_TOP, &mut |_, pte, bytes| {
         if Folio::from_pfn(pte.addr().pfn()).is_anon() {
-            c.rss_anon += bytes;
+            anon += bytes;
         } else {
-            c.rss_shmem += bytes;
+            shmem += bytes;
         }
     });
-    c
+    (anon, shmem)
 }
 
 /// `/proc/self/smaps` for `mm`.

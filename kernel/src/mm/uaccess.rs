@@ -7,7 +7,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::arch::uaccess::copy_user;
+use crate::arch::uaccess;
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::{PAGE_SIZE, USER_TOP};
 
@@ -22,7 +22,7 @@ fn check_range(uaddr: usize, len: usize) -> KResult<()> {
 pub fn copy_from_user(dst: &mut [u8], src: usize) -> KResult<()> {
     check_range(src, dst.len())?;
     // SAFETY: dst is a kernel buffer of that length; src is a checked user range.
-    match unsafe { copy_user(dst.as_mut_ptr(), src as *const u8, dst.len()) } {
+    match unsafe { uaccess::copy_from_user(dst.as_mut_ptr(), src as *const u8, dst.len()) } {
         0 => Ok(()),
         _ => Err(Errno::EFAULT),
     }
@@ -32,7 +32,7 @@ pub fn copy_from_user(dst: &mut [u8], src: usize) -> KResult<()> {
 pub fn copy_to_user(dst: usize, src: &[u8]) -> KResult<()> {
     check_range(dst, src.len())?;
     // SAFETY: src is a kernel buffer; dst is a checked user range.
-    match unsafe { copy_user(dst as *mut u8, src.as_ptr(), src.len()) } {
+    match unsafe { uaccess::copy_to_user(dst as *mut u8, src.as_ptr(), src.len()) } {
         0 => Ok(()),
         _ => Err(Errno::EFAULT),
     }
@@ -66,13 +66,24 @@ impl WriteSource<'_> {
         self.len() == 0
     }
 
+    /// The first `n` bytes at most.
+    pub fn take(self, n: usize) -> Self {
+        match self {
+            WriteSource::Kernel(data) => WriteSource::Kernel(&data[..n.min(data.len())]),
+            WriteSource::User { addr, len } => WriteSource::User {
+                addr,
+                len: len.min(n),
+            },
+        }
+    }
+
     /// Calls `f` on the bytes as one kernel slice, copying a user buffer in
     /// first: for files that take a slice (devices, /proc and /sys).
     pub fn with_bytes<R>(self, f: impl FnOnce(&[u8]) -> KResult<R>) -> KResult<R> {
         match self {
             WriteSource::Kernel(data) => f(data),
             WriteSource::User { addr, len } => {
-                let mut buf = alloc::vec![0u8; len];
+                let mut buf = crate::mm::heap::try_zeroed(len)?;
                 copy_from_user(&mut buf, addr)?;
                 f(&buf)
             }
@@ -90,14 +101,14 @@ impl WriteSource<'_> {
         assert!(from + n <= self.len());
         match self {
             WriteSource::Kernel(data) => {
-                // copy_user moves 8 bytes at a time whatever the alignment;
-                // the built-in memcpy goes byte by byte when source and
-                // destination differ mod 8, as an initrd's 4-aligned file
-                // data does, and unpacking it then costs 3 instructions a
-                // byte. Kernel memory never faults, so all n are copied.
+                // Not the built-in memcpy, which goes byte by byte when
+                // source and destination differ mod 8, as an initrd's
+                // 4-aligned file data does: unpacking it would cost 3
+                // instructions a byte.
                 // SAFETY: in bounds of `data` (asserted) and, per the
                 // caller, of `dst`.
-                n - unsafe { copy_user(dst, data.as_ptr().add(from), n) }
+                unsafe { uaccess::copy_kernel(dst, data.as_ptr().add(from), n) };
+                n
             }
             WriteSource::User { addr, .. } => {
                 // A buffer that wraps or reaches the kernel half copies
@@ -109,7 +120,7 @@ impl WriteSource<'_> {
                     return 0;
                 }
                 // SAFETY: dst per the caller; the user side is a checked range.
-                n - unsafe { copy_user(dst, start as *const u8, n) }
+                n - unsafe { uaccess::copy_from_user(dst, start as *const u8, n) }
             }
         }
     }
@@ -162,11 +173,15 @@ pub fn strncpy_from_user(src: usize, max: usize) -> KResult<String> {
     loop {
         let chunk = (PAGE_SIZE - addr % PAGE_SIZE).min(buf.len());
         copy_from_user(&mut buf[..chunk], addr)?;
-        if let Some(nul) = buf[..chunk].iter().position(|&b| b == 0) {
-            out.extend_from_slice(&buf[..nul]);
+        let piece = match buf[..chunk].iter().position(|&b| b == 0) {
+            Some(nul) => &buf[..nul],
+            None => &buf[..chunk],
+        };
+        out.try_reserve(piece.len()).map_err(|_| Errno::ENOMEM)?;
+        out.extend_from_slice(piece);
+        if piece.len() < chunk {
             break;
         }
-        out.extend_from_slice(&buf[..chunk]);
         if out.len() > max {
             return Err(Errno::ENAMETOOLONG);
         }

@@ -88,6 +88,13 @@ impl Vma {
         }
     }
 
+    /// Forgets `mm`, which is going away, at the file this VMA maps.
+    pub fn unregister_from_file(&self, mm: *const crate::mm::mm_struct::Mm) {
+        if let Some(crate::fs::vfs::InodeKind::File(f)) = self.file.as_deref().map(|i| &i.kind) {
+            f.mapping.remove_mm(mm);
+        }
+    }
+
     /// The child's copy at fork (Linux: `dup_mmap`): none for a
     /// MADV_DONTFORK mapping, and memory locks are not inherited.
     pub fn dup_for_fork(&self) -> Option<Vma> {

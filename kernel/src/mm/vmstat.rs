@@ -77,6 +77,8 @@ pub static TLB_RANGE_FLUSH: Counter = Counter::new("tlb_range_flush");
 /// Linux counts neither).
 pub static CONTPTE_FOLD: Counter = Counter::new("contpte_fold");
 pub static CONTPTE_UNFOLD: Counter = Counter::new("contpte_unfold");
+/// Processes the OOM killer killed (Linux: `OOM_KILL`).
+pub static OOM_KILL: Counter = Counter::new("oom_kill");
 
 /// One counter per folio order, named `<prefix>_<order>`.
 macro_rules! per_order {
@@ -115,7 +117,7 @@ pub static MTHP_ANON_FAULT_FALLBACK: [Counter; MAX_ORDER + 1] = per_order!("anon
 
 /// The `/proc/vmstat` counters before the per-order ones, in its order;
 /// a static, so that gdb's `fl-vmstat` reads the same list.
-pub static VMSTAT: [&Counter; 15] = [
+pub static VMSTAT: [&Counter; 16] = [
     &NR_PAGETABLE,
     &NR_SHMEM,
     &NR_SHMEM_HUGEPAGES,
@@ -131,6 +133,7 @@ pub static VMSTAT: [&Counter; 15] = [
     &VMA_LOCK_ABORT,
     &VMA_LOCK_RETRY,
     &VMA_LOCK_MISS,
+    &OOM_KILL,
 ];
 
 /// Every counter, in `/proc/vmstat` order.

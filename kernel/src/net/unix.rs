@@ -25,6 +25,7 @@ use crate::fs::poll::{
     PollQueue, PollWaiter, POLLHUP, POLLIN, POLLOUT, POLLRDHUP, POLLRDNORM, POLLWRBAND, POLLWRNORM,
 };
 use crate::fs::vfs::{self, File, Inode, InodeKind};
+use crate::mm::heap;
 use crate::sync::SpinLock;
 
 pub const AF_UNIX: i32 = 1;
@@ -635,7 +636,10 @@ impl UnixSocket {
                 continue;
             }
             let n = room.min(len - done);
-            let mut data = alloc::vec![0u8; n];
+            let mut data = match heap::try_zeroed(n) {
+                Ok(data) => data,
+                Err(e) => return if done == 0 { Err(e) } else { Ok(done) },
+            };
             if let Err(e) = fill(done, &mut data) {
                 return if done == 0 { Err(e) } else { Ok(done) };
             }
@@ -673,7 +677,7 @@ impl UnixSocket {
             None if self.ty == SockType::SeqPacket => self.stream_peer(flags)?,
             None => self.state.lock().peer.clone().ok_or(Errno::ENOTCONN)?,
         };
-        let mut data = alloc::vec![0u8; len];
+        let mut data = heap::try_zeroed(len)?;
         fill(0, &mut data)?;
         let me = self.arc();
         loop {
@@ -817,6 +821,10 @@ impl UnixSocket {
                 break;
             }
             let n = (want - out.data.len()).min(p.data.len() - p.off);
+            // No memory for more: what was taken is the read.
+            if out.data.try_reserve(n).is_err() {
+                break;
+            }
             if out.data.is_empty() {
                 out.from = p.from.clone();
             }

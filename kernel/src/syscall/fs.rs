@@ -3,16 +3,16 @@
 
 use alloc::string::String;
 use alloc::sync::Arc;
-use alloc::vec;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
-use super::SysResult;
+use super::{SysResult, MAX_RW_COUNT};
 use crate::errno::{Errno, KResult};
 use crate::fs::device::Pipe;
 use crate::fs::tmpfs;
 use crate::fs::vfs::{self, File, Inode, InodeKind, PATH_MAX, S_IFCHR, S_IFIFO};
 use crate::mm::addr::PAGE_SIZE;
+use crate::mm::heap;
 use crate::mm::uaccess::{
     copy_from_user, copy_to_user, read_user, strncpy_from_user, write_user, WriteSource,
 };
@@ -115,10 +115,11 @@ fn read_into_user(
     len: usize,
     mut read: impl FnMut(&File, &mut [u8], u64) -> KResult<usize>,
 ) -> SysResult {
+    let len = len.min(MAX_RW_COUNT);
     let mut done = 0usize;
-    let mut buf = vec![0u8; len.min(CHUNK)];
+    let mut buf = heap::bounce_buffer(len, CHUNK)?;
     while done < len {
-        let want = (len - done).min(CHUNK);
+        let want = (len - done).min(buf.len());
         let n = match read(f, &mut buf[..want], done as u64) {
             Ok(n) => n,
             Err(e) if done == 0 => return Err(e),
@@ -144,13 +145,14 @@ fn write_from_user(
     len: usize,
     mut write: impl FnMut(&File, WriteSource, u64) -> KResult<usize>,
 ) -> SysResult {
+    let len = len.min(MAX_RW_COUNT);
     if matches!(f.inode.kind, InodeKind::File(_)) {
         return Ok(write(f, WriteSource::User { addr: ubuf, len }, 0)? as i64);
     }
     let mut done = 0usize;
-    let mut buf = vec![0u8; len.min(CHUNK)];
+    let mut buf = heap::bounce_buffer(len, CHUNK)?;
     while done < len {
-        let want = (len - done).min(CHUNK);
+        let want = (len - done).min(buf.len());
         if let Err(e) = copy_from_user(&mut buf[..want], ubuf + done) {
             return if done == 0 { Err(e) } else { Ok(done as i64) };
         }
@@ -198,12 +200,12 @@ fn iovecs(uiov: usize, count: usize) -> KResult<Vec<(usize, usize)>> {
     if count > 1024 {
         return Err(Errno::EINVAL);
     }
-    (0..count)
-        .map(|i| {
-            let pair: [u64; 2] = read_user(uiov + i * 16)?;
-            Ok((pair[0] as usize, pair[1] as usize))
-        })
-        .collect()
+    let mut out = heap::try_vec(count)?;
+    for i in 0..count {
+        let pair: [u64; 2] = read_user(uiov + i * 16)?;
+        out.push((pair[0] as usize, pair[1] as usize));
+    }
+    Ok(out)
 }
 
 pub fn readv(fd: i32, uiov: usize, count: usize) -> SysResult {
@@ -244,7 +246,7 @@ pub fn fallocate(fd: i32, mode: u32, off: i64, len: i64) -> SysResult {
 
 pub fn getdents64(fd: i32, ubuf: usize, len: usize) -> SysResult {
     let f = file(fd)?;
-    let mut buf = vec![0u8; len.min(CHUNK)];
+    let mut buf = heap::bounce_buffer(len, CHUNK)?;
     let n = f.getdents64(&mut buf)?;
     copy_to_user(ubuf, &buf[..n])?;
     Ok(n as i64)
@@ -828,9 +830,6 @@ pub fn fstatfs(fd: i32, ubuf: usize) -> SysResult {
     statfs_out(&file(fd)?.inode, ubuf)
 }
 
-/// Most bytes one sendfile or copy_file_range moves (Linux: `MAX_RW_COUNT`).
-const MAX_RW_COUNT: usize = 0x7fff_f000;
-
 /// Copies up to `len` bytes with `read` and `write` through a kernel
 /// buffer, stopping at end of input or a short write; an error after some
 /// bytes moved ends the copy with their count (Linux: `splice_direct_to_actor`).
@@ -840,10 +839,10 @@ fn copy_between(
     mut write: impl FnMut(&[u8], u64) -> KResult<usize>,
 ) -> SysResult {
     let len = len.min(MAX_RW_COUNT);
-    let mut buf = vec![0u8; len.min(CHUNK)];
+    let mut buf = heap::bounce_buffer(len, CHUNK)?;
     let mut done = 0usize;
     while done < len {
-        let want = (len - done).min(CHUNK);
+        let want = (len - done).min(buf.len());
         let n = match read(&mut buf[..want], done as u64) {
             Ok(0) => break,
             Ok(n) => n,

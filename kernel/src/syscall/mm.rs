@@ -4,7 +4,6 @@ use super::SysResult;
 use crate::errno::{Errno, KResult};
 use crate::mm::mm_struct::Mm;
 use crate::mm::mmap;
-use crate::mm::uaccess::copy_to_user;
 use alloc::sync::Arc;
 
 fn mm() -> KResult<Arc<Mm>> {
@@ -57,8 +56,7 @@ pub fn msync(addr: usize, len: usize, flags: u32) -> SysResult {
 }
 
 pub fn mincore(addr: usize, len: usize, uvec: usize) -> SysResult {
-    let present = mmap::mincore(&mm()?, addr, len)?;
-    copy_to_user(uvec, &present).map(|_| 0)
+    mmap::mincore(&mm()?, addr, len, uvec).map(|_| 0)
 }
 
 /// mlock(2).

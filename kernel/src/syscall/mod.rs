@@ -27,6 +27,10 @@ use crate::errno::{Errno, KResult};
 /// Every call's result: a non-negative value or an errno.
 pub type SysResult = KResult<i64>;
 
+/// Most bytes one read, write, sendfile or getrandom moves (Linux:
+/// `MAX_RW_COUNT`, INT_MAX rounded down to a page).
+pub const MAX_RW_COUNT: usize = 0x7fff_f000;
+
 /// Calls logged as unimplemented already (one bit per number below 1024).
 static LOGGED: [AtomicU64; 16] = [const { AtomicU64::new(0) }; 16];
 

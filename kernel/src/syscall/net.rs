@@ -11,6 +11,7 @@ use super::fs::{file, install, me, O_CLOEXEC};
 use super::SysResult;
 use crate::errno::{Errno, KResult};
 use crate::fs::vfs::{File, Inode, InodeKind, O_NONBLOCK, O_RDWR};
+use crate::mm::heap;
 use crate::mm::uaccess::{copy_from_user, copy_to_user, read_user, write_user};
 use crate::net::unix::{
     SockType, UnixAddr, UnixSocket, AF_UNIX, MSG_CTRUNC, MSG_TRUNC, SOCKADDR_UN_SIZE, S_IFSOCK,
@@ -230,7 +231,7 @@ fn iovecs(uiov: usize, count: usize) -> KResult<(Vec<(usize, usize)>, usize)> {
         return Err(Errno::EMSGSIZE);
     }
     let mut total = 0usize;
-    let mut out = Vec::with_capacity(count);
+    let mut out = heap::try_vec(count)?;
     for i in 0..count {
         let pair: [u64; 2] = read_user(uiov + i * 16)?;
         let len = pair[1] as usize;
@@ -318,7 +319,7 @@ fn scm_rights_in(control: usize, len: usize) -> KResult<Vec<Arc<File>>> {
     if len > OPTMEM_MAX {
         return Err(Errno::ENOBUFS);
     }
-    let mut buf = vec![0u8; len];
+    let mut buf = heap::try_zeroed(len)?;
     copy_from_user(&mut buf, control)?;
     let mut files = Vec::new();
     let mut off = 0;

@@ -21,6 +21,7 @@ use crate::fs::poll::{
 use crate::fs::signalfd::SignalFd;
 use crate::fs::timerfd::{TimerFd, TFD_TIMER_ABSTIME, TFD_TIMER_CANCEL_ON_SET};
 use crate::fs::vfs::{File, Inode, InodeKind, NR_OPEN, O_NONBLOCK, O_RDWR};
+use crate::mm::heap;
 use crate::mm::uaccess::{copy_from_user, copy_to_user, read_user, write_user};
 use crate::task::signal_abi::{SIGSET_SIZE, SIG_KERNEL_ONLY_MASK};
 
@@ -107,26 +108,30 @@ pub fn ppoll(ufds: usize, nfds: usize, uts: usize, umask: usize, sigsetsize: usi
     if nfds > limit {
         return Err(Errno::EINVAL);
     }
-    let mut raw = vec![0u8; nfds * 8];
+    // nfds is at most RLIMIT_NOFILE (NR_OPEN, 1024 at most): each of these
+    // is a few pages, and still ENOMEM rather than a panic when short.
+    let mut raw = heap::try_zeroed(nfds * 8)?;
     copy_from_user(&mut raw, ufds)?;
-    let entries: Vec<(i32, u32)> = raw
-        .chunks_exact(8)
-        .map(|e| {
-            let fd = i32::from_ne_bytes([e[0], e[1], e[2], e[3]]);
-            (fd, u16::from_ne_bytes([e[4], e[5]]) as u32)
-        })
-        .collect();
-    let mut revents = vec![0u32; nfds];
+    let mut entries: Vec<(i32, u32)> = heap::try_vec(nfds)?;
+    entries.extend(raw.chunks_exact(8).map(|e| {
+        let fd = i32::from_ne_bytes([e[0], e[1], e[2], e[3]]);
+        (fd, u16::from_ne_bytes([e[4], e[5]]) as u32)
+    }));
+    let mut revents: Vec<u32> = heap::try_vec(nfds)?;
+    revents.resize(nfds, 0);
+    let mut files: Vec<Option<Arc<File>>> = heap::try_vec(nfds)?;
     let masked = set_user_sigmask(umask, sigsetsize)?;
     let result = wait_ready(deadline, |w| {
         let p = me()?;
-        let files: Vec<Option<Arc<File>>> = {
+        {
             let table = p.files.lock();
-            entries
-                .iter()
-                .map(|&(fd, _)| (fd >= 0).then(|| table.get(fd as usize).ok()).flatten())
-                .collect()
-        };
+            files.clear();
+            files.extend(
+                entries
+                    .iter()
+                    .map(|&(fd, _)| (fd >= 0).then(|| table.get(fd as usize).ok()).flatten()),
+            );
+        }
         let mut ready = 0;
         let mut recheck: Option<u64> = None;
         for (i, (&(fd, events), f)) in entries.iter().zip(&files).enumerate() {

@@ -5,9 +5,10 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
-use super::SysResult;
+use super::{SysResult, MAX_RW_COUNT};
 use crate::arch::trap::TrapFrame;
 use crate::errno::{Errno, KResult};
+use crate::mm::addr::PAGE_SIZE;
 use crate::mm::uaccess::{copy_to_user, read_user, strncpy_from_user, write_user};
 use crate::task::process::{self, Process};
 use crate::task::signal_abi::exited;
@@ -142,30 +143,41 @@ pub fn clone(
     fork::clone(tf, flags, newsp, parent_tid, tls, child_tid).map(|tid| tid as i64)
 }
 
-/// A NULL-terminated array of user string pointers (argv, envp).
-fn string_array(uaddr: usize) -> KResult<Vec<Vec<u8>>> {
-    let mut out = Vec::new();
+/// What argv and envp may take of the new stack, strings and pointers
+/// together (Linux: `bprm_stack_limits`, a quarter of the 8M stack limit).
+const ARG_MAX: usize = 2 << 20;
+
+/// How many pointers a NULL-terminated user array holds; E2BIG once their
+/// room alone passes `ARG_MAX`, before any string is copied (Linux:
+/// `count`, then `bprm_stack_limits`' check of argc + envc pointers).
+fn count_strings(uaddr: usize, room: usize) -> KResult<usize> {
     if uaddr == 0 {
-        return Ok(out);
+        return Ok(0);
     }
-    let mut total = 0;
-    for i in 0.. {
-        let ptr: u64 = read_user(uaddr + i * 8)?;
-        if ptr == 0 {
-            break;
-        }
-        let s =
-            strncpy_from_user(ptr as usize, crate::task::stack::MAX_ARG_STRLEN).map_err(|e| {
-                if e == Errno::ENAMETOOLONG {
-                    Errno::E2BIG
-                } else {
-                    e
-                }
-            })?;
-        total += s.len() + 1;
-        if total > 2 << 20 {
+    let mut n = 0;
+    while read_user::<u64>(uaddr + n * 8)? != 0 {
+        n += 1;
+        if n * core::mem::size_of::<u64>() >= room {
             return Err(Errno::E2BIG);
         }
+    }
+    Ok(n)
+}
+
+/// The `n` strings of a user array (argv, envp), E2BIG once they and
+/// their pointers pass `room` (Linux: `copy_strings`).
+fn string_array(uaddr: usize, n: usize, room: &mut usize) -> KResult<Vec<Vec<u8>>> {
+    let mut out = crate::mm::heap::try_vec(n)?;
+    for i in 0..n {
+        let ptr: u64 = read_user(uaddr + i * 8)?;
+        let s = strncpy_from_user(ptr as usize, crate::task::stack::MAX_ARG_STRLEN).map_err(
+            |e| match e {
+                Errno::ENAMETOOLONG => Errno::E2BIG,
+                e => e,
+            },
+        )?;
+        let cost = s.len() + 1 + core::mem::size_of::<u64>();
+        *room = room.checked_sub(cost).ok_or(Errno::E2BIG)?;
         out.push(s.into_bytes());
     }
     Ok(out)
@@ -173,8 +185,11 @@ fn string_array(uaddr: usize) -> KResult<Vec<Vec<u8>>> {
 
 pub fn execve(tf: &mut TrapFrame, upath: usize, uargv: usize, uenvp: usize) -> SysResult {
     let path = strncpy_from_user(upath, crate::fs::vfs::PATH_MAX - 1)?;
-    let argv = string_array(uargv)?;
-    let envp = string_array(uenvp)?;
+    let argc = count_strings(uargv, ARG_MAX)?;
+    let envc = count_strings(uenvp, ARG_MAX - argc * core::mem::size_of::<u64>())?;
+    let mut room = ARG_MAX;
+    let argv = string_array(uargv, argc, &mut room)?;
+    let envp = string_array(uenvp, envc, &mut room)?;
     exec::execve(tf, &path, &argv, &envp).map(|_| 0)
 }
 
@@ -579,18 +594,19 @@ pub fn futex(
     let at_least_one = |n: u32| (n as i32).max(1) as usize;
     let count = |n: u32| usize::try_from(n as i32).map_err(|_| Errno::EINVAL);
     let val2 = utimeout as u32;
+    let shared = op & FUTEX_PRIVATE_FLAG == 0;
     match cmd {
-        FUTEX_WAIT => futex::wait(uaddr, val, timeout(false)?, futex::MATCH_ANY).map(|_| 0),
-        FUTEX_WAIT_BITSET => futex::wait(uaddr, val, timeout(true)?, val3).map(|_| 0),
-        FUTEX_WAKE => Ok(futex::wake(uaddr, at_least_one(val), futex::MATCH_ANY)? as i64),
-        FUTEX_WAKE_BITSET => Ok(futex::wake(uaddr, at_least_one(val), val3)? as i64),
+        FUTEX_WAIT => futex::wait(uaddr, shared, val, timeout(false)?, futex::MATCH_ANY).map(|_| 0),
+        FUTEX_WAIT_BITSET => futex::wait(uaddr, shared, val, timeout(true)?, val3).map(|_| 0),
+        FUTEX_WAKE => Ok(futex::wake(uaddr, shared, at_least_one(val), futex::MATCH_ANY)? as i64),
+        FUTEX_WAKE_BITSET => Ok(futex::wake(uaddr, shared, at_least_one(val), val3)? as i64),
         FUTEX_REQUEUE | FUTEX_CMP_REQUEUE => {
             let cmp = (cmd == FUTEX_CMP_REQUEUE).then_some(val3);
-            Ok(futex::requeue(uaddr, uaddr2, count(val)?, count(val2)?, cmp)? as i64)
+            Ok(futex::requeue(uaddr, uaddr2, shared, count(val)?, count(val2)?, cmp)? as i64)
         }
         FUTEX_WAKE_OP => {
             let (n, n2) = (at_least_one(val), at_least_one(val2));
-            Ok(futex::wake_op(uaddr, uaddr2, n, n2, val3)? as i64)
+            Ok(futex::wake_op(uaddr, uaddr2, shared, n, n2, val3)? as i64)
         }
         _ => Err(Errno::ENOSYS),
     }
@@ -707,8 +723,22 @@ pub fn getrandom(ubuf: usize, len: usize, flags: u32) -> SysResult {
     if flags & !(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE) != 0 {
         return Err(Errno::EINVAL);
     }
-    let len = len.min(1 << 20);
-    let mut buf = alloc::vec![0u8; len];
-    crate::random::fill(&mut buf);
-    copy_to_user(ubuf, &buf).map(|_| len as i64)
+    // A piece at a time through the stack (Linux: `get_random_bytes_user`,
+    // a block at a time); a fault after some bytes ends it short.
+    let len = len.min(MAX_RW_COUNT);
+    let mut block = [0u8; 256];
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(block.len());
+        // Long requests stop for signals (Linux: every page).
+        if done % PAGE_SIZE == 0 && done > 0 && crate::task::signal::signal_pending() {
+            break;
+        }
+        crate::random::fill(&mut block[..n]);
+        if let Err(e) = copy_to_user(ubuf + done, &block[..n]) {
+            return if done == 0 { Err(e) } else { Ok(done as i64) };
+        }
+        done += n;
+    }
+    Ok(done as i64)
 }

@@ -98,7 +98,9 @@ fn read_whole(inode: &Inode) -> KResult<Vec<u8>> {
     let InodeKind::File(f) = &inode.kind else {
         return Err(Errno::EACCES);
     };
-    let mut image = vec![0u8; f.size() as usize];
+    // As large as the file: ENOMEM when memory has no block that size.
+    let mut image =
+        crate::mm::heap::try_zeroed(usize::try_from(f.size()).map_err(|_| Errno::ENOMEM)?)?;
     let n = f.read_at(0, &mut image)?;
     image.truncate(n);
     Ok(image)
@@ -282,9 +284,8 @@ pub fn commit(process: &Arc<Process>, loaded: Loaded, tf: &mut TrapFrame) {
     if let Some(u) = &crate::task::current().user {
         *u.comm.lock() = loaded.comm;
         *u.altstack.lock() = crate::task::signal_abi::AltStack::DISABLED;
+        crate::task::process::release_vfork_parent(u);
     }
-    process.vfork_released.store(true, Ordering::Release);
-    process.vfork_done.wake_all();
     *tf = TrapFrame::new_user(loaded.entry, loaded.sp);
     write_tpidr_el0(0);
     fpsimd_load(&Default::default());

@@ -39,6 +39,7 @@ fn exit_thread(status: u32) {
         times.stime += stime;
         process::unregister_thread(&me);
     }
+    process::release_vfork_parent(user);
     let last = process.nr_threads.fetch_sub(1, Ordering::AcqRel) == 1;
     // Robust futexes this thread still holds pass to their waiters marked
     // FUTEX_OWNER_DIED (Linux: `futex_exit_release`, before the tid clear).
@@ -50,7 +51,9 @@ fn exit_thread(status: u32) {
     // count, so a joiner that then exits knows it is the last).
     let ctid = user.clear_child_tid.load(Ordering::Relaxed);
     if ctid != 0 && write_user(ctid, &0u32).is_ok() {
-        let _ = futex::wake(ctid, 1, futex::MATCH_ANY);
+        // A shared wake, as Linux's `mm_release` (glibc's pthread_join
+        // waits shared).
+        let _ = futex::wake(ctid, true, 1, futex::MATCH_ANY);
     }
     if last {
         // The last thread out: its status is the process's, unless a group
@@ -92,6 +95,8 @@ pub fn do_group_exit(status: u32) -> ! {
 /// zombie for the parent (or power off if this was init).
 fn exit_process(p: &Arc<Process>) {
     let status = p.exit_status.load(Ordering::Acquire);
+    // Killed while stopped: no longer one of the stopped.
+    p.set_stopped(false);
     crate::task::timers::on_exit(p);
     // Closing files may wake others: not under the lock.
     let files = core::mem::take(&mut *p.files.lock());
@@ -113,8 +118,6 @@ fn exit_process(p: &Arc<Process>) {
         }
         reaper.child_wait.wake_all();
     }
-    p.vfork_released.store(true, Ordering::Release);
-    p.vfork_done.wake_all();
     if init.as_ref().is_some_and(|i| Arc::ptr_eq(i, p)) {
         crate::init_exited(status);
     }
@@ -140,17 +143,19 @@ fn find_new_reaper(p: &Arc<Process>) -> Option<Arc<Process>> {
 
 /// Does group `pgid` have a stopped member (Linux: `has_stopped_jobs`)?
 fn has_stopped_jobs(pgid: u32) -> bool {
-    process::pgrp_members(pgid)
-        .iter()
-        .any(|m| m.stopped.load(Ordering::Acquire))
+    process::any_stopped()
+        && process::pgrp_members(pgid)
+            .iter()
+            .any(|m| m.stopped.load(Ordering::Acquire))
 }
 
 /// POSIX: a process group that our exit orphans and that has stopped
 /// members gets SIGHUP then SIGCONT, or it would stay stopped for ever
 /// (Linux: `kill_orphaned_pgrp`), our own group and our children's.
 fn kill_orphaned_pgrp(p: &Arc<Process>) {
+    // The cheap question first: mostly no group has stopped jobs.
     let hup = |pgid: u32| {
-        if process::will_become_orphaned_pgrp(pgid, Some(p)) && has_stopped_jobs(pgid) {
+        if has_stopped_jobs(pgid) && process::will_become_orphaned_pgrp(pgid, Some(p)) {
             let _ = process::kill_pgrp(pgid, crate::task::signal_abi::SIGHUP);
             let _ = process::kill_pgrp(pgid, crate::task::signal_abi::SIGCONT);
         }

@@ -8,11 +8,13 @@ use core::sync::atomic::Ordering;
 use crate::arch::context::read_tpidr_el0;
 use crate::arch::trap::TrapFrame;
 use crate::errno::{Errno, KResult};
+use crate::mm::addr::PAGE_SIZE;
+use crate::mm::frame;
 use crate::mm::memory;
 use crate::mm::mm_struct::Mm;
 use crate::mm::uaccess::write_user;
 use crate::mm::vma::{VM_SHARED, VM_WRITE};
-use crate::task::process::{self, Process, UserThread};
+use crate::task::process::{self, Process, UserThread, VforkDone};
 use crate::task::{current, spawn_user};
 
 pub const CLONE_VM: u64 = 0x100;
@@ -89,7 +91,15 @@ pub fn clone(
     let me = current();
     let parent_user = me.user.as_ref().ok_or(Errno::EINVAL)?;
     let parent = parent_user.process.clone();
+    if process::nr_threads() >= max_threads() {
+        return Err(Errno::EAGAIN);
+    }
     let tid = process::alloc_pid();
+    // A bad pointer here is not an error: Linux ignores what `put_user`
+    // returns, and the child is made all the same.
+    if flags & CLONE_PARENT_SETTID != 0 {
+        let _ = write_user(parent_tid, &tid);
+    }
 
     let process = if flags & CLONE_THREAD != 0 {
         parent.clone()
@@ -150,20 +160,38 @@ pub fn clone(
     if flags & CLONE_CHILD_CLEARTID != 0 {
         user.clear_child_tid.store(child_tid, Ordering::Relaxed);
     }
-    if flags & CLONE_PARENT_SETTID != 0 {
-        write_user(parent_tid, &tid)?;
-    }
     if flags & CLONE_CHILD_SETTID != 0 {
         // Written by the child itself, in its own address space, when it
         // first runs (Linux: `schedule_tail`).
         user.set_child_tid.store(child_tid, Ordering::Relaxed);
     }
+    // The parent waits for this thread's exec or exit, not the process's:
+    // a CLONE_THREAD|CLONE_VFORK child is one thread of the caller's own.
+    let vfork = (flags & CLONE_VFORK != 0).then(VforkDone::new);
+    *user.vfork_done.lock() = vfork.clone();
     let cpu = process::next_cpu();
-    spawn_user(cpu, user, frame, tls).ok_or(Errno::ENOMEM)?;
-    if flags & CLONE_VFORK != 0 {
-        let _ = process
-            .vfork_done
-            .wait_interruptible(|| process.vfork_released.load(Ordering::Acquire));
+    if spawn_user(cpu, user, frame, tls).is_none() {
+        // No kernel stack: the child never ran, so no one else knows of
+        // a new process but its parent and the pid table.
+        if flags & CLONE_THREAD == 0 {
+            parent.children.lock().retain(|c| !Arc::ptr_eq(c, &process));
+            process::forget_process(tid);
+        }
+        return Err(Errno::ENOMEM);
+    }
+    if let Some(done) = vfork {
+        let _ = done.wait();
     }
     Ok(tid)
 }
+
+/// The most threads there may be (Linux: `max_threads`, set by
+/// `fork_init` so kernel stacks take at most an eighth of RAM): past it,
+/// clone and fork fail with EAGAIN, as a fork bomb meets them on Linux.
+pub fn max_threads() -> usize {
+    let stack_bytes = PAGE_SIZE << crate::task::thread::KSTACK_ORDER;
+    (frame::total_pages() * PAGE_SIZE / (8 * stack_bytes)).max(MIN_THREADS)
+}
+
+/// Linux's floor for `max_threads`.
+const MIN_THREADS: usize = 20;

@@ -6,18 +6,25 @@
 //! WAKE_OP (`waitwake.c`, `futex_atomic_op_inuser`); and the robust list a
 //! dying thread's locks are released from (`core.c`, `exit_robust_list`).
 //!
-//! A word is named by its physical address, which is the same for every
-//! process mapping it, so private and shared futexes work alike (Linux keys
-//! private ones by (mm, address) to save work). Waiters hang in one of 64
-//! hash buckets by that key; a requeue moves them to another key's bucket.
+//! A word is named as Linux names it (`get_futex_key`): a private futex
+//! (FUTEX_PRIVATE_FLAG) by its address space and address; a shared one in
+//! a page of a file's page cache (a MAP_SHARED mapping, or a private file
+//! mapping not yet copied) by the file and offset, so every process
+//! mapping it meets there; a shared one in anonymous memory by address
+//! space and address again, marked shared (such a page is shared only by
+//! fork, until a write copies it). So the name survives copy-on-write,
+//! which moves the word to another frame. Waiters hang in one of 64 hash
+//! buckets by that name; a requeue moves them to another name's bucket.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use crate::errno::{Errno, KResult};
-use crate::mm::addr::{phys_to_virt, PhysAddr};
+use crate::fs::vfs::InodeKind;
+use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::fault::{fault_in, Access};
+use crate::mm::folio::Folio;
 use crate::mm::pgtable;
 use crate::mm::uaccess::read_user;
 use crate::sync::SpinLock;
@@ -29,18 +36,30 @@ const BUCKETS: usize = 64;
 /// what plain FUTEX_WAIT and FUTEX_WAKE use.
 pub const MATCH_ANY: u32 = u32::MAX;
 
+/// A futex's name (Linux: `union futex_key`): what it lives in (an
+/// address space or a file, by address) and where in that.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Key {
+    space: usize,
+    offset: u64,
+}
+
+/// Marks a shared futex in anonymous memory apart from a private one at
+/// the same address (Linux: `FUT_OFF_MMSHARED`).
+const MM_SHARED: u64 = 1;
+
 /// One sleeping thread. `key` is shared with the sleeper, which must find
 /// its entry again after a timeout or signal even if a requeue moved it.
 struct Waiter {
-    key: Arc<AtomicU64>,
+    key: Arc<SpinLock<Key>>,
     bitset: u32,
     thread: Arc<Thread>,
     woken: Arc<AtomicBool>,
 }
 
 impl Waiter {
-    fn key(&self) -> PhysAddr {
-        PhysAddr(self.key.load(Ordering::Relaxed))
+    fn key(&self) -> Key {
+        *self.key.lock()
     }
 }
 
@@ -48,54 +67,90 @@ impl Waiter {
 const EMPTY: SpinLock<Vec<Waiter>> = SpinLock::new(Vec::new());
 static QUEUES: [SpinLock<Vec<Waiter>>; BUCKETS] = [EMPTY; BUCKETS];
 
-fn bucket_index(key: PhysAddr) -> usize {
-    (key.0 as usize >> 2) % BUCKETS
+fn bucket_index(key: Key) -> usize {
+    ((key.space >> 4) ^ (key.offset as usize >> 2)) % BUCKETS
 }
 
-fn bucket(key: PhysAddr) -> &'static SpinLock<Vec<Waiter>> {
+fn bucket(key: Key) -> &'static SpinLock<Vec<Waiter>> {
     &QUEUES[bucket_index(key)]
 }
 
-/// The physical address of user word `uaddr`, faulted in for `access`
-/// first (a write for WAKE_OP, so a copy-on-write page is copied before
-/// the kernel changes it).
-fn key_of(uaddr: usize, access: Access) -> KResult<PhysAddr> {
+/// A user word of the caller's: its name, and the frame that holds it
+/// now, faulted in for `access` first (a write for WAKE_OP, so a
+/// copy-on-write page is copied before the kernel changes it).
+struct Word {
+    key: Key,
+    pa: PhysAddr,
+}
+
+fn word_at(uaddr: usize, access: Access, shared: bool) -> KResult<Word> {
     if !uaddr.is_multiple_of(4) {
         return Err(Errno::EINVAL);
     }
     let mm = crate::task::current_mm().ok_or(Errno::EFAULT)?;
     fault_in(&mm, uaddr, access).map_err(|_| Errno::EFAULT)?;
-    let _ptl = mm.page_table_lock.lock();
-    pgtable::translate(&&*mm, mm.pgd, uaddr)
-        .map(|t| t.pa)
-        .ok_or(Errno::EFAULT)
+    let pa = {
+        let _ptl = mm.page_table_lock.lock();
+        pgtable::translate(&&*mm, mm.pgd, uaddr)
+            .map(|t| t.pa)
+            .ok_or(Errno::EFAULT)?
+    };
+    let private = Key {
+        space: Arc::as_ptr(&mm) as usize,
+        offset: (uaddr as u64) << 1,
+    };
+    if !shared {
+        return Ok(Word { key: private, pa });
+    }
+    // A page of a file's page cache is named by the file; a private
+    // (anonymous, or copied) page by the address space.
+    let map = mm.mmap_read_lock();
+    let file = map.vmas.find(uaddr).and_then(|(start, _, vma)| {
+        let inode = vma.file.as_ref()?;
+        let cached = !Folio::from_pfn(pa.pfn()).is_anon();
+        (cached && matches!(inode.kind, InodeKind::File(_))).then(|| Key {
+            space: Arc::as_ptr(inode) as usize,
+            offset: (vma.pgoff_of(start, uaddr) << PAGE_SHIFT) + (uaddr % PAGE_SIZE) as u64,
+        })
+    });
+    let key = file.unwrap_or(Key {
+        offset: private.offset | MM_SHARED,
+        ..private
+    });
+    Ok(Word { key, pa })
 }
 
-/// The user word at `key`, through the kernel's own mapping: no fault
+/// The user word at `pa`, through the kernel's own mapping: no fault
 /// while a bucket lock is held.
-fn word(key: PhysAddr) -> &'static AtomicU32 {
-    // SAFETY: key is the frame of a mapped user page, in the linear map,
-    // 4-aligned (key_of checks); the page may change under us, which an
+fn word(pa: PhysAddr) -> &'static AtomicU32 {
+    // SAFETY: pa is in the frame of a mapped user page, in the linear map,
+    // 4-aligned (word_at checks); the page may change under us, which an
     // atomic tolerates.
-    unsafe { &*(phys_to_virt(key) as *const AtomicU32) }
+    unsafe { &*(phys_to_virt(pa) as *const AtomicU32) }
 }
 
 /// FUTEX_WAIT / WAIT_BITSET: sleep until a wake whose bitset meets
 /// `bitset`, if `*uaddr == val`; EAGAIN if not; ETIMEDOUT at `deadline` (a
 /// counter value); EINTR on a signal; EINVAL for an empty bitset (Linux:
 /// `futex_wait`).
-pub fn wait(uaddr: usize, val: u32, deadline: Option<u64>, bitset: u32) -> KResult<()> {
+pub fn wait(
+    uaddr: usize,
+    shared: bool,
+    val: u32,
+    deadline: Option<u64>,
+    bitset: u32,
+) -> KResult<()> {
     if bitset == 0 {
         return Err(Errno::EINVAL);
     }
-    let key = key_of(uaddr, Access::Read)?;
+    let Word { key, pa } = word_at(uaddr, Access::Read, shared)?;
     let woken = Arc::new(AtomicBool::new(false));
-    let my_key = Arc::new(AtomicU64::new(key.0));
+    let my_key = Arc::new(SpinLock::new(key));
     {
         let mut q = bucket(key).lock();
         // A waker changes the word before it takes this lock, so the word
         // read under it decides.
-        if word(key).load(Ordering::Acquire) != val {
+        if word(pa).load(Ordering::Acquire) != val {
             return Err(Errno::EAGAIN);
         }
         q.push(Waiter {
@@ -128,11 +183,11 @@ pub fn wait(uaddr: usize, val: u32, deadline: Option<u64>, bitset: u32) -> KResu
 
 /// Takes a sleeper that gave up out of its bucket, wherever a requeue put
 /// it; false if a wake took it first.
-fn unqueue(key: &AtomicU64, woken: &Arc<AtomicBool>) -> bool {
+fn unqueue(key: &SpinLock<Key>, woken: &Arc<AtomicBool>) -> bool {
     loop {
-        let at = PhysAddr(key.load(Ordering::Acquire));
+        let at = *key.lock();
         let mut q = bucket(at).lock();
-        if key.load(Ordering::Acquire) != at.0 {
+        if *key.lock() != at {
             continue; // requeued meanwhile: look in the new bucket
         }
         if let Some(i) = q.iter().position(|w| Arc::ptr_eq(&w.woken, woken)) {
@@ -145,13 +200,7 @@ fn unqueue(key: &AtomicU64, woken: &Arc<AtomicBool>) -> bool {
 
 /// Wakes up to `n` of the waiters on `key` in `q` whose bitset meets
 /// `bitset`, oldest first, into `woken`.
-fn wake_locked(
-    q: &mut Vec<Waiter>,
-    key: PhysAddr,
-    n: usize,
-    bitset: u32,
-    woken: &mut Vec<Arc<Thread>>,
-) {
+fn wake_locked(q: &mut Vec<Waiter>, key: Key, n: usize, bitset: u32, woken: &mut Vec<Arc<Thread>>) {
     let mut i = 0;
     let mut left = n;
     while i < q.len() && left > 0 {
@@ -174,11 +223,11 @@ fn wake_up_all(woken: &[Arc<Thread>]) {
 
 /// FUTEX_WAKE / WAKE_BITSET: wake up to `n` threads waiting on `uaddr`
 /// whose bitset meets `bitset`; returns how many (Linux: `futex_wake`).
-pub fn wake(uaddr: usize, n: usize, bitset: u32) -> KResult<usize> {
+pub fn wake(uaddr: usize, shared: bool, n: usize, bitset: u32) -> KResult<usize> {
     if bitset == 0 {
         return Err(Errno::EINVAL);
     }
-    let key = key_of(uaddr, Access::Read)?;
+    let key = word_at(uaddr, Access::Read, shared)?.key;
     let mut woken = Vec::new();
     wake_locked(&mut bucket(key).lock(), key, n, bitset, &mut woken);
     wake_up_all(&woken);
@@ -188,8 +237,8 @@ pub fn wake(uaddr: usize, n: usize, bitset: u32) -> KResult<usize> {
 /// Locks the buckets of two keys, lower index first, once if they share
 /// one, and runs `f` with them (the second None when shared).
 fn with_two<R>(
-    a: PhysAddr,
-    b: PhysAddr,
+    a: Key,
+    b: Key,
     f: impl FnOnce(&mut Vec<Waiter>, Option<&mut Vec<Waiter>>) -> R,
 ) -> R {
     let (ia, ib) = (bucket_index(a), bucket_index(b));
@@ -213,14 +262,16 @@ fn with_two<R>(
 pub fn requeue(
     uaddr: usize,
     uaddr2: usize,
+    shared: bool,
     n_wake: usize,
     n_requeue: usize,
     cmp: Option<u32>,
 ) -> KResult<usize> {
-    let (from, to) = (key_of(uaddr, Access::Read)?, key_of(uaddr2, Access::Read)?);
+    let first = word_at(uaddr, Access::Read, shared)?;
+    let (from, to) = (first.key, word_at(uaddr2, Access::Read, shared)?.key);
     let mut woken = Vec::new();
     let moved = with_two(from, to, |q, q2| -> KResult<usize> {
-        if cmp.is_some_and(|c| word(from).load(Ordering::Acquire) != c) {
+        if cmp.is_some_and(|c| word(first.pa).load(Ordering::Acquire) != c) {
             return Err(Errno::EAGAIN);
         }
         wake_locked(q, from, n_wake, MATCH_ANY, &mut woken);
@@ -230,7 +281,7 @@ pub fn requeue(
         while i < q.len() && moved < n_requeue {
             if q[i].key() == from {
                 let w = q.remove(i);
-                w.key.store(to.0, Ordering::Release);
+                *w.key.lock() = to;
                 taken.push(w);
                 moved += 1;
             } else {
@@ -252,12 +303,21 @@ pub fn requeue(
 /// on `uaddr2` if the old value passes the encoded comparison. Returns how
 /// many woke (Linux: `futex_wake_op`, `futex_atomic_op_inuser`). ENOSYS
 /// for an unknown operation or comparison, as Linux.
-pub fn wake_op(uaddr: usize, uaddr2: usize, n: usize, n2: usize, op: u32) -> KResult<usize> {
+pub fn wake_op(
+    uaddr: usize,
+    uaddr2: usize,
+    shared: bool,
+    n: usize,
+    n2: usize,
+    op: u32,
+) -> KResult<usize> {
     let encoded = WakeOp::decode(op).ok_or(Errno::ENOSYS)?;
-    let (key, key2) = (key_of(uaddr, Access::Read)?, key_of(uaddr2, Access::Write)?);
+    let key = word_at(uaddr, Access::Read, shared)?.key;
+    let second = word_at(uaddr2, Access::Write, shared)?;
+    let key2 = second.key;
     let mut woken = Vec::new();
     with_two(key, key2, |q, q2| {
-        let old = word(key2)
+        let old = word(second.pa)
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
                 Some(encoded.apply(v))
             })
@@ -313,16 +373,18 @@ pub fn exit_robust_list(head: usize, tid: u32) {
 /// `handle_futex_death`): if it holds it, the word becomes
 /// FUTEX_OWNER_DIED (keeping FUTEX_WAITERS) and one waiter is woken to
 /// take it over. A lock it was still acquiring (`pending`) and nobody
-/// holds gets a wake too, so a waiter is not left asleep.
+/// holds gets a wake too, so a waiter is not left asleep. The wakes are
+/// shared, as Linux's, which glibc matches by treating robust mutexes as
+/// shared.
 fn handle_futex_death(uaddr: usize, tid: u32, pending: bool) {
-    let Ok(key) = key_of(uaddr, Access::Write) else {
+    let Ok(at) = word_at(uaddr, Access::Write, true) else {
         return;
     };
-    let w = word(key);
+    let w = word(at.pa);
     let mut cur = w.load(Ordering::Acquire);
     loop {
         if pending && cur == 0 {
-            let _ = wake(uaddr, 1, MATCH_ANY);
+            let _ = wake(uaddr, true, 1, MATCH_ANY);
             return;
         }
         if cur & FUTEX_TID_MASK != tid {
@@ -335,7 +397,7 @@ fn handle_futex_death(uaddr: usize, tid: u32, pending: bool) {
         }
     }
     if cur & FUTEX_WAITERS != 0 {
-        let _ = wake(uaddr, 1, MATCH_ANY);
+        let _ = wake(uaddr, true, 1, MATCH_ANY);
     }
 }
 

@@ -51,6 +51,7 @@ pub fn current_mm() -> Option<Arc<Mm>> {
 /// `exit_to_user_mode`): deliver pending signals, die if the process is
 /// exiting, reschedule if asked.
 pub fn exit_to_user(tf: &mut TrapFrame) {
+    crate::mm::oom_kill::check();
     signal::do_signal(tf);
     preempt_on_irq_exit();
 }

@@ -56,9 +56,6 @@ pub struct Process {
     pub zombie: AtomicBool,
     /// Children changing state wake the parent here (Linux: `wait_chldexit`).
     pub child_wait: WaitQueue,
-    /// A vfork parent waits here until the child execs or exits.
-    pub vfork_done: WaitQueue,
-    pub vfork_released: AtomicBool,
     /// Minor page faults (getrusage's `ru_minflt`).
     pub minflt: AtomicU64,
     /// Resource limits, (soft, hard) per RLIMIT_* (Linux: `signal->rlim`).
@@ -100,6 +97,8 @@ pub struct Process {
     /// (Linux: SIGNAL_STOP_CONTINUED).
     pub continued_report: AtomicBool,
     pub stop_wait: WaitQueue,
+    /// The OOM killer chose it: its memory is on the way back.
+    pub oom_killed: AtomicBool,
     /// CPU time of exited threads and of reaped children.
     pub times: SpinLock<ProcessTimes>,
     /// Interval timers and POSIX timers (`timers.rs`).
@@ -189,6 +188,40 @@ pub struct UserThread {
     /// The thread's name (Linux: `task->comm`, 16 bytes with the NUL): the
     /// exec'd file's name, or what PR_SET_NAME set; what /proc shows.
     pub comm: SpinLock<[u8; TASK_COMM_LEN]>,
+    /// Made by clone(CLONE_VFORK): the parent waits on it until this
+    /// thread execs or exits (Linux: `task->vfork_done`).
+    pub vfork_done: SpinLock<Option<Arc<VforkDone>>>,
+}
+
+/// What a vfork parent waits for (Linux: a `struct completion`).
+pub struct VforkDone {
+    released: AtomicBool,
+    wait: WaitQueue,
+}
+
+impl VforkDone {
+    pub fn new() -> Arc<VforkDone> {
+        Arc::new(VforkDone {
+            released: AtomicBool::new(false),
+            wait: WaitQueue::new(),
+        })
+    }
+
+    /// The parent's wait (EINTR on a signal).
+    pub fn wait(&self) -> KResult<()> {
+        self.wait
+            .wait_interruptible(|| self.released.load(Ordering::Acquire))
+    }
+}
+
+/// The thread no longer uses the memory it shares with a vfork parent:
+/// let the parent go (Linux: `mm_release` -> `complete_vfork_done`, at
+/// exec and at exit).
+pub fn release_vfork_parent(user: &UserThread) {
+    if let Some(done) = user.vfork_done.lock().take() {
+        done.released.store(true, Ordering::Release);
+        done.wait.wake_all();
+    }
 }
 
 /// Linux's `TASK_COMM_LEN`: 15 characters and a NUL.
@@ -255,8 +288,6 @@ impl Process {
             exit_status: AtomicU32::new(0),
             zombie: AtomicBool::new(false),
             child_wait: WaitQueue::new(),
-            vfork_done: WaitQueue::new(),
-            vfork_released: AtomicBool::new(false),
             minflt: AtomicU64::new(0),
             rlimits: SpinLock::new(default_rlimits()),
             umask: AtomicU32::new(0o022),
@@ -273,6 +304,7 @@ impl Process {
             stop_report: AtomicU32::new(0),
             continued_report: AtomicBool::new(false),
             stop_wait: WaitQueue::new(),
+            oom_killed: AtomicBool::new(false),
             times: SpinLock::new(ProcessTimes::default()),
             timers: SpinLock::new(Default::default()),
         });
@@ -280,8 +312,22 @@ impl Process {
         p
     }
 
+    /// The address space, if it has one (a zombie has none), with a
+    /// reference of its own: any thread may ask, of any process (Linux:
+    /// `get_task_mm`).
     pub fn mm(&self) -> Option<Arc<Mm>> {
-        self.mm.with(Arc::clone)
+        self.mm.get()
+    }
+
+    /// The command name: its first thread's `comm` (Linux: `task->comm`).
+    pub fn comm(&self) -> String {
+        let threads = self.live_threads();
+        let Some(u) = threads.first().and_then(|t| t.user.as_ref()) else {
+            return String::new();
+        };
+        let comm = *u.comm.lock();
+        let len = comm.iter().position(|&b| b == 0).unwrap_or(comm.len());
+        String::from_utf8_lossy(&comm[..len]).into_owned()
     }
 
     pub fn parent(&self) -> Option<Arc<Process>> {
@@ -323,6 +369,29 @@ pub fn all_processes() -> Vec<Arc<Process>> {
         .values()
         .filter_map(Weak::upgrade)
         .collect()
+}
+
+/// Processes stopped now, so an exit can tell at once that no group has
+/// stopped jobs to continue (the common case: a fork bomb's thousands of
+/// exits would each walk every process).
+static NR_STOPPED: AtomicUsize = AtomicUsize::new(0);
+
+impl Process {
+    /// Marks the process stopped or not; true if that changed it.
+    pub fn set_stopped(&self, stopped: bool) -> bool {
+        let changed = self.stopped.swap(stopped, Ordering::AcqRel) != stopped;
+        if changed && stopped {
+            NR_STOPPED.fetch_add(1, Ordering::AcqRel);
+        } else if changed {
+            NR_STOPPED.fetch_sub(1, Ordering::AcqRel);
+        }
+        changed
+    }
+}
+
+/// Is any process stopped?
+pub fn any_stopped() -> bool {
+    NR_STOPPED.load(Ordering::Acquire) != 0
 }
 
 /// The live members of process group `pgid` (Linux: `do_each_pid_task(pgrp,
@@ -478,26 +547,34 @@ impl UserThread {
             altstack: SpinLock::new(AltStack::DISABLED),
             waiting_for: AtomicU64::new(0),
             comm: SpinLock::new([0; TASK_COMM_LEN]),
+            vfork_done: SpinLock::new(None),
         }
     }
 }
 
-/// A process's address space, read without a lock (Linux: `task->mm`).
-/// Only the process's own threads read it (and the scheduler, about to run
-/// one of them), and it changes only when no other thread of the process
-/// can run: at exec, which needs the process single-threaded, and when the
-/// last thread exits. So a reader never sees it go away under it.
-pub struct MmSlot(AtomicPtr<Mm>);
+/// A process's address space (Linux: `task->mm`). Its own threads read
+/// it without a lock (`with`): it changes only when no other thread of the
+/// process can run, at exec, which needs the process single-threaded, and
+/// when the last thread exits. Anyone else (`/proc/PID/`, the OOM killer)
+/// takes a reference under `remote` (`get`), which a change also takes
+/// (Linux: `task_lock`).
+pub struct MmSlot {
+    mm: AtomicPtr<Mm>,
+    remote: SpinLock<()>,
+}
 
 impl MmSlot {
     fn new(mm: Arc<Mm>) -> Self {
-        MmSlot(AtomicPtr::new(Arc::into_raw(mm) as *mut Mm))
+        MmSlot {
+            mm: AtomicPtr::new(Arc::into_raw(mm) as *mut Mm),
+            remote: SpinLock::new(()),
+        }
     }
 
     /// Runs `f` on the address space, if there still is one. The caller is
     /// a thread of the process, or the scheduler about to run one.
     pub fn with<R>(&self, f: impl FnOnce(&Arc<Mm>) -> R) -> Option<R> {
-        let mm = self.0.load(Ordering::Acquire);
+        let mm = self.mm.load(Ordering::Acquire);
         if mm.is_null() {
             return None;
         }
@@ -508,11 +585,29 @@ impl MmSlot {
         Some(f(&mm))
     }
 
+    /// A reference to the address space, from any thread.
+    pub fn get(&self) -> Option<Arc<Mm>> {
+        let _remote = self.remote.lock();
+        let mm = self.mm.load(Ordering::Acquire);
+        if mm.is_null() {
+            return None;
+        }
+        // SAFETY: the slot's reference lives until `replace`, which waits
+        // for `remote`; we add one of our own.
+        unsafe {
+            Arc::increment_strong_count(mm);
+            Some(Arc::from_raw(mm))
+        }
+    }
+
     /// Puts in a new address space (exec) or none (the last exit), handing
     /// back the old one. The caller is the process's only thread.
     pub fn replace(&self, new: Option<Arc<Mm>>) -> Option<Arc<Mm>> {
         let new = new.map_or(core::ptr::null_mut(), |mm| Arc::into_raw(mm) as *mut Mm);
-        let old = self.0.swap(new, Ordering::AcqRel);
+        let old = {
+            let _remote = self.remote.lock();
+            self.mm.swap(new, Ordering::AcqRel)
+        };
         // SAFETY: the slot's own reference, from `Arc::into_raw`, now ours.
         (!old.is_null()).then(|| unsafe { Arc::from_raw(old) })
     }

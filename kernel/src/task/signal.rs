@@ -108,7 +108,7 @@ fn prepare_signal(p: &Arc<Process>, sig: u32) {
         flush_pending(p, sigmask(SIGCONT));
     } else if sig == SIGCONT {
         flush_pending(p, STOP_MASK);
-        if p.stopped.swap(false, Ordering::AcqRel) {
+        if p.set_stopped(false) {
             p.stop_report.store(0, Ordering::Release);
             p.continued_report.store(true, Ordering::Release);
             p.stop_wait.wake_all();
@@ -398,7 +398,7 @@ fn get_signal(tf: &mut TrapFrame) -> Option<u32> {
                     if sig != SIGSTOP && crate::task::process::is_orphaned_pgrp(pgid) {
                         continue;
                     }
-                    if !u.process.stopped.swap(true, Ordering::AcqRel) {
+                    if u.process.set_stopped(true) {
                         u.process.stop_report.store(sig, Ordering::Release);
                         u.process.continued_report.store(false, Ordering::Release);
                         for t in u.process.live_threads() {

@@ -18,7 +18,10 @@ use crate::task::wait::WaitQueue;
 /// 32K kernel stacks (arm64 Linux uses 16K; our Rust frames are larger);
 /// 64K in the unoptimised build `make gdb` steps, whose frames are larger
 /// still: 32K overflows there in deep path lookups (40 symlinks).
-const KSTACK_ORDER: usize = if cfg!(debug_assertions) { 4 } else { 3 };
+pub const KSTACK_ORDER: usize = if cfg!(debug_assertions) { 4 } else { 3 };
+/// Pages in kernel stacks (Linux: `NR_KERNEL_STACK_KB`), for
+/// `/proc/meminfo`'s `KernelStack`.
+pub static KERNEL_STACK_PAGES: AtomicUsize = AtomicUsize::new(0);
 /// Written at the bottom of every kernel stack and checked at each switch:
 /// a thread that overran its stack is caught before it corrupts more
 /// (Linux catches it with guard pages around vmapped stacks).
@@ -217,6 +220,7 @@ impl Drop for Thread {
     fn drop(&mut self) {
         if let Some(stack) = self.kstack {
             frame::free_pages(stack, KSTACK_ORDER).expect("kernel stack freed twice");
+            KERNEL_STACK_PAGES.fetch_sub(1 << KSTACK_ORDER, Ordering::Relaxed);
         }
     }
 }
@@ -252,7 +256,8 @@ fn spawn_with(
     user: Option<(UserThread, TrapFrame, u64)>,
     f: impl FnOnce() + Send + 'static,
 ) -> Option<Arc<Thread>> {
-    let stack = frame::alloc_pages(KSTACK_ORDER)?;
+    let stack = frame::alloc_kernel_pages(KSTACK_ORDER)?;
+    KERNEL_STACK_PAGES.fetch_add(1 << KSTACK_ORDER, Ordering::Relaxed);
     // SAFETY: the bottom word of a fresh stack, ours alone.
     unsafe { (phys_to_virt(stack) as *mut u64).write(STACK_CANARY) };
     let mut stack_top = phys_to_virt(stack) + (PAGE_SIZE << KSTACK_ORDER);

@@ -12,6 +12,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::fmt::Write;
+use core::sync::atomic::Ordering;
 
 use super::vfs::{self, Inode, InodeKind, MagicLink, PseudoDir, PseudoFile, S_IFLNK};
 use crate::errno::{Errno, KResult};
@@ -41,6 +42,11 @@ fn meminfo() -> String {
         ("Cached:", shmem),
         ("Shmem:", shmem),
         ("ShmemHugePages:", vmstat::NR_SHMEM_HUGEPAGES.get()),
+        ("Slab:", crate::mm::heap::pages() as u64),
+        (
+            "KernelStack:",
+            crate::task::thread::KERNEL_STACK_PAGES.load(Ordering::Relaxed) as u64,
+        ),
         ("PageTables:", vmstat::NR_PAGETABLE.get()),
     ];
     let mut s = String::new();
@@ -166,12 +172,13 @@ fn filesystems() -> String {
 /// What a system-wide file shows.
 type Show = fn() -> String;
 
-const FILES: [(&str, Show); 9] = [
+const FILES: [(&str, Show); 10] = [
     ("cpuinfo", cpuinfo),
     ("filesystems", filesystems),
     ("loadavg", loadavg),
     ("meminfo", meminfo),
     ("mounts", mounts),
+    ("slabinfo", crate::mm::heap::slabinfo),
     ("stat", stat),
     ("uptime", uptime),
     ("version", version),

@@ -194,18 +194,8 @@ fn bytes_text(bytes: &[u8]) -> String {
 
 /// The name of the process's first thread (Linux: the group leader's
 /// `comm`): what exec set, or PR_SET_NAME since.
-fn comm_of(p: &Process) -> String {
-    let threads = p.live_threads();
-    let Some(u) = threads.first().and_then(|t| t.user.as_ref()) else {
-        return String::new();
-    };
-    let comm = *u.comm.lock();
-    let len = comm.iter().position(|&b| b == 0).unwrap_or(comm.len());
-    String::from_utf8_lossy(&comm[..len]).into_owned()
-}
-
 fn comm(p: &Process) -> String {
-    format!("{}\n", comm_of(p))
+    format!("{}\n", p.comm())
 }
 
 fn maps(p: &Process) -> String {
@@ -292,7 +282,7 @@ fn stat(p: &Process) -> String {
         "{} ({}) {} {} {} {} {} {} 0 {} 0 0 0 {} {} {} {} {} {} {} 0 {} {} {} {} {} {} {} 0 0 {} {} {} {} \
          0 0 0 17 {} 0 0 0 0 0 0 0 {} 0 0 0 0 {}\n",
         p.pid,
-        comm_of(p),
+        p.comm(),
         state,
         ppid,
         p.pgid.load(Ordering::Acquire),
@@ -366,7 +356,7 @@ fn status(p: &Process) -> String {
         "Name:\t{}\nUmask:\t{:04o}\nState:\t{} ({})\nTgid:\t{}\nNgid:\t0\nPid:\t{}\nPPid:\t{}\n\
          TracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t{}\nGroups:\t\n\
          NStgid:\t{}\nNSpid:\t{}\n",
-        comm_of(p),
+        p.comm(),
         p.umask.load(Ordering::Relaxed),
         letter,
         name,

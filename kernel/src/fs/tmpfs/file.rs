@@ -347,14 +347,12 @@ impl ShmemFile {
     }
 
     /// Forgets folios that left the cache: accounting, then the reference.
-    fn release(&self, folios: alloc::vec::Vec<Folio>) {
-        for folio in folios {
-            let nr = folio.nr_pages() as u64;
-            self.sb.uncharge(nr);
-            vmstat::NR_SHMEM.sub(nr);
-            if folio.order() == PMD_ORDER {
-                vmstat::NR_SHMEM_HUGEPAGES.sub(nr);
-            }
+    fn release(&self, folio: Folio) {
+        let nr = folio.nr_pages() as u64;
+        self.sb.uncharge(nr);
+        vmstat::NR_SHMEM.sub(nr);
+        if folio.order() == PMD_ORDER {
+            vmstat::NR_SHMEM_HUGEPAGES.sub(nr);
         }
     }
 
@@ -389,8 +387,8 @@ impl ShmemFile {
             index_of(end.saturating_add(PAGE_SIZE as u64 - 1)),
         );
         self.mapping.unmap_mapping_range(first, last);
-        let removed = self.mapping.remove_range(start, end);
-        self.release(removed);
+        self.mapping
+            .remove_range(start, end, |folio| self.release(folio));
         self.mapping.unmap_mapping_range(first, last);
     }
 
@@ -467,8 +465,8 @@ impl Drop for ShmemFile {
     /// The last reference to the inode is gone: free its page cache
     /// (Linux: `shmem_evict_inode`).
     fn drop(&mut self) {
-        let removed = self.mapping.remove_range(0, u64::MAX);
-        self.release(removed);
+        self.mapping
+            .remove_range(0, u64::MAX, |folio| self.release(folio));
     }
 }
 

@@ -347,7 +347,8 @@ impl Device for Tty {
     }
 
     fn write(&self, data: &[u8], _nonblock: bool) -> KResult<usize> {
-        let mut out = Vec::with_capacity(data.len() + data.len() / 8);
+        // Up to a write's chunk (64K) and its expansion (\n -> \r\n).
+        let mut out = crate::mm::heap::try_vec(data.len() + data.len() / 8)?;
         self.ldisc.lock().output(data, &mut out);
         crate::console::write_raw(&out);
         Ok(data.len())

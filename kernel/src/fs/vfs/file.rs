@@ -9,6 +9,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use super::inode::{Inode, InodeKind, Stat, S_IFMT, S_IFREG, T_CTIME, T_MTIME};
 use super::path;
 use crate::errno::{Errno, KResult};
+use crate::mm::addr::PAGE_SIZE;
 use crate::mm::uaccess::WriteSource;
 use crate::sync::SpinLock;
 
@@ -195,7 +196,9 @@ impl File {
                 self.modified(n);
                 Ok(n)
             }
-            InodeKind::Pseudo(p) => data.with_bytes(|bytes| {
+            // A page at most, as sysfs and procfs stores take (Linux:
+            // `kernfs_fop_write_iter`): a longer write is short.
+            InodeKind::Pseudo(p) => data.take(PAGE_SIZE).with_bytes(|bytes| {
                 let text = core::str::from_utf8(bytes).map_err(|_| Errno::EINVAL)?;
                 p.store(text).map(|_| bytes.len())
             }),
