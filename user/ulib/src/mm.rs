@@ -18,6 +18,10 @@ pub const MAP_PRIVATE: u32 = 0x02;
 pub const MAP_FIXED: u32 = 0x10;
 pub const MAP_ANONYMOUS: u32 = 0x20;
 pub const MAP_FIXED_NOREPLACE: u32 = 0x100000;
+/// No promise of memory for a private writable mapping: one larger than
+/// RAM is made all the same (Linux's overcommit heuristic refuses it
+/// otherwise).
+pub const MAP_NORESERVE: u32 = 0x4000;
 
 pub const MREMAP_MAYMOVE: u32 = 1;
 pub const MREMAP_FIXED: u32 = 2;

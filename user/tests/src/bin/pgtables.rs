@@ -483,10 +483,12 @@ fn munmap_frees_whole_page_tables_at_once() -> TestResult {
     unsafe { munmap(addr, 128 << 20) }?;
     let (after, now_free) = (vmstat("nr_page_table_pages")?, vmstat("nr_free_pages")?);
     check_eq!(touched - after, 64);
+    // The kernel heap takes and gives back pages as it goes (reading
+    // /proc/vmstat alone may take one): a few either way.
     check!(
-        now_free >= free + 128,
+        now_free + 4 >= free + 128,
         "only {} frames back",
-        now_free - free
+        now_free as i64 - free as i64
     );
     check_eq!(
         try_read(addr + 5 * PMD).map_err(|f| f.code),

@@ -1,0 +1,151 @@
+/*
+ * Running out of memory, as Linux handles it: a process that maps and
+ * touches memory until there is none is killed by the OOM killer (SIGKILL,
+ * counted in /proc/vmstat's oom_kill) and its memory comes back; filling
+ * a tmpfs ends in ENOSPC; a fork bomb meets EAGAIN (or ENOMEM) and every
+ * process it made is reaped; and through it all the kernel keeps working.
+ * A static glibc program: make test runs it on faultline at several
+ * memory sizes, make test-linux on Debian's Linux 6.12.
+ *
+ * Output and exit status: check.h's run_tests.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../proc.h"
+#include "check.h"
+
+/* Free memory is back to within this of where it was. */
+#define SLACK_KB (2 << 10)
+
+static int still_works(void)
+{
+	pid_t c = fork();
+	if (c == 0)
+		_exit(3);
+	int status = 0;
+	return c > 0 && waitpid(c, &status, 0) == c && WIFEXITED(status) && WEXITSTATUS(status) == 3;
+}
+
+static int a_memory_hog_is_killed_and_its_memory_comes_back(void)
+{
+	long free_before = meminfo_kb("MemFree");
+	long kills = vmstat("oom_kill");
+	pid_t hog = fork();
+	if (hog == 0) {
+		/* Chunks smaller than RAM, so every mmap is granted: touching
+		 * them is what runs memory out. */
+		for (;;) {
+			size_t chunk = 16 << 20;
+			char *p = mmap(NULL, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (p == MAP_FAILED)
+				_exit(2);
+			for (size_t i = 0; i < chunk; i += 4096)
+				p[i] = 1;
+		}
+	}
+	int status = 0;
+	CHECK(hog > 0 && waitpid(hog, &status, 0) == hog, "fork/waitpid: %s", strerror(errno));
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the hog ended with status %#x", status);
+	CHECK(vmstat("oom_kill") > kills, "oom_kill %ld -> %ld", kills, vmstat("oom_kill"));
+	CHECK(still_works(), "fork after the OOM kill");
+	long free_after = meminfo_kb("MemFree");
+	CHECK(free_after > free_before - SLACK_KB, "MemFree %ld kB -> %ld kB", free_before, free_after);
+	return 0;
+}
+
+static int filling_a_tmpfs_ends_in_enospc(void)
+{
+	mkdir("/tmp/full", 0755);
+	CHECK(mount("none", "/tmp/full", "tmpfs", 0, "size=8m") == 0, "mount: %s", strerror(errno));
+	int fd = open("/tmp/full/f", O_CREAT | O_WRONLY, 0644);
+	CHECK(fd >= 0, "open: %s", strerror(errno));
+	static char block[64 << 10];
+	memset(block, 7, sizeof(block));
+	long total = 0;
+	ssize_t n;
+	while ((n = write(fd, block, sizeof(block))) > 0)
+		total += n;
+	int e = errno;
+	close(fd);
+	unlink("/tmp/full/f");
+	umount("/tmp/full");
+	rmdir("/tmp/full");
+	CHECK(n == -1 && e == ENOSPC, "write ended with %zd, errno %d", n, e);
+	CHECK(total >= (6 << 20) && total <= (8 << 20), "wrote %ld bytes into 8M", total);
+	return 0;
+}
+
+static int a_fork_bomb_meets_eagain_and_all_is_reaped(void)
+{
+	long free_before = meminfo_kb("MemFree");
+	int p[2];
+	CHECK(pipe(p) == 0, "pipe");
+	pid_t bomb = fork();
+	if (bomb == 0) {
+		/* Forks until fork fails, each child waiting to be killed; says
+		 * how many and why it stopped. */
+		setpgid(0, 0);
+		close(p[0]);
+		long n = 0;
+		for (;;) {
+			pid_t c = fork();
+			if (c == 0) {
+				pause();
+				_exit(0);
+			}
+			if (c < 0)
+				break;
+			n++;
+		}
+		int e = errno;
+		long msg[2] = { n, e };
+		if (write(p[1], msg, sizeof(msg)) != sizeof(msg))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(p[1]);
+	long msg[2] = { 0, 0 };
+	ssize_t got = read(p[0], msg, sizeof(msg));
+	close(p[0]);
+	kill(-bomb, SIGKILL);
+	int status;
+	CHECK(waitpid(bomb, &status, 0) == bomb, "reaping the bomb");
+	/* Its children were reparented to init, which reaps them: thousands
+	 * of exits take a while. Wait while memory keeps coming back. */
+	long last = 0;
+	for (int still = 0; still < 30 && meminfo_kb("MemFree") < free_before - SLACK_KB; still++) {
+		usleep(100000);
+		long now = meminfo_kb("MemFree");
+		if (now > last)
+			still = 0;
+		last = now;
+	}
+	CHECK(got == sizeof(msg), "the bomb said nothing");
+	CHECK(msg[0] > 10, "only %ld forks", msg[0]);
+	CHECK(msg[1] == EAGAIN || msg[1] == ENOMEM, "fork failed with errno %ld after %ld", msg[1], msg[0]);
+	CHECK(still_works(), "fork after the bomb");
+	long free_after = meminfo_kb("MemFree");
+	CHECK(free_after > free_before - SLACK_KB, "MemFree %ld kB -> %ld kB", free_before, free_after);
+	return 0;
+}
+
+int main(void)
+{
+	static const struct test tests[] = {
+		TEST(a_memory_hog_is_killed_and_its_memory_comes_back),
+		TEST(filling_a_tmpfs_ends_in_enospc),
+		TEST(a_fork_bomb_meets_eagain_and_all_is_reaped),
+	};
+	return run_tests("exhaustion", tests, sizeof(tests) / sizeof(tests[0]));
+}
