@@ -8,7 +8,7 @@ GDB_PROFILE := $(if $(RELEASE),release,gdb)
 GDB_KERNEL := target/aarch64-unknown-none-softfloat/$(GDB_PROFILE)/faultline-gdb
 SYMBOLIZE := target/release/symbolize
 
-.PHONY: all build run shell test bench bench-linux test-linux gdb gdb-kernel gdb-test lint doc setup clean
+.PHONY: all build run shell test bench bench-linux test-linux gdb gdb-kernel gdb-test fuzz stress lint doc setup clean
 
 all: build
 
@@ -24,6 +24,9 @@ build: setup
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/rootfs-user/bin/bench/seed000 user/c/seed000.c
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/rootfs-user/bin/bench/clock_gettime user/c/clock_gettime.c
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/gdb-target user/c/gdb-target.c
+	scripts/fuzz-syscalls.py > build/fuzz-syscalls.h
+	aarch64-linux-gnu-gcc -static -O2 -Wall -s -Ibuild -o build/fuzz user/c/fuzz.c
+	aarch64-linux-gnu-gcc -static -O2 -Wall -s -Iuser/c -o build/stress user/c/stress.c
 	mkdir -p build/ctests
 	for t in user/c/tests/*.c; do \
 		aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/ctests/$$(basename $$t .c) $$t || exit 1; \
@@ -46,6 +49,18 @@ shell: build
 
 test: build gdb-kernel
 	scripts/test.sh
+
+# The system-call fuzzer (user/c/fuzz.c), one boot per seed on 4 CPUs:
+# SEED=N for one seed (default: seeds 1 to 10), COUNT=M calls each
+# (default 100,000). make test runs a short fixed-seed version.
+fuzz: build
+	scripts/fuzz.sh --seeds "$(or $(SEED),$$(seq 1 10))" --count $(or $(COUNT),100000)
+
+# Memory under load (scripts/stress.sh): the shadow-model stress under
+# each fault-path switch setting, SECONDS each (default 600), then memory
+# run out at 128M, 1G and 4G. make test runs a short version.
+stress: build
+	scripts/stress.sh --seconds $(or $(SECONDS),600)
 
 # The fault-path benchmarks under -icount (deterministic): a table, and
 # build/bench.csv.

@@ -7,8 +7,11 @@
 #   4. user space: faultline's own test programs, the glibc programs
 #      (user/c/tests/), Debian's busybox (user/busybox/applets.sh) and a
 #      scripted session at make shell's prompt (scripts/shell-session.py)
-#   5. boot, shutdown and crash reports (panic backtrace, fault decoding)
-#   6. gdb (scripts/gdb-test.sh): breakpoints, backtraces, the helpers
+#   5. robustness: the system-call fuzzer (user/c/fuzz.c), the
+#      shadow-model memory stress (user/c/stress.c) and memory run out
+#      (user/c/tests/exhaustion.c), short runs of make fuzz and make stress
+#   6. boot, shutdown and crash reports (panic backtrace, fault decoding)
+#   7. gdb (scripts/gdb-test.sh): breakpoints, backtraces, the helpers
 #      (scripts/gdb/) against /proc, docs/gdb.md's session
 # Every QEMU run has a watchdog, so a hang is a failure, not a stuck CI.
 set -uo pipefail
@@ -123,7 +126,29 @@ if [ "$shell_rc" != 0 ] || [ "$ok" = 0 ]; then
     fail "shell session: clean run" "exit $shell_rc"; tail -40 "$logdir/shell"
 fi
 
-# --- 5. boot, shutdown, crash reports --------------------------------------
+# --- 5. robustness -----------------------------------------------------------
+# The fuzzer, fixed seeds, over 100,000 calls in all: no panic, no hang, no
+# child outliving SIGKILL or left behind, free memory back (make fuzz runs
+# ten seeds of 100,000). Seed 3 on a small machine, where memory runs out.
+while read -r line; do
+    case "$line" in
+        *" ... ok") pass "${line% ... ok}" ;;
+        *" ... FAILED"*) fail "${line%% ... FAILED*}" "${line#* ... FAILED}" ;;
+        *) echo "$line" ;;
+    esac
+done < <(scripts/fuzz.sh --seeds "1 2" --count 50000; scripts/fuzz.sh --seeds 3 --count 20000 --smp 2 --mem 128M)
+# The stress, 5 s a setting, then memory run out on a small and a larger
+# machine (512M is in the glibc runs above; make stress adds 4G).
+while read -r line; do
+    case "$line" in
+        *" ... ok") pass "${line% ... ok}" ;;
+        *" ... ok: "*) pass "${line%% ... ok: *}" ;;
+        *" ... FAILED"*) fail "${line%% ... FAILED*}" "${line#* ... FAILED}" ;;
+        *) echo "$line" ;;
+    esac
+done < <(scripts/stress.sh --seconds 5 --mems "128M 1G")
+
+# --- 6. boot, shutdown, crash reports --------------------------------------
 # expect NAME WANT-EXIT LOG REGEX...: exit status and every regex must match.
 expect() {
     local name=$1 want=$2 log=$3; shift 3
@@ -202,7 +227,7 @@ expect "crash: kernel data abort is decoded, backtrace crosses the exception" 1 
     'handle_el1_sync at kernel/src/arch/aarch64/trap.rs' \
     '\(inlined\) faultline::forced_fault at kernel/src/main.rs'
 
-# --- 6. gdb ---------------------------------------------------------------
+# --- 7. gdb ---------------------------------------------------------------
 while read -r line; do
     case "$line" in
         *" ... ok") pass "${line% ... ok}" ;;

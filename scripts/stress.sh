@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# `make stress`: memory under load, on faultline.
+#   1. user/c/stress.c, the shadow-model stress: threads and processes on
+#      4 CPUs mapping, unmapping, protecting, advising, remapping,
+#      truncating and punching memfds and anonymous memory, every read
+#      checked, under each fault-path switch setting, SECONDS each
+#      (default 600); then free memory must be back;
+#   2. user/c/tests/exhaustion.c, running memory out, at each of MEMS
+#      (default 128M 1G 4G): the OOM killer, ENOSPC, a fork bomb.
+# One `... ok|FAILED` line per check, a last `N passed, M failed`; exits
+# non-zero on any failure. Logs: build/stress*.log.
+#
+#   scripts/stress.sh [--seconds N] [--mems "128M 1G"]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+seconds=600
+mems="128M 1G 4G"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --seconds) seconds=$2; shift 2 ;;
+        --mems) mems=$2; shift 2 ;;
+        *) echo "stress.sh: unknown option $1" >&2; exit 2 ;;
+    esac
+done
+passed=0
+failed=0
+tally() { # LOG EXIT-STATUS: counts the log's ok/FAILED lines, and a bad exit
+    local ok bad
+    ok=$(grep -acE '^(stress:|glibc) .* \.\.\. ok' "$1")
+    bad=$(grep -acE '^(stress:|glibc) .* \.\.\. FAILED' "$1")
+    grep -aE '^(stress:|glibc) .* \.\.\. (ok|FAILED)' "$1"
+    if { [ "$2" != 0 ] || [ "$ok" = 0 ]; } && [ "$bad" = 0 ]; then
+        echo "stress: $1 ... FAILED: exit $2"
+        grep -a -A12 'Kernel panic' "$1" | head -30
+        bad=1
+    fi
+    passed=$((passed + ok))
+    failed=$((failed + bad))
+}
+# Six settings, SECONDS each, and time to boot and check.
+log=build/stress.log
+./qemu-run.sh --smp 4 --mem 1G --add build/stress --run "/bin/stress seconds=$seconds" \
+    --timeout $((6 * seconds + 180)) >"$log" 2>&1
+tally "$log" $?
+for mem in $mems; do
+    log=build/stress-exhaustion-$mem.log
+    ./qemu-run.sh --smp 2 --mem "$mem" --add build/ctests/exhaustion --run /bin/exhaustion \
+        --timeout 900 >"$log" 2>&1
+    rc=$?
+    sed -i "s/^glibc exhaustion: /glibc exhaustion[$mem]: /" "$log"
+    tally "$log" $rc
+done
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]
