@@ -136,6 +136,7 @@ Usage: fl-folio EXPR     a Folio (e.g. `fl-folio folio` in finish_fault),
     def __init__(self):
         super().__init__("fl-folio", gdb.COMMAND_DATA)
 
+    @kernel.reads_kernel
     def invoke(self, arg, from_tty):
         args = gdb.string_to_argv(arg)
         if len(args) == 2 and args[0] == "pfn":

@@ -5,8 +5,12 @@ through the linear map, and which CPU a gdb thread is.
 QEMU's gdb stub shows each vCPU as a thread: `thread 2` is the second
 CPU. Its registers include the system registers, so `$TTBR0_EL1`,
 `$FAR_EL1` and `$TPIDR_EL1` (which holds the kernel's CPU number, see
-`arch::cpu::cpu_id`) are per CPU.
+`arch::cpu::cpu_id`) are per CPU. Memory, too, is read through the
+selected CPU's MMU, at its exception level: a CPU stopped in user space
+cannot read kernel memory, so the helpers read through one stopped in
+the kernel (`kernel_reads`).
 """
+import contextlib
 import re
 import struct
 
@@ -77,9 +81,46 @@ def register(name):
     return int(gdb.parse_and_eval("$" + name)) & (1 << 64) - 1
 
 
+# The CPU the user selected, while a helper reads through another.
+_user_cpu = None
+
+
 def selected_cpu():
-    """The kernel's number for the CPU gdb has selected."""
-    return register("TPIDR_EL1")
+    """The kernel's number for the CPU gdb has selected (the user's choice,
+    also while a helper reads memory through another)."""
+    return _user_cpu if _user_cpu is not None else register("TPIDR_EL1")
+
+
+def exception_level():
+    """The selected CPU's exception level, from CPSR (QEMU shows no
+    CurrentEL)."""
+    return (int(gdb.parse_and_eval("$cpsr")) >> 2) & 3
+
+
+@contextlib.contextmanager
+def kernel_reads():
+    """Runs a helper's reads through a CPU stopped in the kernel, if the
+    selected one is in user space, and selects the user's CPU again after."""
+    global _user_cpu
+    selected = gdb.selected_thread()
+    if selected is None or exception_level() >= 1:
+        yield
+        return
+    cpu = selected_cpu()
+    for thread in gdb.selected_inferior().threads():
+        thread.switch()
+        if exception_level() >= 1:
+            break
+    else:
+        selected.switch()
+        raise gdb.GdbError("every CPU is stopped in user space, where kernel memory cannot be "
+                           "read: stop in the kernel first (a breakpoint, fl-break-fault)")
+    _user_cpu = cpu
+    try:
+        yield
+    finally:
+        _user_cpu = None
+        selected.switch()
 
 
 def cpus():
@@ -121,6 +162,15 @@ def is_idle(cpu, thread):
     rq = rust.spin(static("faultline::task::sched::CPUS")[cpu]["rq"])
     idle = rust.option(rq["idle"])
     return idle is not None and rust.arc_address(idle) == int(thread.address)
+
+
+def reads_kernel(invoke):
+    """A command's `invoke`, run under `kernel_reads`."""
+    def wrapped(self, arg, from_tty):
+        with kernel_reads():
+            return invoke(self, arg, from_tty)
+    wrapped.__doc__ = invoke.__doc__
+    return wrapped
 
 
 def parse_int(text):

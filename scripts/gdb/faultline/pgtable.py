@@ -71,6 +71,7 @@ Usage: fl-pt VA [pid]     (pid: default, the process the selected CPU runs)"""
     def __init__(self):
         super().__init__("fl-pt", gdb.COMMAND_DATA)
 
+    @kernel.reads_kernel
     def invoke(self, arg, from_tty):
         args = gdb.string_to_argv(arg)
         if not 1 <= len(args) <= 2:
@@ -119,6 +120,7 @@ Usage: fl-ptdump [pid] [START-END]"""
     def __init__(self):
         super().__init__("fl-ptdump", gdb.COMMAND_DATA)
 
+    @kernel.reads_kernel
     def invoke(self, arg, from_tty):
         pid_arg, start, end = None, 0, kernel.info("user_top")
         for a in gdb.string_to_argv(arg):

@@ -55,7 +55,7 @@ def state(thread):
 
 def mm_of(proc):
     """The process's `Mm`, or None (a zombie has none)."""
-    ptr = rust.atomic(proc["mm"]["__0"])
+    ptr = rust.atomic(proc["mm"]["mm"])
     if ptr == 0:
         return None
     return gdb.Value(ptr).cast(gdb.lookup_type("faultline::mm::mm_struct::Mm").pointer()).dereference()
@@ -111,6 +111,7 @@ Usage: fl-ps"""
     def __init__(self):
         super().__init__("fl-ps", gdb.COMMAND_DATA)
 
+    @kernel.reads_kernel
     def invoke(self, arg, from_tty):
         running = {}
         for cpu, _ in kernel.cpus():

@@ -98,6 +98,7 @@ Usage: fl-vmas [pid]     (pid: default, the process the selected CPU runs)"""
     def __init__(self):
         super().__init__("fl-vmas", gdb.COMMAND_DATA)
 
+    @kernel.reads_kernel
     def invoke(self, arg, from_tty):
         pid, proc, mm = tasks.resolve(arg.strip() or None)
         locked = rust.atomic(mm["mmap_lock"]["locked"])

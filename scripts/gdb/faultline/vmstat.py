@@ -47,6 +47,7 @@ Usage: fl-vmstat"""
     def __init__(self):
         super().__init__("fl-vmstat", gdb.COMMAND_DATA)
 
+    @kernel.reads_kernel
     def invoke(self, arg, from_tty):
         for line in lines():
             print(line)
