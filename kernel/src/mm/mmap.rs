@@ -11,7 +11,7 @@ use crate::arch::contpte::CONT_PTE_SIZE;
 use crate::arch::desc::{PgProt, Pte};
 use crate::errno::{Errno, KResult};
 use crate::fs::tmpfs;
-use crate::fs::vfs::{File, InodeKind};
+use crate::fs::vfs::{File, Inode, InodeKind};
 use crate::mm::addr::{align_up, PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault::{fault_in, Access};
 use crate::mm::folio::Folio;
@@ -203,37 +203,7 @@ pub fn mmap(
         addr
     } else {
         let hint = (addr != 0 && addr.is_multiple_of(PAGE_SIZE)).then_some(addr);
-        // Without a hint, a tmpfs mapping of 2M or more at a 2M-aligned
-        // offset goes at a 2M-aligned address, where its folios can map
-        // with PMD blocks (Linux: `shmem_get_unmapped_area`; we do not ask
-        // the huge policy first). Seed 004's `thp_mapping_align` (0x0 at
-        // boot) adds 64K for 64K or more at a 64K-aligned offset, for
-        // contiguous PTEs: bit 0 for files, bit 1 for private anonymous
-        // memory (Linux: `folio_get_unmapped_area`, which also wants an
-        // anonymous mTHP size on; we have none). Failing that, anywhere.
-        let offset = pgoff as usize * PAGE_SIZE;
-        let bits = tmpfs::huge_settings().thp_mapping_align;
-        let mthp_bit = match inode {
-            Some(_) => tmpfs::huge::FILE_MAPPING_ALIGN,
-            None => tmpfs::huge::ANON_MAPPING_ALIGN,
-        };
-        let align = [
-            (PMD_SIZE, inode.is_some()),
-            (CONT_PTE_SIZE, bits & mthp_bit != 0),
-        ]
-        .into_iter()
-        .find(|&(a, on)| on && hint.is_none() && len >= a && offset.is_multiple_of(a))
-        .map(|(a, _)| a);
-        let aligned = align.and_then(|a| {
-            map.vmas
-                .get_unmapped_area(len, a, hint, MMAP_BOTTOM, MMAP_TOP)
-        });
-        aligned
-            .or_else(|| {
-                map.vmas
-                    .get_unmapped_area(len, PAGE_SIZE, hint, MMAP_BOTTOM, MMAP_TOP)
-            })
-            .ok_or(Errno::ENOMEM)?
+        unmapped_area(&map, len, hint, inode.as_ref(), pgoff as usize * PAGE_SIZE)?
     };
     let vma = Vma::new(vflags, inode, pgoff);
     vma.register_with_file(mm);
@@ -247,6 +217,47 @@ pub fn mmap(
         populate(mm, start, start + len, vflags);
     }
     Ok(start)
+}
+
+/// Where mmap puts `len` bytes of `inode` from byte `offset` (or of
+/// anonymous memory) when not told exactly (Linux: `get_unmapped_area`
+/// with the file's own). Without a hint, a tmpfs mapping of 2M or more at
+/// a 2M-aligned offset goes at a 2M-aligned address, where its folios can
+/// map with PMD blocks (Linux: `shmem_get_unmapped_area`; we do not ask
+/// the huge policy first). Seed 004's `thp_mapping_align` (0x0 at boot)
+/// adds 64K for 64K or more at a 64K-aligned offset, for contiguous PTEs:
+/// bit 0 for files, bit 1 for private anonymous memory (Linux:
+/// `folio_get_unmapped_area`, which also wants an anonymous mTHP size on;
+/// we have none). Failing that, anywhere.
+pub fn unmapped_area(
+    map: &MmMap,
+    len: usize,
+    hint: Option<usize>,
+    inode: Option<&Arc<Inode>>,
+    offset: usize,
+) -> KResult<usize> {
+    let bits = tmpfs::huge_settings().thp_mapping_align;
+    let mthp_bit = match inode {
+        Some(_) => tmpfs::huge::FILE_MAPPING_ALIGN,
+        None => tmpfs::huge::ANON_MAPPING_ALIGN,
+    };
+    let align = [
+        (PMD_SIZE, inode.is_some()),
+        (CONT_PTE_SIZE, bits & mthp_bit != 0),
+    ]
+    .into_iter()
+    .find(|&(a, on)| on && hint.is_none() && len >= a && offset.is_multiple_of(a))
+    .map(|(a, _)| a);
+    let aligned = align.and_then(|a| {
+        map.vmas
+            .get_unmapped_area(len, a, hint, MMAP_BOTTOM, MMAP_TOP)
+    });
+    aligned
+        .or_else(|| {
+            map.vmas
+                .get_unmapped_area(len, PAGE_SIZE, hint, MMAP_BOTTOM, MMAP_TOP)
+        })
+        .ok_or(Errno::ENOMEM)
 }
 
 /// Faults in every page of `[start, end)` of a mapping with `vflags`, for

@@ -17,19 +17,20 @@
 //! used: a malformed file is an [`ElfError`] (`execve` fails with ENOEXEC),
 //! never a panic or an overflow.
 //!
+//! A dynamically linked program names its interpreter (`ld.so`) in
+//! `PT_INTERP`: the plan carries that path, and exec loads the interpreter
+//! with a plan of its own.
+//!
 //! Where we simplify:
-//! - Static executables only. A file with `PT_INTERP` is dynamically linked
-//!   and needs its interpreter (`ld.so`) loaded too, which Linux does and we
-//!   don't: it is rejected as [`ElfError::DynamicallyLinked`].
 //! - `PT_LOAD` segments must come in address order and no two may share a
 //!   page, so each user page belongs to one segment. Linux maps them in turn
 //!   and lets a later mapping replace a shared page.
 //! - A segment must lie inside the file, and the entry point inside an
 //!   executable segment. Linux checks neither: the program gets SIGBUS or
 //!   SIGSEGV when it first touches the bad page.
-//! - An `ET_DYN` (static-pie) file goes wherever the caller says with
-//!   [`LoadPlan::with_base`]; Linux picks `ELF_ET_DYN_BASE` plus a random
-//!   offset, aligned to the segments' largest `p_align`.
+//! - An `ET_DYN` file goes wherever the caller says with
+//!   [`LoadPlan::with_base`], and [`LoadPlan::align`] says what Linux
+//!   aligns that to; Linux adds a random offset, which we leave out.
 //! - `PT_GNU_STACK` is ignored, as faultline's user stack is never
 //!   executable. Linux makes it executable when that header has `PF_X`.
 //! - No arm64 extras: `PT_GNU_PROPERTY` (BTI) and `PT_AARCH64_MEMTAG_MTE`
@@ -94,9 +95,17 @@ pub struct LoadPlan {
     pub phdr_vaddr: u64,
     /// Number of program headers (`AT_PHNUM`); each is [`PHENT_SIZE`] bytes.
     pub phnum: u16,
-    /// `ET_DYN`: a static-pie, linked at 0 and runnable at any page-aligned
-    /// base; see [`LoadPlan::with_base`]. `ET_EXEC` runs where it was linked.
+    /// `ET_DYN`: a PIE or a shared object (ld.so), linked at 0 and
+    /// runnable at any page-aligned base; see [`LoadPlan::with_base`].
+    /// `ET_EXEC` runs where it was linked.
     pub is_dyn: bool,
+    /// The largest power-of-two `p_align` of the `PT_LOAD` segments, at
+    /// least a page: Linux aligns an `ET_DYN` program's base to it
+    /// (`maximum_alignment`), so 64K-aligned segments stay 64K-aligned.
+    pub align: u64,
+    /// The interpreter's path from `PT_INTERP`, without its NUL: the
+    /// program is dynamically linked and `ld.so` must be loaded too.
+    pub interp: Option<Vec<u8>>,
 }
 
 /// Why a file can't be run. `execve` returns ENOEXEC for all of these (Linux
@@ -113,9 +122,9 @@ pub enum ElfError {
     NotAarch64,
     /// Not an executable: a relocatable object, core dump, ...
     NotExecutable,
-    /// Has an interpreter (`PT_INTERP`): dynamically linked executables are
-    /// not supported, only static and static-pie ones.
-    DynamicallyLinked,
+    /// A `PT_INTERP` that is empty, longer than `PATH_MAX` or not
+    /// NUL-terminated.
+    BadInterp,
     /// `e_phentsize` isn't the size of an ELF64 program header.
     BadPhentsize,
     /// More than 64 program headers.
@@ -141,20 +150,38 @@ pub enum ElfError {
     NotRelocatable,
 }
 
-/// Checks `image` and describes how to load it.
-pub fn parse(image: &[u8]) -> Result<LoadPlan, ElfError> {
-    let ehdr = parse_ehdr(image)?;
-    let phdrs = phdr_table(image, &ehdr)?;
+/// Longest `PT_INTERP` path, with its NUL (Linux: `PATH_MAX`).
+const PATH_MAX: u64 = 4096;
+
+/// Reads the headers of a `file_len`-byte file through `read_at` (which
+/// fills a buffer from a file offset, as pread: the bytes it read) and
+/// describes how to load it. Only the ELF header, the program headers and
+/// the interpreter's path are read (Linux: `elf_read` of each), never the
+/// whole file.
+pub fn parse(
+    file_len: u64,
+    read_at: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+) -> Result<LoadPlan, ElfError> {
+    let mut head = [0u8; EI_NIDENT + ELF64_EHDR_TAILSIZE];
+    let got = read_at(0, &mut head);
+    let ehdr = parse_ehdr(&head[..got])?;
+    let table = read_phdrs(read_at, &ehdr)?;
+    let phdrs = SegmentTable::new(ehdr.endianness, ehdr.class, &table);
     let phdrs_len = u64::from(ehdr.e_phnum) * u64::from(PHENT_SIZE);
-    let file_len = image.len() as u64;
 
     let mut segments: Vec<Segment> = Vec::new();
     let mut phdr_vaddr = None;
+    let mut interp = None;
+    let mut align = PAGE_SIZE as u64;
     for ph in phdrs.iter() {
         match ph.p_type {
-            PT_INTERP => return Err(ElfError::DynamicallyLinked),
+            // The first one counts, as in Linux.
+            PT_INTERP if interp.is_none() => interp = Some(read_interp(read_at, &ph, file_len)?),
             PT_LOAD => {
                 let segment = check_load(&ph, file_len)?;
+                if ph.p_align.is_power_of_two() {
+                    align = align.max(ph.p_align);
+                }
                 // Linux maps nothing for an empty segment, so neither do we.
                 if segment.memsz == 0 {
                     continue;
@@ -166,7 +193,7 @@ pub fn parse(image: &[u8]) -> Result<LoadPlan, ElfError> {
                 }
                 // Like Linux (since 5.18), find the headers in whichever
                 // segment loads them, rather than trusting PT_PHDR, which
-                // nothing obliges a file to have. phdr_table() has checked
+                // nothing obliges a file to have. read_phdrs() has checked
                 // e_phoff is inside the file, so nothing here overflows.
                 if phdr_vaddr.is_none() && ehdr.e_phoff >= segment.offset {
                     let in_segment = ehdr.e_phoff - segment.offset;
@@ -197,7 +224,42 @@ pub fn parse(image: &[u8]) -> Result<LoadPlan, ElfError> {
         phdr_vaddr: phdr_vaddr.unwrap_or(0),
         phnum: ehdr.e_phnum,
         is_dyn: ehdr.e_type == ET_DYN,
+        align,
+        interp,
     })
+}
+
+/// Fills `buf` from the file at `offset`: false if the file ends first.
+fn read_exact(
+    read_at: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    offset: u64,
+    buf: &mut [u8],
+) -> bool {
+    read_at(offset, buf) == buf.len()
+}
+
+/// The interpreter's path of a `PT_INTERP` header (Linux: checked in
+/// `load_elf_binary`: 2 to `PATH_MAX` bytes, the last a NUL).
+fn read_interp(
+    read_at: &mut dyn FnMut(u64, &mut [u8]) -> usize,
+    ph: &ProgramHeader,
+    file_len: u64,
+) -> Result<Vec<u8>, ElfError> {
+    if ph.p_filesz < 2 || ph.p_filesz > PATH_MAX {
+        return Err(ElfError::BadInterp);
+    }
+    match ph.p_offset.checked_add(ph.p_filesz) {
+        Some(end) if end <= file_len => {}
+        _ => return Err(ElfError::Truncated),
+    }
+    let mut path = alloc::vec![0u8; ph.p_filesz as usize];
+    if !read_exact(read_at, ph.p_offset, &mut path) {
+        return Err(ElfError::Truncated);
+    }
+    if path.pop() != Some(0) || path.contains(&0) {
+        return Err(ElfError::BadInterp);
+    }
+    Ok(path)
 }
 
 impl LoadPlan {
@@ -225,6 +287,7 @@ impl LoadPlan {
             entry: moved(self.entry)?,
             segments,
             phdr_vaddr: moved(self.phdr_vaddr)?,
+            interp: self.interp.clone(),
             ..*self
         })
     }
@@ -256,25 +319,27 @@ fn parse_ehdr(image: &[u8]) -> Result<FileHeader<LittleEndian>, ElfError> {
     Ok(ehdr)
 }
 
-/// The program header table, checked to lie inside the file.
-fn phdr_table<'a>(
-    image: &'a [u8],
+/// The program header table, read from the file.
+fn read_phdrs(
+    read_at: &mut dyn FnMut(u64, &mut [u8]) -> usize,
     ehdr: &FileHeader<LittleEndian>,
-) -> Result<SegmentTable<'a, LittleEndian>, ElfError> {
+) -> Result<Vec<u8>, ElfError> {
     if ehdr.e_phentsize != PHENT_SIZE {
         return Err(ElfError::BadPhentsize);
     }
     // Also catches PN_XNUM (0xffff), the escape to a count stored in the
-    // first section header: a real static program has a handful.
+    // first section header: a real program has a handful.
     if ehdr.e_phnum > MAX_PHNUM {
         return Err(ElfError::TooManyPhdrs);
     }
     let len = usize::from(ehdr.e_phnum) * usize::from(PHENT_SIZE);
-    let table = usize::try_from(ehdr.e_phoff)
-        .ok()
-        .and_then(|start| image.get(start..)?.get(..len))
-        .ok_or(ElfError::Truncated)?;
-    Ok(SegmentTable::new(ehdr.endianness, ehdr.class, table))
+    let mut table = alloc::vec![0u8; len];
+    if ehdr.e_phoff.checked_add(len as u64).is_none()
+        || !read_exact(read_at, ehdr.e_phoff, &mut table)
+    {
+        return Err(ElfError::Truncated);
+    }
+    Ok(table)
 }
 
 /// A `PT_LOAD` header checked on its own; its neighbours are the caller's.
@@ -331,6 +396,20 @@ mod tests {
     /// checked against `aarch64-linux-gnu-readelf -l`.
     const HELLO_STATIC: &[u8] = include_bytes!("../../pure/fixtures/hello-static.elf");
     const HELLO_STATIC_PIE: &[u8] = include_bytes!("../../pure/fixtures/hello-static-pie.elf");
+    const HELLO_DYNAMIC: &[u8] = include_bytes!("../../pure/fixtures/hello-dynamic.elf");
+
+    /// `parse` of a whole file in memory.
+    fn parse(image: &[u8]) -> Result<LoadPlan, ElfError> {
+        super::parse(image.len() as u64, &mut |offset, buf| {
+            let rest = usize::try_from(offset)
+                .ok()
+                .and_then(|o| image.get(o..))
+                .unwrap_or(&[]);
+            let n = rest.len().min(buf.len());
+            buf[..n].copy_from_slice(&rest[..n]);
+            n
+        })
+    }
 
     const RX: u32 = PF_R | PF_X;
     const RW: u32 = PF_R | PF_W;
@@ -503,6 +582,8 @@ mod tests {
                 phdr_vaddr: 0x40_0040,
                 phnum: 4,
                 is_dyn: false,
+                align: 0x1000,
+                interp: None,
             }
         );
         assert_sane(&plan, HELLO_STATIC.len());
@@ -672,14 +753,68 @@ mod tests {
     }
 
     #[test]
-    fn dynamically_linked() {
+    fn real_dynamic_executable_names_its_interpreter() {
+        let plan = parse(HELLO_DYNAMIC).unwrap();
+        assert_eq!(
+            plan.interp.as_deref(),
+            Some(&b"/lib/ld-linux-aarch64.so.1"[..])
+        );
+        assert!(plan.is_dyn);
+        assert_eq!((plan.entry, plan.phdr_vaddr, plan.phnum), (0x25c, 0x40, 8));
+        assert_eq!(plan.segments.len(), 2);
+        assert_sane(&plan, HELLO_DYNAMIC.len());
+        assert_eq!(parse(HELLO_STATIC).unwrap().interp, None);
+    }
+
+    /// A program whose `PT_INTERP` holds `path` (its NUL included), put at
+    /// the end of the file.
+    fn with_interp(path: &[u8]) -> Vec<u8> {
         let mut phdrs = text_and_data();
         phdrs.insert(0, other(PT_INTERP, PF_R));
-        assert_eq!(parse(&exec_with(&phdrs)), Err(ElfError::DynamicallyLinked));
-        assert_eq!(
-            parse(&build(ET_DYN, 0x40_0100, &phdrs)),
-            Err(ElfError::DynamicallyLinked)
-        );
+        let mut image = exec_with(&phdrs);
+        let at = image.len() as u64;
+        image.extend_from_slice(path);
+        // The PT_INTERP header is the first: p_offset at 8, p_filesz at 32.
+        let ph = EHDR_SIZE;
+        put_u64(&mut image, ph + 8, at);
+        put_u64(&mut image, ph + 32, path.len() as u64);
+        image
+    }
+
+    #[test]
+    fn interpreter_path_is_checked_as_linux_does() {
+        let plan = parse(&with_interp(b"/lib/ld.so\0")).unwrap();
+        assert_eq!(plan.interp.as_deref(), Some(&b"/lib/ld.so"[..]));
+        // Too short, not NUL-terminated, a NUL inside, longer than PATH_MAX.
+        for path in [&b"\0"[..], b"/lib/ld.so", b"/lib\0ld.so\0"] {
+            assert_eq!(
+                parse(&with_interp(path)),
+                Err(ElfError::BadInterp),
+                "{path:?}"
+            );
+        }
+        let mut long = vec![b'a'; 4096];
+        long.push(0);
+        assert_eq!(parse(&with_interp(&long)), Err(ElfError::BadInterp));
+        // Past the end of the file.
+        let mut image = with_interp(b"/lib/ld.so\0");
+        image.truncate(image.len() - 1);
+        assert_eq!(parse(&image), Err(ElfError::Truncated));
+    }
+
+    #[test]
+    fn align_is_the_largest_power_of_two_p_align() {
+        let mut image = exec_with(&text_and_data());
+        assert_eq!(parse(&image).unwrap().align, 0x1000);
+        // p_align of the second header (the data segment) at 48.
+        let data = EHDR_SIZE + usize::from(PHENT_SIZE);
+        put_u64(&mut image, data + 48, 0x1_0000);
+        assert_eq!(parse(&image).unwrap().align, 0x1_0000);
+        // Not a power of two, or below a page: ignored.
+        put_u64(&mut image, data + 48, 0x3_0000);
+        assert_eq!(parse(&image).unwrap().align, 0x1000);
+        put_u64(&mut image, data + 48, 8);
+        assert_eq!(parse(&image).unwrap().align, 0x1000);
     }
 
     #[test]

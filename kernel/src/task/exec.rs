@@ -1,12 +1,16 @@
-//! execve(2): replace the calling process's program with a static ELF
-//! from the file system (Linux: `fs/exec.c` `do_execve`, `begin_new_exec`;
-//! `fs/binfmt_elf.c` `load_elf_binary`). The ELF is parsed by `elf.rs`, the
-//! first stack laid out by `stack.rs`; this file builds the new address
-//! space from them and switches the process over.
+//! execve(2): replace the calling process's program with an ELF from the
+//! file system (Linux: `fs/exec.c` `do_execve`, `begin_new_exec`;
+//! `fs/binfmt_elf.c` `load_elf_binary`). The ELF headers are parsed by
+//! `elf.rs`, the first stack laid out by `stack.rs`; this file builds the
+//! new address space from them and switches the process over. Segments
+//! are mapped from the page cache, never copied. A dynamically linked
+//! program (`PT_INTERP`) gets its interpreter, glibc's `ld.so`, mapped
+//! too, and starts there, with `AT_BASE` and `AT_ENTRY` saying where each
+//! is; ld.so then maps the libraries itself with mmap.
 //!
-//! Where we simplify: no dynamic loader (PT_INTERP is refused); the stack is
-//! a fixed 8 MiB VMA; a multi-threaded process may not exec (EAGAIN;
-//! Linux kills the other threads first).
+//! Where we simplify: no address randomisation (Linux with `norandmaps`);
+//! the stack is a fixed 8 MiB VMA; a multi-threaded process may not exec
+//! (EAGAIN; Linux kills the other threads first).
 
 use alloc::sync::Arc;
 use alloc::vec;
@@ -25,7 +29,7 @@ use crate::mm::vma::{Vma, VM_EXEC, VM_GROWSDOWN, VM_MAYWRITE, VM_READ, VM_WRITE}
 use crate::task::binfmt_script;
 use crate::task::elf::{self, LoadPlan, PHENT_SIZE};
 use crate::task::process::{ExecImage, Process};
-use crate::task::signal_abi::{SIG_DFL, SIG_IGN};
+use crate::task::signal_abi::{SIGNAL_MINSIGSTKSZ, SIG_DFL, SIG_IGN};
 use crate::task::stack::{self, ExecArgs};
 
 /// Top of the user stack (Linux: `STACK_TOP`, minus randomisation).
@@ -33,6 +37,8 @@ pub const STACK_TOP: usize = 0x0000_ffff_ffff_0000;
 pub const STACK_SIZE: usize = 8 << 20;
 /// Where a static-pie is loaded (Linux: `ELF_ET_DYN_BASE`, 2/3 of the space).
 const ET_DYN_BASE: u64 = 0x0000_aaaa_aaaa_0000;
+/// AT_PLATFORM (Linux arm64: `ELF_PLATFORM`).
+const ELF_PLATFORM: &[u8] = b"aarch64";
 /// AT_HWCAP: only what the kernel really enables: FP and Advanced SIMD.
 const HWCAP_FP: u64 = 1 << 0;
 const HWCAP_ASIMD: u64 = 1 << 1;
@@ -94,16 +100,22 @@ pub struct Loaded {
     pub comm: [u8; crate::task::process::TASK_COMM_LEN],
 }
 
-fn read_whole(inode: &Inode) -> KResult<Vec<u8>> {
-    let InodeKind::File(f) = &inode.kind else {
-        return Err(Errno::EACCES);
-    };
-    // As large as the file: ENOMEM when memory has no block that size.
-    let mut image =
-        crate::mm::heap::try_zeroed(usize::try_from(f.size()).map_err(|_| Errno::ENOMEM)?)?;
-    let n = f.read_at(0, &mut image)?;
-    image.truncate(n);
-    Ok(image)
+/// The file of an executable `inode` (Linux: `open_exec`, which wants a
+/// regular file with an execute bit).
+fn exec_file(inode: &Inode) -> KResult<&crate::fs::tmpfs::ShmemFile> {
+    match &inode.kind {
+        InodeKind::File(f) if inode.mode() & 0o111 != 0 => Ok(f),
+        _ => Err(Errno::EACCES),
+    }
+}
+
+/// The load plan of the ELF file `f`, read from its headers alone
+/// (Linux: `load_elf_binary`'s and `load_elf_interp`'s reads).
+fn elf_plan(f: &crate::fs::tmpfs::ShmemFile) -> KResult<LoadPlan> {
+    elf::parse(f.size(), &mut |offset, buf| {
+        f.read_at(offset, buf).unwrap_or(0)
+    })
+    .map_err(|_| Errno::ENOEXEC)
 }
 
 fn map(
@@ -144,11 +156,13 @@ fn load_binary(
     depth: usize,
 ) -> KResult<Loaded> {
     let inode = vfs::lookup(cwd, path, true)?;
-    if inode.is_dir() || inode.mode() & 0o111 == 0 {
+    if inode.is_dir() {
         return Err(Errno::EACCES);
     }
-    let image = read_whole(&inode)?;
-    if let Some(shebang) = binfmt_script::parse(&image) {
+    let file = exec_file(&inode)?;
+    let mut head = [0u8; binfmt_script::BINPRM_BUF_SIZE];
+    let got = file.read_at(0, &mut head)?;
+    if let Some(shebang) = binfmt_script::parse(&head[..got]) {
         // Linux: `load_script`. The interpreter gets the script's path in
         // place of argv[0].
         let shebang = shebang.map_err(|_| Errno::ENOEXEC)?;
@@ -174,37 +188,31 @@ fn load_binary(
             .flat_map(|e| e.iter().copied().chain([0]))
             .collect(),
     };
-    let mut plan: LoadPlan = elf::parse(&image).map_err(|_| Errno::ENOEXEC)?;
+    let mut plan = elf_plan(file)?;
+    // A dynamically linked program's interpreter (Linux: opened by path,
+    // relative to the caller's directory if relative, and never itself
+    // given an interpreter).
+    let interp = match &plan.interp {
+        Some(name) => {
+            let name = core::str::from_utf8(name).map_err(|_| Errno::ENOEXEC)?;
+            let inode = vfs::lookup(cwd, name, true)?;
+            let interp_plan = elf_plan(exec_file(&inode)?)?;
+            Some((inode, interp_plan))
+        }
+        None => None,
+    };
     if plan.is_dyn {
-        plan = plan.with_base(ET_DYN_BASE).map_err(|_| Errno::ENOEXEC)?;
+        // Linux's ELF_ET_DYN_BASE, aligned down to the segments' p_align.
+        plan = plan
+            .with_base(ET_DYN_BASE & !(plan.align - 1))
+            .map_err(|_| Errno::ENOEXEC)?;
     }
     let mm = Mm::new()?;
-    let mut brk = 0;
     let mut zero_tails = Vec::new();
-    let vdso;
+    let (vdso, interp_base);
     {
         let mut m = mm.mmap_write_lock();
-        for seg in &plan.segments {
-            let flags = if seg.prot.read { VM_READ } else { 0 }
-                | if seg.prot.write {
-                    VM_WRITE | VM_MAYWRITE
-                } else {
-                    0
-                }
-                | if seg.prot.exec { VM_EXEC } else { 0 };
-            let start = seg.vaddr as usize & !(PAGE_SIZE - 1);
-            let file_end = align_up((seg.vaddr + seg.filesz) as usize, PAGE_SIZE);
-            let mem_end = align_up((seg.vaddr + seg.memsz) as usize, PAGE_SIZE);
-            let file_vma = Vma::new(flags, Some(inode.clone()), seg.offset >> PAGE_SHIFT);
-            map(&mm, &mut m, start, file_end, file_vma)?;
-            map(&mm, &mut m, file_end, mem_end, Vma::anon(flags))?;
-            // The rest of the last file page belongs to .bss: zero it.
-            let tail = (seg.vaddr + seg.filesz) as usize;
-            if seg.memsz > seg.filesz && !tail.is_multiple_of(PAGE_SIZE) {
-                zero_tails.push((tail, (file_end.min(mem_end)) - tail));
-            }
-            brk = brk.max(mem_end);
-        }
+        let brk = map_segments(&mm, &mut m, &inode, &plan, &mut zero_tails)?;
         let stack_flags = VM_READ | VM_WRITE | VM_MAYWRITE | VM_GROWSDOWN;
         map(
             &mm,
@@ -215,6 +223,18 @@ fn load_binary(
         )?;
         m.start_brk = brk;
         m.brk = brk;
+        // The interpreter where an mmap of its whole span would go, then
+        // the vDSO, in Linux's order (`load_elf_interp`, then
+        // `arch_setup_additional_pages`).
+        interp_base = match &interp {
+            Some((inode, interp_plan)) => {
+                let base = interp_area(&m, inode, interp_plan)?;
+                let moved = interp_plan.with_base(base).map_err(|_| Errno::ENOEXEC)?;
+                map_segments(&mm, &mut m, inode, &moved, &mut zero_tails)?;
+                Some((base, moved.entry))
+            }
+            None => None,
+        };
         vdso = map_vdso(&mm, &mut m)?;
         m.vdso = vdso;
     }
@@ -226,12 +246,17 @@ fn load_binary(
     let envp: Vec<&[u8]> = envp.iter().map(|e| e.as_slice()).collect();
     let mut random = [0u8; 16];
     crate::random::fill(&mut random);
+    // Linux's order (`create_elf_tables`, arm64's ARCH_DLINFO first).
     let auxv = [
+        (stack::AT_SYSINFO_EHDR, vdso as u64),
+        (stack::AT_MINSIGSTKSZ, SIGNAL_MINSIGSTKSZ),
+        (stack::AT_HWCAP, HWCAP_FP | HWCAP_ASIMD),
+        (stack::AT_PAGESZ, PAGE_SIZE as u64),
+        (stack::AT_CLKTCK, crate::task::HZ),
         (stack::AT_PHDR, plan.phdr_vaddr),
         (stack::AT_PHENT, PHENT_SIZE as u64),
         (stack::AT_PHNUM, plan.phnum as u64),
-        (stack::AT_PAGESZ, PAGE_SIZE as u64),
-        (stack::AT_BASE, 0),
+        (stack::AT_BASE, interp_base.map_or(0, |(base, _)| base)),
         (stack::AT_FLAGS, 0),
         (stack::AT_ENTRY, plan.entry),
         (stack::AT_UID, 0),
@@ -239,15 +264,14 @@ fn load_binary(
         (stack::AT_GID, 0),
         (stack::AT_EGID, 0),
         (stack::AT_SECURE, 0),
-        (stack::AT_HWCAP, HWCAP_FP | HWCAP_ASIMD),
-        (stack::AT_CLKTCK, crate::task::HZ),
-        (stack::AT_SYSINFO_EHDR, vdso as u64),
     ];
     let args = ExecArgs {
         argv: &argv,
         envp: &envp,
         execfn: execfn.as_bytes(),
         random,
+        hwcap2: 0,
+        platform: ELF_PLATFORM,
         auxv: &auxv,
     };
     let initial = stack::create_elf_tables(STACK_TOP as u64, STACK_SIZE / 4, &args)
@@ -255,11 +279,67 @@ fn load_binary(
     copy_to_mm(&mm, initial.sp as usize, &initial.bytes).map_err(|_| Errno::EFAULT)?;
     Ok(Loaded {
         mm,
-        entry: plan.entry,
+        // A dynamically linked program starts in its interpreter.
+        entry: interp_base.map_or(plan.entry, |(_, entry)| entry),
         sp: initial.sp,
         exe: Arc::new(exe),
         comm: crate::task::process::comm_of_path(execfn),
     })
+}
+
+/// Maps the `PT_LOAD` segments of `plan` from `inode` (Linux: `elf_map`
+/// of each, then `padzero` and `set_brk`): file pages as private file
+/// mappings, sharing the page cache until written; the rest of the last
+/// file page and the pages beyond as zeroed memory (`.bss`), the first
+/// to be zeroed by the caller from `zero_tails`. Returns the end of the
+/// last segment, where the heap starts.
+fn map_segments(
+    mm: &Arc<Mm>,
+    m: &mut crate::mm::mm_struct::MmMap,
+    inode: &Arc<Inode>,
+    plan: &LoadPlan,
+    zero_tails: &mut Vec<(usize, usize)>,
+) -> KResult<usize> {
+    let mut end = 0;
+    for seg in &plan.segments {
+        let flags = if seg.prot.read { VM_READ } else { 0 }
+            | if seg.prot.write {
+                VM_WRITE | VM_MAYWRITE
+            } else {
+                0
+            }
+            | if seg.prot.exec { VM_EXEC } else { 0 };
+        let start = seg.vaddr as usize & !(PAGE_SIZE - 1);
+        let file_end = align_up((seg.vaddr + seg.filesz) as usize, PAGE_SIZE);
+        let mem_end = align_up((seg.vaddr + seg.memsz) as usize, PAGE_SIZE);
+        let file_vma = Vma::new(flags, Some(inode.clone()), seg.offset >> PAGE_SHIFT);
+        map(mm, m, start, file_end, file_vma)?;
+        map(mm, m, file_end, mem_end, Vma::anon(flags))?;
+        let tail = (seg.vaddr + seg.filesz) as usize;
+        if seg.memsz > seg.filesz && !tail.is_multiple_of(PAGE_SIZE) {
+            zero_tails.push((tail, (file_end.min(mem_end)) - tail));
+        }
+        end = end.max(mem_end);
+    }
+    Ok(end)
+}
+
+/// Where the interpreter goes: a free area for the span of its segments,
+/// chosen as mmap would choose it for that file (Linux: `load_elf_interp`
+/// maps the whole span at the address `get_unmapped_area` gives, then
+/// each segment into it).
+fn interp_area(
+    m: &crate::mm::mm_struct::MmMap,
+    inode: &Arc<Inode>,
+    plan: &LoadPlan,
+) -> KResult<u64> {
+    let first = plan.segments.first().ok_or(Errno::ENOEXEC)?;
+    let last = plan.segments.last().ok_or(Errno::ENOEXEC)?;
+    let low = first.vaddr as usize & !(PAGE_SIZE - 1);
+    let span = align_up((last.vaddr + last.memsz) as usize, PAGE_SIZE) - low;
+    let offset = first.offset as usize & !(PAGE_SIZE - 1);
+    let at = crate::mm::mmap::unmapped_area(m, span, None, Some(inode), offset)?;
+    Ok((at - low) as u64)
 }
 
 /// Makes `loaded` the program of `process` (Linux: `begin_new_exec` and

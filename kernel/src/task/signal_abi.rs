@@ -474,6 +474,11 @@ pub const SS_DISABLE: u32 = 2;
 pub const SS_AUTODISARM: u32 = 1 << 31;
 /// The smallest alternate stack sigaltstack(2) accepts on arm64.
 pub const MINSIGSTKSZ: u64 = 5120;
+/// The smallest stack a handler's frame fits on, for `AT_MINSIGSTKSZ`
+/// (Linux: `signal_minsigstksz`, the frame with every record this CPU
+/// has, the frame record, and 16 bytes for aligning `sp`).
+pub const SIGNAL_MINSIGSTKSZ: u64 =
+    (RT_SIGFRAME_SIZE.next_multiple_of(16) + FRAME_RECORD_SIZE + 16) as u64;
 
 /// A `stack_t`: an alternate signal stack as sigaltstack(2) and `uc_stack`
 /// describe it.

@@ -13,6 +13,7 @@
 //!                | envp strings                     |
 //!                | argv strings, argv[0] lowest     |  each NUL-terminated
 //!                | padding to 16                    |
+//!                | "aarch64"                        |  AT_PLATFORM points here
 //!                | 16 random bytes                  |  AT_RANDOM points here
 //!                | padding to 16                    |
 //!                | auxv: (type, value) pairs        |
@@ -30,8 +31,6 @@
 //! `sp` in the new address space and starts the program there.
 //!
 //! Where we simplify:
-//! - No `AT_PLATFORM`, `AT_HWCAP2` or `AT_MINSIGSTKSZ`, only the entries
-//!   the caller passes plus the three added here.
 //! - No random offset below the strings (Linux's `arch_align_stack`), so the
 //!   layout only depends on the inputs.
 //! - The size limit is a parameter. Linux derives it from `RLIMIT_STACK`
@@ -69,8 +68,16 @@ pub const AT_SECURE: u64 = 23;
 /// Address of 16 random bytes, which seed the C library's stack protector
 /// and pointer mangling.
 pub const AT_RANDOM: u64 = 25;
+/// More CPU features (`HWCAP2_*`).
+pub const AT_HWCAP2: u64 = 26;
 /// Address of the file name given to `execve`.
 pub const AT_EXECFN: u64 = 31;
+/// Address of the platform's name (Linux arm64's `ELF_PLATFORM`,
+/// "aarch64"), which ld.so uses in library search paths.
+pub const AT_PLATFORM: u64 = 15;
+/// The smallest signal stack a handler's frame fits on (arm64's
+/// `ARCH_DLINFO` adds it, with `AT_SYSINFO_EHDR`).
+pub const AT_MINSIGSTKSZ: u64 = 51;
 /// Where the vDSO's ELF header is mapped.
 pub const AT_SYSINFO_EHDR: u64 = 33;
 
@@ -92,8 +99,13 @@ pub struct ExecArgs<'a> {
     pub execfn: &'a [u8],
     /// Bytes for `AT_RANDOM`, from the kernel's random source.
     pub random: [u8; 16],
-    /// The auxiliary vector: everything but `AT_RANDOM`, `AT_EXECFN` and the
-    /// closing `AT_NULL`, which are added here.
+    /// `AT_HWCAP2`.
+    pub hwcap2: u64,
+    /// The platform's name for `AT_PLATFORM`, without its NUL.
+    pub platform: &'a [u8],
+    /// The auxiliary vector up to `AT_SECURE`; what follows it in Linux's
+    /// order (`AT_RANDOM`, `AT_HWCAP2`, `AT_EXECFN`, `AT_PLATFORM`) and the
+    /// closing `AT_NULL` are added here.
     pub auxv: &'a [(u64, u64)],
 }
 
@@ -143,16 +155,18 @@ pub fn create_elf_tables(
         .checked_sub(strings_len)
         .ok_or(StackError::TooBig)?;
     // Linux's arch_align_stack() rounds down to 16 here, after moving down
-    // by a random amount, which we leave out.
-    let random = align_down(strings_start, 16)
-        .checked_sub(16)
+    // by a random amount, which we leave out; the platform's name and the
+    // random bytes go right below.
+    let platform = align_down(strings_start, 16)
+        .checked_sub(args.platform.len() as u64 + 1)
         .ok_or(StackError::TooBig)?;
-    // argc, argv + NULL, envp + NULL, and two words per auxv entry, three of
+    let random = platform.checked_sub(16).ok_or(StackError::TooBig)?;
+    // argc, argv + NULL, envp + NULL, and two words per auxv entry, five of
     // which are added here.
     let words = (argv.len() as u64 + 1)
         .checked_add(args.envp.len() as u64 + 1)
         .and_then(|w| w.checked_add(1))
-        .and_then(|w| w.checked_add(2 * (args.auxv.len() as u64 + 3)))
+        .and_then(|w| w.checked_add(2 * (args.auxv.len() as u64 + 5)))
         .ok_or(StackError::TooBig)?;
     let sp = words
         .checked_mul(8)
@@ -180,8 +194,15 @@ pub fn create_elf_tables(
     }
     let (argv_addrs, rest) = addresses.split_at(argv.len());
     let (envp_addrs, execfn) = rest.split_at(args.envp.len());
-    let added = [(AT_RANDOM, random), (AT_EXECFN, execfn[0]), (AT_NULL, 0)];
+    let added = [
+        (AT_RANDOM, random),
+        (AT_HWCAP2, args.hwcap2),
+        (AT_EXECFN, execfn[0]),
+        (AT_PLATFORM, platform),
+        (AT_NULL, 0),
+    ];
     stack.put_bytes(random, &args.random);
+    stack.put_bytes(platform, args.platform);
 
     let mut at = sp;
     let mut push = |word: u64| {
@@ -259,6 +280,8 @@ mod tests {
             envp,
             execfn: b"/bin/prog",
             random: RANDOM,
+            hwcap2: 0x2,
+            platform: b"aarch64",
             auxv: AUXV,
         }
     }
@@ -344,10 +367,15 @@ mod tests {
 
         assert_eq!(seen.argv, argv);
         assert_eq!(seen.envp, envp);
-        // The caller's entries in order, then the three added here.
+        // The caller's entries in order, then the five added here, in
+        // Linux's order.
         assert_eq!(&seen.auxv[..AUXV.len()], AUXV);
         let added: Vec<u64> = seen.auxv[AUXV.len()..].iter().map(|&(k, _)| k).collect();
-        assert_eq!(added, [AT_RANDOM, AT_EXECFN, AT_NULL]);
+        assert_eq!(
+            added,
+            [AT_RANDOM, AT_HWCAP2, AT_EXECFN, AT_PLATFORM, AT_NULL]
+        );
+        assert_eq!(aux_value(&seen, AT_HWCAP2), 0x2);
         assert_eq!(seen.auxv.last(), Some(&(AT_NULL, 0)));
     }
 
@@ -356,8 +384,19 @@ mod tests {
         let stack = create_elf_tables(TOP, 1 << 20, &args(&[b"prog"], &[])).unwrap();
         let seen = read_back(&stack, TOP);
         let random = aux_value(&seen, AT_RANDOM);
-        assert_eq!(random % 16, 0);
         assert_eq!(bytes_at(&stack, random, 16), RANDOM);
+    }
+
+    #[test]
+    fn at_platform_is_right_below_the_strings_and_above_the_random_bytes() {
+        let stack = create_elf_tables(TOP, 1 << 20, &args(&[b"prog"], &[])).unwrap();
+        let seen = read_back(&stack, TOP);
+        let platform = aux_value(&seen, AT_PLATFORM);
+        assert_eq!(bytes_at(&stack, platform, 8), b"aarch64\0");
+        // As Linux: below the 16-aligned strings, the random bytes below it.
+        let argv0 = u64::from_le_bytes(bytes_at(&stack, stack.sp + 8, 8).try_into().unwrap());
+        assert_eq!(platform, align_down(argv0, 16) - 8);
+        assert_eq!(aux_value(&seen, AT_RANDOM), platform - 16);
     }
 
     #[test]
@@ -406,13 +445,16 @@ mod tests {
     }
 
     #[test]
-    fn empty_auxv_still_gets_random_execfn_and_null() {
+    fn empty_auxv_still_gets_the_five_added_entries() {
         let mut a = args(&[b"prog"], &[]);
         a.auxv = &[];
         let stack = create_elf_tables(TOP, 1 << 20, &a).unwrap();
         let seen = read_back(&stack, TOP);
         let keys: Vec<u64> = seen.auxv.iter().map(|&(k, _)| k).collect();
-        assert_eq!(keys, [AT_RANDOM, AT_EXECFN, AT_NULL]);
+        assert_eq!(
+            keys,
+            [AT_RANDOM, AT_HWCAP2, AT_EXECFN, AT_PLATFORM, AT_NULL]
+        );
     }
 
     #[test]
@@ -445,14 +487,14 @@ mod tests {
                         assert_eq!(seen.envp, envp);
                         // The padding is less than 16 bytes in each of its
                         // two places.
-                        let words = 1 + argc.max(1) + 1 + envc + 1 + 2 * (a.auxv.len() + 3);
+                        let words = 1 + argc.max(1) + 1 + envc + 1 + 2 * (a.auxv.len() + 5);
                         let strings: usize =
                             argv.iter().chain(&envp).map(|s| s.len() + 1).sum::<usize>()
                                 + usize::from(argc == 0)
                                 + a.execfn.len()
                                 + 1
                                 + 8;
-                        let tight = strings + 16 + words * 8;
+                        let tight = strings + a.platform.len() + 1 + 16 + words * 8;
                         assert!(stack.bytes.len() >= tight && stack.bytes.len() < tight + 32);
                     }
                 }
