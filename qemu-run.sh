@@ -13,6 +13,9 @@
 #     --append "ARGS"   kernel command line
 #     --initrd FILE     initrd (cpio newc; default build/initrd.cpio, made by make)
 #     --add FILE        also put host FILE in the initrd, as /bin/<its name>
+#     --debian "PKG..." boot Debian's arm64 packages PKG (with what they
+#                       depend on; scripts/debian.sh) as the root file
+#                       system, with faultline's /init; default --mem 2G
 #     --run "PROG ARGS" have /init run PROG with ARGS (instead of the tests)
 #     --icount          deterministic time: 1 virtual ns per instruction
 #     --gdb             start halted with a gdb server on $FAULTLINE_GDB_PORT (1234)
@@ -22,8 +25,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")" && pwd)
 kernel="$root/target/aarch64-unknown-none-softfloat/release/faultline"
 initrd="$root/build/initrd.cpio"
-smp=2 mem=128M cpu=cortex-a72 gic=2 el2=off append="" icount=() gdb=() timeout_s=0
-adds=() run=""
+smp=2 mem="" cpu=cortex-a72 gic=2 el2=off append="" icount=() gdb=() timeout_s=0
+adds=() run="" debian=""
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -35,6 +38,7 @@ while [ $# -gt 0 ]; do
         --append) append=$2; shift 2 ;;
         --initrd) initrd=$2; shift 2 ;;
         --add) adds+=("$2"); shift 2 ;;
+        --debian) debian=$2; shift 2 ;;
         --run) run=$2; shift 2 ;;
         --icount) icount=(-icount shift=0,sleep=off); shift ;;
         --gdb) gdb=(-S -gdb "tcp::${FAULTLINE_GDB_PORT:-1234}"); shift ;;
@@ -56,13 +60,22 @@ if ! command -v qemu-system-aarch64 >/dev/null; then
 fi
 [ -f "$kernel" ] || { echo "qemu-run.sh: no kernel at $kernel: run 'make build'" >&2; exit 2; }
 
-# --add: a copy of the initrd with the extra files in /bin.
-if [ ${#adds[@]} -gt 0 ]; then
+# --add, --debian: an initrd made for this boot, the Debian root (or
+# faultline's) with the extra files in /bin.
+if [ ${#adds[@]} -gt 0 ] || [ -n "$debian" ]; then
     mkinitrd="$root/target/release/mkinitrd"
-    [ -x "$mkinitrd" ] || { echo "qemu-run.sh: --add needs $mkinitrd: run 'make build'" >&2; exit 2; }
+    [ -x "$mkinitrd" ] || { echo "qemu-run.sh: --add and --debian need $mkinitrd: run 'make build'" >&2; exit 2; }
     extra=$(mktemp --suffix=.cpio)
     trap 'rm -f "$extra"' EXIT
-    args=(--dir "$root/rootfs")
+    if [ -n "$debian" ]; then
+        # shellcheck disable=SC2086 # a list of packages
+        debian_root=$("$root/scripts/debian.sh" $debian)
+        args=(--dir "$root/$debian_root")
+        # The initrd and its unpacked copy, and room to run.
+        mem=${mem:-2G}
+    else
+        args=(--dir "$root/rootfs")
+    fi
     [ -d "$root/build/rootfs-user" ] && args+=(--dir "$root/build/rootfs-user")
     for f in "${adds[@]}"; do
         args+=(--file "$f:/bin/$(basename "$f"):755")
@@ -70,6 +83,7 @@ if [ ${#adds[@]} -gt 0 ]; then
     "$mkinitrd" -o "$extra" "${args[@]}"
     initrd=$extra
 fi
+mem=${mem:-128M}
 if [ -n "$run" ]; then
     append="${append:+$append }-- run $run"
 fi

@@ -7,19 +7,25 @@
 
 linux_dir=build/linux
 
-# linux_fetch PATTERN: unpacks the newest arm64 package whose name matches
-# PATTERN under $linux_dir/NAME (once), and prints NAME.
-linux_fetch() {
-    mkdir -p "$linux_dir"
+# arm64_apt: makes apt know Debian's arm64 packages (as root: adds the
+# architecture and updates the lists; otherwise prints the commands).
+arm64_apt() {
     if ! dpkg --print-foreign-architectures | grep -qx arm64; then
         if [ "$(id -u)" != 0 ]; then
-            echo "linux: arm64 packages needed:" \
+            echo "arm64 packages needed:" \
                 "sudo dpkg --add-architecture arm64 && sudo apt-get update" >&2
             exit 1
         fi
         dpkg --add-architecture arm64
         apt-get update -q >/dev/null
     fi
+}
+
+# linux_fetch PATTERN: unpacks the newest arm64 package whose name matches
+# PATTERN under $linux_dir/NAME (once), and prints NAME.
+linux_fetch() {
+    mkdir -p "$linux_dir"
+    arm64_apt
     local name
     name=$(apt-cache search --names-only "$1" | awk '{ print $1 }' | sort -V | tail -1)
     [ -n "$name" ] || { echo "linux: no Debian package matches $1" >&2; exit 1; }

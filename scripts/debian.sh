@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# A Debian root file system: bookworm's arm64 packages PKG... and all they
+# depend on (no recommends), as `apt-get install` on an empty arm64 system
+# would resolve them; downloaded once into build/debian/debs and unpacked
+# together (dpkg-deb -x, no maintainer scripts) into build/debian/root-HASH,
+# HASH naming the sorted package list. Prints that directory. qemu-run.sh
+# --debian boots it as the initramfs, with faultline's /init.
+#
+#   scripts/debian.sh PKG...
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/linux-lib.sh
+
+[ $# -gt 0 ] || { echo "usage: scripts/debian.sh PKG..." >&2; exit 2; }
+dir=build/debian
+mkdir -p "$dir/debs"
+hash=$(printf '%s\n' "$@" | sort -u | sha1sum | cut -c1-12)
+root=$dir/root-$hash
+if [ -d "$root" ]; then
+    echo "$root"
+    exit 0
+fi
+arm64_apt
+# Resolve against an empty dpkg status, so nothing the host has installed
+# (amd64, but Multi-Arch: foreign) stands in for an arm64 package.
+: >"$dir/empty-status"
+apt_arm64=(apt-get -q -o Dir::State::status="$dir/empty-status"
+    -o APT::Architecture=arm64 -o APT::Architectures::=arm64
+    -o APT::Install-Recommends=false)
+if ! uris=$("${apt_arm64[@]}" install --print-uris -qq "$@" 2>&1); then
+    echo "debian: cannot resolve $*:" >&2
+    echo "$uris" >&2
+    exit 1
+fi
+# Each line: 'URI' NAME_VERSION_ARCH.deb SIZE HASH (the epoch's ':' as %3a).
+debs=$(echo "$uris" | awk '{ print $2 }')
+missing=()
+for deb in $debs; do
+    [ -f "$dir/debs/$deb" ] || missing+=("$(echo "$deb" |
+        sed -E 's/^([^_]+)_([^_]+)_([^_]+)\.deb$/\1:\3=\2/; s/%3a/:/g')")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    if ! out=$(cd "$dir/debs" && "${apt_arm64[@]}" download "${missing[@]}" 2>&1); then
+        echo "debian: could not download ${missing[*]}:" >&2
+        echo "$out" >&2
+        exit 1
+    fi
+fi
+tmp=$(mktemp -d "$dir/unpack.XXXXXX")
+for deb in $debs; do
+    dpkg-deb -x "$dir/debs/$deb" "$tmp"
+done
+mv "$tmp" "$root"
+echo "$root"
