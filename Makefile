@@ -45,7 +45,7 @@ run: build
 # to read /proc, flip /sys knobs and run the benchmarks (/bin/bench) by
 # hand. QEMU_ARGS as for run; Ctrl-A x quits QEMU.
 shell: build
-	scripts/shell.sh $(QEMU_ARGS)
+	DEBIAN="$(DEBIAN)" scripts/shell.sh $(QEMU_ARGS)
 
 test: build gdb-kernel
 	scripts/test.sh

@@ -2,8 +2,9 @@
 # A Debian root file system: bookworm's arm64 packages PKG... and all they
 # depend on (no recommends), as `apt-get install` on an empty arm64 system
 # would resolve them; downloaded once into build/debian/debs and unpacked
-# together (dpkg-deb -x, no maintainer scripts) into build/debian/root-HASH,
-# HASH naming the sorted package list. Prints that directory. qemu-run.sh
+# together (dpkg-deb -x; of the maintainer scripts, only the alternatives'
+# links) into build/debian/root-HASH, HASH naming the sorted package list.
+# Prints that directory. qemu-run.sh
 # --debian boots it as the initramfs, with faultline's /init.
 #
 #   scripts/debian.sh PKG...
@@ -49,6 +50,29 @@ fi
 tmp=$(mktemp -d "$dir/unpack.XXXXXX")
 for deb in $debs; do
     dpkg-deb -x "$dir/debs/$deb" "$tmp"
+    dpkg-deb --info "$dir/debs/$deb" postinst 2>/dev/null >>"$tmp.postinst" || true
 done
+# The one thing maintainer scripts do that programs rely on: the
+# alternatives' links (awk -> mawk, cc -> gcc), highest priority first.
+python3 - "$tmp" "$tmp.postinst" <<'PY'
+import os, re, shlex, sys
+root, scripts = sys.argv[1], open(sys.argv[2]).read().replace("\\\n", " ")
+best = {}
+for line in scripts.splitlines():
+    words = shlex.split(line, comments=True) if "update-alternatives" in line else []
+    if "--install" not in words:
+        continue
+    i = words.index("--install")
+    link, name, path, prio = words[i + 1:i + 5]
+    links = [(link, path)] + [(words[j + 1], words[j + 3]) for j, w in enumerate(words) if w == "--slave"]
+    if int(prio) > best.get(name, (-1,))[0]:
+        best[name] = (int(prio), links)
+for _, links in best.values():
+    for link, path in links:
+        if os.path.lexists(root + path) and not os.path.lexists(root + link):
+            os.makedirs(os.path.dirname(root + link), exist_ok=True)
+            os.symlink(path, root + link)
+PY
+rm -f "$tmp.postinst"
 mv "$tmp" "$root"
 echo "$root"

@@ -47,7 +47,8 @@ linux_setup() {
 
 # linux_initrd NAME WORK MKINITRD-ARGS...: $linux_dir/NAME.cpio holding
 # busybox, an /init that mounts /proc, /sys, debugfs, devtmpfs on /dev and
-# tmpfs on /dev/shm and /tmp (as a distribution's init would), runs the shell
+# tmpfs on /dev/shm and /tmp, links /dev/fd and /dev/std{in,out,err} (as a
+# distribution's init would), sets PATH, runs the shell
 # line WORK and powers off, and whatever MKINITRD-ARGS add. Linux passes
 # `name=value` words of its command line to init's environment.
 linux_initrd() {
@@ -62,8 +63,13 @@ linux_initrd() {
 /bin/busybox mkdir -p /dev
 /bin/busybox mount -t devtmpfs dev /dev
 /bin/busybox mkdir -p /dev/shm
+/bin/busybox ln -s /proc/self/fd /dev/fd
+/bin/busybox ln -s /proc/self/fd/0 /dev/stdin
+/bin/busybox ln -s /proc/self/fd/1 /dev/stdout
+/bin/busybox ln -s /proc/self/fd/2 /dev/stderr
 /bin/busybox mount -t tmpfs tmpfs /dev/shm
 /bin/busybox mount -t tmpfs tmpfs /tmp
+export PATH=/sbin:/usr/sbin:/bin:/usr/bin
 echo "linux: Linux \$(/bin/busybox uname -r), \$(/bin/busybox nproc) CPUs"
 $work
 /bin/busybox poweroff -f

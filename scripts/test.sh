@@ -5,8 +5,10 @@
 #   2. host unit tests (cargo test): the pure logic
 #   3. in-kernel tests (ktest) in QEMU, on several machine shapes
 #   4. user space: faultline's own test programs, the glibc programs
-#      (user/c/tests/), Debian's busybox (user/busybox/applets.sh) and a
+#      (user/c/tests/), Debian's busybox (user/busybox/applets.sh), a
 #      scripted session at make shell's prompt (scripts/shell-session.py)
+#      and Debian's dynamically linked programs against Linux 6.12
+#      (scripts/test-debian.sh)
 #   5. robustness: the system-call fuzzer (user/c/fuzz.c), the
 #      shadow-model memory stress (user/c/stress.c) and memory run out
 #      (user/c/tests/exhaustion.c), short runs of make fuzz and make stress
@@ -125,6 +127,18 @@ echo "shell session: $ok passed, $bad failed (exit $shell_rc)"
 if [ "$shell_rc" != 0 ] || [ "$ok" = 0 ]; then
     fail "shell session: clean run" "exit $shell_rc"; tail -40 "$logdir/shell"
 fi
+
+# Debian's dynamically linked bash, coreutils, python3 and gcc running
+# user/debian/smoke.sh, whose output must be Linux 6.12's, booted from the
+# same packages (scripts/test-debian.sh; skipped, saying so, when the
+# packages cannot be downloaded).
+while read -r line; do
+    case "$line" in
+        *" ... ok") pass "${line% ... ok}" ;;
+        *" ... FAILED"*) fail "${line%% ... FAILED*}" "${line#* ... FAILED}" ;;
+        *) echo "$line" ;;
+    esac
+done < <(scripts/test-debian.sh)
 
 # --- 5. robustness -----------------------------------------------------------
 # The fuzzer, fixed seeds, over 100,000 calls in all: no panic, no hang, no

@@ -4,7 +4,10 @@
 //! `/dev/zero` reads as zeros, `/dev/full` reads as zeros and refuses
 //! writes with ENOSPC, `/dev/random` and `/dev/urandom` read the kernel's
 //! random source; `/dev/console` and `/dev/tty` are the console's terminal (`tty/`). `/dev/shm`
-//! is an empty directory for init to mount a tmpfs on.
+//! is an empty directory for init to mount a tmpfs on. `/dev/fd` and
+//! `/dev/std{in,out,err}` are links into `/proc/self/fd`, as a
+//! distribution's boot makes them (systemd-tmpfiles or udev; devtmpfs has
+//! none): bash's `<(...)` names its pipe `/dev/fd/N`.
 //!
 //! Where we simplify: the tree is fixed (no mknod), and the nodes have no
 //! device numbers (`st_rdev` 0).
@@ -12,7 +15,7 @@
 use alloc::sync::Arc;
 
 use super::device::Device;
-use super::vfs::{Inode, InodeKind, S_IFCHR};
+use super::vfs::{Inode, InodeKind, S_IFCHR, S_IFLNK};
 use crate::errno::{Errno, KResult};
 
 /// `/dev/null`, `/dev/zero` and `/dev/full` (Linux: `null_fops`,
@@ -68,5 +71,14 @@ pub fn build() -> Arc<Inode> {
     let shm = Inode::new_dir(0o1777, None);
     let d = dev.dir().expect("a directory");
     d.link(&dev, "shm", shm).expect("fresh name");
+    for (name, target) in [
+        ("fd", "/proc/self/fd"),
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+    ] {
+        let link = Inode::new(S_IFLNK | 0o777, InodeKind::Symlink(target.into()));
+        d.link(&dev, name, link).expect("fresh name");
+    }
     dev
 }
