@@ -136,6 +136,7 @@ impl Drop for Mm {
     /// everything, free the page tables, give the ASID back.
     fn drop(&mut self) {
         let me = self as *const Mm;
+        crate::mm::thpmaps::account_exit(self);
         let map = self.mmap_lock.get_mut();
         for (_, _, vma) in map.vmas.iter() {
             vma.unregister_from_file(me);

@@ -20,6 +20,7 @@ pub mod pgtable;
 pub mod ptlock;
 pub mod slab;
 pub mod smaps;
+pub mod thpmaps;
 pub mod uaccess;
 pub mod vma;
 pub mod vma_lock;

@@ -37,7 +37,7 @@ struct Usage {
 
 /// Calls `f(va, entry, bytes)` for every mapped leaf of `[start, end)`:
 /// PTEs with their block's access bits gathered, and PMD blocks.
-fn for_each_mapping(mm: &Mm, start: usize, end: usize, f: &mut impl FnMut(usize, Pte, usize)) {
+pub fn for_each_mapping(mm: &Mm, start: usize, end: usize, f: &mut impl FnMut(usize, Pte, usize)) {
     pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |va, found| match found {
         Found::Table(table, idx) => {
             for i in idx {

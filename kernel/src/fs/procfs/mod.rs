@@ -172,7 +172,7 @@ fn filesystems() -> String {
 /// What a system-wide file shows.
 type Show = fn() -> String;
 
-const FILES: [(&str, Show); 10] = [
+const FILES: [(&str, Show); 11] = [
     ("cpuinfo", cpuinfo),
     ("filesystems", filesystems),
     ("loadavg", loadavg),
@@ -180,6 +180,7 @@ const FILES: [(&str, Show); 10] = [
     ("mounts", mounts),
     ("slabinfo", crate::mm::heap::slabinfo),
     ("stat", stat),
+    ("thpmaps", crate::mm::thpmaps::exited),
     ("uptime", uptime),
     ("version", version),
     ("vmstat", vmstat),

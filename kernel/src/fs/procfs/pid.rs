@@ -35,7 +35,7 @@ impl PseudoFile for ProcFile {
 type Show = fn(&Process) -> String;
 
 /// The files of a process directory and what each shows.
-const FILES: [(&str, Show); 9] = [
+const FILES: [(&str, Show); 10] = [
     ("cmdline", cmdline),
     ("comm", comm),
     ("environ", environ),
@@ -45,6 +45,7 @@ const FILES: [(&str, Show); 9] = [
     ("stat", stat),
     ("statm", statm),
     ("status", status),
+    ("thpmaps", thpmaps),
 ];
 
 /// The links of a process directory (Linux: `proc_exe_link`,
@@ -201,6 +202,12 @@ fn comm(p: &Process) -> String {
 fn maps(p: &Process) -> String {
     p.mm()
         .map_or_else(String::new, |mm| crate::mm::smaps::maps(&mm))
+}
+
+fn thpmaps(p: &Process) -> String {
+    p.mm().map_or_else(String::new, |mm| {
+        crate::mm::thpmaps::Summary::of(&mm).show()
+    })
 }
 
 fn smaps(p: &Process) -> String {
