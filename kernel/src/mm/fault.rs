@@ -454,7 +454,9 @@ pub static FAULT_AROUND_BYTES: AtomicUsize = AtomicUsize::new(64 * 1024);
 
 /// A read fault on a file: first map what the page cache already holds
 /// around it, then, if that did not cover the faulting page, fault it in
-/// (Linux: `do_read_fault`).
+/// (Linux: `do_read_fault`). Executable text first gets the folio size
+/// seed 004 wants for it (`ShmemFile::exec_readahead`; in Linux,
+/// `filemap_fault`'s `do_sync_mmap_readahead`).
 fn do_read_fault(
     mm: &Mm,
     vma: &Vma,
@@ -462,6 +464,11 @@ fn do_read_fault(
     table: &PageTable,
     addr: usize,
 ) -> Result<(), FaultError> {
+    if vma.flags & VM_EXEC != 0 {
+        if let Some(InodeKind::File(file)) = vma.file.as_deref().map(|i| &i.kind) {
+            file.exec_readahead(vma.pgoff_of(range.start, addr));
+        }
+    }
     if FAULT_AROUND_BYTES.load(Ordering::Relaxed) > PAGE_SIZE {
         do_fault_around(mm, vma, range.clone(), table, addr);
         if table[Level::Pte.index(addr)].load(Ordering::Acquire) != 0 {

@@ -71,6 +71,55 @@ impl AddressSpace {
             })
     }
 
+    /// Moves pages `[index, index + nr)` into `folio`, of `nr` pages,
+    /// copying their data, if each is cached in a smaller folio that only
+    /// the cache holds (no mapping, no reference in flight), all under one
+    /// hold of the index's lock so no lookup sees the move half done
+    /// (Linux: khugepaged's `collapse_file`, which locks and isolates the
+    /// old folios instead). False, changing nothing, otherwise.
+    pub fn collapse(&self, index: u64, folio: Folio) -> bool {
+        let nr = folio.nr_pages() as u64;
+        let mut pages = self.i_pages.lock();
+        let mut at = index;
+        while at < index + nr {
+            match pages.lookup(at) {
+                Some((start, order, old))
+                    if start == at
+                        && order < folio.order()
+                        && old.mapcount() == 0
+                        && old.refcount() == 1
+                        && old.is_uptodate() =>
+                {
+                    at += 1 << order;
+                }
+                _ => return false,
+            }
+        }
+        let mut at = index;
+        while at < index + nr {
+            let (order, old) = pages.remove(at).expect("checked just above");
+            let offset = (at - index) as usize * crate::mm::addr::PAGE_SIZE;
+            // SAFETY: two distinct folios' bytes in the linear map; nothing
+            // else reads or writes the old one (only the cache held it).
+            unsafe {
+                core::ptr::copy_nonoverlapping(old.as_ptr(), folio.as_ptr().add(offset), old.size())
+            };
+            if old.is_dirty() {
+                folio.mark_dirty();
+            }
+            old.set_cached(false);
+            at += 1 << order;
+        }
+        folio.mark_uptodate();
+        folio.set_cached(true);
+        let order = folio.order();
+        pages
+            .insert(index, order, folio)
+            .map_err(|_| ())
+            .expect("the range was just emptied");
+        true
+    }
+
     /// Is no page of `[index, index + nr)` cached?
     pub fn range_is_empty(&self, index: u64, nr: u64) -> bool {
         self.i_pages.lock().range_is_empty(index, nr)

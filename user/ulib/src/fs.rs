@@ -189,6 +189,12 @@ pub fn unlinkat(dirfd: i32, path: &CStr, flags: u32) -> Result<(), Errno> {
     unsafe { syscall!(SYS_UNLINKAT, dirfd, path.as_ptr(), flags) }.map(drop)
 }
 
+/// chmod(2).
+pub fn chmod(path: &CStr, mode: u32) -> Result<(), Errno> {
+    // SAFETY: path is NUL-terminated; the kernel only reads it.
+    unsafe { syscall!(SYS_FCHMODAT, AT_FDCWD, path.as_ptr(), mode) }.map(drop)
+}
+
 pub fn mkdirat(dirfd: i32, path: &CStr, mode: u32) -> Result<(), Errno> {
     // SAFETY: path is NUL-terminated; the kernel only reads it.
     unsafe { syscall!(SYS_MKDIRAT, dirfd, path.as_ptr(), mode) }.map(drop)

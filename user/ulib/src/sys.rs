@@ -7,6 +7,7 @@ pub const SYS_DUP3: usize = 24;
 pub const SYS_FCNTL: usize = 25;
 pub const SYS_IOCTL: usize = 29;
 pub const SYS_MKDIRAT: usize = 34;
+pub const SYS_FCHMODAT: usize = 53;
 pub const SYS_MOUNT: usize = 40;
 pub const SYS_UNLINKAT: usize = 35;
 pub const SYS_FTRUNCATE: usize = 46;

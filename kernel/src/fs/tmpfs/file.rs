@@ -25,8 +25,6 @@ pub struct ShmemFile {
     sb: Arc<TmpfsSb>,
     /// Serialises size changes and writers (Linux: `inode->i_rwsem`).
     lock: Mutex<()>,
-    /// The mode has an execute bit: its folios may follow `thp_exec_enabled`.
-    exec: bool,
     size: AtomicU64,
     pub mapping: AddressSpace,
     /// The pages a hole punch is dropping now, if one is running (Linux:
@@ -53,11 +51,10 @@ fn index_of(pos: u64) -> u64 {
 }
 
 impl ShmemFile {
-    pub fn new(sb: Arc<TmpfsSb>, exec: bool) -> Self {
+    pub fn new(sb: Arc<TmpfsSb>) -> Self {
         ShmemFile {
             sb,
             lock: Mutex::new(()),
-            exec,
             size: AtomicU64::new(0),
             mapping: AddressSpace::new(),
             punching: SpinLock::new(None),
@@ -217,11 +214,9 @@ impl ShmemFile {
             if let Some(found) = self.mapping.get_folio(index) {
                 return Ok(found);
             }
-            let orders = self
-                .sb
-                .write_orders(self.exec, self.size(), index, write_end, |s, n| {
-                    self.mapping.range_is_empty(s, n)
-                });
+            let orders = self.sb.write_orders(self.size(), index, write_end, |s, n| {
+                self.mapping.range_is_empty(s, n)
+            });
             match self.alloc_and_add_folio(index, orders)? {
                 Some(found) => return Ok(found),
                 // Another thread cached the page first: use theirs.
@@ -281,6 +276,39 @@ impl ShmemFile {
             return Ok(Some((folio, (index - start) as usize)));
         }
         Err(Errno::ENOSPC)
+    }
+
+    /// Before a fault through an executable mapping at page `index`: the
+    /// naturally aligned 64K of text around it in one folio, so it can map
+    /// with one contiguous block (seed 004: Linux's
+    /// `do_sync_mmap_readahead` reads that range into one folio when the
+    /// page is not cached yet, if `thp_exec_enabled` has bit 1).
+    ///
+    /// Where we differ: tmpfs stands in for the disk here, so the data is
+    /// cached from the start, in the folios its writer got (the initramfs
+    /// unpack writes 4K at a time). The first executable fault on the
+    /// range, which is when Linux would read it, moves those pages into a
+    /// new 64K folio instead, as khugepaged's `collapse_file` does for
+    /// read-only text, but only while nothing maps them or holds them (a
+    /// page some process already maps stays where it is), the range lies
+    /// within the file and memory has a 64K block free.
+    pub fn exec_readahead(&self, index: u64) {
+        let Some(order) = self.sb.exec_order() else {
+            return;
+        };
+        let nr = 1u64 << order;
+        let start = index & !(nr - 1);
+        if start + nr > self.size() / PAGE_SIZE as u64 {
+            return;
+        }
+        match self.mapping.get_folio(index) {
+            Some((folio, _)) if folio.order() < order => {}
+            _ => return,
+        }
+        let Some(folio) = Folio::alloc(order) else {
+            return;
+        };
+        self.mapping.collapse(start, folio);
     }
 
     /// The folio caching file page `index` for a fault through a mapping,

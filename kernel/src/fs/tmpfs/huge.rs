@@ -17,7 +17,8 @@
 //! `HugeSettings::anon_orders` says what an anonymous fault may allocate.
 //!
 //! Seed 004 adds two hex-flag knobs: `thp_exec_enabled`, whose mTHP bit
-//! gives executable files folios of at least 64K (`exec_orders`), and
+//! gives file text faulted through an executable mapping 64K folios
+//! (`exec_folio_order`), and
 //! `thp_mapping_align`, which mmap() reads to place mappings at 64K.
 //!
 //! `allowable_orders` turns the knobs into the orders a folio may have;
@@ -628,33 +629,19 @@ pub fn allowable_orders(
     }
 }
 
-/// The orders a folio of a file with an execute bit in its mode may have on
-/// top of `allowable_orders` (seed 004: Linux's `do_sync_mmap_readahead`
-/// reads the naturally aligned `arch_wants_exec_folio_order()` pages around
-/// a fault in a `VM_EXEC` mapping into one folio, when `thp_exec_enabled`
-/// has `FILE_EXEC_MTHP_ENABLE`).
-///
-/// tmpfs has no readahead: its data is written, by the initramfs unpack or
-/// a user's write(), before any exec mapping faults on it, and a cached
-/// folio never grows. So faultline picks the order where the data is
-/// written, for files whose mode has an execute bit: with no chmod, the
-/// mode given at creation is the one sign a file will be mapped executable.
-/// As readahead, it ignores the mount's `huge=` and the size and alignment
-/// of the write (the folio covers the aligned 64K around the page, zeroed
-/// where unwritten); `deny` still turns it off. Internal files (memfd) are
-/// always created 0777 whatever their use, so their mode says nothing and
-/// they keep the shmem policy. A fault on a hole follows the shmem policy
-/// alone, as Linux's `shmem_fault` has no readahead either.
-pub fn exec_orders(settings: &HugeSettings, kind: InodeKind, exec: bool) -> OrderMask {
+/// The folio order for the file text around a fault in a `VM_EXEC`
+/// mapping, if any (seed 004: Linux's `do_sync_mmap_readahead` reads the
+/// naturally aligned `arch_wants_exec_folio_order()` pages around such a
+/// fault into one folio when `thp_exec_enabled` has
+/// `FILE_EXEC_MTHP_ENABLE`). Files of mounted tmpfs only, which stand in
+/// for a disk file system here (the initramfs, a Debian root): internal
+/// files (memfd, shared anonymous memory) are shmem in Linux too, which
+/// has no readahead. `deny` turns it off, as all large folios.
+pub fn exec_folio_order(settings: &HugeSettings, kind: InodeKind) -> Option<u8> {
     let wanted = settings.thp_exec_enabled & FILE_EXEC_MTHP_ENABLE != 0
-        && exec
         && matches!(kind, InodeKind::Mounted(_))
         && settings.shmem_enabled != ShmemEnabled::Deny;
-    if wanted {
-        OrderMask::only(arch_wants_exec_folio_order())
-    } else {
-        OrderMask::EMPTY
-    }
+    wanted.then(arch_wants_exec_folio_order)
 }
 
 /// What the top-level knob and the mount's `huge=` allow (Linux:
@@ -1560,39 +1547,18 @@ mod tests {
     }
 
     #[test]
-    fn exec_files_get_64k_folios_when_the_mthp_bit_is_set() {
+    fn exec_text_gets_64k_folios_when_the_mthp_bit_is_set() {
         assert_eq!(arch_wants_exec_folio_order(), 4);
         let mut settings = HugeSettings::default();
         let never = InodeKind::Mounted(MountHuge::Never);
-        assert_eq!(exec_orders(&settings, never, true), OrderMask::EMPTY);
+        assert_eq!(exec_folio_order(&settings, never), None);
         settings.store_thp_exec_enabled("0x2").unwrap();
-        assert_eq!(exec_orders(&settings, never, true), mask(&[4]));
-        assert_eq!(exec_orders(&settings, never, false), OrderMask::EMPTY);
-        let internal = InodeKind::Internal;
-        assert_eq!(exec_orders(&settings, internal, true), OrderMask::EMPTY);
-        settings.shmem_enabled = ShmemEnabled::Deny;
-        assert_eq!(exec_orders(&settings, never, true), OrderMask::EMPTY);
-    }
-
-    #[test]
-    fn exec_orders_ignore_the_size_and_alignment_of_the_write() {
-        let mut settings = HugeSettings::default();
-        settings.store_thp_exec_enabled("0x2").unwrap();
-        let never = InodeKind::Mounted(MountHuge::Never);
-        // A 4K write at page 5 of an empty file: the aligned 64K around it.
-        let write = Access::Write { end: 6 * PAGE };
-        let orders =
-            allowable_orders(&settings, never, write, 0, 5) | exec_orders(&settings, never, true);
-        assert_eq!(collect(suitable_orders(orders, 5, |_, _| true)), [4, 0]);
-        // A larger order the shmem policy allows is still tried first.
+        assert_eq!(exec_folio_order(&settings, never), Some(4));
         let always = InodeKind::Mounted(MountHuge::Always);
-        let write = Access::Write { end: 4 * MB };
-        let orders =
-            allowable_orders(&settings, always, write, 0, 0) | exec_orders(&settings, always, true);
-        assert_eq!(suitable_orders(orders, 0, |_, _| true).next(), Some(9));
-        // Page 3 already cached: no 64K folio can hold page 5.
-        let cached = |start: u64, nr: u64| !(start..start + nr).contains(&3);
-        assert_eq!(collect(suitable_orders(mask(&[4]), 5, cached)), [0]);
+        assert_eq!(exec_folio_order(&settings, always), Some(4));
+        assert_eq!(exec_folio_order(&settings, InodeKind::Internal), None);
+        settings.shmem_enabled = ShmemEnabled::Deny;
+        assert_eq!(exec_folio_order(&settings, never), None);
     }
 
     #[test]

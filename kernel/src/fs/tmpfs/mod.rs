@@ -15,8 +15,8 @@ use spin::Once;
 
 pub use file::{ShmemFile, F_SEAL_ANY_WRITE, F_SEAL_EXEC};
 use huge::{
-    allowable_orders, exec_orders, suitable_orders, Access, FallbackOrders, HugeKnob, HugeSettings,
-    InodeKind as HugeKind, MountHuge, OrderMask,
+    allowable_orders, exec_folio_order, suitable_orders, Access, FallbackOrders, HugeKnob,
+    HugeSettings, InodeKind as HugeKind, MountHuge, OrderMask,
 };
 
 use super::vfs::{self, File, Inode, InodeKind, O_RDWR, S_IFREG};
@@ -93,7 +93,7 @@ impl TmpfsSb {
     pub fn new_file(self: &Arc<Self>, mode: u32) -> Arc<Inode> {
         let inode = Inode::new(
             S_IFREG | (mode & 0o7777),
-            InodeKind::File(ShmemFile::new(self.clone(), mode & 0o111 != 0)),
+            InodeKind::File(ShmemFile::new(self.clone())),
         );
         inode.set_sb(self);
         inode
@@ -107,11 +107,9 @@ impl TmpfsSb {
     }
 
     /// Orders to try for a folio holding page `index` that a write up to
-    /// byte `write_end` needs, highest first; `exec`: the file's mode has
-    /// an execute bit.
+    /// byte `write_end` needs, highest first.
     fn write_orders(
         &self,
-        exec: bool,
         i_size: u64,
         index: u64,
         write_end: u64,
@@ -119,9 +117,14 @@ impl TmpfsSb {
     ) -> FallbackOrders {
         let settings = huge_settings();
         let access = Access::Write { end: write_end };
-        let mask = allowable_orders(&settings, self.huge, access, i_size, index)
-            | exec_orders(&settings, self.huge, exec);
+        let mask = allowable_orders(&settings, self.huge, access, i_size, index);
         suitable_orders(mask, index, range_is_empty)
+    }
+
+    /// The folio order for file text faulted through an executable
+    /// mapping, if the knobs want one (`huge::exec_folio_order`).
+    fn exec_order(&self) -> Option<u8> {
+        exec_folio_order(&huge_settings(), self.huge)
     }
 
     /// Orders to try for a folio holding page `index` that a fault through

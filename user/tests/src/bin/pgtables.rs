@@ -54,6 +54,7 @@ ulib::tests!(
         refault_after_dontneed_maps_the_hole,
         thp_flag_knobs_are_hex_bits,
         exec_file_maps_with_contiguous_ptes,
+        thpmaps_counts_folios_by_how_they_are_mapped,
         file_mappings_align_to_64k_with_the_file_bit,
         anon_mappings_align_to_64k_with_the_anon_bit,
         anon_64k_folio_maps_with_one_fault,
@@ -867,62 +868,106 @@ fn thp_flag_knobs_are_hex_bits() -> TestResult {
     checks
 }
 
-/// A copy of this program written 4K at a time into a new tmpfs file of
-/// `mode` while thp_exec_enabled is `exec_knob`, mapped PROT_EXEC at a 64K
-/// boundary and read through: returns the bytes mapped with the contiguous
-/// bit and the whole length.
+/// A copy of this program written 4K at a time into a new tmpfs file
+/// (mode 0644, as Debian's libraries), mapped with `prot` at a 64K
+/// boundary and read through while thp_exec_enabled is `exec_knob`:
+/// returns the bytes mapped with the contiguous bit and the whole length.
 fn exec_copy_cont(
     scratch: &Scratch,
     name: &str,
-    mode: u32,
+    prot: u32,
     exec_knob: &str,
 ) -> Result<(usize, usize), TestError> {
     let image = read_file(&own_path())?;
     let path = scratch.path(name);
-    write_knob(EXEC_KNOB, exec_knob)?;
-    let copied = (|| -> Result<(), Errno> {
-        let fd = open(&path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)?;
-        for chunk in image.chunks(PAGE) {
-            write(fd, chunk)?;
-        }
-        close(fd)
-    })();
-    write_knob(EXEC_KNOB, "0x0")?;
-    copied?;
+    let fd = open(&path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)?;
+    for chunk in image.chunks(PAGE) {
+        write(fd, chunk)?;
+    }
+    close(fd)?;
     let len = image.len() / BLOCK * BLOCK;
     check!(len > 0, "the test binary is under 64K");
     let fd = open(&path, O_RDONLY | O_CLOEXEC, 0)?;
     let reserve = map_anon(len + BLOCK)?;
     let addr = (reserve + BLOCK - 1) & !(BLOCK - 1);
-    let prot = PROT_READ | PROT_EXEC;
     // SAFETY: replaces part of the reservation made just above.
     let mapped = unsafe { mmap(addr, len, prot, MAP_PRIVATE | MAP_FIXED, fd, 0) };
     close(fd)?;
     check_eq!(mapped?, addr);
-    touch_ascending(addr, len)?;
+    write_knob(EXEC_KNOB, exec_knob)?;
+    let touched = touch_ascending(addr, len);
+    write_knob(EXEC_KNOB, "0x0")?;
+    touched?;
     let cont = contiguous(addr, len)?;
     // SAFETY: our own reservation and the view inside it.
     unsafe { munmap(reserve, len + BLOCK) }?;
     Ok((cont, len))
 }
 
-/// Seed 004's exec folio order: an executable file written while
-/// thp_exec_enabled has bit 1 is cached in 64K folios, so a PROT_EXEC view
-/// maps with contiguous PTEs; without the bit, or without an execute bit in
-/// the mode, its folios are 4K and nothing is contiguous. The copy runs.
+/// Seed 004's exec folio order: a file written 4K at a time is cached in
+/// 4K folios; faulted through a PROT_EXEC view while thp_exec_enabled has
+/// bit 1, its text moves into 64K folios, which map with contiguous PTEs.
+/// Without the bit, or through a view that is not executable, nothing is
+/// contiguous. The copy, now in 64K folios, runs.
 fn exec_file_maps_with_contiguous_ptes() -> TestResult {
     if running_on_linux() {
         skip!("/proc/self/ptdump is faultline's");
     }
     let scratch = Scratch::new()?;
-    let (cont, len) = exec_copy_cont(&scratch, "exec-64k", 0o755, "0x2")?;
+    let exec = PROT_READ | PROT_EXEC;
+    let (cont, len) = exec_copy_cont(&scratch, "exec-64k", exec, "0x2")?;
     check_eq!(cont, len);
-    check_eq!(exec_copy_cont(&scratch, "exec-off", 0o755, "0x0")?.0, 0);
-    check_eq!(exec_copy_cont(&scratch, "data-64k", 0o644, "0x2")?.0, 0);
+    check_eq!(exec_copy_cont(&scratch, "exec-off", exec, "0x0")?.0, 0);
+    check_eq!(exec_copy_cont(&scratch, "data-64k", PROT_READ, "0x2")?.0, 0);
     let path = scratch.path("exec-64k");
+    chmod(&path, 0o755)?;
     let argv = [path.as_c_str(), c"--helper", c"exit_with", c"42"];
     let (status, _) = run_capture(&path, &argv, &[])?;
     check_eq!(status.exit_code(), Some(42));
+    Ok(())
+}
+
+/// /proc/self/thpmaps as `label -> kB`.
+fn thpmaps() -> Result<alloc::collections::BTreeMap<String, usize>, TestError> {
+    let text = String::from_utf8(read_file(c"/proc/self/thpmaps")?).map_err(|_| Errno::EIO)?;
+    let mut out = alloc::collections::BTreeMap::new();
+    for line in text.lines() {
+        let (label, rest) = line.split_once(':').ok_or(Errno::EIO)?;
+        let kb = rest.split_whitespace().next().ok_or(Errno::EIO)?;
+        out.insert(String::from(label), kb.parse().map_err(|_| Errno::EIO)?);
+    }
+    Ok(out)
+}
+
+/// /proc/self/thpmaps sorts mapped memory as Linux's tools/mm/thpmaps
+/// does: 128K of 64K folios mapped at a 64K boundary is aligned (and
+/// contiguous); the same file mapped from offset 4K holds one 64K folio
+/// whole at an address 4K off a boundary (unaligned, not contiguous) and
+/// 60K and 4K of its neighbours (partial).
+fn thpmaps_counts_folios_by_how_they_are_mapped() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/PID/thpmaps is faultline's (thpmaps works it out from pagemap)");
+    }
+    let before = thpmaps()?;
+    let aligned = map_memfd(2 * BLOCK, 0)?;
+    touch_ascending(aligned, 2 * BLOCK)?;
+    let shifted = map_memfd(2 * BLOCK, PAGE)?;
+    touch_ascending(shifted, 2 * BLOCK)?;
+    let after = thpmaps()?;
+    let grew = |label: &str| {
+        after.get(label).copied().unwrap_or(0) - before.get(label).copied().unwrap_or(0)
+    };
+    check_eq!(grew("file-rss"), 4 * BLOCK / 1024);
+    check_eq!(grew("file-thp-pte-aligned-64kB"), 2 * BLOCK / 1024);
+    check_eq!(grew("file-thp-pte-unaligned-64kB"), BLOCK / 1024);
+    check_eq!(grew("file-thp-pte-partial"), BLOCK / 1024);
+    check_eq!(grew("file-cont-pte-aligned-64kB"), 2 * BLOCK / 1024);
+    check_eq!(grew("text-rss"), 0);
+    // SAFETY: the two views made above.
+    unsafe {
+        munmap(aligned, 2 * BLOCK)?;
+        munmap(shifted, 2 * BLOCK)?;
+    }
     Ok(())
 }
 
