@@ -24,6 +24,7 @@ build: setup
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/rootfs-user/bin/bench/seed000 user/c/seed000.c
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/rootfs-user/bin/bench/clock_gettime user/c/clock_gettime.c
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/gdb-target user/c/gdb-target.c
+	aarch64-linux-gnu-gcc -static -O2 -Wall -s -Iuser/c -o build/seed004 user/c/seed004.c
 	scripts/fuzz-syscalls.py > build/fuzz-syscalls.h
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -Ibuild -o build/fuzz user/c/fuzz.c
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -Iuser/c -o build/stress user/c/stress.c

@@ -31,5 +31,6 @@ scaling_boot() {
     linux_boot bench bench=scaling -cpu "$1" -smp 2 -m 1G
 }
 [ "$mode" = quick ] || scaling_stages "$log" scaling_boot
+[ "$mode" = quick ] || scripts/bench-seed004.sh "$log" --linux
 
 results_table "$log" "$csv"

@@ -38,5 +38,7 @@ scaling_boot() {
     ./qemu-run.sh --smp 2 --mem 1G --cpu "$1" --timeout 600 --append "-- run /bin/bench/bench scaling"
 }
 [ "$mode" = quick ] || scaling_stages "$log" scaling_boot
+# Seed 004's table, on Debian's own programs (one boot per setting).
+[ "$mode" = quick ] || scripts/bench-seed004.sh "$log"
 
 results_table "$log" "$csv"

@@ -10,8 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/linux-lib.sh
 
-packages="bash coreutils dash findutils diffutils grep mawk python3-minimal
-    libpython3.11-stdlib gcc-12 gcc binutils libc6-dev"
+packages=$(grep -v '^#' user/debian/packages | tr '\n' ' ')
 # shellcheck disable=SC2086 # a list of packages
 if ! root=$(scripts/debian.sh $packages 2>build/debian.err); then
     echo "debian: SKIPPED: Debian's packages could not be had ($(tail -1 build/debian.err))"

@@ -7,6 +7,12 @@
 set -u
 cd /tmp
 
+echo "=== auxv_as_ld_so_sees_it"
+# All but the addresses that differ (the vDSO, ld.so's base, the stack),
+# AT_HWCAP (faultline enables FP and ASIMD only) and AT_RSEQ_* (glibc's
+# AT_???: faultline has no rseq).
+LD_SHOW_AUXV=1 /bin/true | grep -vE '^AT_(SYSINFO_EHDR|BASE|RANDOM|HWCAP|\?\?\?)[: ]'
+
 echo "=== bash_coreutils_pipeline"
 seq 1 5000 | sort -rn | head -4 | tr '\n' ' '; echo
 seq 1 3000 | paste -sd+ | wc -c
