@@ -123,10 +123,34 @@ struct CpusOnline;
 
 impl PseudoFile for CpusOnline {
     fn show(&self) -> String {
-        match crate::task::nr_cpus_online() {
-            0 | 1 => String::from("0\n"),
-            n => format!("0-{}\n", n - 1),
-        }
+        cpu_list(crate::task::nr_cpus_online())
+    }
+}
+
+/// `possible` and `present`: every CPU the DTB describes (faultline has no
+/// hotplug, so the two are the same).
+struct CpusPossible;
+
+impl PseudoFile for CpusPossible {
+    fn show(&self) -> String {
+        cpu_list(crate::arch::smp::nr_possible())
+    }
+}
+
+/// The `cpulist` format of the first `n` CPUs (Linux: `"%*pbl"`).
+fn cpu_list(n: usize) -> String {
+    match n {
+        0 | 1 => String::from("0\n"),
+        n => format!("0-{}\n", n - 1),
+    }
+}
+
+/// `cpuN/online` (Linux: `drivers/base/cpu.c`): 1 once the CPU has come up.
+struct CpuOnline(usize);
+
+impl PseudoFile for CpuOnline {
+    fn show(&self) -> String {
+        format!("{}\n", u8::from(crate::task::cpu_online(self.0)))
     }
 }
 
@@ -184,6 +208,12 @@ pub fn build() -> Arc<Inode> {
     let sys = Inode::new_dir(0o555, None);
     let cpu = add_dir(&add_dir(&add_dir(&sys, "devices"), "system"), "cpu");
     add_knob(&cpu, "online", CpusOnline);
+    add_knob(&cpu, "possible", CpusPossible);
+    add_knob(&cpu, "present", CpusPossible);
+    // Programs count CPUs by these directories (stress-ng, lscpu).
+    for n in 0..crate::arch::smp::nr_possible() {
+        add_knob(&add_dir(&cpu, &format!("cpu{n}")), "online", CpuOnline(n));
+    }
     let kernel = add_dir(&sys, "kernel");
     add_knob(
         &add_dir(&kernel, "debug"),

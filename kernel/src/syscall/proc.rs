@@ -89,6 +89,52 @@ pub fn getgroups(size: i32, _ulist: usize) -> SysResult {
     Ok(0)
 }
 
+/// capget(2) (Linux: `kernel/capability.c`): everyone is root, and root
+/// holds every capability Linux 6.12 knows (0..=CAP_CHECKPOINT_RESTORE, 40)
+/// effective and permitted, none inheritable, as Linux's init and what it
+/// execs as root. An unknown header version is answered with the preferred
+/// one and EINVAL, or 0 when `dataptr` is NULL: how libcap probes it.
+/// faultline keeps no credentials, so capset(2) stays unimplemented.
+pub fn capget(header: usize, dataptr: usize) -> SysResult {
+    const VERSION_1: u32 = 0x1998_0330;
+    const VERSION_2: u32 = 0x2007_1026;
+    const VERSION_3: u32 = 0x2008_0522;
+    const CAP_FULL_SET: u64 = (1 << 41) - 1;
+    let version: u32 = read_user(header)?;
+    let structs = match version {
+        VERSION_1 => 1,
+        VERSION_2 | VERSION_3 => 2,
+        _ => {
+            write_user(header, &VERSION_3)?;
+            return if dataptr == 0 {
+                Ok(0)
+            } else {
+                Err(Errno::EINVAL)
+            };
+        }
+    };
+    if dataptr == 0 {
+        return Ok(0);
+    }
+    let pid: i32 = read_user(header + 4)?;
+    if pid < 0 {
+        return Err(Errno::EINVAL);
+    }
+    if pid != 0 && crate::task::process::find_thread(pid as u32).is_none() {
+        return Err(Errno::ESRCH);
+    }
+    // struct __user_cap_data_struct { effective, permitted, inheritable }:
+    // the low 32 capabilities, then the high ones.
+    let low = CAP_FULL_SET as u32;
+    let high = (CAP_FULL_SET >> 32) as u32;
+    let first: [u32; 3] = [low, low, 0];
+    write_user(dataptr, &first)?;
+    if structs == 2 {
+        write_user(dataptr + 12, &[high, high, 0])?;
+    }
+    Ok(0)
+}
+
 /// sysinfo(2): uptime, memory in bytes (`mem_unit` 1) and the process
 /// count; no swap, load averages 0 (Linux: `do_sysinfo`).
 pub fn sysinfo(uinfo: usize) -> SysResult {

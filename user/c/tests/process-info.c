@@ -1,15 +1,16 @@
 /*
  * What a process asks about itself and its files through glibc: umask
  * (applied to new files and directories, inherited across fork), its ids
- * and groups, sysinfo, its CPU affinity and CPU count (and
- * /sys/devices/system/cpu/online, which glibc reads), gettimeofday, and
- * fsync/fdatasync/syncfs. A static glibc program: make test runs it on
+ * and groups, its capabilities, sysinfo, its CPU affinity and CPU count (and
+ * /sys/devices/system/cpu/online, which glibc reads, and the per-CPU
+ * directories), gettimeofday, and fsync/fdatasync/syncfs. A static glibc program: make test runs it on
  * faultline, make test-linux on Debian's Linux 6.12 (as root, like
  * faultline's processes), and the values it expects are Linux's.
  *
  * Output and exit status: check.h's run_tests.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -67,6 +68,49 @@ static int ids_and_groups_are_roots(void)
 	return 0;
 }
 
+/* capget(2), as libcap calls it: root holds every capability Linux 6.12
+ * knows (0..40) effective and permitted, none inheritable. */
+static int root_holds_every_capability(void)
+{
+	struct {
+		unsigned int version;
+		int pid;
+	} probe = { 0, 0 }, bad = { 0, 0 }, v3 = { 0x20080522, 0 }, v1 = { 0x19980330, 0 },
+	  neg = { 0x20080522, -1 }, none = { 0x20080522, 999999 };
+	struct {
+		unsigned int effective, permitted, inheritable;
+	} caps[2], one[2];
+	memset(one, 0x5a, sizeof(one));
+	long p = syscall(SYS_capget, &probe, NULL);
+	long b = syscall(SYS_capget, &bad, caps);
+	int b_err = errno;
+	long c = syscall(SYS_capget, &v3, caps);
+	long o = syscall(SYS_capget, &v1, one);
+	long n = syscall(SYS_capget, &neg, caps);
+	int n_err = errno;
+	long e = syscall(SYS_capget, &none, caps);
+	int e_err = errno;
+	long f = syscall(SYS_capget, (void *)8, caps);
+	int f_err = errno;
+	CHECK(p == 0 && probe.version == 0x20080522, "probe: %ld, version %#x", p, probe.version);
+	CHECK(b == -1 && b_err == EINVAL && bad.version == 0x20080522,
+	      "an unknown version: %ld, errno %d, version %#x", b, b_err, bad.version);
+	CHECK(c == 0, "capget: %s", strerror(errno));
+	CHECK(caps[0].effective == 0xffffffff && caps[0].permitted == 0xffffffff &&
+		      caps[0].inheritable == 0,
+	      "low: effective %#x permitted %#x inheritable %#x", caps[0].effective,
+	      caps[0].permitted, caps[0].inheritable);
+	CHECK(caps[1].effective == 0x1ff && caps[1].permitted == 0x1ff && caps[1].inheritable == 0,
+	      "high: effective %#x permitted %#x inheritable %#x", caps[1].effective,
+	      caps[1].permitted, caps[1].inheritable);
+	CHECK(o == 0 && one[0].effective == 0xffffffff && one[1].effective == 0x5a5a5a5a,
+	      "version 1: %ld, %#x, then %#x", o, one[0].effective, one[1].effective);
+	CHECK(n == -1 && n_err == EINVAL, "pid -1: %ld, errno %d", n, n_err);
+	CHECK(e == -1 && e_err == ESRCH, "no such pid: %ld, errno %d", e, e_err);
+	CHECK(f == -1 && f_err == EFAULT, "a bad header: %ld, errno %d", f, f_err);
+	return 0;
+}
+
 static int sysinfo_agrees_with_meminfo(void)
 {
 	struct sysinfo si;
@@ -105,6 +149,39 @@ static int the_affinity_mask_holds_every_online_cpu(void)
 	CHECK(count >= 1 && contiguous, "%d CPUs, contiguous %d", count, contiguous);
 	CHECK(get_nprocs() == count, "get_nprocs %d, the mask %d", get_nprocs(), count);
 	CHECK(bad == -1 && bad_err == EINVAL, "a 4-byte mask: %ld, errno %d", bad, bad_err);
+	return 0;
+}
+
+/* The per-CPU sysfs directories that stress-ng and lscpu count CPUs by,
+ * and the possible/present lists glibc's get_nprocs_conf reads. */
+static int every_cpu_has_a_sysfs_directory(void)
+{
+	int count = get_nprocs();
+	char want[32], possible[32] = "", present[32] = "";
+	if (count == 1)
+		snprintf(want, sizeof(want), "0\n");
+	else
+		snprintf(want, sizeof(want), "0-%d\n", count - 1);
+	read_file("/sys/devices/system/cpu/possible", possible, sizeof(possible));
+	read_file("/sys/devices/system/cpu/present", present, sizeof(present));
+	CHECK(strcmp(possible, want) == 0, "possible \"%s\", want \"%s\"", possible, want);
+	CHECK(strcmp(present, want) == 0, "present \"%s\", want \"%s\"", present, want);
+	CHECK(get_nprocs_conf() == count, "get_nprocs_conf %d, want %d", get_nprocs_conf(),
+	      count);
+	int dirs = 0;
+	DIR *d = opendir("/sys/devices/system/cpu");
+	CHECK(d != NULL, "opendir: %s", strerror(errno));
+	for (struct dirent *e; (e = readdir(d));)
+		dirs += strncmp(e->d_name, "cpu", 3) == 0 && e->d_name[3] >= '0' &&
+			e->d_name[3] <= '9';
+	closedir(d);
+	CHECK(dirs == count, "%d cpuN directories, want %d", dirs, count);
+	for (int cpu = 0; cpu < count; cpu++) {
+		char path[64], online[8] = "";
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+		read_file(path, online, sizeof(online));
+		CHECK(strcmp(online, "1\n") == 0, "%s: \"%s\"", path, online);
+	}
 	return 0;
 }
 
@@ -152,8 +229,10 @@ static int fsync_succeeds_on_files_and_refuses_pipes(void)
 static const struct test tests[] = {
 	TEST(umask_masks_new_files_and_is_inherited),
 	TEST(ids_and_groups_are_roots),
+	TEST(root_holds_every_capability),
 	TEST(sysinfo_agrees_with_meminfo),
 	TEST(the_affinity_mask_holds_every_online_cpu),
+	TEST(every_cpu_has_a_sysfs_directory),
 	TEST(gettimeofday_is_the_realtime_clock),
 	TEST(fsync_succeeds_on_files_and_refuses_pipes),
 };

@@ -41,6 +41,14 @@ pub fn set_logical_map(map: &[u64]) {
     }
 }
 
+/// How many CPUs the DTB describes (Linux: `num_possible_cpus()`).
+pub fn nr_possible() -> usize {
+    CPU_MPIDR
+        .iter()
+        .take_while(|m| m.load(Ordering::Relaxed) != u64::MAX)
+        .count()
+}
+
 /// Starts logical CPU `cpu`; it enters `secondary_main(record)`.
 /// `record` must stay alive until the CPU reports itself online.
 pub fn boot_secondary(cpu: usize, record: &SecondaryBoot) -> Result<(), i64> {
