@@ -181,6 +181,15 @@ impl MmapWriteGuard<'_> {
         }
     }
 
+    /// Joins the VMAs over [start, end) with each other and with their
+    /// neighbours where alike (`VmaTree::merge_range`; Linux:
+    /// `vma_merge_existing_range`), write-locking first the neighbours it may
+    /// replace.
+    pub fn vma_merge(&mut self, start: usize, end: usize) {
+        self.vma_start_write(start.saturating_sub(1), end.saturating_add(1));
+        self.vmas.merge_range(start, end);
+    }
+
     /// Write-locks every VMA (fork, so no fault races the COW marking).
     pub fn vma_start_write_all(&self) {
         self.vma_start_write(0, usize::MAX);

@@ -298,6 +298,7 @@ fn change_vma_flags(
         v.flags = (v.flags & !clear) | set;
         *vma = Arc::new(v);
     }
+    map.vma_merge(start, end);
     Ok(())
 }
 
@@ -395,6 +396,7 @@ pub fn mlockall(mm: &Arc<Mm>, flags: u32) -> KResult<()> {
         ranges.push((s, e, v.flags));
         *vma = Arc::new(v);
     }
+    map.vma_merge(0, crate::mm::addr::USER_TOP);
     drop(map);
     if lock & VM_LOCKONFAULT == 0 {
         for (s, e, vflags) in ranges {
@@ -416,6 +418,7 @@ pub fn munlockall(mm: &Arc<Mm>) -> KResult<()> {
             *vma = Arc::new(v);
         }
     }
+    map.vma_merge(0, crate::mm::addr::USER_TOP);
     Ok(())
 }
 
@@ -512,6 +515,7 @@ pub fn mprotect(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32) -> KResult<()>
         });
         *vma = Arc::new(v);
     }
+    map.vma_merge(addr, end);
     Ok(())
 }
 
@@ -587,6 +591,9 @@ pub fn brk(mm: &Arc<Mm>, new: usize) -> usize {
         if map.vmas.insert(old_end, new_end, Arc::new(vma)).is_err() {
             return old;
         }
+        // The heap stays one VMA as it grows (Linux: `do_brk_flags`
+        // expanding the VMA below).
+        map.vma_merge(old_end, new_end);
     } else if new_end < old_end {
         map.vma_start_write(new_end, old_end);
         map.vmas.remove_range(new_end, old_end);

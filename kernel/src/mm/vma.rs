@@ -7,7 +7,7 @@ use alloc::sync::Arc;
 use crate::fs::vfs::Inode;
 use crate::mm::addr::PAGE_SHIFT;
 use crate::mm::vma_lock::VmaLock;
-use crate::mm::vma_tree::Splittable;
+use crate::mm::vma_tree::{Mergeable, Splittable};
 
 /// `vm_flags` bits (Linux: `VM_READ`...).
 pub const VM_READ: u32 = 1 << 0;
@@ -124,5 +124,20 @@ impl Splittable for Arc<Vma> {
             ..(**self).clone()
         };
         (Arc::new((**self).clone()), Arc::new(upper))
+    }
+}
+
+impl Mergeable for Arc<Vma> {
+    /// Alike flags and backing, and for a file the next page of it. Where we
+    /// simplify: anonymous memory has no `anon_vma` here (its pages are found
+    /// through the page tables alone) and its `pgoff` means nothing, so two
+    /// anonymous neighbours with one set of flags always merge.
+    fn merge(&self, start: usize, mid: usize, next: &Self) -> Option<Self> {
+        let same_backing = match (&self.file, &next.file) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b) && next.pgoff == self.pgoff_of(start, mid),
+            _ => false,
+        };
+        (self.flags == next.flags && same_backing).then(|| Arc::new((**self).clone()))
     }
 }

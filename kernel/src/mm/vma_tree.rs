@@ -6,15 +6,17 @@
 //! payload `T` (in the kernel, the VMA's protection, backing file and
 //! offset). VMAs never overlap. They sit in a `BTreeMap` keyed by start, so
 //! the VMA holding an address can only be the last one starting at or below
-//! it. The tree knows one thing about the payload: how to cut it in two
+//! it. The tree knows two things about the payload: how to cut it in two
 //! (`Splittable`), which is all munmap and mprotect need when a range ends
-//! in the middle of a VMA.
+//! in the middle of a VMA, and whether two neighbours may become one again
+//! (`Mergeable`), after a change made them alike.
 //!
 //! Where we simplify:
 //! - A `BTreeMap` instead of a maple tree, and no RCU readers: the caller
 //!   holds the address space's lock (Linux: `mmap_lock`) for every call.
-//! - No merging of neighbours with equal payloads (`vma_merge`): once split,
-//!   a VMA stays split even if a later mprotect makes both halves alike.
+//! - Neighbours are merged only where a VMA changes (`merge_range`, after
+//!   mprotect, madvise, mlock and brk), not when mmap places a new VMA next
+//!   to an alike one, as Linux's `vma_merge_new_range` does.
 //! - The free-area search walks the gaps one by one from the top. Linux
 //!   stores the largest gap under each maple node and skips whole subtrees.
 //! - No guard gap below stack VMAs (Linux: `stack_guard_gap`,
@@ -37,6 +39,15 @@ pub trait Splittable: Sized {
     /// lockless reader still holding the old VMA can tell it is gone (see
     /// `mm/vma_lock.rs`).
     fn split(&self, start: usize, at: usize) -> (Self, Self);
+}
+
+/// What the tree needs from a VMA's payload to join two neighbours.
+pub trait Mergeable: Sized {
+    /// The payload of one VMA covering both `self`, which covers
+    /// [start, mid), and `next`, which begins at `mid`; None unless the two
+    /// differ in nothing but their ranges (Linux: `is_mergeable_vma` and the
+    /// file-offset check of `can_vma_merge_after`).
+    fn merge(&self, start: usize, mid: usize, next: &Self) -> Option<Self>;
 }
 
 #[derive(Debug, Clone)]
@@ -274,6 +285,39 @@ impl<T: Splittable> VmaTree<T> {
     }
 }
 
+impl<T: Mergeable> VmaTree<T> {
+    /// Joins every pair of touching VMAs that meet [start, end), or touch it
+    /// from either side, wherever `Mergeable::merge` allows (Linux:
+    /// `vma_merge_existing_range`, which `vma_modify` calls after mprotect,
+    /// madvise and mlock). So splitting a range and changing it back leaves
+    /// the VMA it began as, and a heap grown page by page stays one VMA.
+    pub fn merge_range(&mut self, start: usize, end: usize) {
+        // Begin with the VMA ending at `start`, if one does.
+        let mut at = match self.vmas.range(..start).next_back() {
+            Some((&below, entry)) if entry.end == start => below,
+            _ => start,
+        };
+        // The lower VMA of every pair to try begins below `end`.
+        while let Some((&lower, entry)) = self.vmas.range(at..end.max(at)).next() {
+            let mid = entry.end;
+            let merged = self
+                .vmas
+                .get(&mid)
+                .and_then(|upper| entry.value.merge(lower, mid, &upper.value));
+            match merged {
+                Some(value) => {
+                    let upper = self.vmas.remove(&mid).expect("looked up above");
+                    let entry = self.vmas.get_mut(&lower).expect("looked up above");
+                    entry.end = upper.end;
+                    entry.value = value;
+                    at = lower; // and try the next neighbour up
+                }
+                None => at = mid,
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,6 +367,21 @@ mod tests {
                 ..*self
             };
             (*self, upper)
+        }
+    }
+
+    impl Mergeable for Piece {
+        /// Pieces of one VMA, side by side as they were cut, with one prot.
+        fn merge(&self, start: usize, mid: usize, next: &Self) -> Option<Self> {
+            assert_eq!(
+                start,
+                self.origin + self.offset,
+                "merge given the wrong start"
+            );
+            (next.origin == self.origin
+                && next.offset == self.offset + (mid - start)
+                && next.prot == self.prot)
+                .then_some(*self)
         }
     }
 
@@ -1181,5 +1240,97 @@ mod tests {
         }
         // The walk really exercised each path.
         assert!(inserted > 1000 && removed > 1000 && found > 1000);
+    }
+
+    /// mprotect [from, to) to `prot`, as the kernel does it: cut, change,
+    /// merge.
+    fn protect(tree: &mut VmaTree<Piece>, from: usize, to: usize, prot: u32) {
+        tree.split_at_boundaries(from, to);
+        for (_, _, p) in tree.range_mut(from, to) {
+            p.prot = prot;
+        }
+        tree.merge_range(from, to);
+    }
+
+    #[test]
+    fn merge_range_joins_what_a_change_made_alike_again() {
+        let mut tree = sample();
+        let before = layout(&tree);
+        protect(&mut tree, pg(12), pg(14), 7);
+        protect(&mut tree, pg(16), pg(18), 7);
+        assert_eq!(
+            tree.len(),
+            8,
+            "[10,12) [12,14) [14,16) [16,18) [18,20), three more"
+        );
+        protect(&mut tree, pg(12), pg(18), 7);
+        assert_eq!(
+            layout(&tree)[..3],
+            [
+                (pg(10), pg(12), piece(pg(10))),
+                (
+                    pg(12),
+                    pg(18),
+                    Piece {
+                        prot: 7,
+                        ..cut(pg(10), pg(12))
+                    }
+                ),
+                (pg(18), pg(20), cut(pg(10), pg(18))),
+            ]
+        );
+        protect(&mut tree, pg(11), pg(19), 0);
+        assert_eq!(layout(&tree), before, "back to where it began");
+    }
+
+    #[test]
+    fn merge_range_leaves_unlike_neighbours_and_holes_apart() {
+        let mut tree = sample();
+        let before = layout(&tree);
+        // [30, 40) and [40, 50) touch but came from different VMAs; [20, 30)
+        // and [50, 60) are holes.
+        tree.merge_range(pg(0), pg(100));
+        assert_eq!(layout(&tree), before);
+        protect(&mut tree, pg(44), pg(46), 1);
+        protect(&mut tree, pg(45), pg(50), 1);
+        assert_eq!(
+            layout(&tree)[2..4],
+            [
+                (pg(40), pg(44), piece(pg(40))),
+                (
+                    pg(44),
+                    pg(50),
+                    Piece {
+                        prot: 1,
+                        ..cut(pg(40), pg(44))
+                    }
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn merge_range_reaches_only_the_neighbours_touching_it() {
+        let mut tree = tree_of(&[(pg(0), pg(10))]);
+        for (from, prot) in [(pg(2), 1), (pg(4), 0), (pg(6), 1)] {
+            tree.split_at_boundaries(from, from + pg(2));
+            for (_, _, p) in tree.range_mut(from, from + pg(2)) {
+                p.prot = prot;
+            }
+        }
+        // [0,2) [2,4)=1 [4,6) [6,8)=1 [8,10): merging around [8, 10) joins
+        // nothing, around [4, 6) nothing either (its neighbours differ).
+        tree.merge_range(pg(8), pg(10));
+        tree.merge_range(pg(4), pg(6));
+        assert_eq!(tree.len(), 5);
+        for (_, _, p) in tree.range_mut(pg(2), pg(4)) {
+            p.prot = 0;
+        }
+        tree.merge_range(pg(2), pg(4));
+        assert_eq!(tree.len(), 3, "[0,6) joined, [6,8) and [8,10) left alone");
+        assert_eq!(
+            tree.find(pg(5)).map(|(s, e, _)| (s, e)),
+            Some((pg(0), pg(6)))
+        );
     }
 }

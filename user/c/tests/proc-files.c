@@ -1,7 +1,8 @@
 /*
  * What a process learns about itself from the kernel as ordinary Linux
  * programs do: uname, /proc/self (a link to /proc/PID) and its files
- * (status, cmdline, environ, comm, maps, exe, cwd, fd/), the system's
+ * (status, cmdline, environ, comm, maps, with mappings split and merged,
+ * exe, cwd, fd/), the system's
  * /proc files (cpuinfo, mounts, stat, uptime, loadavg), and execve of `#!`
  * scripts and of /proc/self/exe. A static glibc program: make test runs it
  * on faultline, make test-linux on Debian's Linux 6.12, and the values it
@@ -230,6 +231,58 @@ static int maps_shows_the_mappings_by_name(void)
 	return 0;
 }
 
+/* Lines of /proc/self/maps overlapping [p, p + len), and how many of them
+ * are the heap. */
+static int maps_lines(const char *p, size_t len, int *heap)
+{
+	if (read_file("/proc/self/maps", big, sizeof(big)) != 0)
+		return -1;
+	int n = 0;
+	*heap = 0;
+	for (char *line = strtok(big, "\n"); line; line = strtok(NULL, "\n")) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			continue;
+		n += lo < (unsigned long)p + len && (unsigned long)p < hi;
+		*heap += strstr(line, "[heap]") != NULL;
+	}
+	return n;
+}
+
+/* Changing part of a mapping splits it, and changing it back joins the parts
+ * again (Linux: vma_modify's merge), as /proc/self/maps shows; a heap grown
+ * page by page stays one mapping. */
+static int a_change_splits_a_mapping_and_changing_back_merges_it(void)
+{
+	const size_t page = 4096, len = 16 * page;
+	int heap;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED, "mmap: %s", strerror(errno));
+	memset(p, 7, len);
+	int whole = maps_lines(p, len, &heap);
+	mprotect(p + 4 * page, page, PROT_READ);
+	int split = maps_lines(p, len, &heap);
+	mprotect(p + 4 * page, page, PROT_READ | PROT_WRITE);
+	int back = maps_lines(p, len, &heap);
+	for (size_t i = 0; i < 16; i += 2)
+		madvise(p + i * page, page, MADV_DONTFORK);
+	int advised = maps_lines(p, len, &heap);
+	madvise(p, len, MADV_DOFORK);
+	int undone = maps_lines(p, len, &heap);
+	int intact = p[0] == 7 && p[len - 1] == 7 && p[4 * page] == 7;
+	munmap(p, len);
+	for (int i = 0; i < 64; i++)
+		sbrk(page);
+	maps_lines(p, 0, &heap);
+	CHECK(whole == 1 && split == 3 && back == 1, "maps lines: %d, split %d, back %d", whole,
+	      split, back);
+	CHECK(advised == 16 && undone == 1, "every other page advised: %d lines, undone %d",
+	      advised, undone);
+	CHECK(intact, "the data moved with the mappings");
+	CHECK(heap == 1, "a heap grown by 64 sbrk calls: %d [heap] lines", heap);
+	return 0;
+}
+
 static int fd_links_name_open_files(void)
 {
 	int null = open("/dev/null", O_RDONLY);
@@ -434,6 +487,7 @@ static const struct test tests[] = {
 	TEST(exe_names_and_opens_the_program),
 	TEST(cmdline_and_environ_hold_what_exec_was_given),
 	TEST(maps_shows_the_mappings_by_name),
+	TEST(a_change_splits_a_mapping_and_changing_back_merges_it),
 	TEST(fd_links_name_open_files),
 	TEST(an_fd_link_reopens_an_unlinked_file),
 	TEST(cpuinfo_mounts_and_uptime_describe_the_system),
