@@ -268,6 +268,7 @@ pub fn syscall(tf: &mut TrapFrame) {
         148 | 150 => proc::getresid(a[0] as usize, a[1] as usize, a[2] as usize),
         158 => proc::getgroups(a[0] as i32, a[1] as usize),
         90 => proc::capget(a[0] as usize, a[1] as usize),
+        91 => proc::capset(a[0] as usize, a[1] as usize),
         172 => proc::getpid(),
         173 => proc::getppid(),
         174..=177 => Ok(0), // getuid, geteuid, getgid, getegid: everyone is root

@@ -10,7 +10,7 @@ use crate::arch::trap::TrapFrame;
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::uaccess::{copy_to_user, read_user, strncpy_from_user, write_user};
-use crate::task::process::{self, Process};
+use crate::task::process::{self, Caps, Process};
 use crate::task::signal_abi::exited;
 use crate::task::{current, current_process, exec, exit, fork, futex};
 
@@ -89,29 +89,33 @@ pub fn getgroups(size: i32, _ulist: usize) -> SysResult {
     Ok(0)
 }
 
-/// capget(2) (Linux: `kernel/capability.c`): everyone is root, and root
-/// holds every capability Linux 6.12 knows (0..=CAP_CHECKPOINT_RESTORE, 40)
-/// effective and permitted, none inheritable, as Linux's init and what it
-/// execs as root. An unknown header version is answered with the preferred
-/// one and EINVAL, or 0 when `dataptr` is NULL: how libcap probes it.
-/// faultline keeps no credentials, so capset(2) stays unimplemented.
-pub fn capget(header: usize, dataptr: usize) -> SysResult {
-    const VERSION_1: u32 = 0x1998_0330;
-    const VERSION_2: u32 = 0x2007_1026;
-    const VERSION_3: u32 = 0x2008_0522;
-    const CAP_FULL_SET: u64 = (1 << 41) - 1;
-    let version: u32 = read_user(header)?;
-    let structs = match version {
-        VERSION_1 => 1,
-        VERSION_2 | VERSION_3 => 2,
+/// The `_LINUX_CAPABILITY_VERSION_*` of a capget/capset header.
+const CAP_VERSION_1: u32 = 0x1998_0330;
+const CAP_VERSION_2: u32 = 0x2007_1026;
+const CAP_VERSION_3: u32 = 0x2008_0522;
+
+/// How many 32-bit `__user_cap_data_struct`s a header's version carries
+/// (Linux: `cap_validate_magic`); an unknown version is answered with the
+/// preferred one written back, and EINVAL.
+fn cap_validate_magic(header: usize) -> KResult<usize> {
+    match read_user::<u32>(header)? {
+        CAP_VERSION_1 => Ok(1),
+        CAP_VERSION_2 | CAP_VERSION_3 => Ok(2),
         _ => {
-            write_user(header, &VERSION_3)?;
-            return if dataptr == 0 {
-                Ok(0)
-            } else {
-                Err(Errno::EINVAL)
-            };
+            write_user(header, &CAP_VERSION_3)?;
+            Err(Errno::EINVAL)
         }
+    }
+}
+
+/// capget(2) (Linux: `kernel/capability.c`): the capability sets of the
+/// caller, or of the process `pid` names (each thread of a process holds
+/// the same sets here). A NULL `dataptr` with an unknown version is how
+/// libcap asks for the preferred version: 0.
+pub fn capget(header: usize, dataptr: usize) -> SysResult {
+    let structs = match cap_validate_magic(header) {
+        Err(Errno::EINVAL) if dataptr == 0 => return Ok(0),
+        r => r?,
     };
     if dataptr == 0 {
         return Ok(0);
@@ -120,18 +124,48 @@ pub fn capget(header: usize, dataptr: usize) -> SysResult {
     if pid < 0 {
         return Err(Errno::EINVAL);
     }
-    if pid != 0 && crate::task::process::find_thread(pid as u32).is_none() {
-        return Err(Errno::ESRCH);
-    }
+    let p = if pid == 0 {
+        current_process().ok_or(Errno::ESRCH)?
+    } else {
+        let t = process::find_thread(pid as u32).ok_or(Errno::ESRCH)?;
+        t.user.as_ref().ok_or(Errno::ESRCH)?.process.clone()
+    };
+    let c = *p.caps.lock();
     // struct __user_cap_data_struct { effective, permitted, inheritable }:
     // the low 32 capabilities, then the high ones.
-    let low = CAP_FULL_SET as u32;
-    let high = (CAP_FULL_SET >> 32) as u32;
-    let first: [u32; 3] = [low, low, 0];
-    write_user(dataptr, &first)?;
-    if structs == 2 {
-        write_user(dataptr + 12, &[high, high, 0])?;
+    for i in 0..structs {
+        let shift = 32 * i;
+        let data = [c.effective, c.permitted, c.inheritable].map(|set| (set >> shift) as u32);
+        write_user(dataptr + 12 * i, &data)?;
     }
+    Ok(0)
+}
+
+/// capset(2): the caller's new sets, within what `Caps::set` allows
+/// (EPERM otherwise, and for another process). faultline records them and
+/// capget reports them, but checks no permission against them.
+pub fn capset(header: usize, data: usize) -> SysResult {
+    let structs = cap_validate_magic(header)?;
+    let pid: i32 = read_user(header + 4)?;
+    let p = current_process().ok_or(Errno::ESRCH)?;
+    if pid != 0 && pid as u32 != p.pid {
+        return Err(Errno::EPERM);
+    }
+    let mut sets = [0u64; 3];
+    for i in 0..structs {
+        let part: [u32; 3] = read_user(data + 12 * i)?;
+        for (set, word) in sets.iter_mut().zip(part) {
+            *set |= (word as u64) << (32 * i);
+        }
+    }
+    let [effective, permitted, inheritable] = sets;
+    let new = Caps {
+        effective,
+        permitted,
+        inheritable,
+    };
+    let mut caps = p.caps.lock();
+    *caps = caps.set(new).ok_or(Errno::EPERM)?;
     Ok(0)
 }
 

@@ -359,6 +359,13 @@ pub fn commit(process: &Arc<Process>, loaded: Loaded, tf: &mut TrapFrame) {
         }
     }
     *process.exe.lock() = loaded.exe;
+    // Root regains every capability at exec, keeping its inheritable set
+    // (Linux: `cap_bprm_creds_from_file`, with a full bounding set).
+    let inheritable = process.caps.lock().inheritable;
+    *process.caps.lock() = crate::task::process::Caps {
+        inheritable,
+        ..crate::task::process::Caps::ROOT
+    };
     process.did_exec.store(true, Ordering::Release);
     crate::task::timers::on_exec(process);
     if let Some(u) = &crate::task::current().user {

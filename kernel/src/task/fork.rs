@@ -118,6 +118,7 @@ pub fn clone(
         *child.exe.lock() = parent.exe.lock().clone();
         let umask = parent.umask.load(Ordering::Relaxed);
         child.umask.store(umask, Ordering::Relaxed);
+        *child.caps.lock() = *parent.caps.lock();
         // The group, session, nice value and dumpable flag are inherited;
         // timers, the parent-death signal and subreaping are not (Linux:
         // `copy_signal`, `copy_process`).

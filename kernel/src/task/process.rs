@@ -62,6 +62,11 @@ pub struct Process {
     pub rlimits: SpinLock<[[u64; 2]; RLIM_NLIMITS]>,
     /// Threads not yet exited; the one that takes it to 0 ends the process.
     pub nr_threads: AtomicUsize,
+    /// The capability sets, as capget(2) and capset(2) see them (Linux:
+    /// `cred->cap_*`, per thread there). Recorded, not enforced: faultline
+    /// checks no permission, so every process acts as root whatever it
+    /// holds.
+    pub caps: SpinLock<Caps>,
     /// The file mode creation mask, taken from new files' and directories'
     /// modes (Linux: `fs->umask`); 022 for init, inherited across fork.
     pub umask: AtomicU32,
@@ -144,6 +149,43 @@ impl Process {
     }
 }
 const RLIMIT_NOFILE: usize = 7;
+
+/// A process's capability sets, one bit per capability (Linux:
+/// `kernel_cap_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Caps {
+    pub effective: u64,
+    pub permitted: u64,
+    pub inheritable: u64,
+}
+
+impl Caps {
+    /// Every capability Linux 6.12 knows: 0..=CAP_CHECKPOINT_RESTORE (40).
+    pub const FULL_SET: u64 = (1 << 41) - 1;
+    /// What root holds after exec (Linux: `cap_bprm_creds_from_file` for
+    /// uid 0): everything effective and permitted, nothing inheritable.
+    pub const ROOT: Caps = Caps {
+        effective: Caps::FULL_SET,
+        permitted: Caps::FULL_SET,
+        inheritable: 0,
+    };
+
+    /// The sets `new` may replace `self` (Linux: `cap_capset`): nothing
+    /// gained in permitted, inheritable within the old inheritable and
+    /// permitted, effective within the new permitted. Capabilities past
+    /// the last one Linux knows are dropped, as Linux's `cap_valid` mask.
+    pub fn set(&self, new: Caps) -> Option<Caps> {
+        let new = Caps {
+            effective: new.effective & Caps::FULL_SET,
+            permitted: new.permitted & Caps::FULL_SET,
+            inheritable: new.inheritable & Caps::FULL_SET,
+        };
+        let allowed = new.permitted & !self.permitted == 0
+            && new.inheritable & !(self.inheritable | self.permitted) == 0
+            && new.effective & !new.permitted == 0;
+        allowed.then_some(new)
+    }
+}
 
 fn default_rlimits() -> [[u64; 2]; RLIM_NLIMITS] {
     let mut r = [[RLIM_INFINITY; 2]; RLIM_NLIMITS];
@@ -290,6 +332,7 @@ impl Process {
             child_wait: WaitQueue::new(),
             minflt: AtomicU64::new(0),
             rlimits: SpinLock::new(default_rlimits()),
+            caps: SpinLock::new(Caps::ROOT),
             umask: AtomicU32::new(0o022),
             start_time_ns: crate::task::clock::monotonic_ns(),
             nr_threads: AtomicUsize::new(0),

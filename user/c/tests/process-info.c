@@ -111,6 +111,59 @@ static int root_holds_every_capability(void)
 	return 0;
 }
 
+/* capset(2) in a child, as a program dropping privileges does: a set may
+ * shrink, never grow back, and is the process's own. */
+static int capset_drops_and_cannot_regain(void)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		struct {
+			unsigned int version;
+			int pid;
+		} hdr = { 0x20080522, 0 }, other = { 0x20080522, 1 };
+		struct {
+			unsigned int effective, permitted, inheritable;
+		} caps[2], now[2];
+		if (syscall(SYS_capget, &hdr, caps) != 0)
+			_exit(1);
+		caps[0].effective &= ~(1u << 21); /* CAP_SYS_ADMIN */
+		caps[0].permitted &= ~(1u << 21);
+		if (syscall(SYS_capset, &hdr, caps) != 0)
+			_exit(2);
+		if (syscall(SYS_capget, &hdr, now) != 0 || now[0].effective != caps[0].effective ||
+		    now[0].permitted != caps[0].permitted || now[1].permitted != 0x1ff)
+			_exit(3);
+		caps[0].permitted |= 1u << 21;
+		if (syscall(SYS_capset, &hdr, caps) != -1 || errno != EPERM)
+			_exit(4);
+		caps[0].permitted &= ~(1u << 21);
+		caps[0].effective |= 1u << 21;
+		if (syscall(SYS_capset, &hdr, caps) != -1 || errno != EPERM)
+			_exit(5);
+		caps[0].effective &= ~(1u << 21);
+		if (syscall(SYS_capset, &other, caps) != -1 || errno != EPERM)
+			_exit(6);
+		if (syscall(SYS_capset, &hdr, (void *)8) != -1 || errno != EFAULT)
+			_exit(7);
+		_exit(0);
+	}
+	int status = -1;
+	waitpid(child, &status, 0);
+	struct {
+		unsigned int version;
+		int pid;
+	} hdr = { 0x20080522, 0 };
+	struct {
+		unsigned int effective, permitted, inheritable;
+	} mine[2];
+	long rc = syscall(SYS_capget, &hdr, mine);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+	      "the child's capset steps: failed at step %d", WEXITSTATUS(status));
+	CHECK(rc == 0 && mine[0].effective == 0xffffffff, "the parent's sets: %ld, %#x", rc,
+	      mine[0].effective);
+	return 0;
+}
+
 static int sysinfo_agrees_with_meminfo(void)
 {
 	struct sysinfo si;
@@ -230,6 +283,7 @@ static const struct test tests[] = {
 	TEST(umask_masks_new_files_and_is_inherited),
 	TEST(ids_and_groups_are_roots),
 	TEST(root_holds_every_capability),
+	TEST(capset_drops_and_cannot_regain),
 	TEST(sysinfo_agrees_with_meminfo),
 	TEST(the_affinity_mask_holds_every_online_cpu),
 	TEST(every_cpu_has_a_sysfs_directory),
