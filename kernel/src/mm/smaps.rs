@@ -111,7 +111,9 @@ fn header(out: &mut String, map: &MmMap, start: usize, end: usize, vma: &Vma) {
     let flag = |bit, c| if vma.flags & bit != 0 { c } else { '-' };
     let ino = vma.file.as_ref().map_or(0, |i| i.ino);
     let name = vma_name(map, start, end, vma);
-    let line = alloc::format!(
+    let line_start = out.len();
+    let _ = write!(
+        out,
         "{:08x}-{:08x} {}{}{}{} {:08x} 00:00 {}",
         start,
         end,
@@ -122,12 +124,12 @@ fn header(out: &mut String, map: &MmMap, start: usize, end: usize, vma: &Vma) {
         vma.pgoff as usize * PAGE_SIZE,
         ino,
     );
-    if name.is_empty() {
-        let _ = writeln!(out, "{line}");
-    } else {
+    if !name.is_empty() {
         // Linux pads the name to column 74 (`seq_pad`).
-        let _ = writeln!(out, "{line:<72} {name}");
+        let pad = 73usize.saturating_sub(out.len() - line_start).max(1);
+        let _ = write!(out, "{:pad$}{name}", "");
     }
+    out.push('\n');
 }
 
 /// `/proc/PID/maps` for `mm`.
@@ -258,12 +260,8 @@ pub fn smaps(mm: &Mm) -> String {
         ];
         for (name, bytes) in rows {
             // Linux's layout: "Name:" padded to 16 columns, value to 8.
-            let _ = writeln!(
-                out,
-                "{:<16}{:>8} kB",
-                alloc::format!("{name}:"),
-                bytes / 1024
-            );
+            let pad = 15usize.saturating_sub(name.len());
+            let _ = writeln!(out, "{name}:{:pad$}{:>8} kB", "", bytes / 1024);
         }
     }
     out
