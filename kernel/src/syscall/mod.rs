@@ -261,7 +261,7 @@ pub fn syscall(tf: &mut TrapFrame) {
         156 => proc::getsid(a[0] as i32),
         157 => proc::setsid(),
         160 => proc::uname(a[0] as usize),
-        167 => proc::prctl(a[0] as i32, a[1]),
+        167 => proc::prctl(a[0] as i32, a[1], [a[2], a[3], a[4]]),
         163 | 261 => proc::prlimit64(nr, a),
         164 => proc::setrlimit(a[0], a[1] as usize),
         165 => proc::getrusage(a[0] as i32, a[1] as usize),

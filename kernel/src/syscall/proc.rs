@@ -441,7 +441,7 @@ pub fn setsid() -> SysResult {
 }
 
 /// prctl(2) (Linux: `kernel/sys.c`): the options below; EINVAL for others.
-pub fn prctl(option: i32, arg2: u64) -> SysResult {
+pub fn prctl(option: i32, arg2: u64, rest: [u64; 3]) -> SysResult {
     const PR_SET_PDEATHSIG: i32 = 1;
     const PR_GET_PDEATHSIG: i32 = 2;
     const PR_GET_DUMPABLE: i32 = 3;
@@ -450,6 +450,8 @@ pub fn prctl(option: i32, arg2: u64) -> SysResult {
     const PR_GET_NAME: i32 = 16;
     const PR_SET_CHILD_SUBREAPER: i32 = 36;
     const PR_GET_CHILD_SUBREAPER: i32 = 37;
+    const PR_SET_NO_NEW_PRIVS: i32 = 38;
+    const PR_GET_NO_NEW_PRIVS: i32 = 39;
     let me = current();
     let u = me.user.as_ref().ok_or(Errno::EINVAL)?;
     let p = &u.process;
@@ -488,6 +490,16 @@ pub fn prctl(option: i32, arg2: u64) -> SysResult {
             copy_to_user(arg2 as usize, &name)?;
             Ok(0)
         }
+        // Once set, kept for good, across fork and exec; faultline has no
+        // set-user-ID programs or file capabilities for it to hold back.
+        PR_SET_NO_NEW_PRIVS if arg2 == 1 && rest == [0; 3] => {
+            p.no_new_privs.store(true, Ordering::Release);
+            Ok(0)
+        }
+        PR_GET_NO_NEW_PRIVS if arg2 == 0 && rest == [0; 3] => {
+            Ok(p.no_new_privs.load(Ordering::Acquire) as i64)
+        }
+        PR_SET_NO_NEW_PRIVS | PR_GET_NO_NEW_PRIVS => Err(Errno::EINVAL),
         PR_SET_CHILD_SUBREAPER => {
             p.child_subreaper.store(arg2 != 0, Ordering::Release);
             Ok(0)

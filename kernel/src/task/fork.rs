@@ -119,6 +119,8 @@ pub fn clone(
         let umask = parent.umask.load(Ordering::Relaxed);
         child.umask.store(umask, Ordering::Relaxed);
         *child.caps.lock() = *parent.caps.lock();
+        let no_new_privs = parent.no_new_privs.load(Ordering::Acquire);
+        child.no_new_privs.store(no_new_privs, Ordering::Release);
         // The group, session, nice value and dumpable flag are inherited;
         // timers, the parent-death signal and subreaping are not (Linux:
         // `copy_signal`, `copy_process`).

@@ -67,6 +67,8 @@ pub struct Process {
     /// checks no permission, so every process acts as root whatever it
     /// holds.
     pub caps: SpinLock<Caps>,
+    /// PR_SET_NO_NEW_PRIVS was asked for (Linux: per thread, inherited).
+    pub no_new_privs: AtomicBool,
     /// The file mode creation mask, taken from new files' and directories'
     /// modes (Linux: `fs->umask`); 022 for init, inherited across fork.
     pub umask: AtomicU32,
@@ -333,6 +335,7 @@ impl Process {
             minflt: AtomicU64::new(0),
             rlimits: SpinLock::new(default_rlimits()),
             caps: SpinLock::new(Caps::ROOT),
+            no_new_privs: AtomicBool::new(false),
             umask: AtomicU32::new(0o022),
             start_time_ns: crate::task::clock::monotonic_ns(),
             nr_threads: AtomicUsize::new(0),

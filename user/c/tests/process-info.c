@@ -1,7 +1,7 @@
 /*
  * What a process asks about itself and its files through glibc: umask
  * (applied to new files and directories, inherited across fork), its ids
- * and groups, its capabilities, sysinfo, its CPU affinity and CPU count (and
+ * and groups, its capabilities (capget, capset) and no_new_privs, sysinfo, its CPU affinity and CPU count (and
  * /sys/devices/system/cpu/online, which glibc reads, and the per-CPU
  * directories), gettimeofday, and fsync/fdatasync/syncfs. A static glibc program: make test runs it on
  * faultline, make test-linux on Debian's Linux 6.12 (as root, like
@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -164,6 +165,37 @@ static int capset_drops_and_cannot_regain(void)
 	return 0;
 }
 
+/* PR_SET_NO_NEW_PRIVS, as sandboxes and stress-ng set it: one way, and
+ * inherited by children. */
+static int no_new_privs_is_one_way_and_inherited(void)
+{
+	int before = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+	pid_t child = fork();
+	if (child == 0) {
+		if (prctl(PR_SET_NO_NEW_PRIVS, 0, 0, 0, 0) != -1 || errno != EINVAL)
+			_exit(1);
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+			_exit(2);
+		if (prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) != 1)
+			_exit(3);
+		if (prctl(PR_GET_NO_NEW_PRIVS, 1, 0, 0, 0) != -1 || errno != EINVAL)
+			_exit(4);
+		pid_t grandchild = fork();
+		if (grandchild == 0)
+			_exit(prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0) == 1 ? 0 : 5);
+		int status = -1;
+		waitpid(grandchild, &status, 0);
+		_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 6);
+	}
+	int status = -1;
+	waitpid(child, &status, 0);
+	int after = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0);
+	CHECK(before == 0 && after == 0, "the parent's flag: %d, then %d", before, after);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed at step %d",
+	      WEXITSTATUS(status));
+	return 0;
+}
+
 static int sysinfo_agrees_with_meminfo(void)
 {
 	struct sysinfo si;
@@ -284,6 +316,7 @@ static const struct test tests[] = {
 	TEST(ids_and_groups_are_roots),
 	TEST(root_holds_every_capability),
 	TEST(capset_drops_and_cannot_regain),
+	TEST(no_new_privs_is_one_way_and_inherited),
 	TEST(sysinfo_agrees_with_meminfo),
 	TEST(the_affinity_mask_holds_every_online_cpu),
 	TEST(every_cpu_has_a_sysfs_directory),
