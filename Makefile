@@ -58,10 +58,11 @@ fuzz: build
 	scripts/fuzz.sh --seeds "$(or $(SEED),$$(seq 1 10))" --count $(or $(COUNT),100000)
 
 # Memory under load (scripts/stress.sh): the shadow-model stress under
-# each fault-path switch setting, SECONDS each (default 600), then memory
-# run out at 128M, 1G and 4G. make test runs a short version.
+# each fault-path switch setting, SECONDS each (default 600), memory run
+# out at 128M, 1G and 4G, then Debian's stress-ng memory stressors,
+# NG_SECONDS each (default 10). make test runs a short version.
 stress: build
-	scripts/stress.sh --seconds $(or $(SECONDS),600)
+	scripts/stress.sh --seconds $(or $(SECONDS),600) --ng-seconds $(or $(NG_SECONDS),10)
 
 # The fault-path benchmarks under -icount (deterministic): a table, and
 # build/bench.csv.

@@ -10,8 +10,9 @@
 #      and Debian's dynamically linked programs against Linux 6.12
 #      (scripts/test-debian.sh)
 #   5. robustness: the system-call fuzzer (user/c/fuzz.c), the
-#      shadow-model memory stress (user/c/stress.c) and memory run out
-#      (user/c/tests/exhaustion.c), short runs of make fuzz and make stress
+#      shadow-model memory stress (user/c/stress.c), memory run out
+#      (user/c/tests/exhaustion.c) and stress-ng's memory stressors
+#      (user/debian/stress-ng.sh), short runs of make fuzz and make stress
 #   6. boot, shutdown and crash reports (panic backtrace, fault decoding)
 #   7. gdb (scripts/gdb-test.sh): breakpoints, backtraces, the helpers
 #      (scripts/gdb/) against /proc, docs/gdb.md's session
@@ -152,7 +153,9 @@ while read -r line; do
     esac
 done < <(scripts/fuzz.sh --seeds "1 2" --count 50000; scripts/fuzz.sh --seeds 3 --count 20000 --smp 2 --mem 128M)
 # The stress, 5 s a setting, then memory run out on a small and a larger
-# machine (512M is in the glibc runs above; make stress adds 4G).
+# machine (512M is in the glibc runs above; make stress adds 4G), then
+# stress-ng's quicker memory stressors, 2 s each (make stress runs all
+# eleven, 10 s each; madvise and tmpfs need 30 s or more).
 while read -r line; do
     case "$line" in
         *" ... ok") pass "${line% ... ok}" ;;
@@ -160,7 +163,8 @@ while read -r line; do
         *" ... FAILED"*) fail "${line%% ... FAILED*}" "${line#* ... FAILED}" ;;
         *) echo "$line" ;;
     esac
-done < <(scripts/stress.sh --seconds 5 --mems "128M 1G")
+done < <(scripts/stress.sh --seconds 5 --mems "128M 1G" --ng-seconds 2 \
+    --stressors "vm mmap mremap mmapfork mmapmany brk stack memfd fault")
 
 # --- 6. boot, shutdown, crash reports --------------------------------------
 # expect NAME WANT-EXIT LOG REGEX...: exit status and every regex must match.
