@@ -1,10 +1,11 @@
 /*
  * What a process asks about itself and its files through glibc: umask
  * (applied to new files and directories, inherited across fork), its ids
- * and groups, its capabilities (capget, capset) and no_new_privs, sysinfo, its CPU affinity and CPU count (and
- * /sys/devices/system/cpu/online, which glibc reads, and the per-CPU
- * directories), gettimeofday, and fsync/fdatasync/syncfs. A static glibc program: make test runs it on
- * faultline, make test-linux on Debian's Linux 6.12 (as root, like
+ * and groups, its capabilities (capget, capset) and no_new_privs,
+ * sysinfo, its CPU affinity and CPU count (and /sys/devices/system/cpu/
+ * online, which glibc reads, and the per-CPU directories), gettimeofday,
+ * and fsync/fdatasync/syncfs. A static glibc program: make test runs it
+ * on faultline, make test-linux on Debian's Linux 6.12 (as root, like
  * faultline's processes), and the values it expects are Linux's.
  *
  * Output and exit status: check.h's run_tests.
