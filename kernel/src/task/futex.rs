@@ -88,17 +88,18 @@ fn word_at(uaddr: usize, access: Access, shared: bool) -> KResult<Word> {
         return Err(Errno::EINVAL);
     }
     let mm = crate::task::current_mm().ok_or(Errno::EFAULT)?;
-    fault_in(&mm, uaddr, access).map_err(|_| Errno::EFAULT)?;
-    let pa = {
+    // Another thread may unmap the page again between the fault and the
+    // look-up (a zap, a contiguous block repainted break-before-make):
+    // fault it in again, as Linux's futex code retries `get_user`. Only a
+    // fault that fails is EFAULT.
+    let pa = loop {
+        fault_in(&mm, uaddr, access).map_err(|_| Errno::EFAULT)?;
         let _ptl = mm.page_table_lock.lock();
-        pgtable::translate(&&*mm, mm.pgd, uaddr)
-            .map(|t| t.pa)
-            .ok_or(Errno::EFAULT)?
+        if let Some(t) = pgtable::translate(&&*mm, mm.pgd, uaddr) {
+            break t.pa;
+        }
     };
-    let private = Key {
-        space: Arc::as_ptr(&mm) as usize,
-        offset: (uaddr as u64) << 1,
-    };
+    let private = private_key(&mm, uaddr);
     if !shared {
         return Ok(Word { key: private, pa });
     }
@@ -118,6 +119,29 @@ fn word_at(uaddr: usize, access: Access, shared: bool) -> KResult<Word> {
         ..private
     });
     Ok(Word { key, pa })
+}
+
+/// A private futex's name: the address space and the address (Linux:
+/// `get_futex_key` without FLAGS_SHARED, which never looks at the page).
+fn private_key(mm: &Arc<crate::mm::mm_struct::Mm>, uaddr: usize) -> Key {
+    Key {
+        space: Arc::as_ptr(mm) as usize,
+        offset: (uaddr as u64) << 1,
+    }
+}
+
+/// The name of the futex at `uaddr`, for a wake: a private one needs no
+/// page, so a wake on memory just unmapped wakes nobody rather than
+/// failing, as on Linux.
+fn key_at(uaddr: usize, shared: bool) -> KResult<Key> {
+    if shared {
+        return Ok(word_at(uaddr, Access::Read, true)?.key);
+    }
+    if !uaddr.is_multiple_of(4) {
+        return Err(Errno::EINVAL);
+    }
+    let mm = crate::task::current_mm().ok_or(Errno::EFAULT)?;
+    Ok(private_key(&mm, uaddr))
 }
 
 /// The user word at `pa`, through the kernel's own mapping: no fault
@@ -227,7 +251,7 @@ pub fn wake(uaddr: usize, shared: bool, n: usize, bitset: u32) -> KResult<usize>
     if bitset == 0 {
         return Err(Errno::EINVAL);
     }
-    let key = word_at(uaddr, Access::Read, shared)?.key;
+    let key = key_at(uaddr, shared)?;
     let mut woken = Vec::new();
     wake_locked(&mut bucket(key).lock(), key, n, bitset, &mut woken);
     wake_up_all(&woken);

@@ -16,6 +16,7 @@
 #include <semaphore.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -352,6 +353,32 @@ static void *lock_and_die(void *arg)
 	return NULL;   /* dies holding it */
 }
 
+/* A private wake names the futex by address alone and never touches the
+ * page: on memory just unmapped it wakes nobody (glibc aborts with "The
+ * futex facility returned an unexpected error code" on anything else). A
+ * shared wake needs the page, a wait needs the word: EFAULT. */
+static int a_private_wake_on_unmapped_memory_wakes_nobody(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint32_t *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED, "mmap: %s", strerror(errno));
+	munmap(p, page);
+	long priv = syscall(SYS_futex, p, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	int priv_err = errno;
+	long shared = syscall(SYS_futex, p, FUTEX_WAKE, 1, NULL, NULL, 0);
+	int shared_err = errno;
+	long wait = syscall(SYS_futex, p, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+	int wait_err = errno;
+	long odd = syscall(SYS_futex, (char *)p + 2, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	int odd_err = errno;
+	CHECK(priv == 0, "a private wake: %ld, errno %d", priv, priv_err);
+	CHECK(shared == -1 && shared_err == EFAULT, "a shared wake: %ld, errno %d", shared,
+	      shared_err);
+	CHECK(wait == -1 && wait_err == EFAULT, "a wait: %ld, errno %d", wait, wait_err);
+	CHECK(odd == -1 && odd_err == EINVAL, "a misaligned wake: %ld, errno %d", odd, odd_err);
+	return 0;
+}
+
 static int a_robust_mutex_passes_on_when_its_owner_dies(void)
 {
 	pthread_mutexattr_t attr;
@@ -400,6 +427,7 @@ static const struct test tests[] = {
 	TEST(rwlocks_and_barriers_keep_writers_alone),
 	TEST(futex_waits_check_the_word_and_time_out),
 	TEST(bitset_requeue_and_wake_op_wake_whom_they_should),
+	TEST(a_private_wake_on_unmapped_memory_wakes_nobody),
 	TEST(a_robust_mutex_passes_on_when_its_owner_dies),
 };
 
