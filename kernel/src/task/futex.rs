@@ -153,6 +153,23 @@ fn word(pa: PhysAddr) -> &'static AtomicU32 {
     unsafe { &*(phys_to_virt(pa) as *const AtomicU32) }
 }
 
+/// Does `uaddr` still lie in the frame at `pa` (writable, for a write)?
+/// Asked under the bucket lock: since `word_at` found it, a copy-on-write
+/// may have moved the word to a new frame, or a zap or a fork taken or
+/// shared the old one, and a word read or changed there would be the wrong
+/// one (a waiter reading the old frame sleeps through the wake meant for
+/// it). Then the caller looks again. Linux reads and writes the word
+/// through the user address under the bucket lock, with page faults
+/// disabled, and retries on a fault.
+fn still_at(uaddr: usize, pa: PhysAddr, access: Access) -> bool {
+    let Some(mm) = crate::task::current_mm() else {
+        return false;
+    };
+    let _ptl = mm.page_table_lock.lock();
+    pgtable::translate(&&*mm, mm.pgd, uaddr)
+        .is_some_and(|t| t.pa == pa && (access == Access::Read || t.pte.prot().is_user_writable()))
+}
+
 /// FUTEX_WAIT / WAIT_BITSET: sleep until a wake whose bitset meets
 /// `bitset`, if `*uaddr == val`; EAGAIN if not; ETIMEDOUT at `deadline` (a
 /// counter value); EINTR on a signal; EINVAL for an empty bitset (Linux:
@@ -167,23 +184,27 @@ pub fn wait(
     if bitset == 0 {
         return Err(Errno::EINVAL);
     }
-    let Word { key, pa } = word_at(uaddr, Access::Read, shared)?;
     let woken = Arc::new(AtomicBool::new(false));
-    let my_key = Arc::new(SpinLock::new(key));
-    {
+    let my_key = loop {
+        let Word { key, pa } = word_at(uaddr, Access::Read, shared)?;
         let mut q = bucket(key).lock();
+        if !still_at(uaddr, pa, Access::Read) {
+            continue;
+        }
         // A waker changes the word before it takes this lock, so the word
         // read under it decides.
         if word(pa).load(Ordering::Acquire) != val {
             return Err(Errno::EAGAIN);
         }
+        let my_key = Arc::new(SpinLock::new(key));
         q.push(Waiter {
             key: my_key.clone(),
             bitset,
             thread: current(),
             woken: woken.clone(),
         });
-    }
+        break my_key;
+    };
     let result = loop {
         if woken.load(Ordering::Acquire) {
             break Ok(());
@@ -291,14 +312,45 @@ pub fn requeue(
     n_requeue: usize,
     cmp: Option<u32>,
 ) -> KResult<usize> {
-    let first = word_at(uaddr, Access::Read, shared)?;
-    let (from, to) = (first.key, word_at(uaddr2, Access::Read, shared)?.key);
     let mut woken = Vec::new();
-    let moved = with_two(from, to, |q, q2| -> KResult<usize> {
-        if cmp.is_some_and(|c| word(first.pa).load(Ordering::Acquire) != c) {
+    let moved = loop {
+        let first = word_at(uaddr, Access::Read, shared)?;
+        let (from, to) = (first.key, word_at(uaddr2, Access::Read, shared)?.key);
+        let moved = with_two(from, to, |q, q2| -> Option<KResult<usize>> {
+            if cmp.is_some() && !still_at(uaddr, first.pa, Access::Read) {
+                return None;
+            }
+            Some(requeue_locked(
+                q, q2, from, to, n_wake, n_requeue, cmp, first.pa, &mut woken,
+            ))
+        });
+        if let Some(moved) = moved {
+            break moved?;
+        }
+    };
+    wake_up_all(&woken);
+    Ok(woken.len() + moved)
+}
+
+/// `requeue` with the buckets of `from` (`q`) and `to` (`q2`, or `q`
+/// when they share one) locked.
+#[allow(clippy::too_many_arguments)]
+fn requeue_locked(
+    q: &mut Vec<Waiter>,
+    q2: Option<&mut Vec<Waiter>>,
+    from: Key,
+    to: Key,
+    n_wake: usize,
+    n_requeue: usize,
+    cmp: Option<u32>,
+    pa: PhysAddr,
+    woken: &mut Vec<Arc<Thread>>,
+) -> KResult<usize> {
+    {
+        if cmp.is_some_and(|c| word(pa).load(Ordering::Acquire) != c) {
             return Err(Errno::EAGAIN);
         }
-        wake_locked(q, from, n_wake, MATCH_ANY, &mut woken);
+        wake_locked(q, from, n_wake, MATCH_ANY, woken);
         let mut moved = 0;
         let mut i = 0;
         let mut taken = Vec::new();
@@ -317,9 +369,7 @@ pub fn requeue(
             None => q.extend(taken),
         }
         Ok(moved)
-    })?;
-    wake_up_all(&woken);
-    Ok(woken.len() + moved)
+    }
 }
 
 /// FUTEX_WAKE_OP: change `*uaddr2` by the operation encoded in `op` and,
@@ -336,24 +386,52 @@ pub fn wake_op(
     op: u32,
 ) -> KResult<usize> {
     let encoded = WakeOp::decode(op).ok_or(Errno::ENOSYS)?;
-    let key = word_at(uaddr, Access::Read, shared)?.key;
-    let second = word_at(uaddr2, Access::Write, shared)?;
-    let key2 = second.key;
+    let key = key_at(uaddr, shared)?;
     let mut woken = Vec::new();
-    with_two(key, key2, |q, q2| {
-        let old = word(second.pa)
+    loop {
+        let second = word_at(uaddr2, Access::Write, shared)?;
+        let key2 = second.key;
+        let done = with_two(key, key2, |q, q2| {
+            if !still_at(uaddr2, second.pa, Access::Write) {
+                return false;
+            }
+            wake_op_locked(q, q2, key, key2, second.pa, &encoded, n, n2, &mut woken);
+            true
+        });
+        if done {
+            break;
+        }
+    }
+    wake_up_all(&woken);
+    Ok(woken.len())
+}
+
+/// `wake_op` with the buckets of `key` (`q`) and `key2` (`q2`, or `q`)
+/// locked, the word at `pa` checked to be `uaddr2`'s.
+#[allow(clippy::too_many_arguments)]
+fn wake_op_locked(
+    q: &mut Vec<Waiter>,
+    q2: Option<&mut Vec<Waiter>>,
+    key: Key,
+    key2: Key,
+    pa: PhysAddr,
+    encoded: &WakeOp,
+    n: usize,
+    n2: usize,
+    woken: &mut Vec<Arc<Thread>>,
+) {
+    {
+        let old = word(pa)
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
                 Some(encoded.apply(v))
             })
             .unwrap_or_else(|v| v);
-        wake_locked(q, key, n, MATCH_ANY, &mut woken);
+        wake_locked(q, key, n, MATCH_ANY, woken);
         if encoded.compare(old) {
             let q2 = q2.unwrap_or(q);
-            wake_locked(q2, key2, n2, MATCH_ANY, &mut woken);
+            wake_locked(q2, key2, n2, MATCH_ANY, woken);
         }
-    });
-    wake_up_all(&woken);
-    Ok(woken.len())
+    }
 }
 
 const FUTEX_WAITERS: u32 = 0x8000_0000;
