@@ -352,6 +352,10 @@ pub fn commit(process: &Arc<Process>, loaded: Loaded, tf: &mut TrapFrame) {
     let old = process.mm.replace(Some(loaded.mm.clone()));
     loaded.mm.activate();
     drop(old);
+    // Before the close-on-exec files go: a parent told of the exec by a
+    // pipe closing must find setpgid refused (Linux clears PF_FORKNOEXEC
+    // in `begin_new_exec` before `do_close_on_exec`).
+    process.did_exec.store(true, Ordering::Release);
     process.files.lock().close_on_exec();
     for a in process.actions.lock().iter_mut() {
         if a.handler != SIG_IGN {
@@ -366,7 +370,6 @@ pub fn commit(process: &Arc<Process>, loaded: Loaded, tf: &mut TrapFrame) {
         inheritable,
         ..crate::task::process::Caps::ROOT
     };
-    process.did_exec.store(true, Ordering::Release);
     crate::task::timers::on_exec(process);
     if let Some(u) = &crate::task::current().user {
         *u.comm.lock() = loaded.comm;
