@@ -447,6 +447,8 @@ impl ShmemFile {
 
     /// fallocate mode 0 / KEEP_SIZE: make sure every page of `[start, end)`
     /// is cached (zero-filled where new), growing the size if `extend`.
+    /// EINTR for a signal on the way, keeping what it cached (Linux gives
+    /// back the pages this call added).
     pub fn allocate(&self, start: u64, end: u64, extend: bool) -> KResult<()> {
         if end > MAX_FILE_SIZE {
             return Err(Errno::EFBIG);
@@ -458,6 +460,11 @@ impl ShmemFile {
         let end_index = index_of(end - 1) + 1;
         let mut index = index_of(start);
         while index < end_index {
+            // A long fallocate stops for a signal, SIGKILL above all
+            // (Linux: `shmem_fallocate`, whose man page allows EINTR).
+            if crate::task::signal::signal_pending() {
+                return Err(Errno::EINTR);
+            }
             let (folio, page) = self.write_begin(index, end)?;
             folio.mark_uptodate();
             index += (folio.nr_pages() - page) as u64;
