@@ -16,18 +16,23 @@
 # non-zero on any failure. Logs: build/stress*.log.
 #
 #   scripts/stress.sh [--seconds N] [--mems "128M 1G"] [--ng-seconds N]
-#                     [--stressors "vm brk"]
+#                     [--ng-ops N] [--stressors "vm brk"]
+# --ng-ops N: each stress-ng stressor stops after N bogo ops in all
+# instead of after NG_SECONDS, the same work on a slow machine as on a
+# fast one.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 seconds=600
 mems="128M 1G 4G"
 ng_seconds=10
+ng_ops=""
 stressors=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --seconds) seconds=$2; shift 2 ;;
         --mems) mems=$2; shift 2 ;;
         --ng-seconds) ng_seconds=$2; shift 2 ;;
+        --ng-ops) ng_ops=$2; shift 2 ;;
         --stressors) stressors=$2; shift 2 ;;
         *) echo "stress.sh: unknown option $1" >&2; exit 2 ;;
     esac
@@ -70,7 +75,7 @@ if [ "$ng_seconds" != 0 ]; then
     # shellcheck disable=SC2086 # a list of packages
     if scripts/debian.sh $ng_packages >/dev/null 2>build/debian.err; then
         ./qemu-run.sh --debian "$ng_packages" --smp 4 --mem 2G \
-            --add user/debian/stress-ng.sh --run "/bin/bash /bin/stress-ng.sh $ng_seconds $stressors" \
+            --add user/debian/stress-ng.sh --run "/bin/bash /bin/stress-ng.sh ${ng_ops:+ops=}${ng_ops:-$ng_seconds} $stressors" \
             --timeout $((11 * ng_seconds + 1200)) >"$log" 2>&1
         tally "$log" $?
     else

@@ -154,8 +154,8 @@ while read -r line; do
 done < <(scripts/fuzz.sh --seeds "1 2" --count 50000; scripts/fuzz.sh --seeds 3 --count 20000 --smp 2 --mem 128M)
 # The stress, 5 s a setting, then memory run out on a small and a larger
 # machine (512M is in the glibc runs above; make stress adds 4G), then
-# stress-ng's quicker memory stressors, 2 s each (make stress runs all
-# eleven, 10 s each; madvise and tmpfs need 30 s or more).
+# stress-ng's quicker memory stressors, 8 bogo ops each (make
+# stress runs all eleven, 10 s each; madvise and tmpfs need 30 s or more).
 while read -r line; do
     case "$line" in
         *" ... ok") pass "${line% ... ok}" ;;
@@ -163,7 +163,7 @@ while read -r line; do
         *" ... FAILED"*) fail "${line%% ... FAILED*}" "${line#* ... FAILED}" ;;
         *) echo "$line" ;;
     esac
-done < <(scripts/stress.sh --seconds 5 --mems "128M 1G" --ng-seconds 2 \
+done < <(scripts/stress.sh --seconds 5 --mems "128M 1G" --ng-ops 8 \
     --stressors "vm mmap mremap mmapfork mmapmany brk stack memfd fault")
 
 # --- 6. boot, shutdown, crash reports --------------------------------------

@@ -6,9 +6,17 @@
 # the seconds it took. A stressor passes when stress-ng exits 0, reports no
 # failure and finished some bogo ops (tmpfs: see below).
 #
-#   /bin/bash /bin/stress-ng.sh [SECONDS] [STRESSOR...]
+# With ops=N instead of SECONDS, a stressor stops after N bogo ops in all
+# (stress-ng shares them out among the instances), or 300 s: a fixed
+# amount of work, whatever the machine's speed, for make test's short run.
+#
+#   /bin/bash /bin/stress-ng.sh [SECONDS | ops=N] [STRESSOR...]
 seconds=${1:-10}
 shift $(($# > 0 ? 1 : 0))
+ops_limit=""
+case $seconds in
+    ops=*) ops_limit=${seconds#ops=} seconds=300 ;;
+esac
 stressors=${*:-vm mmap mremap madvise mmapfork mmapmany brk stack memfd tmpfs fault}
 cd /tmp || exit 1
 for s in $stressors; do
@@ -25,6 +33,7 @@ for s in $stressors; do
         madvise) instances=1 extra=() ;;
         *) extra=() ;;
     esac
+    [ -n "$ops_limit" ] && extra+=(--"$s"-ops "$ops_limit")
     start=$(date +%s%N)
     out=$(stress-ng --"$s" "$instances" "${extra[@]}" --verify -t "$seconds" --metrics-brief 2>&1)
     rc=$?
