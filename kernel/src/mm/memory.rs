@@ -182,8 +182,14 @@ pub fn unmap_range(mm: &Mm, start: usize, end: usize) -> DetachedTables<'_> {
     {
         let _ptl = mm.page_table_lock.lock();
         let mut mem = mm;
-        for va in (first..last).step_by(PMD_SIZE) {
+        let mut va = first;
+        while va < last {
             let Some(pmds) = pgtable::table_for(&mut mem, mm.pgd, va, Level::Pmd, false) else {
+                // No PMD table: nothing is mapped in this 1G (the PUD
+                // entry's reach). Stepping 2M at a time through an empty
+                // terabyte took minutes (Linux: `pud_none_or_clear_bad`
+                // skips it too).
+                va = align_up(va + 1, PMD_SIZE * PTRS_PER_TABLE).min(last);
                 continue;
             };
             let old = Pte(pmds[Level::Pmd.index(va)].swap(0, Ordering::AcqRel));
@@ -197,6 +203,7 @@ pub fn unmap_range(mm: &Mm, start: usize, end: usize) -> DetachedTables<'_> {
                 let folio = unsafe { Folio::from_mapped_pfn(old.addr().pfn()) };
                 tlb.add(folio, va, PMD_SIZE);
             }
+            va += PMD_SIZE;
         }
     }
     drop(tlb); // the flush, before anything the tables map may go
