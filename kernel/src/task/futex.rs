@@ -320,9 +320,28 @@ pub fn requeue(
             if cmp.is_some() && !still_at(uaddr, first.pa, Access::Read) {
                 return None;
             }
-            Some(requeue_locked(
-                q, q2, from, to, n_wake, n_requeue, cmp, first.pa, &mut woken,
-            ))
+            if cmp.is_some_and(|c| word(first.pa).load(Ordering::Acquire) != c) {
+                return Some(Err(Errno::EAGAIN));
+            }
+            wake_locked(q, from, n_wake, MATCH_ANY, &mut woken);
+            let mut moved = 0;
+            let mut i = 0;
+            let mut taken = Vec::new();
+            while i < q.len() && moved < n_requeue {
+                if q[i].key() == from {
+                    let w = q.remove(i);
+                    *w.key.lock() = to;
+                    taken.push(w);
+                    moved += 1;
+                } else {
+                    i += 1;
+                }
+            }
+            match q2 {
+                Some(q2) => q2.extend(taken),
+                None => q.extend(taken),
+            }
+            Some(Ok(moved))
         });
         if let Some(moved) = moved {
             break moved?;
@@ -330,46 +349,6 @@ pub fn requeue(
     };
     wake_up_all(&woken);
     Ok(woken.len() + moved)
-}
-
-/// `requeue` with the buckets of `from` (`q`) and `to` (`q2`, or `q`
-/// when they share one) locked.
-#[allow(clippy::too_many_arguments)]
-fn requeue_locked(
-    q: &mut Vec<Waiter>,
-    q2: Option<&mut Vec<Waiter>>,
-    from: Key,
-    to: Key,
-    n_wake: usize,
-    n_requeue: usize,
-    cmp: Option<u32>,
-    pa: PhysAddr,
-    woken: &mut Vec<Arc<Thread>>,
-) -> KResult<usize> {
-    {
-        if cmp.is_some_and(|c| word(pa).load(Ordering::Acquire) != c) {
-            return Err(Errno::EAGAIN);
-        }
-        wake_locked(q, from, n_wake, MATCH_ANY, woken);
-        let mut moved = 0;
-        let mut i = 0;
-        let mut taken = Vec::new();
-        while i < q.len() && moved < n_requeue {
-            if q[i].key() == from {
-                let w = q.remove(i);
-                *w.key.lock() = to;
-                taken.push(w);
-                moved += 1;
-            } else {
-                i += 1;
-            }
-        }
-        match q2 {
-            Some(q2) => q2.extend(taken),
-            None => q.extend(taken),
-        }
-        Ok(moved)
-    }
 }
 
 /// FUTEX_WAKE_OP: change `*uaddr2` by the operation encoded in `op` and,
@@ -395,7 +374,16 @@ pub fn wake_op(
             if !still_at(uaddr2, second.pa, Access::Write) {
                 return false;
             }
-            wake_op_locked(q, q2, key, key2, second.pa, &encoded, n, n2, &mut woken);
+            let old = word(second.pa)
+                .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+                    Some(encoded.apply(v))
+                })
+                .unwrap_or_else(|v| v);
+            wake_locked(q, key, n, MATCH_ANY, &mut woken);
+            if encoded.compare(old) {
+                let q2 = q2.unwrap_or(q);
+                wake_locked(q2, key2, n2, MATCH_ANY, &mut woken);
+            }
             true
         });
         if done {
@@ -404,34 +392,6 @@ pub fn wake_op(
     }
     wake_up_all(&woken);
     Ok(woken.len())
-}
-
-/// `wake_op` with the buckets of `key` (`q`) and `key2` (`q2`, or `q`)
-/// locked, the word at `pa` checked to be `uaddr2`'s.
-#[allow(clippy::too_many_arguments)]
-fn wake_op_locked(
-    q: &mut Vec<Waiter>,
-    q2: Option<&mut Vec<Waiter>>,
-    key: Key,
-    key2: Key,
-    pa: PhysAddr,
-    encoded: &WakeOp,
-    n: usize,
-    n2: usize,
-    woken: &mut Vec<Arc<Thread>>,
-) {
-    {
-        let old = word(pa)
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
-                Some(encoded.apply(v))
-            })
-            .unwrap_or_else(|v| v);
-        wake_locked(q, key, n, MATCH_ANY, woken);
-        if encoded.compare(old) {
-            let q2 = q2.unwrap_or(q);
-            wake_locked(q2, key2, n2, MATCH_ANY, woken);
-        }
-    }
 }
 
 const FUTEX_WAITERS: u32 = 0x8000_0000;
