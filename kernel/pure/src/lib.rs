@@ -18,6 +18,12 @@ pub mod mm {
     pub mod buddy;
     pub mod fault_range;
     pub mod folio_index;
+    pub mod huge_memory {
+        pub mod anon;
+        pub mod knobs;
+        pub mod order;
+        pub mod settings;
+    }
     pub mod page;
     pub mod pgtable;
     pub mod slab;

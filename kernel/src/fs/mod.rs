@@ -25,7 +25,7 @@ use vfs::Inode;
 /// Mounts the root tmpfs with /proc, /sys and /dev on it, applies the huge-page
 /// knobs from the command line, and unpacks the initrd into it.
 pub fn init(cmdline: Cmdline, initrd: Option<&[u8]>) -> Option<initramfs::Unpacked> {
-    tmpfs::init_huge_settings();
+    crate::mm::huge_memory::init_huge_settings();
     tmpfs::apply_cmdline(cmdline);
     let root = tmpfs::new_mount("").expect("default tmpfs options");
     vfs::set_root(root.clone());

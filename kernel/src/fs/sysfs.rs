@@ -16,14 +16,14 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use super::tmpfs::huge::{
-    self, HexFlagsShow, HugeKnob, HugeSettings, InvalidSetting, MIN_LARGE_ORDER, PMD_ORDER,
-};
-use super::tmpfs::{huge_settings, update_huge_settings};
 use super::vfs::{Inode, InodeKind, PseudoFile, S_IFREG};
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault::{FAULT_AROUND_BYTES, FINISH_FAULT_MULTI};
+use crate::mm::huge_memory::knobs::{per_size_name, HexFlagsShow, HugeKnob, InvalidSetting};
+use crate::mm::huge_memory::order::{MIN_LARGE_ORDER, PMD_ORDER};
+use crate::mm::huge_memory::settings::HugeSettings;
+use crate::mm::huge_memory::{huge_settings, update_huge_settings};
 use crate::mm::memory::CONTPTE_ENABLED;
 use crate::mm::vma_lock::PER_VMA_LOCK;
 use crate::mm::vmstat::{self, Counter};
@@ -233,7 +233,7 @@ pub fn build() -> Arc<Inode> {
     add_knob(&thp, "shmem_enabled", ShmemEnabledKnob(None));
     add_knob(&thp, "enabled", AnonEnabledKnob(None));
     for order in MIN_LARGE_ORDER..=PMD_ORDER {
-        let dir = add_dir(&thp, huge::per_size_name(order));
+        let dir = add_dir(&thp, per_size_name(order));
         add_knob(&dir, "shmem_enabled", ShmemEnabledKnob(Some(order)));
         add_knob(&dir, "enabled", AnonEnabledKnob(Some(order)));
         let stats = add_dir(&dir, "stats");

@@ -9,13 +9,19 @@ use alloc::vec::Vec;
 
 use super::{ensure, frames_in_use, Test, TestResult};
 use crate::errno::Errno;
-use crate::fs::tmpfs::{self, huge};
+use crate::fs::tmpfs;
 use crate::fs::vfs::{
     self, FdTable, File, Inode, InodeKind, O_APPEND, O_CREAT, O_DIRECTORY, O_EXCL, O_RDONLY,
     O_RDWR, O_TRUNC, O_WRONLY,
 };
 use crate::mm::addr::{PhysAddr, PAGE_SIZE, PMD_SIZE};
 use crate::mm::folio::Folio;
+use crate::mm::huge_memory::{
+    self,
+    knobs::per_size_name,
+    order::{MIN_LARGE_ORDER, PMD_ORDER},
+    settings::HugeSettings,
+};
 use crate::mm::{frame, vmstat};
 
 pub const TESTS: &[Test] = &[
@@ -162,14 +168,14 @@ fn folios(file: &File) -> Vec<(u64, u8, u64)> {
 
 /// Runs `f` with the huge-page knobs at Linux's defaults changed by `set`
 /// (whatever the command line chose), then restores them.
-fn with_knobs<R>(set: impl FnOnce(&mut huge::HugeSettings), f: impl FnOnce() -> R) -> R {
-    let saved = tmpfs::huge_settings();
-    tmpfs::update_huge_settings(|s| {
-        *s = huge::HugeSettings::default();
+fn with_knobs<R>(set: impl FnOnce(&mut HugeSettings), f: impl FnOnce() -> R) -> R {
+    let saved = huge_memory::huge_settings();
+    huge_memory::update_huge_settings(|s| {
+        *s = HugeSettings::default();
         set(s)
     });
     let r = f();
-    tmpfs::update_huge_settings(|s| *s = saved);
+    huge_memory::update_huge_settings(|s| *s = saved);
     r
 }
 
@@ -258,7 +264,7 @@ fn check_4m(file: &File, want_order: u8) -> TestResult {
 fn write_4m_huge_mount() -> TestResult {
     tmpfs::mount(&root(), "/mnt-huge", "huge=always").map_err(e)?;
     let f = open("/mnt-huge/big", O_CREAT | O_RDWR)?;
-    let r = with_knobs(|_| {}, || check_4m(&f, huge::PMD_ORDER));
+    let r = with_knobs(|_| {}, || check_4m(&f, PMD_ORDER));
     drop(f);
     vfs::unlink(&root(), "/mnt-huge/big").map_err(e)?;
     vfs::rmdir(&root(), "/mnt-huge")
@@ -273,7 +279,7 @@ fn write_4m_memfd_top_knob() -> TestResult {
         |s| s.store_shmem_enabled("always").expect("valid"),
         || {
             let f = tmpfs::memfd_create("big", 0).map_err(e)?;
-            check_4m(&f, huge::PMD_ORDER)
+            check_4m(&f, PMD_ORDER)
         },
     )
 }
@@ -283,7 +289,7 @@ fn write_4m_memfd_pmd_knob() -> TestResult {
         |s| s.store_per_size(9, "always").expect("valid"),
         || {
             let f = tmpfs::memfd_create("big", 0).map_err(e)?;
-            check_4m(&f, huge::PMD_ORDER)
+            check_4m(&f, PMD_ORDER)
         },
     )
 }
@@ -479,7 +485,7 @@ fn folio_refs_and_flags() -> TestResult {
             write_all(&f, &pattern(PMD_SIZE, 6))?;
             let (folio, page) = shmem(&f).mapping.get_folio(100).ok_or("no folio")?;
             ensure!(
-                page == 100 && folio.order() == huge::PMD_ORDER,
+                page == 100 && folio.order() == PMD_ORDER,
                 "page {} order {}",
                 page,
                 folio.order()
@@ -1026,8 +1032,8 @@ fn sysfs_knobs() -> TestResult {
     let top = "/sys/kernel/mm/transparent_hugepage/shmem_enabled";
     let k64 = "/sys/kernel/mm/transparent_hugepage/hugepages-64kB/shmem_enabled";
     let k2m = "/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/shmem_enabled";
-    let saved = tmpfs::huge_settings();
-    tmpfs::update_huge_settings(|s| *s = huge::HugeSettings::default());
+    let saved = huge_memory::huge_settings();
+    huge_memory::update_huge_settings(|s| *s = HugeSettings::default());
     let r = (|| {
         ensure!(
             read_text(top)? == "always within_size advise [never] deny force\n",
@@ -1094,10 +1100,10 @@ fn sysfs_knobs() -> TestResult {
                 knob
             );
         }
-        for order in huge::MIN_LARGE_ORDER..=huge::PMD_ORDER {
+        for order in MIN_LARGE_ORDER..=PMD_ORDER {
             let path = format!(
                 "/sys/kernel/mm/transparent_hugepage/{}/shmem_enabled",
-                huge::per_size_name(order)
+                per_size_name(order)
             );
             ensure!(read_text(&path).is_ok(), "{} missing", path);
         }
@@ -1107,7 +1113,7 @@ fn sysfs_knobs() -> TestResult {
         );
         Ok(())
     })();
-    tmpfs::update_huge_settings(|s| *s = saved);
+    huge_memory::update_huge_settings(|s| *s = saved);
     r
 }
 

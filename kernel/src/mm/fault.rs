@@ -19,11 +19,11 @@ use crate::arch::contpte;
 use crate::arch::desc::{PgProt, Pte};
 use crate::arch::mmu;
 use crate::errno::Errno;
-use crate::fs::tmpfs;
 use crate::fs::vfs::InodeKind;
 use crate::mm::addr::{phys_to_virt, PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run, thp_vma_suitable};
 use crate::mm::folio::Folio;
+use crate::mm::huge_memory;
 use crate::mm::memory::{replace_pte, set_pmd, set_pte_range};
 use crate::mm::mm_struct::Mm;
 use crate::mm::oom_kill;
@@ -385,7 +385,7 @@ fn do_anonymous_page(
     addr: usize,
 ) -> Result<(), FaultError> {
     let prot = vma_prot(vma, true);
-    let orders = tmpfs::anon_orders(vma.flags & VM_HUGEPAGE != 0);
+    let orders = huge_memory::anon_orders(vma.flags & VM_HUGEPAGE != 0);
     for order in orders.orders().rev() {
         let size = PAGE_SIZE << order;
         let start = addr & !(size - 1);

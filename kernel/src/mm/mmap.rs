@@ -15,6 +15,7 @@ use crate::fs::vfs::{File, Inode, InodeKind};
 use crate::mm::addr::{align_up, PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault::{fault_in, Access};
 use crate::mm::folio::Folio;
+use crate::mm::huge_memory;
 use crate::mm::memory;
 use crate::mm::mm_struct::{Mm, MmMap, MmapWriteGuard, MMAP_BOTTOM, MMAP_TOP};
 use crate::mm::vma::{
@@ -236,10 +237,10 @@ pub fn unmapped_area(
     inode: Option<&Arc<Inode>>,
     offset: usize,
 ) -> KResult<usize> {
-    let bits = tmpfs::huge_settings().thp_mapping_align;
+    let bits = huge_memory::huge_settings().thp_mapping_align;
     let mthp_bit = match inode {
-        Some(_) => tmpfs::huge::FILE_MAPPING_ALIGN,
-        None => tmpfs::huge::ANON_MAPPING_ALIGN,
+        Some(_) => huge_memory::knobs::FILE_MAPPING_ALIGN,
+        None => huge_memory::knobs::ANON_MAPPING_ALIGN,
     };
     let align = [
         (PMD_SIZE, inode.is_some()),

@@ -9,6 +9,7 @@ pub mod folio;
 pub mod folio_index;
 pub mod frame;
 pub mod heap;
+pub mod huge_memory;
 pub mod kmap;
 pub mod memory;
 pub mod mm_struct;

@@ -1,7 +1,7 @@
 //! tmpfs: files that live only in the page cache (Linux: `mm/shmem.c`).
 //! A mount (`TmpfsSb`, Linux's `shmem_sb_info`) carries its `huge=` option
-//! and `size=` limit; the system-wide huge-page knobs live here too. The
-//! kernel's internal mount holds memfd files.
+//! and `size=` limit; the system-wide huge-page knobs are
+//! `mm::huge_memory`'s. The kernel's internal mount holds memfd files.
 
 mod file;
 pub mod huge;
@@ -9,61 +9,22 @@ pub mod huge;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use spin::Once;
 
 pub use file::{ShmemFile, F_SEAL_ANY_WRITE, F_SEAL_EXEC};
 use huge::{
-    allowable_orders, exec_folio_order, suitable_orders, Access, FallbackOrders, HugeKnob,
-    HugeSettings, InodeKind as HugeKind, MountHuge, OrderMask,
+    allowable_orders, exec_folio_order, suitable_orders, FallbackOrders, ShmemAccess, ShmemMount,
 };
 
 use super::vfs::{self, File, Inode, InodeKind, O_RDWR, S_IFREG};
 use crate::errno::{Errno, KResult};
 use crate::mm::frame;
+use crate::mm::huge_memory::knobs::{HugeKnob, MountHuge};
+use crate::mm::huge_memory::order::{MIN_LARGE_ORDER, PMD_ORDER};
+use crate::mm::huge_memory::{huge_settings, update_huge_settings};
 use crate::sync::SpinLock;
-
-/// `/sys/kernel/mm/transparent_hugepage/{shmem_enabled, hugepages-*/shmem_enabled,
-/// enabled, hugepages-*/enabled, thp_exec_enabled, thp_mapping_align}`.
-static HUGE_SETTINGS: SpinLock<HugeSettings> = SpinLock::new(HugeSettings {
-    shmem_enabled: huge::ShmemEnabled::Never,
-    per_size: [huge::PerSizeEnabled::Never; huge::NR_PER_SIZE],
-    thp_exec_enabled: 0,
-    thp_mapping_align: 0,
-    anon_enabled: huge::ThpEnabled::Never,
-    anon_per_size: [huge::AnonPerSize::Never; huge::NR_PER_SIZE],
-});
-
-/// What `HugeSettings::anon_orders` gives without and with `MADV_HUGEPAGE`
-/// (low and high 16 bits), kept apart so anonymous faults read one word
-/// rather than take the knobs' lock.
-static ANON_ORDERS: AtomicU32 = AtomicU32::new(0);
-
-/// Sets the boot defaults (the 2M knob inherits), before anything reads them.
-pub fn init_huge_settings() {
-    update_huge_settings(|s| *s = HugeSettings::default());
-}
-
-pub fn huge_settings() -> HugeSettings {
-    *HUGE_SETTINGS.lock()
-}
-
-/// Changes the knobs through `f`, all or nothing.
-pub fn update_huge_settings<R>(f: impl FnOnce(&mut HugeSettings) -> R) -> R {
-    let mut settings = HUGE_SETTINGS.lock();
-    let result = f(&mut settings);
-    let masks = |madvised| settings.anon_orders(madvised).bits() as u32;
-    ANON_ORDERS.store(masks(false) | masks(true) << 16, Ordering::Relaxed);
-    result
-}
-
-/// The folio orders an anonymous fault may allocate (see
-/// `HugeSettings::anon_orders`).
-pub fn anon_orders(madvised: bool) -> OrderMask {
-    let both = ANON_ORDERS.load(Ordering::Relaxed);
-    OrderMask::from_bits((if madvised { both >> 16 } else { both }) as u16)
-}
 
 /// One tmpfs mount.
 pub struct TmpfsSb {
@@ -71,14 +32,14 @@ pub struct TmpfsSb {
     /// `get_anon_bdev`, major 0), one per mount, so programs that compare
     /// `st_dev` (df, find -xdev) tell mounts apart.
     pub dev: u64,
-    huge: HugeKind,
+    huge: ShmemMount,
     /// `size=` in pages.
     max_pages: u64,
     used_pages: AtomicU64,
 }
 
 impl TmpfsSb {
-    pub fn new(huge: HugeKind, max_pages: u64) -> Arc<TmpfsSb> {
+    pub fn new(huge: ShmemMount, max_pages: u64) -> Arc<TmpfsSb> {
         // Minors from 32 up; 1..31 are left to the pseudo filesystems.
         static NEXT_DEV: AtomicU64 = AtomicU64::new(32);
         Arc::new(TmpfsSb {
@@ -116,7 +77,7 @@ impl TmpfsSb {
         range_is_empty: impl Fn(u64, u64) -> bool,
     ) -> FallbackOrders {
         let settings = huge_settings();
-        let access = Access::Write { end: write_end };
+        let access = ShmemAccess::Write { end: write_end };
         let mask = allowable_orders(&settings, self.huge, access, i_size, index);
         suitable_orders(mask, index, range_is_empty)
     }
@@ -141,7 +102,7 @@ impl TmpfsSb {
         range_is_empty: impl Fn(u64, u64) -> bool,
     ) -> FallbackOrders {
         let settings = huge_settings();
-        let access = Access::Fault { vma_hugepage };
+        let access = ShmemAccess::Fault { vma_hugepage };
         let mask = allowable_orders(&settings, self.huge, access, i_size, index).filter(vma_fits);
         suitable_orders(mask, index, range_is_empty)
     }
@@ -197,7 +158,7 @@ pub fn new_mount(options: &str) -> KResult<Arc<Inode>> {
     let (huge, max_pages) = parse_options(options)?;
     Ok(Inode::new_dir(
         0o1777,
-        Some(TmpfsSb::new(HugeKind::Mounted(huge), max_pages)),
+        Some(TmpfsSb::new(ShmemMount::Mounted(huge), max_pages)),
     ))
 }
 
@@ -277,7 +238,7 @@ pub fn umount(start: &Arc<Inode>, target: &str) -> KResult<()> {
 static INTERNAL: Once<Arc<TmpfsSb>> = Once::new();
 
 fn internal_mount() -> &'static Arc<TmpfsSb> {
-    INTERNAL.call_once(|| TmpfsSb::new(HugeKind::Internal, default_max_pages()))
+    INTERNAL.call_once(|| TmpfsSb::new(ShmemMount::Internal, default_max_pages()))
 }
 
 pub const MFD_CLOEXEC: u32 = 0x1;
@@ -337,7 +298,7 @@ fn apply_thp_shmem(spec: &str) -> KResult<()> {
             let (lo, hi) = range.split_once('-').unwrap_or((range, range));
             let (lo, hi) = (parse_size(lo)?, parse_size(hi)?);
             let mut matched = false;
-            for order in huge::MIN_LARGE_ORDER..=huge::PMD_ORDER {
+            for order in MIN_LARGE_ORDER..=PMD_ORDER {
                 let size = 4096u64 << order;
                 if (lo..=hi).contains(&size) {
                     update_huge_settings(|s| s.store_per_size(order, policy))
