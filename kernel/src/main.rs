@@ -12,6 +12,7 @@ extern crate alloc;
 mod console;
 mod arch;
 mod cmdline;
+mod config;
 mod dtb;
 mod errno;
 mod fs;
@@ -157,8 +158,8 @@ fn device_ranges(info: &dtb::BootInfo) -> alloc::vec::Vec<(PhysAddr, PhysAddr)> 
 }
 
 static SECONDARY_TIMER_INTID: AtomicU32 = AtomicU32::new(0);
-static SECONDARY_BOOT: [smp::SecondaryBoot; dtb::MAX_CPUS] =
-    [const { smp::SecondaryBoot::new() }; dtb::MAX_CPUS];
+static SECONDARY_BOOT: [smp::SecondaryBoot; crate::config::NR_CPUS] =
+    [const { smp::SecondaryBoot::new() }; crate::config::NR_CPUS];
 
 /// Starts `cpu` and waits (bounded) until it is online.
 fn start_secondary(cpu: usize) {
@@ -217,7 +218,7 @@ fn print_banner(info: &dtb::BootInfo, boot_el: usize) {
         println!(
             "  {} CPUs beyond the first {} ignored",
             info.nr_cpus_ignored,
-            dtb::MAX_CPUS
+            crate::config::NR_CPUS
         );
     }
     println!("  command line: \"{}\"", info.bootargs);

@@ -51,7 +51,10 @@ pub mod task {
 #[path = "../../src/cmdline.rs"]
 pub mod cmdline;
 
-#[path = "../../src/dtb.rs"]
+#[path = "../../src/config.rs"]
+pub mod config;
+
+#[path = "../../src/dtb/mod.rs"]
 pub mod dtb;
 
 #[path = "../../src/fs"]

@@ -16,7 +16,7 @@
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::arch::cpu::cpu_id;
-use crate::dtb::MAX_CPUS;
+use crate::config::NR_CPUS;
 use crate::sync::SpinLock;
 
 /// log2 of the frames a refill takes (Linux: `pcp->batch`, 63 by default).
@@ -34,12 +34,12 @@ struct Frames {
     pfns: [usize; BATCH],
 }
 
-static PCP: [PerCpuPages; MAX_CPUS] = [const {
+static PCP: [PerCpuPages; NR_CPUS] = [const {
     PerCpuPages(SpinLock::new(Frames {
         count: 0,
         pfns: [0; BATCH],
     }))
-}; MAX_CPUS];
+}; NR_CPUS];
 
 /// Frames in all lists together.
 static LISTED: AtomicUsize = AtomicUsize::new(0);

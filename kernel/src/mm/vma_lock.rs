@@ -37,7 +37,7 @@ use core::ops::Range;
 use core::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
 use crate::arch::cpu::{cpu_id, local_irq_restore, local_irq_save};
-use crate::dtb::MAX_CPUS;
+use crate::config::NR_CPUS;
 
 use crate::mm::mm_struct::Mm;
 use crate::mm::vma::Vma;
@@ -176,7 +176,7 @@ impl VmaSnapshot {
 /// and share no cache line written per fault.
 pub struct PublishedVmas {
     current: AtomicPtr<VmaSnapshot>,
-    busy: [CpuFlag; MAX_CPUS],
+    busy: [CpuFlag; NR_CPUS],
 }
 
 /// One CPU's reader flag, alone on its cache line.
@@ -187,7 +187,7 @@ impl PublishedVmas {
     pub fn new() -> Self {
         PublishedVmas {
             current: AtomicPtr::new(Box::into_raw(Box::default())),
-            busy: [const { CpuFlag(AtomicBool::new(false)) }; MAX_CPUS],
+            busy: [const { CpuFlag(AtomicBool::new(false)) }; NR_CPUS],
         }
     }
 

@@ -7,7 +7,7 @@
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::arch::cpu::cpu_id;
-use crate::dtb::MAX_CPUS;
+use crate::config::NR_CPUS;
 use crate::mm::buddy::MAX_ORDER;
 
 /// One CPU's share of a counter, alone on its cache line.
@@ -17,14 +17,14 @@ struct Slot(AtomicU64);
 /// A named counter. The name is the `/proc/vmstat` key.
 pub struct Counter {
     pub name: &'static str,
-    slots: [Slot; MAX_CPUS],
+    slots: [Slot; NR_CPUS],
 }
 
 impl Counter {
     pub const fn new(name: &'static str) -> Self {
         Counter {
             name,
-            slots: [const { Slot(AtomicU64::new(0)) }; MAX_CPUS],
+            slots: [const { Slot(AtomicU64::new(0)) }; NR_CPUS],
         }
     }
     /// Slots wrap: one CPU may take away what another added.

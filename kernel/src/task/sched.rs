@@ -10,7 +10,7 @@ use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering
 use crate::arch::context::switch_to;
 use crate::arch::cpu::{cpu_id, local_irq_restore, local_irq_save, wait_for_interrupt};
 use crate::arch::{smp, timer};
-use crate::dtb::MAX_CPUS;
+use crate::config::NR_CPUS;
 use crate::sync::SpinLock;
 use crate::task::thread::{State, Thread};
 
@@ -69,7 +69,7 @@ const CPU_INIT: Cpu = Cpu {
     switches: AtomicU64::new(0),
 };
 
-static CPUS: [Cpu; MAX_CPUS] = [CPU_INIT; MAX_CPUS];
+static CPUS: [Cpu; NR_CPUS] = [CPU_INIT; NR_CPUS];
 static NR_ONLINE: AtomicUsize = AtomicUsize::new(0);
 
 fn this_cpu() -> &'static Cpu {
@@ -94,7 +94,7 @@ pub fn init_this_cpu() {
 }
 
 pub fn cpu_online(cpu: usize) -> bool {
-    cpu < MAX_CPUS && CPUS[cpu].online.load(Ordering::Acquire)
+    cpu < NR_CPUS && CPUS[cpu].online.load(Ordering::Acquire)
 }
 
 pub fn nr_cpus_online() -> usize {

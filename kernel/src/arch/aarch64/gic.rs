@@ -21,7 +21,7 @@ static GIC: Once<Gic> = Once::new();
 /// Per-CPU SGI target: the GICv2 CPU-interface mask, or the GICv3 SGI frame.
 #[allow(clippy::declare_interior_mutable_const)]
 const NO_CPU_IF: AtomicUsize = AtomicUsize::new(0);
-static CPU_IF: [AtomicUsize; crate::dtb::MAX_CPUS] = [NO_CPU_IF; crate::dtb::MAX_CPUS];
+static CPU_IF: [AtomicUsize; crate::config::NR_CPUS] = [NO_CPU_IF; crate::config::NR_CPUS];
 
 fn gic() -> &'static Gic {
     GIC.get().expect("GIC used before gic::init")

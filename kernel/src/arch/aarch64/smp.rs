@@ -5,7 +5,7 @@ use core::arch::asm;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::{gic, psci};
-use crate::dtb::MAX_CPUS;
+use crate::config::NR_CPUS;
 use crate::mm::addr::{virt_to_phys, PhysAddr};
 
 /// SGI used to make another CPU reschedule (Linux: `IPI_RESCHEDULE`).
@@ -32,7 +32,7 @@ impl SecondaryBoot {
 
 #[allow(clippy::declare_interior_mutable_const)]
 const NO_MPIDR: AtomicU64 = AtomicU64::new(u64::MAX);
-static CPU_MPIDR: [AtomicU64; MAX_CPUS] = [NO_MPIDR; MAX_CPUS];
+static CPU_MPIDR: [AtomicU64; NR_CPUS] = [NO_MPIDR; NR_CPUS];
 
 /// Records each logical CPU's MPIDR (from the DTB).
 pub fn set_logical_map(map: &[u64]) {

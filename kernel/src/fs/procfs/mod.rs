@@ -71,7 +71,7 @@ fn cpuinfo() -> String {
     let midr = crate::arch::cpu::midr();
     let freq = crate::arch::timer::frequency();
     let mut s = String::new();
-    for cpu in (0..crate::dtb::MAX_CPUS).filter(|&c| crate::task::cpu_online(c)) {
+    for cpu in (0..crate::config::NR_CPUS).filter(|&c| crate::task::cpu_online(c)) {
         // BogoMIPS: twice the timer's rate in MHz (Linux: from
         // loops_per_jiffy, which arm64 derives from the timer).
         let _ = write!(
@@ -110,7 +110,7 @@ fn uptime() -> String {
     let ticks = |t: u64| format!("{}.{:02}", t / 100, t % 100);
     let hz = crate::task::HZ;
     let up = crate::syscall::uptime_ns() / 10_000_000;
-    let idle: u64 = (0..crate::dtb::MAX_CPUS)
+    let idle: u64 = (0..crate::config::NR_CPUS)
         .filter(|&c| crate::task::cpu_online(c))
         .map(|c| crate::task::idle_ticks(c) * 100 / hz)
         .sum();
@@ -132,7 +132,7 @@ fn loadavg() -> String {
 /// `fs/proc/stat.c`'s `show_stat`). faultline has no nice, iowait, irq,
 /// softirq, steal or guest time of its own: those columns are 0.
 fn stat() -> String {
-    let cpus: Vec<usize> = (0..crate::dtb::MAX_CPUS)
+    let cpus: Vec<usize> = (0..crate::config::NR_CPUS)
         .filter(|&c| crate::task::cpu_online(c))
         .collect();
     let per_cpu: Vec<[u64; 4]> = cpus.iter().map(|&c| crate::task::cpu_stat(c)).collect();
