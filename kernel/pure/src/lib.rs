@@ -18,6 +18,7 @@ pub mod mm {
     pub mod buddy;
     pub mod fault_range;
     pub mod folio_index;
+    pub mod truncate;
     pub mod huge_memory {
         pub mod anon;
         pub mod knobs;

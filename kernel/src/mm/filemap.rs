@@ -12,9 +12,10 @@ use alloc::vec::Vec;
 
 use crate::mm::addr::{PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::folio::Folio;
-use crate::mm::folio_index::{undo_range_plan, FolioIndex, UndoAction};
+use crate::mm::folio_index::FolioIndex;
 use crate::mm::memory;
 use crate::mm::mm_struct::Mm;
+use crate::mm::truncate::{undo_range_plan, UndoAction};
 use crate::mm::vma::{VM_MAYWRITE, VM_SHARED};
 use crate::sync::SpinLock;
 

@@ -217,7 +217,7 @@ fn smaps(p: &Process) -> String {
 
 fn ptdump(p: &Process) -> String {
     p.mm()
-        .map_or_else(String::new, |mm| crate::mm::memory::ptdump(&mm))
+        .map_or_else(String::new, |mm| crate::mm::ptdump::ptdump(&mm))
 }
 
 /// The state letter of `ps` (Linux: `task_state_array`): zombie, running
