@@ -141,7 +141,7 @@ def cont_block_problems(entries, first_va):
 
 
 def ptdump_lines(leaves):
-    """The kernel's /proc/PID/ptdump (`mm::memory::ptdump`) from
+    """The kernel's /proc/PID/ptdump (`mm::ptdump::ptdump`) from
     (va, level, desc) leaves in address order: one line per run of leaves
     at one level, with the same attributes, mapping consecutive output
     addresses."""

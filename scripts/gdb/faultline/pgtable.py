@@ -112,7 +112,7 @@ class FlPtdump(gdb.Command):
 One line per run of leaf entries at one level with the same attributes,
 mapping consecutive physical addresses: `start-end level pa=... perms
 user [cont] [young] [dirty]`. The same walk and the same grouping as the
-kernel's `mm::memory::ptdump`, read through gdb: it works on a stopped
+kernel's `mm::ptdump::ptdump`, read through gdb: it works on a stopped
 kernel, from any CPU, for any process.
 
 Usage: fl-ptdump [pid] [START-END]"""
