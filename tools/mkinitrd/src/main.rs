@@ -368,13 +368,15 @@ fn host_error(host: &Path, err: std::io::Error) -> String {
 }
 
 #[cfg(test)]
-#[path = "../../../kernel/src/fs/cpio.rs"]
-mod cpio;
+#[path = "../../../kernel/src/fs"]
+mod kernel_fs {
+    pub mod cpio;
+}
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpio::{Entry, FileType};
+    use crate::kernel_fs::cpio::{Entry, FileType};
     use std::fs::{File, Permissions};
     use std::os::unix::fs::{symlink, PermissionsExt};
     use std::os::unix::net::UnixListener;
@@ -457,7 +459,9 @@ mod tests {
 
     /// Every entry of `archive`, failing the test on a parse error.
     fn entries(archive: &[u8]) -> Vec<Entry<'_>> {
-        cpio::parse(archive).map(|entry| entry.unwrap()).collect()
+        kernel_fs::cpio::parse(archive)
+            .map(|entry| entry.unwrap())
+            .collect()
     }
 
     /// `(name, mode, data)` of each entry.
