@@ -313,8 +313,6 @@ impl fmt::Display for HexFlagsShow {
     }
 }
 
-/// The system-wide knobs (the mount option lives with each mount).
-
 #[cfg(test)]
 mod tests {
     use super::*;
