@@ -11,6 +11,7 @@ use super::knobs::{
 };
 use super::order::{OrderMask, NR_PER_SIZE, PMD_ORDER};
 
+/// The system-wide knobs (the mount option lives with each mount).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HugeSettings {
     pub shmem_enabled: ShmemEnabled,
