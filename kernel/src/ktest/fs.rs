@@ -499,7 +499,8 @@ fn folio_refs_and_flags() -> TestResult {
                 folio.is_uptodate() && folio.is_dirty(),
                 "written folio not uptodate+dirty"
             );
-            let tail = Folio::from_pfn(folio.pfn() + 77);
+            // SAFETY: a frame of `folio`, on which we hold a reference.
+            let tail = unsafe { Folio::from_pfn(folio.pfn() + 77) };
             ensure!(
                 tail.pfn() == folio.pfn() && folio.refcount() == 3,
                 "tail page -> head"

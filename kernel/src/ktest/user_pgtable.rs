@@ -15,7 +15,7 @@ use crate::mm::addr::{PhysAddr, PAGE_SIZE, PMD_SIZE};
 use crate::mm::folio::Folio;
 use crate::mm::memory;
 use crate::mm::mm_struct::Mm;
-use crate::mm::pgtable::{self, Level};
+use crate::mm::pgtable::{self, Alloc, Level};
 
 pub const TESTS: &[Test] = &[
     Test {
@@ -45,7 +45,8 @@ fn at(mm: &Mm, va: usize) -> (Option<PhysAddr>, Option<PhysAddr>) {
 /// Maps all of `folio` at `va` with one `set_pte_range`.
 fn map_pages(mm: &Mm, va: usize, folio: &Folio, prot: PgProt) -> TestResult {
     let mut mem = mm;
-    let table = pgtable::pte_table(&mut mem, mm.pgd, va, true).ok_or("no page table")?;
+    let table =
+        pgtable::pte_table(&mut mem, mm.pgd, va, Alloc::IfMissing).ok_or("no page table")?;
     let _ptl = crate::mm::ptlock::pte_lock(table);
     memory::set_pte_range(mm, table, va, folio, 0, folio.nr_pages(), prot);
     mmu::publish_table_writes();
@@ -116,10 +117,13 @@ fn pmd_block_seen_by_at() -> TestResult {
     let va = VA + PMD_SIZE;
     {
         let mut mem: &Mm = &mm;
-        let pmds = pgtable::table_for(&mut mem, mm.pgd, va, Level::Pmd, true).ok_or("no pmd")?;
+        let pmds = pgtable::table_for(&mut mem, mm.pgd, va, Level::Pmd, Alloc::IfMissing)
+            .ok_or("no pmd")?;
         let _ptl = mm.page_table_lock.lock();
         let pmd = &pmds[Level::Pmd.index(va)];
-        memory::set_pmd(pmd, Folio::from_pfn(folio.pfn()), PgProt::user(true, false));
+        // SAFETY: `folio` is ours, referenced.
+        let entry_ref = unsafe { Folio::from_pfn(folio.pfn()) };
+        memory::set_pmd(pmd, entry_ref, PgProt::user(true, false));
     }
     let t = pgtable::translate(&&*mm, mm.pgd, va + 0x12_3456).ok_or("no translation")?;
     ensure!(t.level == Level::Pmd, "mapped at {:?}", t.level);

@@ -1,6 +1,7 @@
 //! The page-fault handler (Linux: `arch/arm64/mm/fault.c` `do_page_fault`,
 //! and `mm/memory.c` `handle_mm_fault`, `do_anonymous_page`,
 //! `do_read_fault`, `do_cow_fault`, `do_shared_fault`, `do_wp_page`).
+//! Below `handle_mm_fault`, every step takes the one `VmFault`.
 //!
 //! A fault first tries its VMA's own lock (`mm/vma_lock.rs`), and falls
 //! back to `mmap_lock` when that fails or the handler asks to retry. It then
@@ -27,8 +28,8 @@ use crate::mm::huge_memory;
 use crate::mm::memory::{replace_pte, set_pmd, set_pte_range};
 use crate::mm::mm_struct::Mm;
 use crate::mm::oom_kill;
-use crate::mm::pgtable::{self, Level, PageTable};
-use crate::mm::ptlock::pte_lock;
+use crate::mm::pgtable::{self, Alloc, Level, PageTable};
+use crate::mm::vm_fault::VmFault;
 use crate::mm::vma::{Vma, VM_EXEC, VM_HUGEPAGE, VM_READ, VM_SHARED, VM_WRITE};
 use crate::mm::vma_lock::{lock_vma_under_rcu, PER_VMA_LOCK};
 use crate::mm::vmstat;
@@ -157,7 +158,7 @@ pub fn fault_in(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultEr
 }
 
 fn fault_under_mmap_lock(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
-    let map = mm.mmap_read_lock();
+    let map = mm.mmap_lock_readonly();
     let Some((start, end, vma)) = map.vmas.find(addr) else {
         // Below a stack: grow it and fault again (Linux:
         // `lock_mm_and_find_vma` -> `expand_stack`).
@@ -200,7 +201,9 @@ pub fn copy_to_mm(mm: &Arc<Mm>, mut addr: usize, mut bytes: &[u8]) -> Result<(),
     Ok(())
 }
 
-/// Linux: `handle_mm_fault` -> `__handle_mm_fault` -> `handle_pte_fault`.
+/// Linux: `handle_mm_fault` -> `__handle_mm_fault`: walk down to the PMD,
+/// describe the fault (`VmFault`), map a PMD block if one fits, else go on
+/// to the PTE level.
 fn handle_mm_fault(
     mm: &Arc<Mm>,
     vma: &Vma,
@@ -210,31 +213,49 @@ fn handle_mm_fault(
 ) -> Result<(), FaultError> {
     // One walk down to the PMD, shared by the PMD and the PTE cases.
     let mut mem: &Mm = mm;
-    let pmds = pgtable::table_pa_for(&mut mem, mm.pgd, addr, Level::Pmd, true);
+    let pmds = pgtable::table_pa_for(&mut mem, mm.pgd, addr, Level::Pmd, Alloc::IfMissing);
     let pmds = pmds.ok_or(FaultError::Oom)?;
-    let pmd = &mm.table_at(pmds)[Level::Pmd.index(addr)];
-    if let Some(done) = do_set_pmd(mm, vma, range.clone(), addr, pmd) {
+    let mut vmf = VmFault {
+        mm,
+        vma,
+        pgoff: vma.pgoff_of(range.start, addr),
+        range,
+        address: addr,
+        access,
+        // SAFETY: `pmds` is this mm's, from its own walk.
+        pmd: &unsafe { mm.table_at(pmds) }[Level::Pmd.index(addr)],
+        pte: None,
+        orig_pte: Pte(0),
+    };
+    if let Some(done) = do_set_pmd(&vmf) {
         return done;
     }
-    let Some(table) = pgtable::table_below(&mut mem, pmds, Level::Pmd, addr, true) else {
+    let Some(table) = pgtable::table_below(&mut mem, pmds, Level::Pmd, addr, Alloc::IfMissing)
+    else {
         // A PMD block another thread just installed, or no memory.
         let mapped = pgtable::translate(&mem, mm.pgd, addr).is_some();
         return if mapped { Ok(()) } else { Err(FaultError::Oom) };
     };
-    let table = mm.table_at(table);
-    let pte = contpte::ptep_get(table, Level::Pte.index(addr));
-    if pte.is_none() {
-        return match (&vma.file, access) {
-            (None, _) => do_anonymous_page(mm, vma, range, table, addr),
-            (Some(_), Access::Write) if !vma.is_shared() => {
-                do_cow_fault(mm, vma, range, table, addr)
-            }
-            (Some(_), Access::Write) => do_file_fault(mm, vma, range, table, addr),
-            (Some(_), _) => do_read_fault(mm, vma, range, table, addr),
+    // SAFETY: `table` is this mm's, from its own walk.
+    vmf.pte = Some(unsafe { mm.table_at(table) });
+    handle_pte_fault(&mut vmf)
+}
+
+/// Decides by what the entry holds (Linux: `handle_pte_fault`): an empty
+/// entry is a first touch (`do_pte_missing`: anonymous, or one of the file
+/// cases of `do_fault`), a read-only one under a write is copy-on-write.
+fn handle_pte_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
+    vmf.orig_pte = contpte::ptep_get(vmf.table(), Level::Pte.index(vmf.address));
+    if vmf.orig_pte.is_none() {
+        return match (&vmf.vma.file, vmf.access) {
+            (None, _) => do_anonymous_page(vmf),
+            (Some(_), Access::Write) if !vmf.vma.is_shared() => do_cow_fault(vmf),
+            (Some(_), Access::Write) => do_shared_fault(vmf),
+            (Some(_), _) => do_read_fault(vmf),
         };
     }
-    if access == Access::Write && !pte.prot().is_writable() {
-        return do_wp_page(mm, vma, table, addr);
+    if vmf.access == Access::Write && !vmf.orig_pte.prot().is_writable() {
+        return do_wp_page(vmf);
     }
     // Another thread mapped it first: nothing to do.
     Ok(())
@@ -255,14 +276,9 @@ fn vma_prot(vma: &Vma, own_copy: bool) -> PgProt {
 /// by the one block. None: the folio is smaller, or the block is not
 /// possible here: map pages. We do it for shared mappings only, where no
 /// write ever needs a private copy.
-fn do_set_pmd(
-    mm: &Mm,
-    vma: &Vma,
-    range: Range<usize>,
-    addr: usize,
-    pmd: &AtomicU64,
-) -> Option<Result<(), FaultError>> {
-    let haddr = addr & !(PMD_SIZE - 1);
+fn do_set_pmd(vmf: &VmFault) -> Option<Result<(), FaultError>> {
+    let (vma, range) = (vmf.vma, &vmf.range);
+    let haddr = vmf.address & !(PMD_SIZE - 1);
     if vma.file.is_none() || !vma.is_shared() || haddr < range.start || haddr + PMD_SIZE > range.end
     {
         return None;
@@ -271,7 +287,7 @@ fn do_set_pmd(
     if !vma.pgoff_of(range.start, haddr).is_multiple_of(nr) {
         return None;
     }
-    let cur = Pte(pmd.load(Ordering::Acquire));
+    let cur = Pte(vmf.pmd.load(Ordering::Acquire));
     if cur.is_table() {
         return None; // pages are mapped here already: map pages
     }
@@ -282,17 +298,17 @@ fn do_set_pmd(
     // allows (Linux's order: `__do_fault`, then `finish_fault` on a none
     // PMD). A shmem folio may reach past i_size and still map whole (Linux's
     // shmem exception): its tail reads as zeros rather than SIGBUS.
-    let (folio, page) = match file_folio(vma, range, addr) {
+    let (folio, page) = match file_folio(vmf) {
         Ok(found) => found,
         Err(e) => return Some(Err(e)),
     };
-    if folio.nr_pages() as u64 != nr || page != (addr - haddr) / PAGE_SIZE {
+    if folio.nr_pages() as u64 != nr || page != (vmf.address - haddr) / PAGE_SIZE {
         return None;
     }
     folio.mark_dirty();
-    let _ptl = mm.page_table_lock.lock();
-    if folio.is_cached() && pmd.load(Ordering::Acquire) == 0 {
-        set_pmd(pmd, folio, vma_prot(vma, false));
+    let _ptl = vmf.mm.page_table_lock.lock();
+    if folio.is_cached() && vmf.pmd.load(Ordering::Acquire) == 0 {
+        set_pmd(vmf.pmd, folio, vma_prot(vma, false));
     }
     Some(Ok(()))
 }
@@ -303,20 +319,14 @@ fn do_set_pmd(
 /// before it, for comparison.
 pub static FINISH_FAULT_MULTI: AtomicBool = AtomicBool::new(true);
 
-/// Maps page `page` of `folio` at `addr` and, if allowed, the largest range
-/// of the folio around it inside `allowed` (the VMA), the PMD and the run
-/// of empty entries (Linux: `finish_fault` after seed 000). The run is
-/// found without the lock and re-checked under it; if another thread
-/// filled the faulting entry first there is nothing to do.
-fn finish_fault(
-    mm: &Mm,
-    allowed: Range<usize>,
-    table: &PageTable,
-    addr: usize,
-    folio: Folio,
-    page: usize,
-    prot: PgProt,
-) {
+/// Maps page `page` of `folio` at the fault's address and, if allowed, the
+/// largest range of the folio around it inside `allowed` (the VMA, or the
+/// folio itself), the PMD and the run of empty entries (Linux:
+/// `finish_fault` after seed 000). The run is found without the lock and
+/// re-checked under it; if another thread filled the faulting entry first
+/// there is nothing to do.
+fn finish_fault(vmf: &VmFault, allowed: Range<usize>, folio: Folio, page: usize, prot: PgProt) {
+    let (table, addr) = (vmf.table(), vmf.address);
     let folio_start = addr - page * PAGE_SIZE;
     let range = if FINISH_FAULT_MULTI.load(Ordering::Relaxed) {
         // No EOF bound: a shmem folio maps whole even where it reaches past
@@ -333,7 +343,7 @@ fn finish_fault(
     } else {
         none_run(range, addr, none)
     };
-    let _ptl = pte_lock(table);
+    let _ptl = vmf.ptl();
     if !folio.is_anon() && !folio.is_cached() {
         return; // truncated since we found it: the access faults again
     }
@@ -345,7 +355,7 @@ fn finish_fault(
     if !run.is_empty() {
         let first = page - (addr - run.start) / PAGE_SIZE;
         let nr = run.len() / PAGE_SIZE;
-        set_pte_range(mm, table, run.start, &folio, first, nr, prot);
+        set_pte_range(vmf.mm, table, run.start, &folio, first, nr, prot);
         mmu::publish_table_writes();
     }
 }
@@ -365,31 +375,29 @@ fn all_none(table: &PageTable, range: Range<usize>) -> bool {
 
 /// `finish_fault` for a fault that maps exactly one page: anonymous memory
 /// and private copies.
-fn finish_fault_one(mm: &Mm, table: &PageTable, addr: usize, folio: Folio, prot: PgProt) {
-    let one = addr..addr + PAGE_SIZE;
-    finish_fault(mm, one, table, addr, folio, 0, prot);
+fn finish_fault_one(vmf: &VmFault, folio: Folio, prot: PgProt) {
+    let one = vmf.address..vmf.address + PAGE_SIZE;
+    finish_fault(vmf, one, folio, 0, prot);
 }
 
 /// First touch of anonymous memory: a new zeroed folio, as large as the
 /// knobs allow (Linux: `do_anonymous_page` -> `alloc_anon_folio`): the
-/// highest allowed order whose aligned range around `addr` lies in the VMA
-/// with no entry yet, falling back to smaller orders when memory is short,
-/// down to one page. It is mapped whole, so 64K comes as one contiguous
-/// block. Where we simplify: a copy-on-write of a large anonymous folio
-/// copies one page at a time and never reuses the folio in place.
-fn do_anonymous_page(
-    mm: &Mm,
-    vma: &Vma,
-    range: Range<usize>,
-    table: &PageTable,
-    addr: usize,
-) -> Result<(), FaultError> {
+/// highest allowed order whose aligned range around the address lies in
+/// the VMA with no entry yet, falling back to smaller orders when memory is
+/// short, down to one page. It is mapped whole, so 64K comes as one
+/// contiguous block. Where we simplify: a copy-on-write of a large
+/// anonymous folio copies one page at a time and never reuses the folio in
+/// place.
+fn do_anonymous_page(vmf: &VmFault) -> Result<(), FaultError> {
+    let (vma, addr) = (vmf.vma, vmf.address);
     let prot = vma_prot(vma, true);
     let orders = huge_memory::anon_orders(vma.flags & VM_HUGEPAGE != 0);
     for order in orders.orders().rev() {
         let size = PAGE_SIZE << order;
         let start = addr & !(size - 1);
-        if start < range.start || start + size > range.end || !all_none(table, start..start + size)
+        if start < vmf.range.start
+            || start + size > vmf.range.end
+            || !all_none(vmf.table(), start..start + size)
         {
             continue;
         }
@@ -401,49 +409,44 @@ fn do_anonymous_page(
         vmstat::MTHP_ANON_FAULT_ALLOC[order as usize].inc();
         folio.mark_anon();
         let page = (addr - start) / PAGE_SIZE;
-        finish_fault(mm, start..start + size, table, addr, folio, page, prot);
+        finish_fault(vmf, start..start + size, folio, page, prot);
         return Ok(());
     }
     let folio = Folio::alloc(0).ok_or(FaultError::Oom)?;
     folio.mark_anon();
-    finish_fault_one(mm, table, addr, folio, prot);
+    finish_fault_one(vmf, folio, prot);
     Ok(())
 }
 
-/// The page-cache folio holding the page at `addr` of the VMA's file, with
-/// the VMA spanning `range` (Linux: `vma->vm_ops->fault`, `shmem_fault`): a
-/// new one as large as the shmem policy allows and the VMA can map whole
-/// (Linux: `thp_vma_suitable_order`); SIGBUS past the end of the file.
-fn file_folio(vma: &Vma, range: Range<usize>, addr: usize) -> Result<(Folio, usize), FaultError> {
+/// The page-cache folio holding the fault's page of the VMA's file
+/// (Linux: `__do_fault` -> `vma->vm_ops->fault`, `shmem_fault`): a new one
+/// as large as the shmem policy allows and the VMA can map whole (Linux:
+/// `thp_vma_suitable_order`); SIGBUS past the end of the file.
+fn file_folio(vmf: &VmFault) -> Result<(Folio, usize), FaultError> {
+    let vma = vmf.vma;
     let inode = vma.file.as_ref().expect("a file VMA");
     let InodeKind::File(file) = &inode.kind else {
         return Err(FaultError::Bus(signal::BUS_ADRERR));
     };
-    let pgoff = vma.pgoff_of(range.start, addr);
     let hugepage = vma.flags & VM_HUGEPAGE != 0;
-    let fits = |order| thp_vma_suitable(addr, range.clone(), vma.pgoff, order);
-    file.fault_folio(pgoff, hugepage, fits)
+    let fits = |order| thp_vma_suitable(vmf.address, vmf.range.clone(), vma.pgoff, order);
+    file.fault_folio(vmf.pgoff, hugepage, fits)
         .map_err(|e| match e {
             Errno::EAGAIN => FaultError::Retry,
             _ => FaultError::Bus(signal::BUS_ADRERR),
         })
 }
 
-/// Read (or shared write) fault on a file page: map the page-cache page
-/// itself (Linux: `do_read_fault` / `do_shared_fault`).
-fn do_file_fault(
-    mm: &Mm,
-    vma: &Vma,
-    range: Range<usize>,
-    table: &PageTable,
-    addr: usize,
-) -> Result<(), FaultError> {
-    let (folio, page) = file_folio(vma, range.clone(), addr)?;
-    let prot = vma_prot(vma, false);
+/// Shared write fault on a file page, and the read fault fault-around did
+/// not cover: map the page-cache page itself (Linux: `do_shared_fault`,
+/// and the `__do_fault` + `finish_fault` half of `do_read_fault`).
+fn do_shared_fault(vmf: &VmFault) -> Result<(), FaultError> {
+    let (folio, page) = file_folio(vmf)?;
+    let prot = vma_prot(vmf.vma, false);
     if prot.is_writable() {
         folio.mark_dirty(); // a shared page mapped writable
     }
-    finish_fault(mm, range, table, addr, folio, page, prot);
+    finish_fault(vmf, vmf.range.clone(), folio, page, prot);
     Ok(())
 }
 
@@ -457,25 +460,19 @@ pub static FAULT_AROUND_BYTES: AtomicUsize = AtomicUsize::new(64 * 1024);
 /// (Linux: `do_read_fault`). Executable text first gets the folio size
 /// seed 004 wants for it (`ShmemFile::exec_readahead`; in Linux,
 /// `filemap_fault`'s `do_sync_mmap_readahead`).
-fn do_read_fault(
-    mm: &Mm,
-    vma: &Vma,
-    range: Range<usize>,
-    table: &PageTable,
-    addr: usize,
-) -> Result<(), FaultError> {
-    if vma.flags & VM_EXEC != 0 {
-        if let Some(InodeKind::File(file)) = vma.file.as_deref().map(|i| &i.kind) {
-            file.exec_readahead(vma.pgoff_of(range.start, addr));
+fn do_read_fault(vmf: &VmFault) -> Result<(), FaultError> {
+    if vmf.vma.flags & VM_EXEC != 0 {
+        if let Some(InodeKind::File(file)) = vmf.vma.file.as_deref().map(|i| &i.kind) {
+            file.exec_readahead(vmf.pgoff);
         }
     }
     if FAULT_AROUND_BYTES.load(Ordering::Relaxed) > PAGE_SIZE {
-        do_fault_around(mm, vma, range.clone(), table, addr);
-        if table[Level::Pte.index(addr)].load(Ordering::Acquire) != 0 {
+        do_fault_around(vmf);
+        if vmf.table()[Level::Pte.index(vmf.address)].load(Ordering::Acquire) != 0 {
             return Ok(());
         }
     }
-    do_file_fault(mm, vma, range, table, addr)
+    do_shared_fault(vmf)
 }
 
 /// Maps the cached, uptodate pages in the fault-around window onto empty
@@ -483,12 +480,13 @@ fn do_read_fault(
 /// (Linux: `do_fault_around` -> `filemap_map_pages`). The window is cut at
 /// the end of the file. As in Linux, one walk of the page cache and one
 /// hold of the page table's lock cover the whole window.
-fn do_fault_around(mm: &Mm, vma: &Vma, range: Range<usize>, table: &PageTable, addr: usize) {
+fn do_fault_around(vmf: &VmFault) {
+    let (vma, range, table) = (vmf.vma, &vmf.range, vmf.table());
     let Some(InodeKind::File(file)) = vma.file.as_deref().map(|i| &i.kind) else {
         return;
     };
     let bytes = FAULT_AROUND_BYTES.load(Ordering::Relaxed);
-    let window = fault_around_window(addr, range.clone(), bytes);
+    let window = fault_around_window(vmf.address, range.clone(), bytes);
     let end = window.end.min(eof_va(vma, range.start));
     if window.start >= end {
         return;
@@ -502,7 +500,7 @@ fn do_fault_around(mm: &Mm, vma: &Vma, range: Range<usize>, table: &PageTable, a
     };
     let first = vma.pgoff_of(range.start, window.start);
     let last = vma.pgoff_of(range.start, end);
-    let _ptl = pte_lock(table);
+    let _ptl = vmf.ptl();
     file.mapping.for_each_folio(first, last, |head, folio| {
         if !folio.is_uptodate() {
             return;
@@ -521,7 +519,7 @@ fn do_fault_around(mm: &Mm, vma: &Vma, range: Range<usize>, table: &PageTable, a
             }
             let page = (run.start - folio_va) / PAGE_SIZE;
             let nr = run.len() / PAGE_SIZE;
-            set_pte_range(mm, table, run.start, folio, page, nr, prot);
+            set_pte_range(vmf.mm, table, run.start, folio, page, nr, prot);
             va = run.end;
         }
     });
@@ -557,16 +555,10 @@ fn copy_page(src: &Folio, page: usize) -> Result<Folio, FaultError> {
 
 /// Write to a not-yet-mapped page of a private file mapping: copy the
 /// file's page into a new private page (Linux: `do_cow_fault`).
-fn do_cow_fault(
-    mm: &Mm,
-    vma: &Vma,
-    range: Range<usize>,
-    table: &PageTable,
-    addr: usize,
-) -> Result<(), FaultError> {
-    let (folio, page) = file_folio(vma, range, addr)?;
+fn do_cow_fault(vmf: &VmFault) -> Result<(), FaultError> {
+    let (folio, page) = file_folio(vmf)?;
     let copy = copy_page(&folio, page)?;
-    finish_fault_one(mm, table, addr, copy, vma_prot(vma, true));
+    finish_fault_one(vmf, copy, vma_prot(vmf.vma, true));
     Ok(())
 }
 
@@ -574,17 +566,20 @@ fn do_cow_fault(
 /// (Linux: `do_wp_page`). An anonymous page nobody else maps is reused in
 /// place; anything else (a page-cache page, a page shared since fork) is
 /// copied.
-fn do_wp_page(mm: &Mm, vma: &Vma, table: &PageTable, addr: usize) -> Result<(), FaultError> {
-    let _ptl = pte_lock(table);
+fn do_wp_page(vmf: &VmFault) -> Result<(), FaultError> {
+    let (mm, table, addr) = (vmf.mm, vmf.table(), vmf.address);
+    let _ptl = vmf.ptl();
     let pte = contpte::ptep_get(table, Level::Pte.index(addr));
     if pte.is_none() || pte.prot().is_writable() {
         return Ok(()); // changed under us: let the access retry
     }
     let pfn = pte.addr().pfn();
-    let folio = Folio::from_pfn(pfn);
+    // SAFETY: a valid entry, read under its table's lock, holds a
+    // reference on its folio.
+    let folio = unsafe { Folio::from_pfn(pfn) };
     // Our reference and the entry's: nobody else holds this page.
-    let exclusive = folio.is_anon() && folio.refcount() == 2 && vma.flags & VM_SHARED == 0;
-    let prot = vma_prot(vma, true);
+    let exclusive = folio.is_anon() && folio.refcount() == 2 && vmf.vma.flags & VM_SHARED == 0;
+    let prot = vma_prot(vmf.vma, true);
     if exclusive {
         drop(replace_pte(
             mm,

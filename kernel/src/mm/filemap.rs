@@ -221,7 +221,7 @@ impl AddressSpace {
         let mms = self.mapping_mms();
         let shared_maywrite = VM_SHARED | VM_MAYWRITE;
         mms.iter().any(|mm| {
-            let map = mm.mmap_read_lock();
+            let map = mm.mmap_lock_readonly();
             let found = map
                 .vmas
                 .iter()
@@ -236,7 +236,7 @@ impl AddressSpace {
     pub fn unmap_mapping_range(&self, start: u64, end: u64) {
         let mms = self.mapping_mms();
         for mm in mms {
-            let map = mm.mmap_read_lock();
+            let map = mm.mmap_lock_readonly();
             for (vstart, vend, vma) in map.vmas.iter() {
                 if !vma.maps(self) {
                     continue;

@@ -139,8 +139,14 @@ impl Folio {
     }
 
     /// The folio containing frame `pfn`, with a new reference (Linux:
-    /// `page_folio` + `folio_get`). The frame must belong to a live folio.
-    pub fn from_pfn(pfn: usize) -> Folio {
+    /// `page_folio` + `folio_get`).
+    ///
+    /// # Safety
+    ///
+    /// The frame must belong to a live folio, one that cannot be freed
+    /// while this runs: a reference must be held somewhere, typically by a
+    /// page-table entry the caller reads under the lock that keeps it.
+    pub unsafe fn from_pfn(pfn: usize) -> Folio {
         // SAFETY: the caller's frame belongs to a live folio; the reference
         // this `Folio` stands for is the one added on the next line.
         let folio = unsafe { Folio::from_mapped_pfn(pfn) };

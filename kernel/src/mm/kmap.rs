@@ -136,7 +136,7 @@ pub fn map_kernel_range(
 /// Removes the leaf mappings of `[va, va+size)` from the live kernel map and
 /// flushes their TLB entries.
 pub fn unmap_kernel_range(va: usize, size: usize) -> Result<(), MapError> {
-    pgtable::unmap_range(&KernelTables, kernel_pgd(), va, size, |va| {
+    pgtable::unmap_kernel_range(&KernelTables, kernel_pgd(), va, size, |va| {
         mmu::flush_tlb_kernel_page(va)
     })
 }

@@ -14,7 +14,7 @@ use crate::mm::addr::{align_up, PhysAddr, PAGE_SIZE, PMD_SIZE, PTRS_PER_TABLE};
 use crate::mm::folio::Folio;
 use crate::mm::frame;
 use crate::mm::mm_struct::Mm;
-use crate::mm::pgtable::{self, Found, Level, PageTable, PgtableMem};
+use crate::mm::pgtable::{self, Alloc, Found, Level, PageTable, PgtableMem};
 use crate::mm::ptlock::pte_lock;
 use crate::mm::vmstat;
 
@@ -165,7 +165,8 @@ pub fn zap_range(mm: &Mm, start: usize, end: usize) {
 /// after releasing `mmap_lock`. Nothing can reach an unhooked table, so the
 /// work needs no lock, and the munmaps of two threads run side by side
 /// (Linux does it all under `mmap_lock`; its faults cost far more than a
-/// zap, ours do not).
+/// zap, ours do not). User memory only: the kernel's own mappings go with
+/// `pgtable::unmap_kernel_range`.
 pub fn unmap_range(mm: &Mm, start: usize, end: usize) -> DetachedTables<'_> {
     let (first, last) = (align_up(start, PMD_SIZE), end & !(PMD_SIZE - 1));
     if first >= last {
@@ -184,7 +185,8 @@ pub fn unmap_range(mm: &Mm, start: usize, end: usize) -> DetachedTables<'_> {
         let mut mem = mm;
         let mut va = first;
         while va < last {
-            let Some(pmds) = pgtable::table_for(&mut mem, mm.pgd, va, Level::Pmd, false) else {
+            let Some(pmds) = pgtable::table_for(&mut mem, mm.pgd, va, Level::Pmd, Alloc::Never)
+            else {
                 // No PMD table: nothing is mapped in this 1G (the PUD
                 // entry's reach). Stepping 2M at a time through an empty
                 // terabyte took minutes (Linux: `pud_none_or_clear_bad`
@@ -223,7 +225,9 @@ impl Drop for DetachedTables<'_> {
         for &pa in &self.tables {
             // Entries of one folio in a row give their references back at once.
             let mut run: Option<(Folio, usize)> = None;
-            for slot in self.mm.table_at(pa).iter() {
+            // SAFETY: a table of this mm unhooked by `unmap_range`; only
+            // this drop frees it.
+            for slot in unsafe { self.mm.table_at(pa) }.iter() {
                 let pte = Pte(slot.load(Ordering::Relaxed));
                 if !pte.is_valid() {
                     continue;
@@ -367,11 +371,14 @@ pub fn copy_range(dst: &Mm, src: &Mm, start: usize, end: usize, cow: bool) -> bo
             slot.store(pte.0, Ordering::Release);
             wrprotected = true;
         }
-        let Some(dst_slot) = pgtable::pte_slot(&mut dst_mem, dst.pgd, va, true) else {
+        let Some(dst_slot) = pgtable::pte_slot(&mut dst_mem, dst.pgd, va, Alloc::IfMissing) else {
             ok = false;
             return;
         };
-        let folio = Folio::from_pfn(pte.addr().pfn());
+        // SAFETY: the valid entry holds a reference; fork holds the
+        // parent's mmap_lock and every VMA lock, so no fault or zap
+        // changes it.
+        let folio = unsafe { Folio::from_pfn(pte.addr().pfn()) };
         dst_slot.store(pte.0, Ordering::Release);
         folio.into_mapping();
     });
@@ -457,7 +464,7 @@ pub fn move_range(mm: &Mm, old: usize, new: usize, len: usize) -> bool {
     for (va, pte) in entries {
         let to = va - old + new;
         let table = if ok {
-            pgtable::pte_table(&mut mem, mm.pgd, to, true)
+            pgtable::pte_table(&mut mem, mm.pgd, to, Alloc::IfMissing)
         } else {
             None
         };
@@ -476,6 +483,21 @@ pub fn move_range(mm: &Mm, old: usize, new: usize, len: usize) -> bool {
     }
     mmu::publish_table_writes();
     ok
+}
+
+/// The byte mapped at `va` and a new reference on its folio (Linux:
+/// `follow_page`, `folio_walk_start`), read under the locks that keep the
+/// entry: `page_table_lock` for blocks, the PTE table's own for pages, as
+/// faults change those under it alone. None if nothing is mapped.
+pub fn follow_page(mm: &Mm, va: usize) -> Option<(PhysAddr, Folio)> {
+    let _ptl = mm.page_table_lock.lock();
+    let mut mem = mm;
+    let table = pgtable::pte_table(&mut mem, mm.pgd, va, Alloc::Never);
+    let _pte = table.map(pte_lock);
+    let t = pgtable::translate(&mm, mm.pgd, va)?;
+    // SAFETY: a valid entry holds a reference on its folio, and the locks
+    // held keep the entry.
+    Some((t.pa, unsafe { Folio::from_pfn(t.pa.pfn()) }))
 }
 
 /// Is a page mapped at `va`? (mincore.)

@@ -45,7 +45,7 @@ pub struct MmMap {
 pub struct Mm {
     pub pgd: PhysAddr,
     pub asid: u16,
-    /// Take it with `mmap_read_lock` or `mmap_write_lock`.
+    /// Take it with `mmap_lock_readonly` or `mmap_write_lock`.
     mmap_lock: Mutex<MmMap>,
     /// The VMA tree as the last writer left it, for lockless faults.
     pub vmas_published: PublishedVmas,
@@ -73,7 +73,9 @@ impl PgtableMem for &Mm {
         vmstat::NR_PAGETABLE.dec();
     }
     fn table(&self, pa: PhysAddr) -> &PageTable {
-        Mm::table_at(self, pa)
+        // SAFETY: the walker (`mm::pgtable`) asks only for the pgd and the
+        // tables this mm's entries point to.
+        unsafe { Mm::table_at(self, pa) }
     }
 }
 
@@ -103,16 +105,24 @@ impl Mm {
         }))
     }
 
-    /// The page-table page at `pa`, one of this address space's.
-    pub fn table_at(&self, pa: PhysAddr) -> &PageTable {
-        // SAFETY: table pages come from alloc_table (or are the pgd) and
-        // live as long as the Mm.
+    /// The page-table page at `pa`.
+    ///
+    /// # Safety
+    ///
+    /// `pa` must be one of this address space's page-table pages (the pgd,
+    /// or one its walk allocated), and stay one while the reference lives.
+    pub unsafe fn table_at(&self, pa: PhysAddr) -> &PageTable {
+        // SAFETY: the caller's `pa` is a table page of this Mm, which
+        // lives as long as the Mm does.
         unsafe { &*(phys_to_virt(pa) as *const PageTable) }
     }
 
-    /// `mmap_lock` for reading: the VMAs as they are, unchanged while held.
-    pub fn mmap_read_lock(&self) -> MmapReadGuard<'_> {
-        MmapReadGuard(self.mmap_lock.lock())
+    /// `mmap_lock` to read the VMAs, unchanged while held (Linux:
+    /// `mmap_read_lock`, which is shared; this is the same mutex
+    /// `mmap_write_lock` takes, so readers exclude each other, hence the
+    /// name).
+    pub fn mmap_lock_readonly(&self) -> MmapReadOnlyGuard<'_> {
+        MmapReadOnlyGuard(self.mmap_lock.lock())
     }
 
     /// `mmap_lock` for writing (Linux: `mmap_write_lock`): changes to the
@@ -151,9 +161,9 @@ impl Drop for Mm {
 }
 
 /// `mmap_lock` held for reading.
-pub struct MmapReadGuard<'a>(MutexGuard<'a, MmMap>);
+pub struct MmapReadOnlyGuard<'a>(MutexGuard<'a, MmMap>);
 
-impl Deref for MmapReadGuard<'_> {
+impl Deref for MmapReadOnlyGuard<'_> {
     type Target = MmMap;
     fn deref(&self) -> &MmMap {
         &self.0

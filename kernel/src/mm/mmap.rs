@@ -506,7 +506,9 @@ pub fn mprotect(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32) -> KResult<()>
                 // PROT_NONE: keep the page but make every access fault.
                 return protnone(pte);
             }
-            let own = shared || Folio::from_pfn(pte.addr().pfn()).is_anon();
+            // SAFETY: change_protection hands over each entry under its
+            // table's lock; a present entry holds a folio reference.
+            let own = shared || unsafe { Folio::from_pfn(pte.addr().pfn()) }.is_anon();
             let write = new_flags & VM_WRITE != 0 && own;
             Pte::leaf(
                 pte.addr(),
@@ -552,7 +554,7 @@ pub fn madvise(mm: &Arc<Mm>, addr: usize, len: usize, advice: u32) -> KResult<()
     let end = check_range(addr, len)?;
     if set == 0 && clear == 0 {
         // Linux: `madvise_need_mmap_write` is false; faults may run on.
-        let map = mm.mmap_read_lock();
+        let map = mm.mmap_lock_readonly();
         if !fully_mapped(&map, addr, end) {
             return Err(Errno::ENOMEM);
         }
@@ -693,7 +695,7 @@ pub fn msync(mm: &Arc<Mm>, addr: usize, len: usize, flags: u32) -> KResult<()> {
         return Ok(());
     }
     let end = check_range(addr, len)?;
-    if !fully_mapped(&mm.mmap_read_lock(), addr, end) {
+    if !fully_mapped(&mm.mmap_lock_readonly(), addr, end) {
         return Err(Errno::ENOMEM);
     }
     Ok(())
@@ -704,7 +706,7 @@ pub fn msync(mm: &Arc<Mm>, addr: usize, len: usize, flags: u32) -> KResult<()> {
 /// as Linux copies a page of them at a time, whatever the length.
 pub fn mincore(mm: &Arc<Mm>, addr: usize, len: usize, uvec: usize) -> KResult<()> {
     let end = check_range(addr, len)?;
-    if !fully_mapped(&mm.mmap_read_lock(), addr, end) {
+    if !fully_mapped(&mm.mmap_lock_readonly(), addr, end) {
         return Err(Errno::ENOMEM);
     }
     let mut block = [0u8; 256];

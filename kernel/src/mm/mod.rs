@@ -25,6 +25,7 @@ pub mod smaps;
 pub mod thpmaps;
 pub mod truncate;
 pub mod uaccess;
+pub mod vm_fault;
 pub mod vma;
 pub mod vma_lock;
 pub mod vma_tree;

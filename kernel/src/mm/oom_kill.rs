@@ -47,7 +47,12 @@ fn badness(p: &Process) -> Option<(usize, [usize; 4])> {
     let mm = p.mm()?;
     let (anon, shmem) = smaps::rss(&mm);
     let tables = mm.pt_pages.load(Ordering::Relaxed) * PAGE_SIZE;
-    let size: usize = mm.mmap_read_lock().vmas.iter().map(|(s, e, _)| e - s).sum();
+    let size: usize = mm
+        .mmap_lock_readonly()
+        .vmas
+        .iter()
+        .map(|(s, e, _)| e - s)
+        .sum();
     let kb = [size / 1024, anon / 1024, shmem / 1024, tables / 1024];
     Some(((anon + shmem + tables) / PAGE_SIZE, kb))
 }

@@ -164,16 +164,26 @@ fn map_level(
     Ok(())
 }
 
+/// Whether a walk allocates the tables it finds missing (Linux: the
+/// `*_alloc` walkers) or stops there (`*_offset`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Alloc {
+    /// Allocate a missing table and go on.
+    IfMissing,
+    /// Stop at a missing table.
+    Never,
+}
+
 /// The table at `target` level on the walk to `va`, allocating the tables
-/// above it if `alloc` (Linux: `pmd_alloc`, `pte_alloc_map`...). None if a
-/// table is missing and `alloc` is false, if memory runs out, or if a block
+/// above it if `alloc` says so (Linux: `pmd_alloc`, `pte_alloc_map`...). None if a
+/// table is missing and `alloc` is `Never`, if memory runs out, or if a block
 /// above `target` maps `va`.
 pub fn table_for<M: PgtableMem>(
     mem: &mut M,
     pgd: PhysAddr,
     va: usize,
     target: Level,
-    alloc: bool,
+    alloc: Alloc,
 ) -> Option<&PageTable> {
     let pa = table_pa_for(mem, pgd, va, target, alloc)?;
     Some(mem.table(pa))
@@ -185,7 +195,7 @@ pub fn table_pa_for<M: PgtableMem>(
     pgd: PhysAddr,
     va: usize,
     target: Level,
-    alloc: bool,
+    alloc: Alloc,
 ) -> Option<PhysAddr> {
     let mut table = pgd;
     let mut level = Level::Pgd;
@@ -197,18 +207,18 @@ pub fn table_pa_for<M: PgtableMem>(
 }
 
 /// The table that the `level` entry for `va` in `table` points to,
-/// allocated if the entry is none and `alloc` (one step of the walk).
+/// allocated if the entry is none and `alloc` says so (one step of the walk).
 pub fn table_below<M: PgtableMem>(
     mem: &mut M,
     table: PhysAddr,
     level: Level,
     va: usize,
-    alloc: bool,
+    alloc: Alloc,
 ) -> Option<PhysAddr> {
     let slot = &mem.table(table)[level.index(va)];
     // Acquire: a table another CPU just installed is seen zeroed.
     let mut pte = Pte(slot.load(Ordering::Acquire));
-    if pte.is_none() && alloc {
+    if pte.is_none() && alloc == Alloc::IfMissing {
         // Faults of one address space may allocate in the same place at
         // once (Linux: `__pte_alloc` re-checks under the lock); the loser
         // frees its table and uses the winner's.
@@ -230,7 +240,7 @@ pub fn pte_table<M: PgtableMem>(
     mem: &mut M,
     pgd: PhysAddr,
     va: usize,
-    alloc: bool,
+    alloc: Alloc,
 ) -> Option<&PageTable> {
     table_for(mem, pgd, va, Level::Pte, alloc)
 }
@@ -240,7 +250,7 @@ pub fn pte_slot<M: PgtableMem>(
     mem: &mut M,
     pgd: PhysAddr,
     va: usize,
-    alloc: bool,
+    alloc: Alloc,
 ) -> Option<&AtomicU64> {
     pte_table(mem, pgd, va, alloc).map(|t| &t[Level::Pte.index(va)])
 }
@@ -269,10 +279,10 @@ pub fn for_each_pte_table<'m>(
         return;
     }
     let base = start & !((1 << 48) - 1);
-    visit_tables(mem, pgd, Level::Pgd, base, start, end, f);
+    walk_pte_tables(mem, pgd, Level::Pgd, base, start, end, f);
 }
 
-fn visit_tables<'m>(
+fn walk_pte_tables<'m>(
     mem: &'m impl PgtableMem,
     table: PhysAddr,
     level: Level,
@@ -298,7 +308,7 @@ fn visit_tables<'m>(
             let entries = Level::Pte.index(first)..Level::Pte.index(final_va) + 1;
             f(va, Found::Table(mem.table(pte.addr()), entries));
         } else {
-            visit_tables(mem, pte.addr(), next, va, start, end, f);
+            walk_pte_tables(mem, pte.addr(), next, va, start, end, f);
         }
     }
 }
@@ -352,7 +362,7 @@ fn free_below(
 /// Leaves must lie wholly inside the range: splitting a block is the user
 /// zap path's job, not this one's. Tables are kept (Linux frees empty ones
 /// only in `free_pgtables`).
-pub fn unmap_range(
+pub fn unmap_kernel_range(
     mem: &impl PgtableMem,
     pgd: PhysAddr,
     mut va: usize,
@@ -416,7 +426,7 @@ pub fn for_each_leaf_slot<'m>(
     end: usize,
     f: &mut impl FnMut(usize, Level, &'m AtomicU64),
 ) {
-    visit_table(
+    walk_leaf_slots(
         mem,
         pgd,
         Level::Pgd,
@@ -427,7 +437,7 @@ pub fn for_each_leaf_slot<'m>(
     );
 }
 
-fn visit_table<'m>(
+fn walk_leaf_slots<'m>(
     mem: &'m impl PgtableMem,
     table: PhysAddr,
     level: Level,
@@ -444,7 +454,9 @@ fn visit_table<'m>(
             continue;
         }
         match level.next() {
-            Some(next) if pte.is_table() => visit_table(mem, pte.addr(), next, va, start, end, f),
+            Some(next) if pte.is_table() => {
+                walk_leaf_slots(mem, pte.addr(), next, va, start, end, f)
+            }
             _ => f(va, level, slot),
         }
     }
@@ -668,17 +680,17 @@ pub mod tests {
         .unwrap();
         // Half a 2M block cannot be unmapped here.
         assert_eq!(
-            unmap_range(&m, pgd, KVA, 1 << 20, |_| ()),
+            unmap_kernel_range(&m, pgd, KVA, 1 << 20, |_| ()),
             Err(MapError::Misaligned)
         );
         let mut flushed = std::vec::Vec::new();
-        unmap_range(&m, pgd, KVA, (2 << 20) + 0x1000, |va| flushed.push(va)).unwrap();
+        unmap_kernel_range(&m, pgd, KVA, (2 << 20) + 0x1000, |va| flushed.push(va)).unwrap();
         assert_eq!(flushed, [KVA, KVA + (2 << 20)]);
         assert_eq!(translate(&m, pgd, KVA + 5), None);
         assert_eq!(translate(&m, pgd, KVA + (2 << 20)), None);
         assert!(translate(&m, pgd, KVA + (2 << 20) + 0x1000).is_some());
         assert_eq!(
-            unmap_range(&m, pgd, KVA, 0x1000, |_| ()),
+            unmap_kernel_range(&m, pgd, KVA, 0x1000, |_| ()),
             Err(MapError::NotMapped { va: KVA })
         );
         // The freed range maps again.
@@ -739,8 +751,8 @@ pub mod tests {
     #[test]
     fn pte_slot_allocates_on_demand_and_tables_free() {
         let (mut m, pgd) = Arena::new();
-        assert!(pte_slot(&mut m, pgd, 0x40_0000, false).is_none());
-        let slot = pte_slot(&mut m, pgd, 0x40_1000, true).unwrap();
+        assert!(pte_slot(&mut m, pgd, 0x40_0000, Alloc::Never).is_none());
+        let slot = pte_slot(&mut m, pgd, 0x40_1000, Alloc::IfMissing).unwrap();
         slot.store(
             Pte::leaf(PhysAddr(0x8000_0000), PgProt::KERNEL, true).0,
             Ordering::Relaxed,
@@ -751,9 +763,9 @@ pub mod tests {
         );
         assert_eq!(m.tables_allocated(), 4);
         // The same table serves a neighbour; a far address needs new ones.
-        pte_slot(&mut m, pgd, 0x40_2000, true).unwrap();
+        pte_slot(&mut m, pgd, 0x40_2000, Alloc::IfMissing).unwrap();
         assert_eq!(m.tables_allocated(), 4);
-        pte_slot(&mut m, pgd, 0x80_0000_0000, true).unwrap();
+        pte_slot(&mut m, pgd, 0x80_0000_0000, Alloc::IfMissing).unwrap();
         assert_eq!(m.tables_allocated(), 7);
         let mut freed = std::vec::Vec::new();
         free_tables(&m, pgd, &mut |pa| freed.push(pa));
@@ -770,7 +782,7 @@ pub mod tests {
             Level::Pmd,
         )
         .unwrap();
-        assert!(pte_slot(&mut m, pgd, 0x1000, true).is_none());
+        assert!(pte_slot(&mut m, pgd, 0x1000, Alloc::IfMissing).is_none());
     }
 
     #[test]
@@ -778,7 +790,7 @@ pub mod tests {
         let (mut m, pgd) = Arena::new();
         // Tables for the 2M regions at 2M, 4M and 1G; a block at 6M.
         for va in [0x20_0000, 0x40_0000, 0x4000_0000] {
-            pte_slot(&mut m, pgd, va, true).unwrap();
+            pte_slot(&mut m, pgd, va, Alloc::IfMissing).unwrap();
         }
         map_range(
             &mut m,

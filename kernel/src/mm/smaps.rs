@@ -18,6 +18,7 @@ use crate::mm::addr::{PAGE_SIZE, USER_TOP};
 use crate::mm::folio::Folio;
 use crate::mm::mm_struct::{Mm, MmMap};
 use crate::mm::pgtable::{self, Found};
+use crate::mm::ptlock::pte_lock;
 use crate::mm::vma::{Vma, VM_EXEC, VM_GROWSDOWN, VM_READ, VM_SHARED, VM_WRITE};
 use crate::task::exec::STACK_TOP;
 
@@ -36,10 +37,15 @@ struct Usage {
 }
 
 /// Calls `f(va, entry, bytes)` for every mapped leaf of `[start, end)`:
-/// PTEs with their block's access bits gathered, and PMD blocks.
+/// PTEs with their block's access bits gathered, and PMD blocks. The
+/// caller holds `page_table_lock` (which zaps and PMD blocks take); each
+/// PTE table's own lock is held while its entries are handed out, as
+/// faults change entries under it alone, so every entry `f` sees still
+/// holds its folio reference.
 pub fn for_each_mapping(mm: &Mm, start: usize, end: usize, f: &mut impl FnMut(usize, Pte, usize)) {
     pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |va, found| match found {
         Found::Table(table, idx) => {
+            let _pte = pte_lock(table);
             for i in idx {
                 let pte = contpte::ptep_get(table, i);
                 if pte.is_valid() {
@@ -57,7 +63,8 @@ pub fn for_each_mapping(mm: &Mm, start: usize, end: usize, f: &mut impl FnMut(us
 fn usage(mm: &Mm, start: usize, end: usize, in_mm: &BTreeMap<usize, u32>) -> Usage {
     let mut u = Usage::default();
     for_each_mapping(mm, start, end, &mut |_, pte, bytes| {
-        let folio = Folio::from_pfn(pte.addr().pfn());
+        // SAFETY: for_each_mapping's entries are read under their locks.
+        let folio = unsafe { Folio::from_pfn(pte.addr().pfn()) };
         let shared = folio.mapcount() > in_mm.get(&folio.pfn()).copied().unwrap_or(0);
         let dirty = pte.is_dirty() || folio.is_dirty() || folio.is_anon();
         u.rss += bytes;
@@ -134,7 +141,7 @@ fn header(out: &mut String, map: &MmMap, start: usize, end: usize, vma: &Vma) {
 
 /// `/proc/PID/maps` for `mm`.
 pub fn maps(mm: &Mm) -> String {
-    let map = mm.mmap_read_lock();
+    let map = mm.mmap_lock_readonly();
     let mut out = String::new();
     for (start, end, vma) in map.vmas.iter() {
         header(&mut out, &map, start, end, vma);
@@ -153,7 +160,7 @@ pub struct Layout {
 }
 
 pub fn layout(mm: &Mm) -> Layout {
-    let map = mm.mmap_read_lock();
+    let map = mm.mmap_lock_readonly();
     let code = map
         .vmas
         .iter()
@@ -185,7 +192,7 @@ pub struct MmCounters {
 
 /// The counters of `mm`, read off its VMAs and page tables.
 pub fn counters(mm: &Mm) -> MmCounters {
-    let map = mm.mmap_read_lock();
+    let map = mm.mmap_lock_readonly();
     let mut c = MmCounters {
         size: 0,
         rss_anon: 0,
@@ -219,7 +226,8 @@ pub fn rss(mm: &Mm) -> (usize, usize) {
     let _ptl = mm.page_table_lock.lock();
     let (mut anon, mut shmem) = (0, 0);
     for_each_mapping(mm, 0, USER_TOP, &mut |_, pte, bytes| {
-        if Folio::from_pfn(pte.addr().pfn()).is_anon() {
+        // SAFETY: for_each_mapping's entries are read under their locks.
+        if unsafe { Folio::from_pfn(pte.addr().pfn()) }.is_anon() {
             anon += bytes;
         } else {
             shmem += bytes;
@@ -230,12 +238,13 @@ pub fn rss(mm: &Mm) -> (usize, usize) {
 
 /// `/proc/self/smaps` for `mm`.
 pub fn smaps(mm: &Mm) -> String {
-    let map = mm.mmap_read_lock();
+    let map = mm.mmap_lock_readonly();
     let _ptl = mm.page_table_lock.lock();
     // How many of each folio's mappings are this address space's own.
     let mut in_mm = BTreeMap::new();
     for_each_mapping(mm, 0, USER_TOP, &mut |_, pte, _| {
-        let head = Folio::from_pfn(pte.addr().pfn()).pfn();
+        // SAFETY: for_each_mapping's entries are read under their locks.
+        let head = unsafe { Folio::from_pfn(pte.addr().pfn()) }.pfn();
         *in_mm.entry(head).or_insert(0) += 1;
     });
     let mut out = String::new();

@@ -84,7 +84,7 @@ struct Run {
 impl Summary {
     /// The summary of `mm` now (under its locks).
     pub fn of(mm: &Mm) -> Summary {
-        let map = mm.mmap_read_lock();
+        let map = mm.mmap_lock_readonly();
         let _ptl = mm.page_table_lock.lock();
         let mut s = Summary::default();
         for (start, end, vma) in map.vmas.iter() {
@@ -97,7 +97,8 @@ impl Summary {
     fn add_vma(&mut self, mm: &Mm, start: usize, end: usize, exec: bool) {
         let mut run: Option<Run> = None;
         for_each_mapping(mm, start, end, &mut |va, pte, bytes| {
-            let folio = Folio::from_pfn(pte.addr().pfn());
+            // SAFETY: for_each_mapping's entries are read under their locks.
+            let folio = unsafe { Folio::from_pfn(pte.addr().pfn()) };
             let anon = folio.is_anon();
             for k in self.kinds(anon, exec) {
                 k.rss += bytes as u64;

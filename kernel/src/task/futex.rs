@@ -24,7 +24,7 @@ use crate::errno::{Errno, KResult};
 use crate::fs::vfs::InodeKind;
 use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::fault::{fault_in, Access};
-use crate::mm::folio::Folio;
+use crate::mm::memory;
 use crate::mm::pgtable;
 use crate::mm::uaccess::read_user;
 use crate::sync::SpinLock;
@@ -92,11 +92,10 @@ fn word_at(uaddr: usize, access: Access, shared: bool) -> KResult<Word> {
     // look-up (a zap, a contiguous block repainted break-before-make):
     // fault it in again, as Linux's futex code retries `get_user`. Only a
     // fault that fails is EFAULT.
-    let pa = loop {
+    let (pa, folio) = loop {
         fault_in(&mm, uaddr, access).map_err(|_| Errno::EFAULT)?;
-        let _ptl = mm.page_table_lock.lock();
-        if let Some(t) = pgtable::translate(&&*mm, mm.pgd, uaddr) {
-            break t.pa;
+        if let Some(found) = memory::follow_page(&mm, uaddr) {
+            break found;
         }
     };
     let private = private_key(&mm, uaddr);
@@ -105,10 +104,10 @@ fn word_at(uaddr: usize, access: Access, shared: bool) -> KResult<Word> {
     }
     // A page of a file's page cache is named by the file; a private
     // (anonymous, or copied) page by the address space.
-    let map = mm.mmap_read_lock();
+    let map = mm.mmap_lock_readonly();
     let file = map.vmas.find(uaddr).and_then(|(start, _, vma)| {
         let inode = vma.file.as_ref()?;
-        let cached = !Folio::from_pfn(pa.pfn()).is_anon();
+        let cached = !folio.is_anon();
         (cached && matches!(inode.kind, InodeKind::File(_))).then(|| Key {
             space: Arc::as_ptr(inode) as usize,
             offset: (vma.pgoff_of(start, uaddr) << PAGE_SHIFT) + (uaddr % PAGE_SIZE) as u64,

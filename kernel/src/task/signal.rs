@@ -479,7 +479,7 @@ fn sigtramp() -> u64 {
     let offset = *OFFSET.call_once(|| {
         crate::arch::vdso::symbol_offset("__kernel_rt_sigreturn").expect("the vDSO has it")
     });
-    match crate::task::current_mm().map(|mm| mm.mmap_read_lock().vdso) {
+    match crate::task::current_mm().map(|mm| mm.mmap_lock_readonly().vdso) {
         Some(base) if base != 0 => base as u64 + offset,
         _ => 0,
     }
