@@ -132,6 +132,7 @@ fn read_dtb(pa: PhysAddr) -> dtb::BootInfo<'static> {
     let Some(size) = dtb::total_size(header) else {
         semihosting::exit(2);
     };
+    // SAFETY: as for the header: the blob QEMU placed, `size` bytes long.
     let blob = unsafe { core::slice::from_raw_parts(va as *const u8, size) };
     dtb::parse(blob).unwrap_or_else(|_| semihosting::exit(2))
 }

@@ -134,11 +134,18 @@ impl WriteSource<'_> {
 pub unsafe trait Pod: Copy {}
 // SAFETY: integers have no invalid values and no padding.
 unsafe impl Pod for u8 {}
+// SAFETY: as for u8.
 unsafe impl Pod for u16 {}
+// SAFETY: as for u8.
 unsafe impl Pod for u32 {}
+// SAFETY: as for u8.
 unsafe impl Pod for i32 {}
+// SAFETY: as for u8.
 unsafe impl Pod for u64 {}
+// SAFETY: as for u8.
 unsafe impl Pod for i64 {}
+// SAFETY: an array of Pod has its elements' bit patterns, and no padding
+// between them (an array's stride is its element's size).
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 
 /// Reads a `T` from user memory (Linux: `get_user` for a struct).

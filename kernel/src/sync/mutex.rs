@@ -18,6 +18,7 @@ pub struct Mutex<T: ?Sized> {
 
 // SAFETY: the lock gives one thread at a time access to `value`.
 unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
+// SAFETY: the value moves with the mutex; T itself may move between threads.
 unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
 
 pub struct MutexGuard<'a, T: ?Sized> {

@@ -73,6 +73,8 @@ struct CpuAcct {
 // thread's own CPU with interrupts masked (context) or by the thread itself
 // on its first run (entry).
 unsafe impl Sync for Thread {}
+// SAFETY: as for Sync: a Thread moves between run queues only while no
+// CPU runs it, and its cells are touched by one party at a time.
 unsafe impl Send for Thread {}
 
 static NEXT_CPU: AtomicUsize = AtomicUsize::new(0);
@@ -232,6 +234,8 @@ extern "C" fn thread_main(thread: usize) -> ! {
     // SAFETY: `thread` is the Arc pointer spawn() kept alive in the run
     // queue; entry is taken once, by the thread itself.
     let t = unsafe { &*(thread as *const Thread) };
+    // SAFETY: only the thread itself, here, on its first run, touches
+    // `entry` after spawn() filled it.
     let f = unsafe { (*t.entry.get()).take() }.expect("thread entry run twice");
     f();
     sched::exit_current_thread();
