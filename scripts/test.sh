@@ -19,7 +19,8 @@
 #      a short benchmark run (every benchmark completes; the fault counts
 #      seed 000 sets) and the benchmark table's scaling row
 #   7. gdb (scripts/gdb-test.sh): breakpoints, backtraces, the helpers
-#      (scripts/gdb/) against /proc, docs/gdb.md's session
+#      (scripts/gdb/) against /proc, docs/fault.md's breakpoint and
+#      docs/gdb.md's session
 # Every QEMU run has a watchdog, so a hang is a failure, not a stuck CI.
 set -uo pipefail
 cd "$(dirname "$0")/.."
