@@ -70,10 +70,12 @@ const SERVED_BY: &[(&str, &str)] = &[
 
 /// The directory of the linux-raw-sys this package was built with, as
 /// `cargo metadata` reports it (a registry, a vendor directory or a git
-/// checkout: wherever cargo took it from).
+/// checkout: wherever cargo took it from). Not `--offline`: metadata
+/// reads every workspace member's dependencies, and a plain `cargo test`
+/// has fetched only the host's; `--locked` keeps Cargo.lock as it is.
 fn linux_raw_sys_dir() -> PathBuf {
     let out = Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--offline"])
+        .args(["metadata", "--format-version", "1", "--locked"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata runs");
