@@ -5,7 +5,8 @@
 #      Rust source lines, at EL1, and one on a secondary CPU's entry too;
 #   2. the helpers (scripts/gdb/session.py, on user/c/gdb-target.c): each
 #      fl-* command against what the kernel reports in /proc at the same
-#      moment, fl-break-fault, `break finish_fault`, `next` through
+#      moment, fl-break-fault, docs/fault.md's `break handle_mm_fault`
+#      and its backtrace, `break finish_fault`, `next` through
 #      finish_fault to set_pte_range, the pretty printers
 #      (scripts/gdb/check.py);
 #   3. the walk-through in docs/gdb.md: its commands, run again, print

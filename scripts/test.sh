@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # `make test`: every test faultline has, ending with one line
 # `N passed, N failed` (exit status non-zero on any failure).
-#   1. lint: rustfmt and clippy (host crates and the kernel) are clean
-#   2. host unit tests (cargo test): the pure logic
+#   1. lint: rustfmt and clippy (host crates, the kernel and user/) are clean
+#   2. host unit tests: cargo test (the pure logic), and the gdb helpers'
+#      pure parts (scripts/gdb/test_desc.py)
 #   3. in-kernel tests (ktest) in QEMU, on several machine shapes
 #   4. user space: faultline's own test programs, the glibc programs
-#      (user/c/tests/), Debian's busybox (user/busybox/applets.sh), a
-#      scripted session at make shell's prompt (scripts/shell-session.py)
-#      and Debian's dynamically linked programs against Linux 6.12
-#      (scripts/test-debian.sh)
+#      (user/c/tests/), a static glibc program (user/c/memfd-demo.c) that
+#      must print what it prints on Linux (qemu-aarch64), Debian's busybox
+#      (user/busybox/applets.sh), a scripted session at make shell's
+#      prompt (scripts/shell-session.py) and Debian's dynamically linked
+#      programs against Linux 6.12 (scripts/test-debian.sh)
 #   5. robustness: the system-call fuzzer (user/c/fuzz.c), the
 #      shadow-model memory stress (user/c/stress.c), memory run out
 #      (user/c/tests/exhaustion.c) and stress-ng's memory stressors
 #      (user/debian/stress-ng.sh), short runs of make fuzz and make stress
-#   6. boot, shutdown and crash reports (panic backtrace, fault decoding)
+#   6. boot, shutdown and crash reports (panic backtrace, fault decoding),
+#      a short benchmark run (every benchmark completes; the fault counts
+#      seed 000 sets) and the benchmark table's scaling row
 #   7. gdb (scripts/gdb-test.sh): breakpoints, backtraces, the helpers
-#      (scripts/gdb/) against /proc, docs/gdb.md's session
+#      (scripts/gdb/) against /proc, docs/fault.md's breakpoint and
+#      docs/gdb.md's session
 # Every QEMU run has a watchdog, so a hang is a failure, not a stuck CI.
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -87,6 +87,22 @@ def main(console_path, gdb_path):
     none = "\n".join(seen.get("fl-pt-none before", []))
     check("fl_pt_shows_where_the_walk_stops", "L0 PGD [252]" in none and "not mapped" in none, none)
 
+    # docs/fault.md's breakpoint: the trap, the VMA and the page table
+    # (its steps 1 to 3), innermost first, for this program's store.
+    brk = "\n".join(seen.get("break handle_mm_fault", []))
+    frames = [re.sub(r"^#\d+ +(0x[0-9a-f]+ in )?(faultline::)?", "", line).split(" ")[0]
+              for line in seen.get("bt handle_mm_fault", []) if line.startswith("#")]
+    path = [f for f in frames if f in ("mm::fault::handle_mm_fault", "mm::fault::do_page_fault",
+                                       "mm::fault::do_user_fault", "arch::aarch64::trap::handle_el0_sync")]
+    check("break_handle_mm_fault_shows_docs_fault_md_steps_1_to_3",
+          re.search(r"Breakpoint \d+ at 0x[0-9a-f]+: file kernel/src/mm/fault.rs, line \d+", brk)
+          and re.search(r"hit Breakpoint \d+, faultline::mm::fault::handle_mm_fault \([^)]*addr=0x7e0000000000",
+                        gdb_text)
+          and path == ["mm::fault::handle_mm_fault", "mm::fault::do_page_fault",
+                       "mm::fault::do_user_fault", "arch::aarch64::trap::handle_el0_sync"]
+          and frames[-1] == "exception_vectors",
+          brk + "\n" + "\n".join(seen.get("bt handle_mm_fault", [])))
+
     # Into the fault path.
     brk = "\n".join(seen.get("break finish_fault", []))
     check("break_finish_fault_by_its_short_name",

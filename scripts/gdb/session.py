@@ -51,6 +51,10 @@ def run():
     here.switch()
 
     try:
+        at_handle_mm_fault()
+    except gdb.error as e:
+        print(f"@@handle_mm_fault error: {e}")
+    try:
         into_finish_fault()
     except gdb.error as e:  # report it, and go on to stop 2
         print(f"@@finish_fault error: {e}")
@@ -67,6 +71,15 @@ def run():
     block("fl-folio pfn", f"fl-folio pfn {(leaf & 0xFFFFFFFFF000) >> 12:#x}")
     gdb.execute("delete")
     print("@@session done")
+
+
+def at_handle_mm_fault():
+    """docs/fault.md's session: `break handle_mm_fault`, then the backtrace
+    of this fault, which must be that document's steps 1 to 3."""
+    gdb.execute("delete")
+    block("break handle_mm_fault", "break handle_mm_fault")
+    print(gdb.execute("continue", to_string=True), end="")
+    block("bt handle_mm_fault", "backtrace")
 
 
 def into_finish_fault():

@@ -1,6 +1,6 @@
 //! Folios: a naturally aligned, physically contiguous block of 2^order
-//! pages handled as one unit, as the page cache and (later) the fault path
-//! see memory (Linux: `struct folio` in `include/linux/mm_types.h`,
+//! pages handled as one unit, as the page cache and the fault path see
+//! memory (Linux: `struct folio` in `include/linux/mm_types.h`,
 //! `folio_alloc`, `folio_get`, `folio_put`).
 //!
 //! Each frame has a `FolioMeta` next to its buddy `Page` (Linux keeps both

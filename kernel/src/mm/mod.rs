@@ -1,5 +1,25 @@
-//! Memory management: physical frames, the kernel heap, page tables and
-//! the kernel's own map.
+//! Memory management, from physical frames up to user address spaces.
+//!
+//! - Frames: `addr` (the address layout), `page` and `buddy` (the page
+//!   allocator), `frame` (its front end), `pcp` (per-CPU lists of single
+//!   frames), `oom_kill` (the OOM killer).
+//! - The kernel's own memory: `slab` and `heap` (kmalloc), `pgtable` (the
+//!   generic page-table walker), `kmap` (the kernel's map in TTBR1).
+//! - Files' memory: `folio` (large folios), `folio_index` (the page-cache
+//!   index), `filemap` (a file's `address_space`), `truncate` (which
+//!   folios a truncation removes), `vmstat` (counters).
+//! - Large folio policy: `huge_memory` (the THP knobs, their sysfs text,
+//!   and the orders an anonymous fault may allocate).
+//! - User address spaces: `vma` and `vma_tree` (VMAs), `mm_struct` (an
+//!   address space), `vma_lock` (per-VMA locks), `ptlock` (split PTE-table
+//!   locks), `memory` (setting, zapping and copying page tables), `mmap`
+//!   (mmap, munmap, mprotect, madvise, brk, mremap...), `uaccess` (user
+//!   pointers).
+//! - The fault path: `fault` (trap to PTE), `vm_fault` (one fault's
+//!   description, handed down it), `fault_range` (how much one fault may
+//!   map).
+//! - What /proc shows: `smaps`, `thpmaps` (memory by folio size), `ptdump`
+//!   (the user page tables).
 pub mod addr;
 pub mod buddy;
 pub mod fault;

@@ -1,102 +1,135 @@
-//! The global allocator behind `alloc` (Box, Vec, String). Small blocks come
-//! in eight power-of-two size classes, 16 bytes to 2 KiB, carved from 64 KiB
-//! chunks of anonymous mmap memory and recycled through a free list per
-//! class; chunks are never returned. Anything larger gets its own mapping,
-//! unmapped on free. One futex mutex serialises it all.
+//! The global allocator behind `alloc` (Box, Vec, String), on the
+//! `linked_list_allocator` crate. Small blocks (up to 2 KiB, counting
+//! their alignment) come from arenas: 64 KiB chunks of anonymous mmap
+//! memory, each managed by its own first-fit `Heap`, added as the old ones
+//! fill and never returned. Anything larger gets its own mapping, unmapped
+//! on free, so a big buffer's memory goes back to the kernel at once. One
+//! futex mutex serialises it all.
+//!
+//! Why arenas and not one growing `Heap`: `Heap::extend` needs the new
+//! memory right after the old, which only brk could promise, and brk
+//! belongs to the program (the tests move it up and down). mmap places
+//! each chunk wherever it fits, so each chunk is a heap of its own.
 
 use crate::mm::{map_anon, munmap, PAGE_SIZE};
 use crate::sync::Mutex;
 use core::alloc::{GlobalAlloc, Layout};
-use core::ptr;
+use core::mem::size_of;
+use core::ptr::{self, NonNull};
+use linked_list_allocator::Heap;
 
-const MIN_BLOCK: usize = 16;
-const MAX_BLOCK: usize = 2048;
-const CLASSES: usize = 8;
+/// The largest block (size or alignment) an arena serves; larger ones get
+/// a mapping of their own, where a free returns the memory to the kernel.
+const MAX_SMALL: usize = 2048;
+/// Each arena's mapping: big enough for 32 of the largest small blocks,
+/// small enough that a program with a few strings touches little.
 const CHUNK: usize = 64 * 1024;
 
-struct Heap {
-    state: Mutex<State>,
+/// One chunk: this header at its start, its `Heap` over the rest.
+struct Arena {
+    heap: Heap,
+    /// The arena made before this one.
+    older: Option<NonNull<Arena>>,
 }
 
-struct State {
-    /// Head of each class's free list; a free block's first word links to
-    /// the next.
-    free: [usize; CLASSES],
-    /// The unused part of the current chunk.
-    next: usize,
-    end: usize,
+struct Arenas {
+    /// The arena made last: the one with room most likely.
+    newest: Option<NonNull<Arena>>,
 }
+
+// SAFETY: the arenas are memory of the whole process, not of a thread;
+// the mutex around `Arenas` is what reaches them.
+unsafe impl Send for Arenas {}
+
+/// The process's heap.
+struct Allocator(Mutex<Arenas>);
 
 #[global_allocator]
-static HEAP: Heap = Heap {
-    state: Mutex::new(State {
-        free: [0; CLASSES],
-        next: 0,
-        end: 0,
-    }),
-};
+static ALLOCATOR: Allocator = Allocator(Mutex::new(Arenas { newest: None }));
 
-/// The block size serving `layout` (also its alignment), if it is small.
-fn block_size(layout: Layout) -> Option<usize> {
-    let size = layout.size().max(layout.align()).max(MIN_BLOCK);
-    let size = size.next_power_of_two();
-    (size <= MAX_BLOCK).then_some(size)
+fn is_small(layout: Layout) -> bool {
+    layout.size().max(layout.align()) <= MAX_SMALL
 }
 
-fn class(size: usize) -> usize {
-    (size / MIN_BLOCK).trailing_zeros() as usize
-}
-
-impl State {
-    fn alloc_small(&mut self, size: usize) -> *mut u8 {
-        let class = class(size);
-        let head = self.free[class];
-        if head != 0 {
-            // SAFETY: a free-list entry is a free block whose first word
-            // holds the next entry.
-            self.free[class] = unsafe { *(head as *const usize) };
-            return head as *mut u8;
-        }
-        // Blocks are aligned to their size; chunks are page-aligned.
-        let mut start = self.next.next_multiple_of(size);
-        if start + size > self.end {
-            let Ok(chunk) = map_anon(CHUNK) else {
-                return ptr::null_mut();
-            };
-            start = chunk;
-            self.end = chunk + CHUNK;
-        }
-        self.next = start + size;
-        start as *mut u8
+impl Arenas {
+    /// The arenas, newest first.
+    fn iter(&self) -> impl Iterator<Item = NonNull<Arena>> {
+        // SAFETY: every arena in the list stays mapped for good.
+        core::iter::successors(self.newest, |arena| unsafe { arena.as_ref().older })
     }
 
-    fn free_small(&mut self, block: *mut u8, size: usize) {
-        let class = class(size);
-        // SAFETY: the block is free and at least one word long.
-        unsafe { *(block as *mut usize) = self.free[class] };
-        self.free[class] = block as usize;
-    }
-}
-
-// SAFETY: small blocks are handed out once until freed, and each large
-// block is its own page-aligned mapping; both meet the requested layout.
-unsafe impl GlobalAlloc for Heap {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        match block_size(layout) {
-            Some(size) => self.state.lock().alloc_small(size),
-            None if layout.align() <= PAGE_SIZE => {
-                map_anon(layout.size()).map_or(ptr::null_mut(), |addr| addr as *mut u8)
+    fn alloc_small(&mut self, layout: Layout) -> *mut u8 {
+        for mut arena in self.iter() {
+            // SAFETY: the list's arenas are live, and the lock held by our
+            // caller makes this the only reference.
+            if let Ok(block) = unsafe { arena.as_mut() }.heap.allocate_first_fit(layout) {
+                return block.as_ptr();
             }
-            None => ptr::null_mut(),
+        }
+        let Some(mut arena) = self.new_arena() else {
+            return ptr::null_mut();
+        };
+        // SAFETY: as above; an empty arena fits any small block.
+        let heap = unsafe { &mut arena.as_mut().heap };
+        heap.allocate_first_fit(layout)
+            .map_or(ptr::null_mut(), NonNull::as_ptr)
+    }
+
+    /// Maps a chunk and puts it at the head of the list.
+    fn new_arena(&mut self) -> Option<NonNull<Arena>> {
+        let chunk = map_anon(CHUNK).ok()? as *mut Arena;
+        let header = size_of::<Arena>();
+        // SAFETY: the chunk is fresh, private and CHUNK bytes long; the
+        // header takes its (page-aligned) start, the heap the rest.
+        unsafe {
+            let heap = Heap::new(chunk.cast::<u8>().add(header), CHUNK - header);
+            chunk.write(Arena {
+                heap,
+                older: self.newest,
+            });
+        }
+        self.newest = NonNull::new(chunk);
+        self.newest
+    }
+
+    /// # Safety
+    /// `block` came from `alloc_small` with this `layout`, and is not
+    /// freed yet.
+    unsafe fn free_small(&mut self, block: *mut u8, layout: Layout) {
+        let addr = block as usize;
+        for mut arena in self.iter() {
+            // SAFETY: as in `alloc_small`.
+            let heap = unsafe { &mut arena.as_mut().heap };
+            if (heap.bottom() as usize..heap.top() as usize).contains(&addr) {
+                // SAFETY: the block came from this heap with this layout.
+                unsafe { heap.deallocate(NonNull::new_unchecked(block), layout) };
+                return;
+            }
+        }
+    }
+}
+
+// SAFETY: small blocks come from `Heap::allocate_first_fit`, which meets
+// the layout and hands a block out once until it is freed; each large
+// block is its own page-aligned mapping.
+unsafe impl GlobalAlloc for Allocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if is_small(layout) {
+            self.0.lock().alloc_small(layout)
+        } else if layout.align() <= PAGE_SIZE {
+            map_anon(layout.size()).map_or(ptr::null_mut(), |addr| addr as *mut u8)
+        } else {
+            ptr::null_mut()
         }
     }
 
     unsafe fn dealloc(&self, block: *mut u8, layout: Layout) {
-        match block_size(layout) {
-            Some(size) => self.state.lock().free_small(block, size),
-            None => {
-                let _ = munmap(block as usize, layout.size());
-            }
+        if is_small(layout) {
+            // SAFETY: GlobalAlloc's contract: `block` is ours, with `layout`.
+            unsafe { self.0.lock().free_small(block, layout) };
+        } else {
+            // SAFETY: a large block is a whole mapping of its own.
+            let _ = unsafe { munmap(block as usize, layout.size()) };
         }
     }
 }

@@ -2,7 +2,8 @@
 //! and private), munmap, mprotect, madvise, mremap, msync, mincore, brk,
 //! and the signals that bad accesses raise (SIGSEGV with SEGV_MAPERR or
 //! SEGV_ACCERR, SIGBUS with BUS_ADRERR past the end of a file), each with
-//! the exact faulting address in si_addr.
+//! the exact faulting address in si_addr; and ulib's heap, which sits on
+//! mmap.
 #![no_std]
 #![no_main]
 
@@ -54,6 +55,7 @@ ulib::tests!(
     lazy_large_mapping,
     deep_stack,
     ptdump_shows_mapping,
+    heap_small_blocks_and_large_mappings,
 );
 
 const PAGE: usize = PAGE_SIZE;
@@ -750,5 +752,43 @@ fn ptdump_shows_mapping() -> TestResult {
     if !dump.contains(&hex) {
         fail!("/proc/self/ptdump does not mention {hex}");
     }
+    Ok(())
+}
+
+/// ulib's heap (`ulib/src/heap.rs`): small blocks fill more than one
+/// 64K arena and keep their contents, come back aligned as asked, and a
+/// large block is a mapping of its own, gone from the address space once
+/// freed.
+fn heap_small_blocks_and_large_mappings() -> TestResult {
+    use alloc::alloc::{alloc, dealloc, Layout};
+    use alloc::boxed::Box;
+    use alloc::vec::Vec;
+    // 192K of 1K blocks, three arenas' worth, each filled with its index.
+    let blocks: Vec<Box<[u8; 1024]>> = (0..192).map(|i| Box::new([i as u8; 1024])).collect();
+    for (i, block) in blocks.iter().enumerate() {
+        check!(
+            block.iter().all(|&b| b == i as u8),
+            "block {i} was overwritten"
+        );
+    }
+    drop(blocks);
+    for align in [16, 64, 256, 2048] {
+        let layout = Layout::from_size_align(24, align).unwrap();
+        // SAFETY: a layout of non-zero size, freed with the same layout.
+        let block = unsafe { alloc(layout) };
+        check!(
+            !block.is_null() && (block as usize).is_multiple_of(align),
+            "{block:?}: not {align}-aligned"
+        );
+        // SAFETY: allocated just above with this layout.
+        unsafe { dealloc(block, layout) };
+    }
+    let len = 1 << 20;
+    let big: Vec<u8> = Vec::with_capacity(len);
+    let addr = big.as_ptr() as usize;
+    let mut vec = [0u8; 256];
+    mincore(addr, len, &mut vec)?;
+    drop(big);
+    check_err!(mincore(addr, len, &mut vec), Errno::ENOMEM);
     Ok(())
 }
