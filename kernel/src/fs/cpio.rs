@@ -41,18 +41,28 @@ use core::str;
 /// The file type bits of [`Entry::mode`]; the rest are the permission bits
 /// (Linux: `include/uapi/linux/stat.h`).
 pub const S_IFMT: u32 = 0o170_000;
+/// S_IFDIR: a directory.
 pub const S_IFDIR: u32 = 0o040_000;
+/// S_IFREG: a regular file.
 pub const S_IFREG: u32 = 0o100_000;
+/// S_IFLNK: a symbolic link.
 pub const S_IFLNK: u32 = 0o120_000;
 
+/// The magic of a plain "newc" header.
 const MAGIC_NEWC: &[u8] = b"070701";
+/// The magic of "newc with CRC", the same header with `check` filled in.
 const MAGIC_NEWC_CRC: &[u8] = b"070702";
+/// Bytes of the magic at the start of every header.
 const MAGIC_LEN: usize = 6;
+/// Header fields after the magic, ino through check.
 const FIELD_COUNT: usize = 13;
+/// Hex digits in each header field.
 const FIELD_DIGITS: usize = 8;
+/// Bytes in a whole header: magic and fields, 110.
 const HEADER_LEN: usize = MAGIC_LEN + FIELD_COUNT * FIELD_DIGITS;
 /// Headers, and therefore names and data, are padded to this alignment.
 const ALIGN: usize = 4;
+/// The name of the entry that ends the archive (it has no file).
 const TRAILER_NAME: &str = "TRAILER!!!";
 
 /// One file, directory or symlink in the archive.
@@ -66,27 +76,36 @@ pub struct Entry<'a> {
     pub name: &'a str,
     /// The full `st_mode`: the [`S_IFMT`] type bits and the permission bits.
     pub mode: u32,
+    /// The owner's user id.
     pub uid: u32,
+    /// The owner's group id.
     pub gid: u32,
     /// Seconds since the Unix epoch.
     pub mtime: u32,
     /// A regular file's contents, or a symlink's target.
     pub data: &'a [u8],
+    /// Names this file has (`st_nlink`); see the module doc on hard links.
     pub nlink: u32,
+    /// The inode number in the archive, which with the device numbers tells a
+    /// hard link's names apart; not the inode number it gets once unpacked.
     pub ino: u32,
 }
 
 /// The kinds of entry an initramfs unpacker treats differently.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FileType {
+    /// S_IFREG: a regular file, `data` is its contents.
     Regular,
+    /// S_IFDIR: a directory, `data` is empty.
     Directory,
+    /// S_IFLNK: a symbolic link, `data` is its target.
     Symlink,
     /// A device node, FIFO, socket or undefined type.
     Other,
 }
 
 impl Entry<'_> {
+    /// What kind of file the [`S_IFMT`] bits of `mode` say this is.
     pub fn file_type(&self) -> FileType {
         match self.mode & S_IFMT {
             S_IFREG => FileType::Regular,

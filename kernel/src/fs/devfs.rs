@@ -21,9 +21,14 @@ use crate::errno::{Errno, KResult};
 /// `/dev/null`, `/dev/zero` and `/dev/full` (Linux: `null_fops`,
 /// `zero_fops`, `full_fops`), and the random ones (`random_fops`).
 enum Mem {
+    /// `/dev/null`: reads see end of file, writes are swallowed.
     Null,
+    /// `/dev/zero`: reads give zeros, writes are swallowed.
     Zero,
+    /// `/dev/full`: reads give zeros, writes fail with ENOSPC.
     Full,
+    /// `/dev/random` and `/dev/urandom`: reads give the kernel's random bytes
+    /// (Linux's two have not differed since 5.18), writes are dropped.
     Random,
 }
 
@@ -51,6 +56,8 @@ impl Device for Mem {
     }
 }
 
+/// Makes the character device `name` in `dir` with permission bits `mode`,
+/// backed by `device`.
 fn node(dir: &Arc<Inode>, name: &str, mode: u32, device: Arc<dyn Device>) {
     let inode = Inode::new(S_IFCHR | mode, InodeKind::Device(device));
     let d = dir.dir().expect("a directory");

@@ -23,7 +23,9 @@ pub const FIONREAD: u32 = 0x541B;
 /// (sockets, epoll, signalfd) can find their object behind an fd (Linux
 /// compares `file->f_op` and takes `file->private_data`).
 pub trait AsAny {
+    /// The device as `&dyn Any`, to `downcast_ref` to its concrete type.
     fn as_any(&self) -> &dyn Any;
+    /// The device as `Arc<dyn Any>`, to `downcast` to an `Arc` of its type.
     fn into_any(self: Arc<Self>) -> Arc<dyn Any + Send + Sync>;
 }
 
@@ -36,9 +38,14 @@ impl<T: Any + Send + Sync> AsAny for T {
     }
 }
 
+/// What a character device, pipe, socket or other special file does for its
+/// open files (Linux: the `struct file_operations` its inode gives a `struct
+/// file`). Only `read` and `write` are required.
 pub trait Device: AsAny + Send + Sync {
     /// `nonblock`: O_NONBLOCK, EAGAIN instead of waiting.
     fn read(&self, buf: &mut [u8], nonblock: bool) -> KResult<usize>;
+    /// Writes from `data`, returning how many bytes were taken; a short count
+    /// is allowed. `nonblock`: O_NONBLOCK, EAGAIN instead of waiting.
     fn write(&self, data: &[u8], nonblock: bool) -> KResult<usize>;
     /// ioctl(2) `cmd` with its argument `arg`, often a user pointer the
     /// device reads or writes itself (Linux: `unlocked_ioctl`). Default:
@@ -69,8 +76,14 @@ const PIPE_SIZE: usize = 65536;
 
 /// A pipe: a bounded byte queue between writers and readers.
 pub struct Pipe {
+    /// The bytes written and not yet read, oldest first, at most `PIPE_SIZE`
+    /// (Linux: the ring of `pipe_buffer`s in `struct pipe_inode_info`).
     buf: SpinLock<VecDeque<u8>>,
+    /// Open files of the read end (Linux: `pipe->readers`); at 0, writers get
+    /// EPIPE and SIGPIPE.
     readers: AtomicUsize,
+    /// Open files of the write end (Linux: `pipe->writers`); at 0, an empty
+    /// pipe reads as end of file.
     writers: AtomicUsize,
     /// Readers, writers and pollers (Linux: `pipe->rd_wait` and `wr_wait`
     /// in one).
@@ -78,6 +91,8 @@ pub struct Pipe {
 }
 
 impl Pipe {
+    /// An empty pipe with no ends open yet; each file opened on it counts
+    /// itself through `opened` (Linux: `alloc_pipe_info`).
     pub fn new() -> Arc<Pipe> {
         Arc::new(Pipe {
             buf: SpinLock::new(VecDeque::new()),

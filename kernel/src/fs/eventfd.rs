@@ -17,12 +17,19 @@ const MAX: u64 = u64::MAX - 1;
 
 /// One eventfd (Linux: `struct eventfd_ctx`).
 pub struct EventFd {
+    /// The counter, 0 to `MAX` (Linux: `eventfd_ctx.count`).
     count: SpinLock<u64>,
+    /// EFD_SEMAPHORE: a read takes 1 from the counter instead of all of it.
     semaphore: bool,
+    /// Readers and writers waiting on the counter, and pollers (Linux:
+    /// `eventfd_ctx.wqh`).
     wait: PollQueue,
 }
 
 impl EventFd {
+    /// An eventfd whose counter starts at `initval` (Linux: `do_eventfd`).
+    /// Only EFD_SEMAPHORE of `flags` matters here; EFD_NONBLOCK and
+    /// EFD_CLOEXEC are the caller's, on the file and the descriptor.
     pub fn new(initval: u32, flags: u32) -> Arc<EventFd> {
         Arc::new(EventFd {
             count: SpinLock::new(initval as u64),

@@ -21,15 +21,28 @@ use crate::fs::poll::{
 use crate::fs::vfs::{File, InodeKind};
 use crate::sync::SpinLock;
 
+/// EPOLL_CTL_ADD: start watching a file.
 pub const EPOLL_CTL_ADD: i32 = 1;
+/// EPOLL_CTL_DEL: stop watching a file.
 pub const EPOLL_CTL_DEL: i32 = 2;
+/// EPOLL_CTL_MOD: change a watched file's events and data.
 pub const EPOLL_CTL_MOD: i32 = 3;
 
+/// EPOLLERR: an error on the file; always reported, asked for or not.
 pub const EPOLLERR: u32 = 0x8;
+/// EPOLLHUP: the other end hung up; always reported, asked for or not.
 pub const EPOLLHUP: u32 = 0x10;
+/// EPOLLEXCLUSIVE: wake only one of the instances watching the file; only
+/// accepted with EPOLL_CTL_ADD, and here it wakes them all anyway.
 pub const EPOLLEXCLUSIVE: u32 = 1 << 28;
+/// EPOLLWAKEUP: hold off system suspend while the event is pending; accepted
+/// and ignored (there is no suspend).
 pub const EPOLLWAKEUP: u32 = 1 << 29;
+/// EPOLLONESHOT: after one report the item reports nothing more until
+/// EPOLL_CTL_MOD arms it again.
 pub const EPOLLONESHOT: u32 = 1 << 30;
+/// EPOLLET: edge-triggered, report only a change of readiness, not every
+/// epoll_wait while the file stays ready.
 pub const EPOLLET: u32 = 1 << 31;
 /// Flags that are not events (Linux: `EP_PRIVATE_BITS`).
 const EP_PRIVATE_BITS: u32 = EPOLLWAKEUP | EPOLLONESHOT | EPOLLET | EPOLLEXCLUSIVE;
@@ -38,10 +51,14 @@ const EP_MAX_NESTS: usize = 4;
 
 /// One watched file (Linux: `struct epitem`).
 struct EpItem {
+    /// The descriptor the file was added under; with `file`, the item's key
+    /// (Linux: `epitem.ffd`).
     fd: i32,
+    /// The watched file, weakly: the item goes once its last reference does.
     file: Weak<File>,
     /// The events asked for, with EPOLLERR|EPOLLHUP and the flags.
     events: u32,
+    /// The caller's `epoll_event.data`, handed back with every event.
     data: u64,
     /// Its entry on the file's queues.
     waiter: Arc<PollWaiter>,
@@ -52,6 +69,8 @@ struct EpItem {
 
 /// An epoll instance (Linux: `struct eventpoll`).
 pub struct EventPoll {
+    /// The watched files (Linux: the `rbr` tree of epitems), in the order
+    /// epoll_wait scans them; items of closed files are pruned on each scan.
     items: SpinLock<Vec<EpItem>>,
     /// epoll_wait sleepers and pollers of this epoll file; every item's
     /// entry wakes it.
@@ -67,6 +86,7 @@ pub fn epoll_of(f: &File) -> Option<Arc<EventPoll>> {
 }
 
 impl EventPoll {
+    /// An instance watching nothing (Linux: `ep_alloc`, for epoll_create1).
     pub fn new() -> Arc<EventPoll> {
         Arc::new(EventPoll {
             items: SpinLock::new(Vec::new()),

@@ -9,8 +9,14 @@ use alloc::sync::Arc;
 /// What unpacking did: entries created, entries skipped (device nodes,
 /// unsafe names, errors), and the archive error that stopped it, if any.
 pub struct Unpacked {
+    /// Directories, files and symlinks made (a directory that was there
+    /// already counts).
     pub created: usize,
+    /// Entries not made: device nodes and other types, names with `..`, and
+    /// any whose creation failed.
     pub skipped: usize,
+    /// Why the archive could not be read to its end, if it could not; what
+    /// came before that point is unpacked.
     pub error: Option<cpio::CpioError>,
 }
 

@@ -35,6 +35,8 @@ pub fn init(cmdline: Cmdline, initrd: Option<&[u8]>) -> Option<initramfs::Unpack
     initrd.map(|archive| initramfs::unpack(&root, archive))
 }
 
+/// Links the pseudo filesystem root `dir` into the root tmpfs as `name`
+/// (where Linux would mount it); a clash is a boot bug, so it panics.
 fn link(root: &Arc<Inode>, name: &str, dir: Arc<Inode>) {
     root.dir()
         .expect("root is a directory")

@@ -28,16 +28,31 @@ use crate::fs::vfs::{File, InodeKind};
 use crate::sync::SpinLock;
 use crate::task::Thread;
 
+/// POLLIN: there is data to read (or, on a listening socket, a connection to
+/// accept).
 pub const POLLIN: u32 = 0x1;
+/// POLLPRI: urgent or exceptional data to read (select's except set); nothing
+/// here reports it.
 pub const POLLPRI: u32 = 0x2;
+/// POLLOUT: a write now would not block.
 pub const POLLOUT: u32 = 0x4;
+/// POLLERR: an error condition (a pipe's write end with no reader left);
+/// reported whether asked for or not.
 pub const POLLERR: u32 = 0x8;
+/// POLLHUP: hung up (a pipe with no writer left, a closed peer); reported
+/// whether asked for or not.
 pub const POLLHUP: u32 = 0x10;
+/// POLLNVAL: the descriptor is not open; only poll(2) sets it, in `revents`.
 pub const POLLNVAL: u32 = 0x20;
+/// POLLRDNORM: normal data to read; reported with POLLIN.
 pub const POLLRDNORM: u32 = 0x40;
+/// POLLRDBAND: priority-band data to read (nothing here has any).
 pub const POLLRDBAND: u32 = 0x80;
+/// POLLWRNORM: normal data can be written; reported with POLLOUT.
 pub const POLLWRNORM: u32 = 0x100;
+/// POLLWRBAND: priority-band data can be written.
 pub const POLLWRBAND: u32 = 0x200;
+/// POLLRDHUP: the peer shut down its writing side (stream sockets).
 pub const POLLRDHUP: u32 = 0x2000;
 
 /// What a file with no poll method reports: always readable and writable
@@ -56,7 +71,10 @@ enum Notify {
 /// One poller's entry on the queues of the files it watches (Linux:
 /// `struct poll_table_entry` / `struct eppoll_entry`).
 pub struct PollWaiter {
+    /// Set when a queue wakes this entry: the poller must look again. A plain
+    /// poller reads it; epoll takes it as an edge for EPOLLET.
     woken: AtomicBool,
+    /// Who is told when a queue wakes this entry.
     notify: Notify,
     /// The POLL* bits this entry cares about: a keyed wake for none of
     /// them passes it by (Linux: `ep_poll_callback`'s key test).
@@ -98,6 +116,8 @@ impl PollWaiter {
         self.woken.store(true, Ordering::Release);
     }
 
+    /// Marks the entry woken and tells its thread or epoll instance (Linux:
+    /// `pollwake`, `ep_poll_callback`).
     fn wake(&self) {
         self.woken.store(true, Ordering::Release);
         match &self.notify {
@@ -113,6 +133,9 @@ impl PollWaiter {
 
 /// The pollers and sleepers of one file (Linux: `wait_queue_head_t`).
 pub struct PollQueue {
+    /// The entries on the queue, weakly: a woken entry is taken off, and one
+    /// whose poller has gone is dropped at the next add or wake (Linux: the
+    /// `head` list of `wait_queue_head_t`, under its lock).
     waiters: SpinLock<Vec<Weak<PollWaiter>>>,
 }
 
@@ -123,6 +146,7 @@ impl Default for PollQueue {
 }
 
 impl PollQueue {
+    /// An empty queue (Linux: `init_waitqueue_head`).
     pub const fn new() -> Self {
         PollQueue {
             waiters: SpinLock::new(Vec::new()),

@@ -17,10 +17,14 @@ pub const SIGNALFD_SIGINFO_SIZE: usize = 128;
 
 /// One signalfd (Linux: `struct signalfd_ctx`): the signals it takes.
 pub struct SignalFd {
+    /// The signals this file reads: bit `signo - 1` for each, never SIGKILL
+    /// or SIGSTOP (Linux: `signalfd_ctx.sigmask`).
     mask: AtomicU64,
 }
 
 impl SignalFd {
+    /// A signalfd for the signals of `mask`, SIGKILL and SIGSTOP left out
+    /// (Linux: the new-file half of `do_signalfd4`).
     pub fn new(mask: u64) -> Arc<SignalFd> {
         Arc::new(SignalFd {
             mask: AtomicU64::new(mask & !SIG_KERNEL_ONLY_MASK),
@@ -34,6 +38,8 @@ impl SignalFd {
             .store(mask & !SIG_KERNEL_ONLY_MASK, Ordering::Release);
     }
 
+    /// The signals this file reads now; signalfd4 may change them at any
+    /// time.
     fn mask(&self) -> u64 {
         self.mask.load(Ordering::Acquire)
     }

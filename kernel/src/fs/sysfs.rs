@@ -79,7 +79,10 @@ impl PseudoFile for AnonEnabledKnob {
 /// One of seed 004's hex-flag knobs (Linux: `thp_exec_enabled_show/store`,
 /// `thp_mapping_align_show/store`): the bits it shows and how it stores.
 struct ThpFlags {
+    /// Reads the knob's bits from the settings.
     get: fn(&HugeSettings) -> u32,
+    /// Parses a written value into the settings; an error leaves them as they
+    /// were.
     store: fn(&mut HugeSettings, &str) -> Result<(), InvalidSetting>,
 }
 
@@ -185,6 +188,7 @@ impl PseudoFile for Stat {
     }
 }
 
+/// Makes the directory `name` in `parent` (mode 0755) and returns it.
 fn add_dir(parent: &Arc<Inode>, name: &str) -> Arc<Inode> {
     let dir = Inode::new_dir(0o755, None);
     parent
@@ -195,6 +199,8 @@ fn add_dir(parent: &Arc<Inode>, name: &str) -> Arc<Inode> {
     dir
 }
 
+/// Makes the file `name` in `dir` (mode 0644), read and written through
+/// `knob` (Linux: a `kobj_attribute`'s show and store).
 fn add_knob(dir: &Arc<Inode>, name: &str, knob: impl PseudoFile + 'static) {
     let inode = Inode::new(S_IFREG | 0o644, InodeKind::Pseudo(Box::new(knob)));
     dir.dir()

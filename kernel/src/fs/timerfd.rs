@@ -19,6 +19,9 @@ use crate::sync::SpinLock;
 
 /// timerfd_settime(2) flags.
 pub const TFD_TIMER_ABSTIME: u32 = 1;
+/// TFD_TIMER_CANCEL_ON_SET: with an absolute CLOCK_REALTIME time, a
+/// clock_settime cancels the timer (read gets ECANCELED); accepted, but never
+/// fires here.
 pub const TFD_TIMER_CANCEL_ON_SET: u32 = 2;
 
 /// The armed state, in counter ticks.
@@ -56,7 +59,11 @@ impl TimerState {
 
 /// One timerfd (Linux: `struct timerfd_ctx`).
 pub struct TimerFd {
+    /// When the timer expires next and the expirations not yet read, updated
+    /// from the counter whenever the file is looked at.
     state: SpinLock<TimerState>,
+    /// Readers and pollers; woken when timerfd_settime changes the timer (an
+    /// expiry itself wakes nobody: they sleep until the next one).
     wait: PollQueue,
     /// Counts CLOCK_REALTIME (or its _ALARM twin), whose absolute times
     /// are offset from the counter's.
@@ -68,6 +75,8 @@ pub struct TimerFd {
 pub type TimerValue = (u64, u64);
 
 impl TimerFd {
+    /// A disarmed timer (Linux: `timerfd_create`); `realtime` for the
+    /// CLOCK_REALTIME clocks, whose absolute times the caller converts.
     pub fn new(realtime: bool) -> Arc<TimerFd> {
         Arc::new(TimerFd {
             state: SpinLock::new(TimerState::default()),
@@ -76,6 +85,8 @@ impl TimerFd {
         })
     }
 
+    /// `st` as timerfd_gettime reports it at counter value `now`: (interval,
+    /// ticks left until the next expiry, 0 if disarmed).
     fn value(st: &TimerState, now: u64) -> TimerValue {
         (st.interval, st.next.map_or(0, |n| n.saturating_sub(now)))
     }
@@ -106,6 +117,8 @@ impl TimerFd {
         old
     }
 
+    /// Brings the expiration count up to now; true if there are expirations
+    /// to read.
     fn expired(&self) -> bool {
         let mut st = self.state.lock();
         st.update(timer::counter());

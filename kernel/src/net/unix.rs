@@ -28,31 +28,52 @@ use crate::fs::vfs::{self, File, Inode, InodeKind};
 use crate::mm::heap;
 use crate::sync::SpinLock;
 
+/// AF_UNIX (also AF_LOCAL): local sockets, the only address family there is.
 pub const AF_UNIX: i32 = 1;
+/// SOCK_STREAM: a connected, reliable byte stream with no message boundaries.
 pub const SOCK_STREAM: i32 = 1;
+/// SOCK_DGRAM: connectionless messages, each delivered and read whole.
 pub const SOCK_DGRAM: i32 = 2;
 /// Linux makes a SOCK_RAW AF_UNIX socket a datagram one.
 pub const SOCK_RAW: i32 = 3;
+/// SOCK_SEQPACKET: a connection, as a stream's, carrying messages read whole.
 pub const SOCK_SEQPACKET: i32 = 5;
 
+/// MSG_PEEK: receive without taking the data off the queue.
 pub const MSG_PEEK: u32 = 0x2;
+/// MSG_CTRUNC: in recvmsg's `msg_flags`, passed descriptors did not all fit
+/// in the control buffer (those left out are closed).
 pub const MSG_CTRUNC: u32 = 0x8;
+/// MSG_TRUNC: in `msg_flags`, the message was longer than the buffer and its
+/// tail is lost; as a recv flag, return the message's real length.
 pub const MSG_TRUNC: u32 = 0x20;
+/// MSG_DONTWAIT: this call does not block, as if the socket were O_NONBLOCK.
 pub const MSG_DONTWAIT: u32 = 0x40;
+/// MSG_WAITALL: a stream receive waits until the whole length has arrived (or
+/// end of stream, a signal, an error).
 pub const MSG_WAITALL: u32 = 0x100;
+/// MSG_NOSIGNAL: a send on a broken stream fails with EPIPE without raising
+/// SIGPIPE.
 pub const MSG_NOSIGNAL: u32 = 0x4000;
 
 /// `sk_shutdown` bits.
 const RCV_SHUTDOWN: u8 = 1;
+/// SEND_SHUTDOWN: this end sends no more; the peer reads end of stream.
 const SEND_SHUTDOWN: u8 = 2;
+/// SHUTDOWN_MASK: both directions shut (shutdown(SHUT_RDWR), or closed).
 const SHUTDOWN_MASK: u8 = 3;
 
 /// The default and largest send and receive buffers (Linux:
 /// `net.core.wmem_default` and `wmem_max`, 212992 on Debian), and the
 /// smallest (`SOCK_MIN_SNDBUF`, `SOCK_MIN_RCVBUF` on 64-bit).
 pub const SK_BUF_DEFAULT: usize = 212992;
+/// `net.core.wmem_max`/`rmem_max`: the most SO_SNDBUF or SO_RCVBUF takes, in
+/// bytes, before setsockopt doubles it.
 const SK_BUF_MAX: usize = 212992;
+/// `SOCK_MIN_SNDBUF`: the smallest send buffer setsockopt leaves, in bytes.
 const SOCK_MIN_SNDBUF: usize = 4608;
+/// `SOCK_MIN_RCVBUF`: the smallest receive buffer setsockopt leaves, in
+/// bytes.
 const SOCK_MIN_RCVBUF: usize = 2304;
 /// Datagrams queued to a socket not connected back to the sender before
 /// senders wait (Linux: `net.unix.max_dgram_qlen`).
@@ -64,12 +85,19 @@ const STREAM_RECV_MAX: usize = 1 << 20;
 /// The kind of socket.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum SockType {
+    /// SOCK_STREAM: a byte stream; reads cross packet boundaries.
     Stream,
+    /// SOCK_DGRAM (and SOCK_RAW): connectionless messages, each read whole.
     Dgram,
+    /// SOCK_SEQPACKET: connected like a stream, but each message is read
+    /// whole.
     SeqPacket,
 }
 
 impl SockType {
+    /// The type for socket(2)'s `type` (SOCK_NONBLOCK and SOCK_CLOEXEC
+    /// already masked off): ESOCKTNOSUPPORT for a type below SOCK_MAX that
+    /// AF_UNIX lacks, EINVAL for any other number.
     pub fn from_linux(ty: i32) -> KResult<SockType> {
         match ty {
             SOCK_STREAM => Ok(SockType::Stream),
@@ -81,6 +109,7 @@ impl SockType {
         }
     }
 
+    /// The SOCK_* number, as SO_TYPE reports it.
     pub fn to_linux(self) -> i32 {
         match self {
             SockType::Stream => SOCK_STREAM,
@@ -89,6 +118,8 @@ impl SockType {
         }
     }
 
+    /// Whether this is a connection type (stream or seqpacket): one that
+    /// listens, accepts, and whose shutdown reaches the peer.
     fn connection(self) -> bool {
         self != SockType::Dgram
     }
@@ -97,8 +128,11 @@ impl SockType {
 /// A socket's name (Linux: `struct unix_address`).
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
 pub enum UnixAddr {
+    /// No name: never bound (Linux: a NULL `unix_sock.addr`); getsockname
+    /// gives the family alone.
     #[default]
     Unnamed,
+    /// A filesystem path, where bind made a socket inode (`S_IFSOCK`).
     Path(String),
     /// The bytes after the leading NUL.
     Abstract(Vec<u8>),
@@ -106,6 +140,7 @@ pub enum UnixAddr {
 
 /// `offsetof(struct sockaddr_un, sun_path)` and the whole struct's size.
 const SUN_PATH_OFFSET: usize = 2;
+/// `sizeof(struct sockaddr_un)`: the family and 108 bytes of `sun_path`.
 pub const SOCKADDR_UN_SIZE: usize = 110;
 
 impl UnixAddr {
@@ -154,34 +189,61 @@ impl UnixAddr {
 /// One message or piece of a stream on a receive queue (Linux: an skb
 /// with its `unix_skb_parms`).
 struct Packet {
+    /// The message, or this piece of a stream, as the sender wrote it.
     data: Vec<u8>,
     /// Bytes of a stream packet already read.
     off: usize,
+    /// The sender's name when it sent, for recvfrom's address.
     from: UnixAddr,
+    /// Files passed with SCM_RIGHTS (Linux: `UNIXCB(skb).fp`); a stream hands
+    /// them to the read that takes this packet's first bytes.
     fds: Vec<Arc<File>>,
 }
 
+/// Where a connection socket is in its life (Linux: `sk_state`). A datagram
+/// socket stays `Unconnected`; its connect only sets `peer`.
 enum Phase {
+    /// Neither listening nor connected (Linux: `TCP_CLOSE`).
     Unconnected,
+    /// listen(2) was called (Linux: `TCP_LISTEN`): connects queue here.
     Listening {
+        /// connect waits while more than this many connections are pending
+        /// (Linux: `sk_max_ack_backlog`); listen's argument, at most 4096.
         backlog: usize,
+        /// Server-side sockets of connections not yet accepted, oldest first
+        /// (Linux keeps them as skbs on the listener's receive queue).
         pending: VecDeque<Arc<UnixSocket>>,
     },
+    /// Joined to `peer` (Linux: `TCP_ESTABLISHED`), by connect, accept or
+    /// socketpair.
     Connected,
 }
 
+/// A socket's changing state, all under `UnixSocket::state`.
 struct SockState {
+    /// Unconnected, listening or connected.
     phase: Phase,
+    /// The name bind or autobind gave it (Linux: `unix_sock.addr`); a socket
+    /// from accept carries its listener's name.
     addr: UnixAddr,
     /// A stream's other end, or a datagram socket's default destination.
     peer: Option<Arc<UnixSocket>>,
+    /// Received packets, oldest first (Linux: `sk_receive_queue`).
     rx: VecDeque<Packet>,
     /// Unread bytes on `rx`.
     rx_bytes: usize,
+    /// `RCV_SHUTDOWN` and `SEND_SHUTDOWN` bits: the directions closed by
+    /// shutdown(2), by the peer's shutdown or by close (Linux:
+    /// `sk_shutdown`).
     shutdown: u8,
     /// Closed: its last file is gone.
     dead: bool,
+    /// Send buffer in bytes (SO_SNDBUF, Linux: `sk_sndbuf`): a stream sender
+    /// waits while the peer holds this many unread bytes.
     sndbuf: usize,
+    /// Receive buffer in bytes (SO_RCVBUF, Linux: `sk_rcvbuf`): a message
+    /// sender waits while queuing would pass the larger of it and its
+    /// `sndbuf`.
     rcvbuf: usize,
     /// SO_PEERCRED's pid: the other end's process when it connected.
     peer_pid: u32,
@@ -191,20 +253,31 @@ struct SockState {
 
 /// One AF_UNIX socket (Linux: `struct unix_sock`).
 pub struct UnixSocket {
+    /// Stream, datagram or seqpacket, fixed at creation (Linux: `sk_type`).
     pub ty: SockType,
+    /// All the socket's changing state, under one lock (Linux:
+    /// `unix_state_lock`).
     state: SpinLock<SockState>,
     /// Readers, writers, acceptors, connecting callers and pollers.
     wait: PollQueue,
+    /// This socket's own `Arc`, weakly, so a method on `&self` can hand the
+    /// socket out (as a peer, or as what a bound name refers to).
     me: Weak<UnixSocket>,
 }
 
 /// What a receive returns.
 pub struct Received {
+    /// The bytes read: at most the length asked for.
     pub data: Vec<u8>,
     /// The message's whole length (more than `data` when truncated).
     pub len: usize,
+    /// The sender's name, for recvfrom; `Unnamed` if it had none.
     pub from: UnixAddr,
+    /// Files passed with SCM_RIGHTS, for the caller to install as
+    /// descriptors.
     pub fds: Vec<Arc<File>>,
+    /// The message was longer than asked for and its tail is gone (MSG_TRUNC
+    /// in `msg_flags`).
     pub truncated: bool,
 }
 
@@ -216,6 +289,8 @@ static AUTOBIND: AtomicU32 = AtomicU32::new(0);
 /// What a bound path's inode holds: the socket listening there, weakly,
 /// so the name stays after the socket closes and connects are refused.
 pub struct UnixNode {
+    /// The socket bound to this path; dead once that socket is closed, and
+    /// connect then fails with ECONNREFUSED.
     sock: Weak<UnixSocket>,
 }
 
@@ -231,11 +306,14 @@ impl Device for UnixNode {
 /// `S_IFSOCK` (`include/uapi/linux/stat.h`).
 pub const S_IFSOCK: u32 = 0o140000;
 
+/// The calling process's pid, for SO_PEERCRED; 0 from a kernel thread.
 fn current_pid() -> u32 {
     crate::task::current_process().map_or(0, |p| p.pid)
 }
 
 impl UnixSocket {
+    /// An unbound, unconnected socket of type `ty` with default buffer sizes
+    /// (Linux: `unix_create1`).
     pub fn new(ty: SockType) -> Arc<UnixSocket> {
         Arc::new_cyclic(|me| UnixSocket {
             ty,
@@ -257,6 +335,7 @@ impl UnixSocket {
         })
     }
 
+    /// This socket's own `Arc`, upgraded from `me`.
     fn arc(&self) -> Arc<UnixSocket> {
         self.me.upgrade().expect("a socket in use is alive")
     }
@@ -490,6 +569,7 @@ impl UnixSocket {
         }
     }
 
+    /// The socket's own name, for getsockname(2) (Linux: `unix_getname`).
     pub fn name(&self) -> UnixAddr {
         self.state.lock().addr.clone()
     }
@@ -590,6 +670,11 @@ impl UnixSocket {
         }
     }
 
+    /// A stream send: the data goes onto the peer's queue in packets as large
+    /// as the room left there (`sndbuf` less its unread bytes), waiting for
+    /// room unless `nonblock`; the descriptors ride on the first packet.
+    /// Short if an error or signal comes after some bytes went (Linux:
+    /// `unix_stream_sendmsg`).
     fn send_stream(
         &self,
         fill: &mut dyn FnMut(usize, &mut [u8]) -> KResult<()>,
@@ -656,6 +741,10 @@ impl UnixSocket {
         }
     }
 
+    /// A datagram or seqpacket send: one message, whole, to `dest` or else
+    /// the peer. EMSGSIZE if it could never fit the send buffer; waits while
+    /// the receiver's queue is full, or fails with EAGAIN if `nonblock`
+    /// (Linux: `unix_dgram_sendmsg`).
     fn send_packet(
         &self,
         dest: Option<Arc<UnixSocket>>,
@@ -936,16 +1025,29 @@ impl UnixSocket {
     }
 }
 
+/// SO_REUSEADDR: accepted and ignored, as AF_UNIX does (a bound path must be
+/// unlinked before it can be bound again).
 pub const SO_REUSEADDR: i32 = 2;
+/// SO_TYPE: the socket's SOCK_* type, read only.
 pub const SO_TYPE: i32 = 3;
+/// SO_ERROR: the pending socket error, read only; always 0 here.
 pub const SO_ERROR: i32 = 4;
+/// SO_SNDBUF: the send buffer size in bytes (set: doubled, as Linux does).
 pub const SO_SNDBUF: i32 = 7;
+/// SO_RCVBUF: the receive buffer size in bytes (set: doubled, as Linux does).
 pub const SO_RCVBUF: i32 = 8;
+/// SO_KEEPALIVE: accepted and ignored (no link to keep alive).
 pub const SO_KEEPALIVE: i32 = 9;
+/// SO_PASSCRED: accepted and ignored (no SCM_CREDENTIALS here).
 pub const SO_PASSCRED: i32 = 16;
+/// SO_PEERCRED: the peer's `struct ucred` (pid, uid, gid) as it connected;
+/// uid and gid are 0.
 pub const SO_PEERCRED: i32 = 17;
+/// SO_ACCEPTCONN: 1 if the socket is listening, read only.
 pub const SO_ACCEPTCONN: i32 = 30;
+/// SO_PROTOCOL: the protocol number, always 0 for AF_UNIX, read only.
 pub const SO_PROTOCOL: i32 = 38;
+/// SO_DOMAIN: the address family, AF_UNIX, read only.
 pub const SO_DOMAIN: i32 = 39;
 
 impl Device for UnixSocket {

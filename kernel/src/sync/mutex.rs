@@ -10,9 +10,15 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::task::WaitQueue;
 
+/// A lock whose waiters sleep instead of spinning (Linux: `struct mutex`).
 pub struct Mutex<T: ?Sized> {
+    /// Set while a thread holds the lock (Linux tracks this in `owner`, which
+    /// also names the holder; here nobody records who).
     locked: AtomicBool,
+    /// Threads sleeping until the lock is released (Linux: `wait_list`);
+    /// every unlock wakes them all and they race to take it again.
     waiters: WaitQueue,
+    /// The protected data, reached only through a `MutexGuard`.
     value: UnsafeCell<T>,
 }
 
@@ -21,11 +27,17 @@ unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
 // SAFETY: the value moves with the mutex; T itself may move between threads.
 unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
 
+/// Proof that this thread holds `mutex`: derefs to the data and unlocks on
+/// drop (Linux has no guard; the caller pairs `mutex_lock` with
+/// `mutex_unlock`).
 pub struct MutexGuard<'a, T: ?Sized> {
+    /// The mutex this guard holds.
     mutex: &'a Mutex<T>,
 }
 
 impl<T> Mutex<T> {
+    /// An unlocked mutex around `value` (Linux: `DEFINE_MUTEX` /
+    /// `mutex_init`).
     pub const fn new(value: T) -> Self {
         Mutex {
             locked: AtomicBool::new(false),
@@ -36,6 +48,8 @@ impl<T> Mutex<T> {
 }
 
 impl<T: ?Sized> Mutex<T> {
+    /// Takes the lock if it is free, without sleeping; true if we got it
+    /// (Linux: `mutex_trylock`).
     fn try_acquire(&self) -> bool {
         self.locked
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
@@ -47,6 +61,8 @@ impl<T: ?Sized> Mutex<T> {
         self.value.get_mut()
     }
 
+    /// Takes the lock, sleeping until it is free (Linux: `mutex_lock`). Must
+    /// not be called from an interrupt handler or with a `SpinLock` held.
     pub fn lock(&self) -> MutexGuard<'_, T> {
         if !self.try_acquire() {
             self.waiters.wait_until(|| self.try_acquire());

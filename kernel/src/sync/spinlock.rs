@@ -8,16 +8,27 @@ use core::ops::{Deref, DerefMut};
 
 use crate::arch::cpu::{local_irq_restore, local_irq_save};
 
+/// A spin lock taken with IRQs masked on this CPU (Linux: `spinlock_t` used
+/// through `spin_lock_irqsave` / `spin_unlock_irqrestore`).
 pub struct SpinLock<T: ?Sized> {
+    /// The spinning lock itself, from the `spin` crate (Linux:
+    /// `raw_spinlock_t`).
     inner: spin::Mutex<T>,
 }
 
+/// Proof that this CPU holds the lock with IRQs masked: derefs to the data,
+/// and on drop unlocks and then restores the saved interrupt mask.
 pub struct SpinLockGuard<'a, T: ?Sized> {
+    /// The held `spin` lock; dropped by hand in `drop` so that the unlock
+    /// happens before `daif` is restored.
     guard: ManuallyDrop<spin::MutexGuard<'a, T>>,
+    /// DAIF as it was before `lock` masked IRQs, restored on drop (the
+    /// `flags` of `spin_lock_irqsave`).
     daif: u64,
 }
 
 impl<T> SpinLock<T> {
+    /// An unlocked spin lock around `value` (Linux: `DEFINE_SPINLOCK`).
     pub const fn new(value: T) -> Self {
         SpinLock {
             inner: spin::Mutex::new(value),
@@ -26,6 +37,9 @@ impl<T> SpinLock<T> {
 }
 
 impl<T: ?Sized> SpinLock<T> {
+    /// Masks IRQs on this CPU, then spins until the lock is free (Linux:
+    /// `spin_lock_irqsave`). Keep the critical section short and never sleep
+    /// in it.
     pub fn lock(&self) -> SpinLockGuard<'_, T> {
         let daif = local_irq_save();
         SpinLockGuard {

@@ -28,10 +28,14 @@ impl PseudoFile for SysFile {
     }
 }
 
+/// `pages` pages in KiB, the unit of /proc/meminfo (Linux: `K()`).
 fn kb(pages: u64) -> u64 {
     pages * (PAGE_SIZE as u64 / 1024)
 }
 
+/// `/proc/meminfo` (Linux: `meminfo_proc_show`): the lines free(1) and top
+/// read, in KiB. Nothing is reclaimable here, so MemAvailable is MemFree, and
+/// the page cache is all shmem.
 fn meminfo() -> String {
     let free = frame::free_stats().free_pages as u64;
     let shmem = vmstat::NR_SHMEM.get();
@@ -57,6 +61,8 @@ fn meminfo() -> String {
     s
 }
 
+/// `/proc/vmstat` (Linux: `vmstat_show`): `nr_free_pages`, then every counter
+/// of `mm::vmstat`, one `name value` line each.
 fn vmstat() -> String {
     let mut s = format!("nr_free_pages {}\n", frame::free_stats().free_pages);
     vmstat::for_each(|name, value| {
@@ -161,10 +167,14 @@ fn stat() -> String {
     s
 }
 
+/// `/proc/version` (Linux: `version_proc_show`): the Linux release faultline
+/// answers as, for programs that parse it.
 fn version() -> String {
     String::from("Linux version 6.12.0-faultline (faultline 0.1.0) #1 SMP\n")
 }
 
+/// `/proc/filesystems` (Linux: `filesystems_proc_show`): the file system
+/// types there are, all `nodev` (none needs a block device).
 fn filesystems() -> String {
     String::from("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 }
@@ -172,6 +182,7 @@ fn filesystems() -> String {
 /// What a system-wide file shows.
 type Show = fn() -> String;
 
+/// The system-wide files of /proc, by name, with what each shows.
 const FILES: [(&str, Show); 11] = [
     ("cpuinfo", cpuinfo),
     ("filesystems", filesystems),

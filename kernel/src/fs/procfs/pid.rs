@@ -19,7 +19,9 @@ use crate::task::process::{self, Process};
 
 /// A per-process file: `show` makes its text from the process.
 struct ProcFile {
+    /// The process shown; gone once it has been reaped.
     process: Weak<Process>,
+    /// Makes the file's text from the process.
     show: Show,
 }
 
@@ -52,14 +54,24 @@ const FILES: [(&str, Show); 10] = [
 /// `proc_cwd_link`, `proc_root_link`).
 #[derive(Clone, Copy)]
 enum Which {
+    /// `exe`: the program the process runs (Linux: `proc_exe_link`).
     Exe,
+    /// `cwd`: its working directory (Linux: `proc_cwd_link`).
     Cwd,
+    /// `root`: its root directory, always the one root here (Linux:
+    /// `proc_root_link`).
     Root,
+    /// `fd/N`: the file open on descriptor N (Linux: `proc_fd_link`).
     Fd(usize),
 }
 
+/// A symlink of a process directory: `exe`, `cwd`, `root` or `fd/N`, which
+/// reads as a path and, followed, goes to the inode itself (Linux:
+/// `proc_pid_get_link`), even one no path reaches any more.
 struct ProcLink {
+    /// The process whose link this is; ESRCH once it has been reaped.
     process: Weak<Process>,
+    /// Which of its links this is.
     which: Which,
 }
 
@@ -91,6 +103,7 @@ impl MagicLink for ProcLink {
 }
 
 impl ProcLink {
+    /// The process, or ESRCH once it has been reaped.
     fn process(&self) -> KResult<Arc<Process>> {
         self.process.upgrade().ok_or(Errno::ESRCH)
     }
@@ -109,6 +122,7 @@ fn file_name(inode: &Arc<Inode>) -> String {
     }
 }
 
+/// A new link inode (mode 0777) for `which` of `process`.
 fn link(process: &Arc<Process>, which: Which) -> Arc<Inode> {
     Inode::new(
         S_IFLNK | 0o777,
@@ -179,10 +193,14 @@ pub fn names() -> Vec<String> {
     process::all_pids().iter().map(|p| p.to_string()).collect()
 }
 
+/// `/proc/PID/cmdline`: the arguments exec was given, each ending in a NUL
+/// (Linux: `proc_pid_cmdline_read`).
 fn cmdline(p: &Process) -> String {
     bytes_text(&p.exe.lock().cmdline)
 }
 
+/// `/proc/PID/environ`: the environment exec was given, `NAME=value` strings
+/// each ending in a NUL (Linux: `environ_read`).
 fn environ(p: &Process) -> String {
     bytes_text(&p.exe.lock().environ)
 }
@@ -199,22 +217,30 @@ fn comm(p: &Process) -> String {
     format!("{}\n", p.comm())
 }
 
+/// `/proc/PID/maps`: one line per mapping (Linux: `show_map`); empty for a
+/// process without an address space.
 fn maps(p: &Process) -> String {
     p.mm()
         .map_or_else(String::new, |mm| crate::mm::smaps::maps(&mm))
 }
 
+/// `/proc/PID/thpmaps`: how its memory is mapped, folio by folio
+/// (faultline's; Linux's `tools/mm/thpmaps` works it out from pagemap).
 fn thpmaps(p: &Process) -> String {
     p.mm().map_or_else(String::new, |mm| {
         crate::mm::thpmaps::Summary::of(&mm).show()
     })
 }
 
+/// `/proc/PID/smaps`: `maps` with each mapping's sizes and counts (Linux:
+/// `show_smap`).
 fn smaps(p: &Process) -> String {
     p.mm()
         .map_or_else(String::new, |mm| crate::mm::smaps::smaps(&mm))
 }
 
+/// `/proc/PID/ptdump`: its user page tables as text (faultline's; Linux dumps
+/// only the kernel's tables, through debugfs).
 fn ptdump(p: &Process) -> String {
     p.mm()
         .map_or_else(String::new, |mm| crate::mm::ptdump::ptdump(&mm))
@@ -353,6 +379,9 @@ fn dispositions(p: &Process) -> (u64, u64) {
     (ignored, caught)
 }
 
+/// `/proc/PID/status` (Linux: `proc_pid_status`): name, state, ids, memory
+/// sizes in KiB and signal masks, one `Name:\tvalue` line each. Every uid and
+/// gid is 0.
 fn status(p: &Process) -> String {
     let mut s = String::new();
     let (letter, name) = state(p);

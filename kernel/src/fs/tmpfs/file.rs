@@ -21,11 +21,18 @@ pub const MAX_FILE_SIZE: u64 = i64::MAX as u64;
 /// The PMD order: 2M folios.
 const PMD_ORDER: u8 = 9;
 
+/// The tmpfs half of a regular file's inode: its size, page cache and seals
+/// (Linux: `struct shmem_inode_info`, with its inode's `i_size` and
+/// `i_mapping`).
 pub struct ShmemFile {
+    /// The mount it is on, charged for every page it caches.
     sb: Arc<TmpfsSb>,
     /// Serialises size changes and writers (Linux: `inode->i_rwsem`).
     lock: Mutex<()>,
+    /// `i_size`, in bytes: changed only under `lock`, read without it.
     size: AtomicU64,
+    /// The page cache of the file's folios (Linux: `inode->i_mapping`); mmap
+    /// maps the file's pages from here.
     pub mapping: AddressSpace,
     /// The pages a hole punch is dropping now, if one is running (Linux:
     /// the `shmem_falloc` left in `inode->i_private`).
@@ -37,20 +44,31 @@ pub struct ShmemFile {
     seals: AtomicU32,
 }
 
+/// F_SEAL_SEAL: no more seals may be added.
 pub const F_SEAL_SEAL: u32 = 0x1;
+/// F_SEAL_SHRINK: the file may not get smaller.
 pub const F_SEAL_SHRINK: u32 = 0x2;
+/// F_SEAL_GROW: the file may not get larger.
 pub const F_SEAL_GROW: u32 = 0x4;
+/// F_SEAL_WRITE: the contents may not change, by write(2) or a shared
+/// mapping; adding it fails while a writable shared mapping exists.
 pub const F_SEAL_WRITE: u32 = 0x8;
+/// F_SEAL_FUTURE_WRITE: as F_SEAL_WRITE, but writable mappings made before it
+/// keep writing.
 pub const F_SEAL_FUTURE_WRITE: u32 = 0x10;
+/// F_SEAL_EXEC: the execute bits may not change.
 pub const F_SEAL_EXEC: u32 = 0x20;
 /// Seals that forbid writing through write(2) and new writable mappings.
 pub const F_SEAL_ANY_WRITE: u32 = F_SEAL_WRITE | F_SEAL_FUTURE_WRITE;
 
+/// The index of the page holding byte `pos` of the file.
 fn index_of(pos: u64) -> u64 {
     pos >> PAGE_SHIFT
 }
 
 impl ShmemFile {
+    /// An empty file on `sb`, sealed with F_SEAL_SEAL until memfd_create
+    /// allows sealing (Linux: `shmem_get_inode`).
     pub fn new(sb: Arc<TmpfsSb>) -> Self {
         ShmemFile {
             sb,
@@ -167,6 +185,8 @@ impl ShmemFile {
         Ok((n, pos + n as u64))
     }
 
+    /// `write_at` with `lock` held: checks the seals, then copies folio by
+    /// folio through `write_begin`, moving `size` as the bytes land.
     fn write_locked(&self, pos: u64, src: WriteSource) -> KResult<usize> {
         if src.is_empty() {
             return Ok(0);
@@ -409,6 +429,10 @@ impl ShmemFile {
         Ok(())
     }
 
+    /// Drops the cached pages of bytes `[start, end)`, zeroing the parts of
+    /// folios that straddle its edges, and unmaps them before and after, so
+    /// no mapping keeps a page that left the cache (Linux:
+    /// `shmem_truncate_range` between two `unmap_mapping_range` calls).
     fn drop_range(&self, start: u64, end: u64) {
         let (first, last) = (
             index_of(start),

@@ -41,11 +41,18 @@ pub enum ShmemMount {
 pub enum ShmemAccess {
     /// A page fault through a shared mapping of the file. `vma_hugepage`:
     /// the mapping has `VM_HUGEPAGE`, from madvise(MADV_HUGEPAGE).
-    Fault { vma_hugepage: bool },
+    Fault {
+        /// Whether the mapping has `VM_HUGEPAGE` (madvise asked for large
+        /// folios there).
+        vma_hugepage: bool,
+    },
     /// write() or fallocate() of the bytes up to `end` (exclusive), which may
     /// lie past i_size. How far it reaches is the hint of how big a folio is
     /// worth allocating.
-    Write { end: u64 },
+    Write {
+        /// One past the last byte written, as a file offset in bytes.
+        end: u64,
+    },
 }
 
 /// The orders a new folio holding page `index` of a file of `i_size` bytes
@@ -246,7 +253,9 @@ pub fn suitable_orders(
 /// The orders `suitable_orders` chose, highest first, then order 0.
 #[derive(Clone, Debug)]
 pub struct FallbackOrders {
+    /// The large orders still to hand out; each is removed as it is.
     large: OrderMask,
+    /// Order 0, the last resort, is still to come.
     order0_left: bool,
 }
 

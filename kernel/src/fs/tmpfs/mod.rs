@@ -32,13 +32,20 @@ pub struct TmpfsSb {
     /// `get_anon_bdev`, major 0), one per mount, so programs that compare
     /// `st_dev` (df, find -xdev) tell mounts apart.
     pub dev: u64,
+    /// The mount's `huge=` option, or `Internal` for the kernel's own mount
+    /// (Linux: `shmem_sb_info.huge`).
     huge: ShmemMount,
     /// `size=` in pages.
     max_pages: u64,
+    /// Pages its files cache now, charged against `max_pages` (Linux:
+    /// `shmem_sb_info.used_blocks`).
     used_pages: AtomicU64,
 }
 
 impl TmpfsSb {
+    /// A mount with `huge` and a `size=` of `max_pages` pages, with a device
+    /// number of its own (Linux: the `shmem_sb_info` half of
+    /// `shmem_fill_super`).
     pub fn new(huge: ShmemMount, max_pages: u64) -> Arc<TmpfsSb> {
         // Minors from 32 up; 1..31 are left to the pseudo filesystems.
         static NEXT_DEV: AtomicU64 = AtomicU64::new(32);
@@ -117,6 +124,8 @@ impl TmpfsSb {
             .is_ok()
     }
 
+    /// Gives back `nr` pages of the `size=` budget, for folios that left the
+    /// cache (Linux: `shmem_inode_unacct_blocks`).
     fn uncharge(&self, nr: u64) {
         self.used_pages.fetch_sub(nr, Ordering::AcqRel);
     }
@@ -142,6 +151,9 @@ pub fn parse_options(options: &str) -> KResult<(MountHuge, u64)> {
     Ok((huge, max_pages))
 }
 
+/// A `size=` value in bytes: a decimal number with an optional `k`, `m` or
+/// `g` suffix, binary multiples (Linux: `memparse`); EINVAL if it does not
+/// fit in 64 bits.
 fn parse_size(v: &str) -> KResult<u64> {
     let (digits, shift) = match v.as_bytes().last() {
         Some(b'k' | b'K') => (&v[..v.len() - 1], 10),
@@ -172,14 +184,21 @@ pub fn mount(start: &Arc<Inode>, path: &str, options: &str) -> KResult<()> {
 /// A mount made by mount(2): its root, the directory it covers, and where
 /// that directory is linked.
 struct Mounted {
+    /// The new tmpfs's root directory, linked where `covered` was.
     root: Arc<Inode>,
+    /// The directory the mount hides; umount links it back.
     covered: Arc<Inode>,
+    /// The directory that held `covered` and now holds `root`.
     parent: Arc<Inode>,
+    /// The name of both in `parent`.
     name: String,
     /// The options it was mounted with, for /proc/mounts.
     options: String,
 }
 
+/// The tmpfs mounts mount(2) made, oldest first (Linux keeps every mount in
+/// the mount tree). Its lock is held across the relinking, so mount and
+/// umount do not race.
 static MOUNTED: SpinLock<Vec<Mounted>> = SpinLock::new(Vec::new());
 
 /// mount(2) of a new tmpfs over the directory `target` (Linux:
@@ -235,17 +254,28 @@ pub fn umount(start: &Arc<Inode>, target: &str) -> KResult<()> {
     Ok(())
 }
 
+/// The kernel's internal mount (Linux: `shm_mnt`), made on first use.
 static INTERNAL: Once<Arc<TmpfsSb>> = Once::new();
 
+/// The internal mount, which holds memfd files and the objects behind shared
+/// anonymous mappings, the vDSO and `[vvar]`; its `size=` is half of RAM.
 fn internal_mount() -> &'static Arc<TmpfsSb> {
     INTERNAL.call_once(|| TmpfsSb::new(ShmemMount::Internal, default_max_pages()))
 }
 
+/// MFD_CLOEXEC: the new descriptor is close-on-exec (the caller applies it).
 pub const MFD_CLOEXEC: u32 = 0x1;
+/// MFD_ALLOW_SEALING: the file starts with no seals, so F_ADD_SEALS works.
 pub const MFD_ALLOW_SEALING: u32 = 0x2;
+/// Longest memfd name, in bytes: `NAME_MAX` less the `memfd:` prefix Linux
+/// gives it.
 const MFD_NAME_MAX: usize = 249;
 
+/// MFD_NOEXEC_SEAL: the file is not executable and sealed that way
+/// (F_SEAL_EXEC); implies MFD_ALLOW_SEALING.
 const MFD_NOEXEC_SEAL: u32 = 0x8;
+/// MFD_EXEC: the file is executable (mode 0777), which is also the default
+/// here, as Linux's with `vm.memfd_noexec` at 0.
 const MFD_EXEC: u32 = 0x10;
 
 /// An anonymous tmpfs file on the internal mount, open read-write (Linux:
@@ -291,6 +321,10 @@ pub fn apply_cmdline(cmdline: crate::cmdline::Cmdline) {
     }
 }
 
+/// Applies `thp_shmem=`: each `;`-separated part sets the per-size knobs of
+/// the sizes in its `,`-separated list of sizes and `lo-hi` ranges to the
+/// policy after its `:`. EINVAL at a bad part, or at a size no knob matches;
+/// the parts before it stay applied.
 fn apply_thp_shmem(spec: &str) -> KResult<()> {
     for part in spec.split(';') {
         let (sizes, policy) = part.split_once(':').ok_or(Errno::EINVAL)?;

@@ -39,24 +39,48 @@ use crate::task::signal_abi::{SIGTTIN, SIGWINCH};
 use crate::task::WaitQueue;
 
 // ioctl numbers (asm-generic ioctls.h).
+/// TCGETS: read the termios.
 const TCGETS: u32 = 0x5401;
+/// TCSETS: set the termios now.
 const TCSETS: u32 = 0x5402;
+/// TCSETSW: set the termios once output has drained (at once here: output is
+/// written synchronously).
 const TCSETSW: u32 = 0x5403;
+/// TCSETSF: set the termios after draining output and discarding unread
+/// input.
 const TCSETSF: u32 = 0x5404;
+/// TCSBRK: wait for output to drain, or send a break; nothing to do here.
 const TCSBRK: u32 = 0x5409;
+/// TCXONC: suspend or restart output or input; accepted and ignored.
 const TCXONC: u32 = 0x540A;
+/// TCFLSH: discard unread input, unsent output, or both.
 const TCFLSH: u32 = 0x540B;
+/// TIOCSCTTY: make this the caller's session's controlling terminal.
 const TIOCSCTTY: u32 = 0x540E;
+/// TIOCGPGRP: read the foreground process group.
 const TIOCGPGRP: u32 = 0x540F;
+/// TIOCSPGRP: set the foreground process group.
 const TIOCSPGRP: u32 = 0x5410;
+/// TIOCOUTQ: bytes of output not yet sent; always 0 here.
 const TIOCOUTQ: u32 = 0x5411;
+/// TIOCSTI: push a byte into the input as if typed.
 const TIOCSTI: u32 = 0x5412;
+/// TIOCGWINSZ: read the window size (`struct winsize`).
 const TIOCGWINSZ: u32 = 0x5413;
+/// TIOCSWINSZ: set the window size; a change sends SIGWINCH to the foreground
+/// group.
 const TIOCSWINSZ: u32 = 0x5414;
+/// FIONREAD: bytes a read could return now, as an int.
 const FIONREAD: u32 = 0x541B;
+/// TIOCNOTTY: give up the controlling terminal (for the whole session if the
+/// session leader asks).
 const TIOCNOTTY: u32 = 0x5422;
+/// TIOCGSID: read the session whose controlling terminal this is.
 const TIOCGSID: u32 = 0x5429;
+/// TCFLSH's TCIFLUSH argument: discard unread input.
 const TCFLSH_INPUT: usize = 0;
+/// TCFLSH's TCIOFLUSH argument: discard input and output (only input is ever
+/// held).
 const TCFLSH_BOTH: usize = 2;
 
 /// Bytes the interrupt handler holds for the line discipline; more are
@@ -65,6 +89,8 @@ const FLIP_SIZE: usize = 4096;
 
 /// The console terminal.
 pub struct Tty {
+    /// The line discipline: termios and the input being edited (Linux:
+    /// `tty->disc_data`, n_tty's `struct n_tty_data`).
     ldisc: SpinLock<Ldisc>,
     /// Bytes received and not yet through the line discipline.
     flip: SpinLock<VecDeque<u8>>,
@@ -75,11 +101,14 @@ pub struct Tty {
     /// The session whose controlling terminal this is (0: none), and its
     /// foreground process group (Linux: `tty->ctrl.session`, `.pgrp`).
     session: AtomicU32,
+    /// The foreground process group (0: none): it reads without SIGTTIN and
+    /// gets the signals typed keys and TIOCSWINSZ send.
     pgrp: AtomicU32,
     /// `struct winsize`: rows, columns, and two pixel sizes.
     winsize: SpinLock<[u16; 4]>,
 }
 
+/// The console terminal, made on first use.
 static CONSOLE: spin::Once<Arc<Tty>> = spin::Once::new();
 
 /// The console's terminal.
@@ -219,6 +248,9 @@ impl Tty {
         }
     }
 
+    /// TCSETS, TCSETSW and TCSETSF (Linux: `set_termios`): the termios at
+    /// user address `arg` becomes current, unread input discarded first if
+    /// `flush`.
     fn set_termios(&self, arg: usize, flush: bool) -> KResult<i64> {
         let mut raw = [0u8; TERMIOS_SIZE];
         copy_from_user(&mut raw, arg)?;

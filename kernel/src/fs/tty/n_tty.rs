@@ -19,47 +19,82 @@ use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 // c_iflag bits (asm-generic termbits.h).
+/// ISTRIP: clear the eighth bit of every input byte.
 pub const ISTRIP: u32 = 0o40;
+/// INLCR: input newline becomes carriage return.
 pub const INLCR: u32 = 0o100;
+/// IGNCR: input carriage returns are dropped.
 pub const IGNCR: u32 = 0o200;
+/// ICRNL: input carriage return becomes newline (Enter sends CR).
 pub const ICRNL: u32 = 0o400;
+/// IXON: ^S/^Q stop and start output; not honoured here, they are input.
 pub const IXON: u32 = 0o2000;
 // c_oflag.
+/// OPOST: process output at all (ONLCR applies only with it).
 pub const OPOST: u32 = 0o1;
+/// ONLCR: output newline becomes carriage return and newline.
 pub const ONLCR: u32 = 0o4;
 // c_cflag: 38400 baud, 8 bits, receiver on, hang up on last close.
+/// B38400: the baud rate bits, 38400; reported, nothing is timed by it.
 pub const B38400: u32 = 0o17;
+/// CS8: eight data bits per character.
 pub const CS8: u32 = 0o60;
+/// CREAD: the receiver is on.
 pub const CREAD: u32 = 0o200;
+/// HUPCL: hang up on the last close; reported, there is no hang-up.
 pub const HUPCL: u32 = 0o2000;
 // c_lflag.
+/// ISIG: the INTR, QUIT and SUSP characters send signals.
 pub const ISIG: u32 = 0o1;
+/// ICANON: canonical mode, input edited and read a line at a time.
 pub const ICANON: u32 = 0o2;
+/// ECHO: typed characters are shown.
 pub const ECHO: u32 = 0o10;
+/// ECHOE: ERASE and WERASE rub characters out on the screen.
 pub const ECHOE: u32 = 0o20;
+/// ECHOK: without ECHOKE, KILL echoes itself and a newline.
 pub const ECHOK: u32 = 0o40;
+/// ECHONL: newline is echoed even without ECHO.
 pub const ECHONL: u32 = 0o100;
+/// NOFLSH: a signal character does not discard the input.
 pub const NOFLSH: u32 = 0o200;
+/// ECHOCTL: control characters echo as `^X`.
 pub const ECHOCTL: u32 = 0o1000;
+/// ECHOKE: KILL rubs the whole line out on the screen.
 pub const ECHOKE: u32 = 0o4000;
+/// IEXTEN: extended input processing; WERASE needs it.
 pub const IEXTEN: u32 = 0o100000;
 
 // c_cc indexes.
+/// VINTR: the INTR character (^C), which sends SIGINT.
 pub const VINTR: usize = 0;
+/// VQUIT: the QUIT character (`^\`), which sends SIGQUIT.
 pub const VQUIT: usize = 1;
+/// VERASE: the ERASE character (DEL), which deletes one character.
 pub const VERASE: usize = 2;
+/// VKILL: the KILL character (^U), which deletes the line.
 pub const VKILL: usize = 3;
+/// VEOF: the EOF character (^D), which ends the line without a newline.
 pub const VEOF: usize = 4;
+/// VMIN: the fewest bytes a non-canonical read waits for.
 pub const VMIN: usize = 6;
+/// VSUSP: the SUSP character (^Z), which sends SIGTSTP.
 pub const VSUSP: usize = 10;
+/// VEOL: an extra end-of-line character (none by default).
 pub const VEOL: usize = 11;
+/// VWERASE: the WERASE character (^W), which deletes a word.
 pub const VWERASE: usize = 14;
+/// VEOL2: a second extra end-of-line character (none by default).
 pub const VEOL2: usize = 16;
+/// NCCS: the number of control characters in `c_cc`.
 pub const NCCS: usize = 19;
 
 // The signals the line discipline raises (Linux's numbers).
+/// SIGINT, from the INTR character.
 pub const SIGINT: u32 = 2;
+/// SIGQUIT, from the QUIT character.
 pub const SIGQUIT: u32 = 3;
+/// SIGTSTP, from the SUSP character.
 pub const SIGTSTP: u32 = 20;
 
 /// Longest line canonical mode holds; further bytes are dropped
@@ -70,11 +105,18 @@ pub const MAX_CANON: usize = 4095;
 /// four flag words, the line discipline number, 19 control characters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Termios {
+    /// `c_iflag`: input processing (ICRNL, ISTRIP...).
     pub iflag: u32,
+    /// `c_oflag`: output processing (OPOST, ONLCR).
     pub oflag: u32,
+    /// `c_cflag`: line settings (baud rate, character size); kept and
+    /// reported, nothing acts on them.
     pub cflag: u32,
+    /// `c_lflag`: local modes (ICANON, ECHO, ISIG...).
     pub lflag: u32,
+    /// `c_line`: the line discipline number, 0 for N_TTY, the only one.
     pub line: u8,
+    /// `c_cc`: the control characters, indexed by VINTR, VMIN and the rest.
     pub cc: [u8; NCCS],
 }
 
@@ -96,6 +138,7 @@ impl Termios {
         ],
     };
 
+    /// The bytes TCGETS copies out.
     pub fn to_bytes(self) -> [u8; TERMIOS_SIZE] {
         let mut b = [0u8; TERMIOS_SIZE];
         for (i, word) in [self.iflag, self.oflag, self.cflag, self.lflag]
@@ -109,6 +152,7 @@ impl Termios {
         b
     }
 
+    /// The termios from the bytes TCSETS copied in.
     pub fn from_bytes(b: &[u8; TERMIOS_SIZE]) -> Termios {
         let word = |i: usize| u32::from_ne_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         let mut cc = [0u8; NCCS];
@@ -123,6 +167,7 @@ impl Termios {
         }
     }
 
+    /// Is local-mode flag `flag` (an `ECHO`, `ICANON`...) set?
     fn l(&self, flag: u32) -> bool {
         self.lflag & flag != 0
     }
@@ -130,6 +175,7 @@ impl Termios {
 
 /// The input side of one terminal.
 pub struct Ldisc {
+    /// The settings in force (Linux: `tty->termios`).
     pub termios: Termios,
     /// Canonical mode: the line being edited.
     line: Vec<u8>,
@@ -148,6 +194,7 @@ impl Default for Ldisc {
 }
 
 impl Ldisc {
+    /// A line discipline with `Termios::STD` and no input.
     pub fn new() -> Ldisc {
         Ldisc {
             termios: Termios::STD,
@@ -157,6 +204,7 @@ impl Ldisc {
         }
     }
 
+    /// Is it in canonical mode (ICANON)?
     fn canonical(&self) -> bool {
         self.termios.l(ICANON)
     }

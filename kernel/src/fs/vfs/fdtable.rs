@@ -12,11 +12,17 @@ use crate::errno::{Errno, KResult};
 /// Most descriptors one table holds (Linux's default `RLIMIT_NOFILE`).
 pub const NR_OPEN: usize = 1024;
 
+/// The id the next table gets as its lock owner; ids are never reused.
 static NEXT_TABLE_ID: AtomicU64 = AtomicU64::new(1);
 
+/// A process's descriptor table (Linux: `struct files_struct` and its
+/// `fdtable`): slot `fd` of `files` and of `cloexec` describe descriptor
+/// `fd`, and the two grow together.
 pub struct FdTable {
     /// Names this table as the owner of POSIX record locks.
     id: u64,
+    /// The open file of each descriptor, None for a free one (Linux:
+    /// `fdtable.fd`).
     files: Vec<Option<Arc<File>>>,
     /// FD_CLOEXEC, per descriptor.
     cloexec: Vec<bool>,
@@ -52,6 +58,7 @@ impl Drop for FdTable {
 }
 
 impl FdTable {
+    /// An empty table, with a lock-owner id of its own.
     pub fn new() -> Self {
         Self::default()
     }
@@ -116,11 +123,13 @@ impl FdTable {
         Ok(fd)
     }
 
+    /// F_GETFD: is `fd` close-on-exec? EBADF if it is not open.
     pub fn cloexec(&self, fd: usize) -> KResult<bool> {
         self.get(fd)?;
         Ok(self.cloexec[fd])
     }
 
+    /// F_SETFD: marks `fd` close-on-exec or not; EBADF if it is not open.
     pub fn set_cloexec(&mut self, fd: usize, on: bool) -> KResult<()> {
         self.get(fd)?;
         self.cloexec[fd] = on;
@@ -139,10 +148,13 @@ impl FdTable {
         }
     }
 
+    /// The file open as `fd` (Linux: `fget`); EBADF if none is.
     pub fn get(&self, fd: usize) -> KResult<Arc<File>> {
         self.files.get(fd).cloned().flatten().ok_or(Errno::EBADF)
     }
 
+    /// close(2): frees `fd` and drops this table's POSIX locks on its file
+    /// (Linux: `close_fd`); EBADF if it was not open.
     pub fn close(&mut self, fd: usize) -> KResult<()> {
         let f = self
             .files

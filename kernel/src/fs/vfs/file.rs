@@ -14,34 +14,59 @@ use crate::mm::uaccess::WriteSource;
 use crate::sync::SpinLock;
 
 // open(2) flags, Linux arm64 values (`asm-generic/fcntl.h`).
+/// O_ACCMODE: the two bits holding the access mode.
 pub const O_ACCMODE: u32 = 0o3;
+/// O_RDONLY: open for reading only.
 pub const O_RDONLY: u32 = 0o0;
+/// O_WRONLY: open for writing only.
 pub const O_WRONLY: u32 = 0o1;
+/// O_RDWR: open for reading and writing.
 pub const O_RDWR: u32 = 0o2;
+/// O_CREAT: create the file if it does not exist.
 pub const O_CREAT: u32 = 0o100;
+/// O_EXCL: with O_CREAT, fail with EEXIST if the file exists.
 pub const O_EXCL: u32 = 0o200;
+/// O_TRUNC: a regular file opened for writing is cut to size 0.
 pub const O_TRUNC: u32 = 0o1000;
+/// O_APPEND: every write goes to the end.
 pub const O_APPEND: u32 = 0o2000;
+/// O_NONBLOCK: reads and writes that would wait fail with EAGAIN.
 pub const O_NONBLOCK: u32 = 0o4000;
 /// arm64 has its own values for these (`arch/arm64/include/uapi/asm/fcntl.h`).
 pub const O_DIRECTORY: u32 = 0o40000;
+/// O_NOFOLLOW: do not follow a symbolic link in the last component (arm64's
+/// value).
 pub const O_NOFOLLOW: u32 = 0o100000;
 
+/// SEEK_SET: the offset is from the start of the file.
 pub const SEEK_SET: u32 = 0;
+/// SEEK_CUR: the offset is from the current position.
 pub const SEEK_CUR: u32 = 1;
+/// SEEK_END: the offset is from the end of the file.
 pub const SEEK_END: u32 = 2;
+/// SEEK_DATA: to the next byte at or after the offset that holds data.
 pub const SEEK_DATA: u32 = 3;
+/// SEEK_HOLE: to the next hole at or after the offset (the end of file counts
+/// as one).
 pub const SEEK_HOLE: u32 = 4;
 
 /// fallocate(2) modes.
 pub const FALLOC_FL_KEEP_SIZE: u32 = 0x01;
+/// FALLOC_FL_PUNCH_HOLE: free the range's pages, so it reads as zeros; only
+/// together with FALLOC_FL_KEEP_SIZE.
 pub const FALLOC_FL_PUNCH_HOLE: u32 = 0x02;
 
+/// An open file description (Linux: `struct file`): one open, shared by every
+/// descriptor dup and fork make from it; its last reference going releases
+/// its device end and its locks.
 pub struct File {
+    /// The file opened (Linux: `f_inode`).
     pub inode: Arc<Inode>,
     /// Access mode and status flags; F_SETFL may change O_APPEND and
     /// O_NONBLOCK.
     flags: AtomicU32,
+    /// The file position in bytes; for a directory, the entries read so far
+    /// (Linux: `f_pos`, under `f_pos_lock`).
     pos: SpinLock<u64>,
     /// A pseudo file's text, made when it was opened (Linux: the seq_file
     /// buffer), so reads in pieces see one consistent snapshot.
@@ -107,12 +132,16 @@ impl File {
         }))
     }
 
+    /// Opened for reading: O_RDONLY or O_RDWR (Linux: `FMODE_READ`).
     fn readable(&self) -> bool {
         self.flags() & O_ACCMODE != O_WRONLY
     }
+    /// Opened for writing: O_WRONLY or O_RDWR (Linux: `FMODE_WRITE`).
     fn writable(&self) -> bool {
         self.flags() & O_ACCMODE != O_RDONLY
     }
+    /// O_NONBLOCK: a device read or write fails with EAGAIN instead of
+    /// waiting.
     fn nonblock(&self) -> bool {
         self.flags() & O_NONBLOCK != 0
     }
@@ -156,6 +185,9 @@ impl File {
         Ok(n)
     }
 
+    /// pread(2): reads at `offset`, leaving the file position alone (Linux:
+    /// `vfs_read` at an explicit position). A pseudo file reads from the text
+    /// made when it was opened; ESPIPE for a device, EISDIR for a directory.
     pub fn pread(&self, buf: &mut [u8], offset: u64) -> KResult<usize> {
         if !self.readable() {
             return Err(Errno::EBADF);
@@ -179,6 +211,9 @@ impl File {
         }
     }
 
+    /// pwrite(2): writes at `offset`, leaving the file position alone, except
+    /// that an O_APPEND file appends, as on Linux. A pseudo file takes up to
+    /// a page of text as its new value; ESPIPE for a device.
     pub fn pwrite<'a>(&self, data: impl Into<WriteSource<'a>>, offset: u64) -> KResult<usize> {
         let data = data.into();
         if !self.writable() {
@@ -288,6 +323,9 @@ impl File {
         Ok(new as u64)
     }
 
+    /// ftruncate(2): sets a regular file's size in bytes (Linux:
+    /// `do_ftruncate`); EINVAL for a negative length, a file not open for
+    /// writing, or one that is not a regular file.
     pub fn ftruncate(&self, length: i64) -> KResult<()> {
         let InodeKind::File(f) = &self.inode.kind else {
             return Err(Errno::EINVAL);
@@ -300,6 +338,9 @@ impl File {
         Ok(())
     }
 
+    /// fallocate(2) (Linux: `vfs_fallocate`, `shmem_fallocate`): mode 0 or
+    /// FALLOC_FL_KEEP_SIZE caches every page of the range, PUNCH_HOLE with
+    /// KEEP_SIZE frees them; any other mode is EOPNOTSUPP.
     pub fn fallocate(&self, mode: u32, offset: i64, len: i64) -> KResult<()> {
         if offset < 0 || len <= 0 {
             return Err(Errno::EINVAL);
@@ -330,6 +371,7 @@ impl File {
         Ok(())
     }
 
+    /// fstat(2): the attributes of the open inode (Linux: `vfs_getattr`).
     pub fn fstat(&self) -> Stat {
         self.inode.stat()
     }

@@ -15,11 +15,17 @@ use crate::fs::tmpfs::{ShmemFile, TmpfsSb};
 use crate::sync::SpinLock;
 use spin::Once;
 
+/// S_IFMT: the file type bits of a mode; the rest are permission bits.
 pub const S_IFMT: u32 = 0o170000;
+/// S_IFREG: a regular file.
 pub const S_IFREG: u32 = 0o100000;
+/// S_IFDIR: a directory.
 pub const S_IFDIR: u32 = 0o040000;
+/// S_IFLNK: a symbolic link.
 pub const S_IFLNK: u32 = 0o120000;
+/// S_IFCHR: a character device.
 pub const S_IFCHR: u32 = 0o020000;
+/// S_IFIFO: a named pipe (FIFO).
 pub const S_IFIFO: u32 = 0o010000;
 
 /// Longest name of one path component (Linux: `NAME_MAX`).
@@ -61,18 +67,30 @@ pub trait MagicLink: Send + Sync {
     fn follow(&self) -> KResult<Arc<Inode>>;
 }
 
+/// What an inode is, and where its contents live (Linux spreads this over the
+/// inode's `i_op`, `i_fop` and private data).
 pub enum InodeKind {
+    /// A regular file on tmpfs, its data in the page cache.
     File(ShmemFile),
     /// A character device or a pipe.
     Device(Arc<dyn crate::fs::device::Device>),
+    /// A directory.
     Dir(Directory),
+    /// A symbolic link, holding its target path (Linux: `i_link`).
     Symlink(String),
+    /// A /proc link the kernel resolves itself (see `MagicLink`).
     MagicLink(Box<dyn MagicLink>),
+    /// A /proc or /sys file whose text the kernel makes (see `PseudoFile`).
     Pseudo(Box<dyn PseudoFile>),
 }
 
+/// A directory's contents (Linux: the child dentries of its dentry).
 pub struct Directory {
+    /// The linked entries by name, in the sorted order getdents lists them;
+    /// `.` and `..` are not stored.
     pub(super) entries: SpinLock<BTreeMap<String, Arc<Inode>>>,
+    /// The directory this one is linked in, weakly, for `..`; the root is its
+    /// own parent (Linux: `d_parent`).
     parent: SpinLock<Weak<Inode>>,
     /// The tmpfs that new entries are created in; None for /proc and /sys,
     /// whose trees only the kernel builds.
@@ -81,15 +99,22 @@ pub struct Directory {
     dynamic: Option<Box<dyn PseudoDir>>,
 }
 
+/// A file of any type (Linux: `struct inode`), shared by all its names and
+/// open files and freed when the last of them goes.
 pub struct Inode {
+    /// The inode number, unique since boot across every file system (Linux:
+    /// `i_ino`).
     pub ino: u64,
     /// File type and permission bits (`st_mode`): chmod changes the low 12
     /// bits, the type never changes.
     mode: AtomicU32,
+    /// Names linking it, plus `.` and its subdirectories' `..` for a
+    /// directory (Linux: `i_nlink`).
     nlink: AtomicU32,
     /// Owner and group (`i_uid`, `i_gid`): chown records them; everyone is
     /// root, so nothing checks them.
     uid: AtomicU32,
+    /// The group (`i_gid`); recorded as `uid` is, never checked.
     gid: AtomicU32,
     /// Last access, modification and change (`i_atime`, `i_mtime`,
     /// `i_ctime`).
@@ -100,13 +125,16 @@ pub struct Inode {
     /// `i_rdev` of a device node mknod made: such a node has no driver
     /// here, so opening it is ENXIO, as Linux says for a number without one.
     rdev: Option<u64>,
+    /// What it is, with its contents.
     pub kind: InodeKind,
 }
 
 /// A point in CLOCK_REALTIME as `struct timespec` holds it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Timespec {
+    /// Seconds since the Unix epoch (negative before it).
     pub sec: i64,
+    /// Nanoseconds into the second, below 1 000 000 000.
     pub nsec: u32,
 }
 
@@ -125,20 +153,28 @@ impl Timespec {
 /// An inode's three timestamps.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Times {
+    /// Last access (`i_atime`), moved as relatime says.
     pub atime: Timespec,
+    /// Last change to the contents (`i_mtime`).
     pub mtime: Timespec,
+    /// Last change to the contents or the attributes (`i_ctime`).
     pub ctime: Timespec,
 }
 
 /// Which timestamps `Inode::touch` sets to now (Linux: `S_ATIME`,
 /// `S_MTIME`, `S_CTIME` of `inode_update_time`).
 pub const T_ATIME: u32 = 1;
+/// T_MTIME: the modification time.
 pub const T_MTIME: u32 = 2;
+/// T_CTIME: the change time.
 pub const T_CTIME: u32 = 4;
 
+/// The next inode number to give out; numbers are never reused.
 static NEXT_INO: AtomicU64 = AtomicU64::new(1);
 
 impl Inode {
+    /// A new inode with mode `mode` (type and permission bits), one link (two
+    /// for a directory) and every timestamp now.
     pub fn new(mode: u32, kind: InodeKind) -> Arc<Inode> {
         Inode::new_node(mode, None, kind)
     }
@@ -184,6 +220,8 @@ impl Inode {
         dir
     }
 
+    /// A new directory with permission bits `perm`, on the tmpfs `sb` if
+    /// given, whose made-up entries come from `dynamic`.
     fn new_dir_with(
         perm: u32,
         sb: Option<Arc<TmpfsSb>>,
@@ -296,6 +334,7 @@ impl Inode {
         t.ctime = now;
     }
 
+    /// The three timestamps, read together.
     pub fn times(&self) -> Times {
         *self.times.lock()
     }
@@ -309,10 +348,12 @@ impl Inode {
         }
     }
 
+    /// Is it a directory (by its mode)?
     pub fn is_dir(&self) -> bool {
         self.mode() & S_IFMT == S_IFDIR
     }
 
+    /// Its directory contents; ENOTDIR if it is not a directory.
     pub fn dir(&self) -> KResult<&Directory> {
         match &self.kind {
             InodeKind::Dir(d) => Ok(d),
@@ -320,9 +361,11 @@ impl Inode {
         }
     }
 
+    /// `i_nlink`: the names linking it (see the field).
     pub fn nlink(&self) -> u32 {
         self.nlink.load(Ordering::Relaxed)
     }
+    /// One name more (Linux: `inc_nlink`).
     pub(super) fn inc_nlink(&self) {
         self.nlink.fetch_add(1, Ordering::Relaxed);
     }
@@ -367,6 +410,8 @@ impl Inode {
 }
 
 impl Directory {
+    /// The inode linked here as `name`, leaving out the entries made up at
+    /// lookup (see `find`).
     pub fn lookup(&self, name: &str) -> Option<Arc<Inode>> {
         self.entries.lock().get(name).cloned()
     }
@@ -396,6 +441,8 @@ impl Directory {
         all
     }
 
+    /// The directory this one is linked in; None before it is linked, or once
+    /// that directory is gone.
     pub fn parent(&self) -> Option<Arc<Inode>> {
         self.parent.lock().upgrade()
     }
@@ -451,6 +498,7 @@ impl Directory {
         }
     }
 
+    /// Makes `parent` this directory's `..`.
     pub(super) fn set_parent(&self, parent: &Arc<Inode>) {
         *self.parent.lock() = Arc::downgrade(parent);
     }
@@ -460,25 +508,45 @@ impl Directory {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stat {
+    /// The file system's device number: a tmpfs mount's own, 1 for the pseudo
+    /// file systems.
     pub st_dev: u64,
+    /// The inode number.
     pub st_ino: u64,
+    /// The file type and permission bits.
     pub st_mode: u32,
+    /// The number of names linking it.
     pub st_nlink: u32,
+    /// The owner's user id.
     pub st_uid: u32,
+    /// The group id.
     pub st_gid: u32,
+    /// A device node's number (`i_rdev`); 0 for any other file.
     pub st_rdev: u64,
+    /// Padding, where the ABI has it.
     pub __pad1: u64,
+    /// Size in bytes: a file's length, a link's target length; for a
+    /// directory 20 per entry, as tmpfs reports (`BOGO_DIRENT_SIZE`).
     pub st_size: i64,
+    /// The preferred I/O size in bytes: a page.
     pub st_blksize: i32,
+    /// Padding, where the ABI has it.
     pub __pad2: i32,
     /// 512-byte blocks allocated.
     pub st_blocks: i64,
+    /// Last access, seconds since the epoch.
     pub st_atime: i64,
+    /// Last access, nanoseconds into that second.
     pub st_atime_nsec: u64,
+    /// Last modification, seconds since the epoch.
     pub st_mtime: i64,
+    /// Last modification, nanoseconds into that second.
     pub st_mtime_nsec: u64,
+    /// Last change, seconds since the epoch.
     pub st_ctime: i64,
+    /// Last change, nanoseconds into that second.
     pub st_ctime_nsec: u64,
+    /// Reserved by the ABI, always zero.
     pub __unused: [u32; 2],
 }
 

@@ -30,6 +30,7 @@ pub enum Owner {
 }
 
 impl Owner {
+    /// Is this a flock lock? Those conflict only with each other.
     fn is_flock(self) -> bool {
         matches!(self, Owner::Flock(_))
     }
@@ -39,16 +40,23 @@ impl Owner {
 /// file_lock`); `end == u64::MAX` reaches past any end of file.
 #[derive(Clone, Copy, Debug)]
 pub struct FileLock {
+    /// The inode number of the locked file.
     pub ino: u64,
+    /// Who holds it; an owner's own locks never conflict with each other.
     pub owner: Owner,
+    /// A write (exclusive) lock, else a read (shared) one (Linux: `F_WRLCK`,
+    /// `F_RDLCK`).
     pub write: bool,
+    /// The first byte locked.
     pub start: u64,
+    /// The last byte locked, inclusive; `u64::MAX` for up to any end of file.
     pub end: u64,
     /// The process that took it: F_GETLK reports it for POSIX locks.
     pub pid: i32,
 }
 
 impl FileLock {
+    /// Does it cover any byte of `start..=end`?
     fn overlaps(&self, start: u64, end: u64) -> bool {
         self.start <= end && start <= self.end
     }
@@ -64,6 +72,8 @@ impl FileLock {
     }
 }
 
+/// Every lock held in the system, in no order (Linux keeps a list per inode,
+/// in `i_flctx`).
 static LOCKS: SpinLock<Vec<FileLock>> = SpinLock::new(Vec::new());
 /// Locks held, so closing a file need not take `LOCKS` when there are none.
 static NR_LOCKS: AtomicUsize = AtomicUsize::new(0);

@@ -21,7 +21,10 @@ pub const PATH_MAX: usize = 4096;
 /// Symbolic links followed in one lookup before ELOOP (Linux: 40).
 const MAX_SYMLINKS: usize = 40;
 
+/// The root directory, set once at boot by `set_root`.
 static ROOT: Once<Arc<Inode>> = Once::new();
+/// Held across a whole rename, so that only one runs at a time (Linux:
+/// `s_vfs_rename_mutex`, per file system).
 static RENAME_LOCK: Mutex<()> = Mutex::new(());
 
 /// Makes `root` the root directory (once, at boot).
@@ -32,10 +35,13 @@ pub fn set_root(root: Arc<Inode>) {
     ROOT.call_once(|| root);
 }
 
+/// The root directory; panics before `set_root` has run.
 pub fn root() -> Arc<Inode> {
     ROOT.get().expect("no root filesystem").clone()
 }
 
+/// ENOENT for an empty path, ENAMETOOLONG for one of `PATH_MAX` bytes or
+/// more.
 fn check_path(path: &str) -> KResult<()> {
     if path.is_empty() {
         return Err(Errno::ENOENT);
@@ -46,6 +52,9 @@ fn check_path(path: &str) -> KResult<()> {
     Ok(())
 }
 
+/// One component of a walk: `name` in the directory `dir`, with `.` and `..`
+/// (the root's `..` is the root) (Linux: `walk_component`). ENOTDIR if `dir`
+/// is not a directory.
 fn step(dir: &Arc<Inode>, name: &str) -> KResult<Arc<Inode>> {
     let d = dir.dir()?;
     match name {
@@ -69,6 +78,10 @@ fn follow(dir: &Arc<Inode>, link: &Arc<Inode>, budget: &mut usize) -> KResult<Ar
     }
 }
 
+/// Resolves `path` from `start`, or from the root if it is absolute, one
+/// component at a time (Linux: `link_path_walk`). Symbolic links are followed
+/// on the way, and at the end with `follow_last` or a trailing slash; each
+/// uses up one of `budget`.
 fn walk(
     start: &Arc<Inode>,
     path: &str,
@@ -209,10 +222,14 @@ pub fn create_file(start: &Arc<Inode>, path: &str, mode: u32) -> KResult<Arc<Ino
     create(start, path, |sb| Ok(sb.new_file(mode)))
 }
 
+/// mkdir(2): a new, empty directory `path` with mode `mode` (Linux:
+/// `vfs_mkdir`); EEXIST if the name is taken.
 pub fn mkdir(start: &Arc<Inode>, path: &str, mode: u32) -> KResult<()> {
     create(start, path, |sb| Ok(Inode::new_dir(mode, Some(sb.clone())))).map(|_| ())
 }
 
+/// symlink(2): a new symbolic link `path` holding `target`, which need not
+/// exist (Linux: `vfs_symlink`); ENOENT for an empty target.
 pub fn symlink(target: &str, start: &Arc<Inode>, path: &str) -> KResult<()> {
     if target.is_empty() {
         return Err(Errno::ENOENT);
@@ -276,6 +293,9 @@ pub fn rmdir(start: &Arc<Inode>, path: &str) -> KResult<()> {
     Ok(())
 }
 
+/// Are both directories on the same tmpfs mount? False if either belongs to a
+/// pseudo file system. Renames may not cross mounts, and rmdir may not remove
+/// a mount's root.
 fn same_sb(a: &super::inode::Directory, b: &super::inode::Directory) -> bool {
     match (&a.sb, &b.sb) {
         (Some(x), Some(y)) => Arc::ptr_eq(x, y),
