@@ -2,6 +2,8 @@
 //! `key=value` words, as Linux's `parse_args` reads them (without quoting).
 //! Pure logic, host-tested.
 
+/// The whole command line, borrowed from the DTB's `/chosen/bootargs`
+/// (Linux's `boot_command_line`).
 #[derive(Copy, Clone, Debug)]
 pub struct Cmdline<'a>(pub &'a str);
 

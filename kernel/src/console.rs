@@ -13,12 +13,19 @@ use crate::arch::cpu::{cpu_id, local_irq_restore, local_irq_save};
 use crate::arch::pl011::Pl011;
 use crate::mm::addr::{phys_to_virt, PhysAddr};
 
+/// `OWNER` when no CPU holds the console lock.
 const NO_OWNER: usize = usize::MAX;
 /// How long a panicking CPU waits for the console before printing anyway.
 const PANIC_SPIN_LIMIT: usize = 10_000_000;
 
+/// The PL011's virtual address in the linear map; 0 until `init` (printing
+/// before then is silently dropped).
 static UART_VA: AtomicUsize = AtomicUsize::new(0);
+/// The CPU that holds the console lock, or `NO_OWNER` (a CPU id, so a
+/// nested print on the same CPU can tell it already holds it).
 static OWNER: AtomicUsize = AtomicUsize::new(NO_OWNER);
+/// Set once by `enter_panic_mode`: lock waits become bounded
+/// (as Linux's `oops_in_progress` lets `printk` barge in).
 static PANICKING: AtomicBool = AtomicBool::new(false);
 
 /// Starts console output on the PL011 at `base` (from the DTB).
@@ -34,6 +41,7 @@ pub fn enter_panic_mode() {
     PANICKING.store(true, Ordering::SeqCst);
 }
 
+/// The UART as a `fmt::Write` sink, turning `\n` into `\r\n` for the terminal.
 struct Uart(Pl011);
 
 impl Write for Uart {

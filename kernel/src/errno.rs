@@ -56,6 +56,7 @@ pub enum Errno {
     ECONNREFUSED = 111,
 }
 
+/// What every fallible kernel function returns: a value or an errno.
 pub type KResult<T> = Result<T, Errno>;
 
 impl Errno {

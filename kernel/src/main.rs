@@ -124,6 +124,8 @@ pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
     task::start_idle_loop();
 }
 
+/// Finds and parses the DTB at `pa` (Linux's `setup_machine_fdt`); an
+/// unreadable one exits QEMU with status 2, as there is no console yet.
 fn read_dtb(pa: PhysAddr) -> dtb::BootInfo<'static> {
     let va = phys_to_virt(pa);
     // SAFETY: the boot map covers RAM, where QEMU placed the DTB; its
@@ -137,17 +139,23 @@ fn read_dtb(pa: PhysAddr) -> dtb::BootInfo<'static> {
     dtb::parse(blob).unwrap_or_else(|_| semihosting::exit(2))
 }
 
+/// The physical span from the lowest to the highest RAM address, holes
+/// included: what `mem_map` must cover.
 fn ram_span(info: &dtb::BootInfo) -> (PhysAddr, PhysAddr) {
     let start = info.memory.iter().map(|r| r.base).min().expect("no RAM");
     let end = info.memory.iter().map(|r| r.end()).max().expect("no RAM");
     (start, end)
 }
 
+/// The kernel image's physical range, `.text` through `.bss`, kept away
+/// from the page allocator (Linux's `memblock_reserve` of `_text`..`_end`).
 fn kernel_image_range() -> (PhysAddr, PhysAddr) {
     let img = kmap::image_layout();
     (virt_to_phys(img.text.0), virt_to_phys(img.data.1))
 }
 
+/// The MMIO ranges (UART, GIC, RTC) the kernel map must map as device
+/// memory, each as (start, end) physical addresses.
 fn device_ranges(info: &dtb::BootInfo) -> alloc::vec::Vec<(PhysAddr, PhysAddr)> {
     let r = |m: dtb::MemRegion| (m.base, m.end());
     let mut v = match info.gic {
@@ -158,7 +166,12 @@ fn device_ranges(info: &dtb::BootInfo) -> alloc::vec::Vec<(PhysAddr, PhysAddr)> 
     v
 }
 
+/// The virtual timer's interrupt ID, from the DTB, for secondary CPUs to
+/// enable in `secondary_main`.
 static SECONDARY_TIMER_INTID: AtomicU32 = AtomicU32::new(0);
+/// One boot record per CPU (stack top, TTBR1, CPU number) that
+/// `start_secondary` fills and the CPU reads as it comes up (as Linux's
+/// `secondary_data`).
 static SECONDARY_BOOT: [smp::SecondaryBoot; crate::config::NR_CPUS] =
     [const { smp::SecondaryBoot::new() }; crate::config::NR_CPUS];
 
@@ -199,6 +212,8 @@ pub extern "C" fn secondary_main(record: &smp::SecondaryBoot) -> ! {
     task::start_idle_loop();
 }
 
+/// Prints the boot banner: RAM, CPUs, GIC version, the kernel map's block
+/// and page counts, and the command line.
 fn print_banner(info: &dtb::BootInfo, boot_el: usize) {
     let ram: u64 = info.memory.iter().map(|r| r.size).sum();
     let (blocks_1g, blocks_2m, pages) = kmap::leaf_counts();
@@ -298,6 +313,8 @@ fn show_file(path: &str) {
     }
 }
 
+/// `panic=test`: panics on purpose, to exercise the panic handler's
+/// report and backtrace.
 #[inline(never)]
 fn forced_panic() -> ! {
     panic!("forced by the panic=test command-line option");
@@ -327,6 +344,8 @@ pub fn init_exited(status: u32) -> ! {
     semihosting::exit(code);
 }
 
+/// `panic=console`: a value whose `Display` panics halfway through a line,
+/// so the panic handler must print while this CPU holds the console lock.
 struct PanicsWhenPrinted;
 
 impl core::fmt::Display for PanicsWhenPrinted {
@@ -336,6 +355,8 @@ impl core::fmt::Display for PanicsWhenPrinted {
     }
 }
 
+/// `panic=fault`: reads address 0, so the kernel data abort path must report
+/// the fault and panic.
 #[inline(never)]
 fn forced_fault() -> ! {
     // SAFETY: deliberately not: address 0 is unmapped, and the data abort

@@ -35,6 +35,8 @@ fn print_backtrace() {
     }
 }
 
+/// The Rust panic handler (Linux's `panic()`): bounds console lock waits,
+/// prints the message and a backtrace, and exits QEMU with status 1.
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
     crate::console::enter_panic_mode();

@@ -4,12 +4,17 @@
 
 use crate::sync::SpinLock;
 
+/// The splitmix64 state; every caller of `fill` advances it under the lock.
 static STATE: SpinLock<u64> = SpinLock::new(0x9e37_79b9_7f4a_7c15);
 
+/// Mixes `seed` into the state (XOR, so seeding twice adds entropy rather
+/// than replacing it), as Linux's `add_device_randomness`.
 pub fn seed(seed: u64) {
     *STATE.lock() ^= seed;
 }
 
+/// One splitmix64 step: advances `state` by the golden-ratio increment and
+/// returns the mixed 64-bit output.
 fn next(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
     let mut z = *state;
@@ -18,6 +23,8 @@ fn next(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Fills `buf` with generator output, 8 bytes per step (Linux's
+/// `get_random_bytes`).
 pub fn fill(buf: &mut [u8]) {
     let mut state = STATE.lock();
     for chunk in buf.chunks_mut(8) {

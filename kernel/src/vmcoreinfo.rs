@@ -19,6 +19,7 @@ use crate::task::exec::STACK_TOP;
 pub struct VmCoreInfo {
     /// The linear map: kernel VA = `page_offset` + PA.
     page_offset: usize,
+    /// `PAGE_SHIFT`: log2 of the page size in bytes, to turn addresses into PFNs.
     page_shift: u32,
     /// User addresses lie below it.
     user_top: usize,
@@ -33,9 +34,12 @@ pub struct VmCoreInfo {
     /// `VmaLock::state`'s bit for a writer draining readers, and
     /// `vm_lock_seq` of a VMA never write-locked.
     vma_lock_writer: u32,
+    /// `NEVER_LOCKED`: the `vm_lock_seq` a VMA has before its first write lock.
     vma_never_locked: u64,
 }
 
+/// The one instance gdb reads by its unmangled symbol name; `#[used]` keeps
+/// it in the image though nothing refers to it.
 #[used]
 #[no_mangle]
 pub static VMCOREINFO: VmCoreInfo = VmCoreInfo {

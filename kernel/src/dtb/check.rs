@@ -4,6 +4,7 @@
 
 use super::DtbError;
 
+/// `FDT_MAGIC`: the big-endian `u32` every DTB starts with.
 pub(super) const FDT_MAGIC: u32 = 0xd00d_feed;
 /// The header is ten big-endian `u32`s.
 pub(super) const FDT_HEADER_SIZE: usize = 40;
@@ -17,19 +18,31 @@ pub(super) const FDT_RSV_ENTRY_SIZE: usize = 16;
 /// and real trees are a handful of levels deep.
 pub(super) const FDT_MAX_DEPTH: usize = 32;
 
+/// `FDT_BEGIN_NODE`: a node starts; its NUL-terminated name follows.
 pub(super) const FDT_BEGIN_NODE: u32 = 0x1;
+/// `FDT_END_NODE`: the innermost open node ends.
 pub(super) const FDT_END_NODE: u32 = 0x2;
+/// `FDT_PROP`: a property follows: value length, name offset into the
+/// strings block, then the value.
 pub(super) const FDT_PROP: u32 = 0x3;
+/// `FDT_END`: the end of the structure block.
 pub(super) const FDT_END: u32 = 0x9;
 
 /// Positions of the header fields we read, in `u32`s from the start.
 pub(super) const HDR_TOTALSIZE: usize = 1;
+/// `off_dt_struct`: byte offset of the structure block in the blob.
 pub(super) const HDR_OFF_DT_STRUCT: usize = 2;
+/// `off_dt_strings`: byte offset of the strings block (property names).
 pub(super) const HDR_OFF_DT_STRINGS: usize = 3;
+/// `off_mem_rsvmap`: byte offset of the `/memreserve/` table.
 pub(super) const HDR_OFF_MEM_RSVMAP: usize = 4;
+/// `version`: the format version the blob was written in.
 pub(super) const HDR_VERSION: usize = 5;
+/// `last_comp_version`: the oldest version the blob stays compatible with.
 pub(super) const HDR_LAST_COMP_VERSION: usize = 6;
+/// `size_dt_strings`: length of the strings block in bytes.
 pub(super) const HDR_SIZE_DT_STRINGS: usize = 8;
+/// `size_dt_struct`: length of the structure block in bytes.
 pub(super) const HDR_SIZE_DT_STRUCT: usize = 9;
 
 /// Size of the DTB whose first bytes are `header`, read from the header's
@@ -140,10 +153,14 @@ pub(super) fn check_structure(structs: &[u8], strings: &[u8]) -> Result<(), DtbE
     }
 }
 
+/// Rounds `x` up to the 4-byte alignment every structure-block token has
+/// (libfdt's `FDT_TAGALIGN`).
 pub(super) fn align4(x: usize) -> usize {
     x.next_multiple_of(4)
 }
 
+/// The big-endian `u32` at byte `offset`, or `None` if it runs past the end
+/// (libfdt's `fdt32_ld`, bounds-checked).
 pub(super) fn be32_at(bytes: &[u8], offset: usize) -> Option<u32> {
     let word = bytes.get(offset..offset.checked_add(4)?)?;
     Some(u32::from_be_bytes(word.try_into().ok()?))

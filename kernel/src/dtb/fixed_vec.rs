@@ -8,11 +8,15 @@ use core::ops::Deref;
 /// Reads go through `Deref` to a slice of the items pushed so far.
 #[derive(Clone, Copy)]
 pub struct FixedVec<T, const N: usize> {
+    /// The backing array; only `items[..len]` holds pushed items, the rest
+    /// are `T::default()` fillers.
     items: [T; N],
+    /// How many items have been pushed, at most `N`.
     len: usize,
 }
 
 impl<T: Copy + Default, const N: usize> FixedVec<T, N> {
+    /// An empty list.
     pub(super) fn new() -> Self {
         FixedVec {
             items: [T::default(); N],

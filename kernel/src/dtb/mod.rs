@@ -70,9 +70,13 @@ pub enum DtbError {
     NoMemory,
     /// No `/cpus/cpu@N` node.
     NoCpus,
+    /// No node compatible with `arm,psci*`.
     NoPsci,
+    /// No GICv2 or GICv3 node.
     NoGic,
+    /// No PL011 UART node.
     NoUart,
+    /// No `arm,armv8-timer` node.
     NoTimer,
     /// More reserved regions than [`MAX_RESERVED_REGIONS`].
     TooManyReserved,
@@ -84,7 +88,9 @@ pub enum DtbError {
 /// (Linux: `struct memblock_region`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MemRegion {
+    /// First byte of the region.
     pub base: PhysAddr,
+    /// Length in bytes.
     pub size: u64,
 }
 
@@ -101,7 +107,9 @@ impl MemRegion {
 /// at EL3 or QEMU emulates EL2 itself (`virtualization=on`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PsciConduit {
+    /// `hvc #0`: the call traps to the hypervisor at EL2.
     Hvc,
+    /// `smc #0`: the call traps to the secure monitor at EL3.
     Smc,
 }
 
@@ -110,11 +118,21 @@ pub enum PsciConduit {
 pub enum GicInfo {
     /// GICv2: the distributor (GICD) and the per-CPU interface (GICC), which
     /// is memory-mapped and banked per CPU.
-    V2 { dist: MemRegion, cpu_if: MemRegion },
+    V2 {
+        /// The distributor (GICD): routing and enabling of shared interrupts.
+        dist: MemRegion,
+        /// The CPU interface (GICC): acknowledge and end-of-interrupt.
+        cpu_if: MemRegion,
+    },
     /// GICv3: the distributor and the first redistributor region (GICR),
     /// one 128K frame per CPU laid end to end. The CPU interface is system
     /// registers, so it has no address.
-    V3 { dist: MemRegion, redist: MemRegion },
+    V3 {
+        /// The distributor (GICD): routing and enabling of shared interrupts.
+        dist: MemRegion,
+        /// The redistributors (GICR), one 128K frame per CPU.
+        redist: MemRegion,
+    },
 }
 
 /// Everything the kernel learns from the device tree at boot.
@@ -129,7 +147,9 @@ pub struct BootInfo<'a> {
     pub initrd: Option<MemRegion>,
     /// `/chosen/bootargs`: the kernel command line, `""` if there is none.
     pub bootargs: &'a str,
+    /// How to call PSCI firmware to start CPUs and power off.
     pub psci: PsciConduit,
+    /// Where the interrupt controller's registers are, and which version it is.
     pub gic: GicInfo,
     /// The PL011 UART registers; the one `/chosen/stdout-path` names if it
     /// names a PL011, otherwise the first in the tree.

@@ -11,11 +11,17 @@ use super::{MAX_MEM_REGIONS, MAX_RESERVED_REGIONS};
 use crate::config::NR_CPUS;
 use crate::mm::addr::PhysAddr;
 
+/// `compatible` strings of a GICv2 (or the GICv2-compatible Cortex-A15 GIC).
 pub(super) const GIC_V2_COMPATIBLE: &[&str] = &["arm,gic-400", "arm,cortex-a15-gic"];
+/// `compatible` string of a GICv3.
 pub(super) const GIC_V3_COMPATIBLE: &[&str] = &["arm,gic-v3"];
+/// `compatible` string of the PL011 UART.
 pub(super) const PL011_COMPATIBLE: &[&str] = &["arm,pl011"];
+/// `compatible` string of the PL031 real-time clock.
 pub(super) const PL031_COMPATIBLE: &[&str] = &["arm,pl031"];
+/// `compatible` string of the ARMv8 generic timer.
 pub(super) const ARCH_TIMER_COMPATIBLE: &[&str] = &["arm,armv8-timer"];
+/// `compatible` strings of PSCI firmware, newest first.
 pub(super) const PSCI_COMPATIBLE: &[&str] = &["arm,psci-1.0", "arm,psci-0.2", "arm,psci"];
 
 /// Index of the virtual timer in the arch timer's `interrupts` (Linux:
@@ -27,10 +33,12 @@ pub(super) const GIC_INTERRUPT_CELLS_SIZE: usize = 12;
 pub(super) const GIC_PPI: u32 = 1;
 /// PPIs are INTIDs 16..32; the specifier numbers them from 0.
 pub(super) const GIC_PPI_BASE: u32 = 16;
+/// How many PPIs there are; a specifier numbering one past them is broken.
 pub(super) const GIC_NR_PPIS: u32 = 16;
 /// First cell of a GIC interrupt specifier for a shared peripheral
 /// interrupt; SPIs are INTIDs 32 and up.
 pub(super) const GIC_SPI: u32 = 0;
+/// The INTID of SPI 0: a specifier's SPI number is added to it.
 pub(super) const GIC_SPI_BASE: u32 = 32;
 
 /// A value of one or two big-endian cells; `None` if it is wider than
@@ -75,6 +83,8 @@ pub(super) fn child<'b, 'a>(node: FdtNode<'b, 'a>, name: &str) -> Option<FdtNode
     node.children().find(|child| child.name == name)
 }
 
+/// The string value of `node`'s property `name`, or `BadProperty(name)`
+/// if it is missing or not a NUL-terminated string.
 pub(super) fn property_str<'a>(
     node: FdtNode<'_, 'a>,
     name: &'static str,
@@ -84,6 +94,7 @@ pub(super) fn property_str<'a>(
         .ok_or(DtbError::BadProperty(name))
 }
 
+/// Whether `node` has `device_type = "<device_type>"`.
 pub(super) fn has_device_type(node: FdtNode<'_, '_>, device_type: &str) -> bool {
     node.property("device_type").and_then(|prop| prop.as_str()) == Some(device_type)
 }
@@ -133,6 +144,9 @@ pub(super) fn sort_and_merge<const N: usize>(list: &mut FixedVec<MemRegion, N>) 
     list.truncate(merged);
 }
 
+/// The reserved regions: the blob's `/memreserve/` table and every
+/// `/reserved-memory` child with a `reg` (Linux's
+/// `early_init_fdt_scan_reserved_mem`); zero-sized entries are skipped.
 pub(super) fn parse_reserved(
     fdt: &Fdt<'_>,
     root: FdtNode<'_, '_>,
@@ -184,6 +198,7 @@ pub(super) fn parse_initrd(chosen: FdtNode<'_, '_>) -> Result<Option<MemRegion>,
     }
 }
 
+/// `/chosen/bootargs`, or `""` if there is no `/chosen` or no `bootargs`.
 pub(super) fn parse_bootargs<'a>(chosen: Option<FdtNode<'_, 'a>>) -> Result<&'a str, DtbError> {
     match chosen.and_then(|node| node.property("bootargs")) {
         Some(prop) => prop.as_str().ok_or(DtbError::BadProperty("bootargs")),
@@ -191,6 +206,8 @@ pub(super) fn parse_bootargs<'a>(chosen: Option<FdtNode<'_, 'a>>) -> Result<&'a 
     }
 }
 
+/// How to call PSCI: the PSCI node's `method` property, `hvc` or `smc`
+/// (Linux's `get_set_conduit_method`).
 pub(super) fn parse_psci(fdt: &Fdt<'_>) -> Result<PsciConduit, DtbError> {
     let node = fdt
         .find_compatible(PSCI_COMPATIBLE)
@@ -202,6 +219,8 @@ pub(super) fn parse_psci(fdt: &Fdt<'_>) -> Result<PsciConduit, DtbError> {
     }
 }
 
+/// The GIC's register ranges: a GICv3 if the tree has one (distributor,
+/// redistributors), else a GICv2 (distributor, CPU interface).
 pub(super) fn parse_gic(fdt: &Fdt<'_>) -> Result<GicInfo, DtbError> {
     if let Some(node) = fdt.find_compatible(GIC_V3_COMPATIBLE) {
         return Ok(GicInfo::V3 {

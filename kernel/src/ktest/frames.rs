@@ -7,6 +7,7 @@ use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
 use crate::mm::buddy::{BuddyError, MAX_ORDER};
 use crate::mm::{frame, heap};
 
+/// The page allocator and heap tests, in the order `run_all` runs them.
 pub const TESTS: &[Test] = &[
     Test {
         name: "frames_every_order_naturally_aligned",
@@ -26,6 +27,8 @@ pub const TESTS: &[Test] = &[
     },
 ];
 
+/// Fills the order-`order` block at `pa` with a pattern derived from `tag`
+/// (each 64-bit word is `tag ^ index`), through the linear map.
 fn fill(pa: PhysAddr, order: usize, tag: u64) {
     let words = (PAGE_SIZE << order) / 8;
     let p = phys_to_virt(pa) as *mut u64;
@@ -35,6 +38,7 @@ fn fill(pa: PhysAddr, order: usize, tag: u64) {
     }
 }
 
+/// Whether the block at `pa` still holds the pattern `fill` wrote with `tag`.
 fn check(pa: PhysAddr, order: usize, tag: u64) -> bool {
     let words = (PAGE_SIZE << order) / 8;
     let p = phys_to_virt(pa) as *const u64;
@@ -60,6 +64,9 @@ fn unchanged_since(before: &frame::FreeStats) -> TestResult {
     Ok(())
 }
 
+/// Allocates one block of every order up to `MAX_ORDER`, checks each is
+/// naturally aligned (an order-n block on a `PAGE_SIZE << n` boundary) and
+/// holds what was written, then frees it; the free lists end as they began.
 fn every_order_aligned() -> TestResult {
     let before = frame::free_stats();
     for order in 0..=MAX_ORDER {
@@ -82,6 +89,9 @@ fn every_order_aligned() -> TestResult {
     unchanged_since(&before)
 }
 
+/// Holds 600 blocks of mixed orders at once: none overlaps another, none is
+/// overwritten by the others' patterns, and freeing them in reverse order
+/// merges every buddy back into the free lists as they were.
 fn no_overlap_and_all_come_back() -> TestResult {
     // Reserve the Vec's room first so the heap does not grow mid-test.
     let mut blocks: Vec<(PhysAddr, usize)> = Vec::with_capacity(600);
@@ -119,6 +129,8 @@ fn no_overlap_and_all_come_back() -> TestResult {
     unchanged_since(&before)
 }
 
+/// `free_pages` refuses a tail page, the wrong order and a double free
+/// (as Linux's `bad_page` checks would catch them), and frees the block once.
 fn bad_free_rejected() -> TestResult {
     let pa = frame::alloc_pages(2).ok_or("out of memory")?;
     ensure!(
@@ -137,6 +149,9 @@ fn bad_free_rejected() -> TestResult {
     Ok(())
 }
 
+/// The kernel heap takes frames for a 1 MiB vector and 10,000 small boxes,
+/// reads them back, and returns all but at most one empty slab per size
+/// class to the page allocator.
 fn heap_takes_and_gives_back() -> TestResult {
     let (heap_before, free_before) = (heap::pages(), frame::free_stats().free_pages);
     let big: Vec<u64> = (0..(1 << 17)).collect(); // 1 MiB: a block of its own

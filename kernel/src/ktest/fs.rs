@@ -24,6 +24,7 @@ use crate::mm::huge_memory::{
 };
 use crate::mm::{frame, vmstat};
 
+/// The tmpfs, VFS, sysfs and procfs tests, in the order `run_all` runs them.
 pub const TESTS: &[Test] = &[
     Test {
         name: "tmpfs_4m_write_huge_always_mount_is_two_aligned_2m_folios",
@@ -123,24 +124,32 @@ pub const TESTS: &[Test] = &[
     },
 ];
 
+/// An error's `Debug` text, for `map_err` into a `TestResult`.
 fn e<T: core::fmt::Debug>(x: T) -> String {
     format!("{:?}", x)
 }
 
+/// The root directory of the mount tree, where every test path starts.
 fn root() -> Arc<Inode> {
     vfs::root()
 }
 
+/// Opens `path` from the root (mode 0644 if it creates the file); the
+/// error names the path.
 fn open(path: &str, flags: u32) -> Result<Arc<File>, String> {
     vfs::open(&root(), path, flags, 0o644).map_err(|err| format!("open {}: {:?}", path, err))
 }
 
+/// `len` bytes of a repeatable pseudo-random pattern; different `seed`s give
+/// different data, so misplaced bytes are caught.
 fn pattern(len: usize, seed: u32) -> Vec<u8> {
     (0..len)
         .map(|i| ((i as u32).wrapping_mul(2654435761) ^ seed) as u8)
         .collect()
 }
 
+/// The tmpfs file (`shmem_inode_info` and its page cache) behind `file`;
+/// panics if `file` is not a regular tmpfs file.
 fn shmem(file: &File) -> &tmpfs::ShmemFile {
     match &file.inode.kind {
         InodeKind::File(f) => f,
@@ -190,12 +199,14 @@ fn frames_back(before: usize) -> TestResult {
     Ok(())
 }
 
+/// Writes all of `data` at the file position; a short write fails the test.
 fn write_all(file: &File, data: &[u8]) -> TestResult {
     let n = file.write(data).map_err(e)?;
     ensure!(n == data.len(), "short write {} of {}", n, data.len());
     Ok(())
 }
 
+/// Up to `len` bytes read at `offset` with `pread` (fewer at EOF).
 fn read_back(file: &File, offset: u64, len: usize) -> Result<Vec<u8>, String> {
     let mut buf = vec![0u8; len];
     let n = file.pread(&mut buf, offset).map_err(e)?;
@@ -217,6 +228,9 @@ fn reads_back(file: &File, offset: u64, want: &[u8]) -> Result<bool, String> {
     Ok(true)
 }
 
+/// Writes 4 MiB to `file` and checks that it reads back, that the page
+/// cache holds it in folios of order `want_order` only, each naturally
+/// aligned, and that `st_blocks` counts 4 MiB (8192 512-byte blocks).
 fn check_4m(file: &File, want_order: u8) -> TestResult {
     let data = pattern(4 << 20, 7);
     write_all(file, &data)?;
@@ -261,6 +275,8 @@ fn check_4m(file: &File, want_order: u8) -> TestResult {
     Ok(())
 }
 
+/// A 4 MiB write to a `huge=always` tmpfs mount lands in two aligned 2M
+/// (PMD-order) folios, and the mount's root cannot be removed while mounted.
 fn write_4m_huge_mount() -> TestResult {
     tmpfs::mount(&root(), "/mnt-huge", "huge=always").map_err(e)?;
     let f = open("/mnt-huge/big", O_CREAT | O_RDWR)?;
@@ -274,6 +290,8 @@ fn write_4m_huge_mount() -> TestResult {
     r
 }
 
+/// With the top-level `shmem_enabled` knob at `always`, a 4 MiB write to a
+/// memfd lands in 2M folios.
 fn write_4m_memfd_top_knob() -> TestResult {
     with_knobs(
         |s| s.store_shmem_enabled("always").expect("valid"),
@@ -284,6 +302,8 @@ fn write_4m_memfd_top_knob() -> TestResult {
     )
 }
 
+/// With `hugepages-2048kB/shmem_enabled` at `always`, a 4 MiB write to a
+/// memfd lands in 2M folios.
 fn write_4m_memfd_pmd_knob() -> TestResult {
     with_knobs(
         |s| s.store_per_size(9, "always").expect("valid"),
@@ -294,6 +314,8 @@ fn write_4m_memfd_pmd_knob() -> TestResult {
     )
 }
 
+/// With every knob at its default (`never`), a 4 MiB write to the root
+/// tmpfs lands in 1024 order-0 folios.
 fn write_4m_never() -> TestResult {
     let f = open("/never-4m", O_CREAT | O_RDWR)?;
     let r = with_knobs(|_| {}, || check_4m(&f, 0));
@@ -301,6 +323,8 @@ fn write_4m_never() -> TestResult {
     r
 }
 
+/// With `hugepages-64kB/shmem_enabled` at `always`, a 4 MiB write to a
+/// memfd lands in 64K (order-4) folios.
 fn knob_64k() -> TestResult {
     with_knobs(
         |s| s.store_per_size(4, "always").expect("valid"),
@@ -360,6 +384,8 @@ fn exec_64k() -> TestResult {
     r
 }
 
+/// Data written across a 2M folio boundary and past a hole reads back; the
+/// hole reads as zeros without allocating pages, and a read at EOF is empty.
 fn readback_across_folios_and_holes() -> TestResult {
     with_knobs(
         |s| s.store_shmem_enabled("always").expect("valid"),
@@ -400,6 +426,9 @@ fn readback_across_folios_and_holes() -> TestResult {
     )
 }
 
+/// `ftruncate` into the first of two 2M folios frees the second whole and
+/// keeps the first; growing again shows zeros past the old EOF, truncating
+/// to 0 frees every frame, and a negative length is EINVAL.
 fn truncate_frees_right_folios() -> TestResult {
     with_knobs(
         |s| s.store_shmem_enabled("always").expect("valid"),
@@ -435,6 +464,9 @@ fn truncate_frees_right_folios() -> TestResult {
     )
 }
 
+/// `FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE` over 1M..4M frees the
+/// second 2M folio and zeroes the rest of the first, keeps the size, and bad
+/// modes and a zero length are refused (Linux's `shmem_fallocate`).
 fn hole_punch() -> TestResult {
     with_knobs(
         |s| s.store_shmem_enabled("always").expect("valid"),
@@ -526,6 +558,8 @@ fn folio_refs_and_flags() -> TestResult {
     )
 }
 
+/// Writing, truncating and deleting 16 files in a directory returns every
+/// frame they took.
 fn frames_back_after_delete() -> TestResult {
     let before = frames_in_use();
     vfs::mkdir(&root(), "/frames", 0o755).map_err(e)?;
@@ -551,6 +585,8 @@ fn frames_back_after_delete() -> TestResult {
     Ok(())
 }
 
+/// An unlinked file that is still open keeps its data (`st_nlink` 0) and
+/// frees its frames at the last close, as Linux's `iput_final`.
 fn unlinked_open_file() -> TestResult {
     let before = frames_in_use();
     let f = open("/ghost", O_CREAT | O_RDWR)?;
@@ -570,6 +606,8 @@ fn unlinked_open_file() -> TestResult {
     Ok(())
 }
 
+/// A `size=64k` mount takes a short write up to 64K, then ENOSPC; truncating
+/// gives the space back, and bad `huge=`/`size=` options are EINVAL.
 fn size_limit() -> TestResult {
     tmpfs::mount(&root(), "/small", "size=64k").map_err(e)?;
     let f = open("/small/f", O_CREAT | O_RDWR)?;
@@ -738,6 +776,9 @@ fn out_of_memory() -> TestResult {
     frames_back(before)
 }
 
+/// `fallocate` allocates (and with KEEP_SIZE, leaves `st_size` alone), and
+/// `lseek`'s SEEK_DATA/SEEK_HOLE find the allocated pages and the holes
+/// between them, with ENXIO past the last data and past EOF.
 fn fallocate_and_seek() -> TestResult {
     let f = open("/falloc", O_CREAT | O_RDWR)?;
     f.fallocate(0, 8192, 8192).map_err(e)?;
@@ -773,6 +814,9 @@ fn fallocate_and_seek() -> TestResult {
     Ok(())
 }
 
+/// `open` flags and errors as Linux returns them: ENOENT, EEXIST with
+/// `O_EXCL`, EBADF on the wrong access mode, `O_APPEND`, `O_TRUNC`, ENOTDIR,
+/// EISDIR, and EFBIG for a write past the largest offset.
 fn open_flags_and_errors() -> TestResult {
     let r = root();
     ensure!(
@@ -822,6 +866,8 @@ fn open_flags_and_errors() -> TestResult {
     Ok(())
 }
 
+/// Every `(name, d_type)` a directory's `getdents64` returns, decoding each
+/// `linux_dirent64` record from a small buffer (so it takes several calls).
 fn names(dir: &File) -> Result<Vec<(String, u8)>, String> {
     let mut buf = vec![0u8; 256];
     let mut out = Vec::new();
@@ -844,6 +890,9 @@ fn names(dir: &File) -> Result<Vec<(String, u8)>, String> {
     }
 }
 
+/// `mkdir`, `rmdir`, `unlink`, `rename` and `getdents64` with their Linux
+/// errors: EEXIST, ENOTEMPTY, ENOTDIR, EISDIR, EINVAL, EPERM in /proc; a
+/// rename replaces its target and a moved directory's `..` follows it.
 fn directories_rename_getdents() -> TestResult {
     let r = root();
     vfs::mkdir(&r, "/d", 0o755).map_err(e)?;
@@ -911,6 +960,9 @@ fn directories_rename_getdents() -> TestResult {
     Ok(())
 }
 
+/// Path walks (Linux's `link_path_walk`): relative paths with `.`, `..` and
+/// double slashes, symlinks to files and directories, `lstat` not following,
+/// ELOOP for a symlink cycle, ENAMETOOLONG, and ENOTDIR for `file/`.
 fn path_lookup() -> TestResult {
     let r = root();
     vfs::mkdir(&r, "/p", 0o755).map_err(e)?;
@@ -986,6 +1038,9 @@ fn path_lookup() -> TestResult {
     Ok(())
 }
 
+/// The fd table hands out the lowest free fd, reuses closed ones, returns
+/// EBADF for unused fds, `dup_to` (dup2/dup3) refuses the same fd, and it
+/// fills up at `NR_OPEN`.
 fn fd_table() -> TestResult {
     let mut t = FdTable::new();
     let f = open("/proc/meminfo", O_RDONLY)?;
@@ -1012,6 +1067,8 @@ fn fd_table() -> TestResult {
     Ok(())
 }
 
+/// The whole of a text file, read 7 bytes at a time so that a /proc or
+/// /sys snapshot must be stitched together across reads.
 fn read_text(path: &str) -> Result<String, String> {
     let f = open(path, O_RDONLY)?;
     let mut out = Vec::new();
@@ -1025,10 +1082,15 @@ fn read_text(path: &str) -> Result<String, String> {
     }
 }
 
+/// Writes `text` to the existing file at `path` (a sysfs knob); returns the
+/// bytes written or the write's errno.
 fn write_text(path: &str, text: &str) -> Result<usize, Errno> {
     vfs::open(&root(), path, O_WRONLY, 0)?.write(text.as_bytes())
 }
 
+/// The transparent_hugepage sysfs knobs read and write as Linux's do: the
+/// `[selected]` value, per-size `inherit`, EINVAL for bad values (leaving
+/// the knob unchanged), the `0x` flag knobs, and one file per large order.
 fn sysfs_knobs() -> TestResult {
     let top = "/sys/kernel/mm/transparent_hugepage/shmem_enabled";
     let k64 = "/sys/kernel/mm/transparent_hugepage/hugepages-64kB/shmem_enabled";
@@ -1118,6 +1180,8 @@ fn sysfs_knobs() -> TestResult {
     r
 }
 
+/// The number after `key` (and an optional colon) in /proc text such as
+/// `MemFree:  123 kB` or `thp_file_alloc 4`.
 fn field(text: &str, key: &str) -> Option<u64> {
     text.lines()
         .find_map(|l| l.strip_prefix(key))
@@ -1125,6 +1189,9 @@ fn field(text: &str, key: &str) -> Option<u64> {
         .and_then(|v| v.parse().ok())
 }
 
+/// A 4 MiB memfd write shows in /proc/meminfo (`Shmem`, `ShmemHugePages`,
+/// `MemFree`) and /proc/vmstat (`folio_alloc_order_9`, `thp_file_alloc`),
+/// and `Shmem` goes back down when the file is closed.
 fn procfs_counts() -> TestResult {
     with_knobs(
         |s| s.store_shmem_enabled("always").expect("valid"),
@@ -1178,6 +1245,8 @@ fn procfs_counts() -> TestResult {
     )
 }
 
+/// The initramfs was unpacked into the root: `/etc/motd` matches
+/// `rootfs/etc/motd` and `/etc/issue` is a symlink to it.
 fn initramfs_unpacked() -> TestResult {
     let motd = include_bytes!("../../../rootfs/etc/motd");
     let f = open("/etc/motd", O_RDONLY)?;
@@ -1222,6 +1291,9 @@ fn stress() -> TestResult {
     Ok(())
 }
 
+/// One `stress` thread: 12 files of random length at random offsets, each
+/// written, read back, truncated, hole-punched, read through a second open
+/// file, and unlinked.
 fn stress_worker(t: usize) -> TestResult {
     let mut seed = 0x9e37_79b9u32 ^ (t as u32 * 7919);
     let mut rand = move |n: usize| {

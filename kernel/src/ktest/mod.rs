@@ -18,6 +18,7 @@ mod user;
 mod user_pgtable;
 mod vma_lock;
 
+/// What a test returns: `Ok`, or `Err` with the reason it failed.
 pub type TestResult = Result<(), String>;
 
 /// Frames in use outside the kernel heap, whose slabs come and go as the
@@ -38,8 +39,12 @@ macro_rules! ensure {
 }
 pub(crate) use ensure;
 
+/// One in-kernel test: a name for the `ktest NAME ... ok` line and the
+/// function to run.
 pub struct Test {
+    /// Printed on the result line; prefixed by the subsystem it tests.
     pub name: &'static str,
+    /// The test itself, run once on the thread `run_all` is called from.
     pub run: fn() -> TestResult,
 }
 

@@ -11,6 +11,7 @@ use crate::mm::frame;
 use crate::mm::kmap::{self, KernelTables};
 use crate::mm::pgtable::{translate, Level};
 
+/// The kernel page table tests, in the order `run_all` runs them.
 pub const TESTS: &[Test] = &[
     Test {
         name: "kmap_linear_map_uses_blocks",
@@ -38,9 +39,14 @@ pub const TESTS: &[Test] = &[
     },
 ];
 
+/// A value in `.rodata`, which the kernel map must map read-only.
 static RODATA_PROBE: u64 = 0x1234_5678;
+/// A value in `.data`, which the kernel map must map read-write,
+/// never executable.
 static DATA_PROBE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
 
+/// The linear map reaches a free 2M block's last page through a PMD or PUD
+/// block, and the software walker and the MMU (`AT S1E1W`) agree on its PA.
 fn linear_map_uses_blocks() -> TestResult {
     // The last page of the first free RAM block: far from the image.
     let pa = frame::alloc_pages(9).ok_or("no 2M block")?;
@@ -61,6 +67,9 @@ fn linear_map_uses_blocks() -> TestResult {
     Ok(())
 }
 
+/// `.text`, `.rodata` and `.data` are mapped with 4K PTEs as ROX, RO and RW
+/// (never W+X, as Linux's `CONFIG_STRICT_KERNEL_RWX`), and `AT` agrees on
+/// which of them take a read and a write.
 fn image_is_w_xor_x() -> TestResult {
     let img = kmap::image_layout();
     let text = linear_map_uses_blocks as *const () as usize;
@@ -112,6 +121,8 @@ fn image_is_w_xor_x() -> TestResult {
     Ok(())
 }
 
+/// Checks that a kernel write to `va` takes a level-3 permission fault with
+/// FAR = `va` and ESR's WnR set, while a read succeeds.
 fn expect_permission_fault_on_write(va: usize) -> TestResult {
     let old = probe_load(va).map_err(|f| alloc::format!("read faulted: {:?}", f))?;
     // SAFETY: writes back the value already there, should the store succeed.
@@ -130,14 +141,18 @@ fn expect_permission_fault_on_write(va: usize) -> TestResult {
     }
 }
 
+/// A write to this function's own code takes a permission fault.
 fn write_to_text_faults() -> TestResult {
     expect_permission_fault_on_write(write_to_text_faults as *const () as usize & !7)
 }
 
+/// A write to `RODATA_PROBE` takes a permission fault.
 fn write_to_rodata_faults() -> TestResult {
     expect_permission_fault_on_write(&RODATA_PROBE as *const u64 as usize)
 }
 
+/// The UART's MMIO is mapped as device memory (`PgProt::DEVICE`), not normal
+/// cacheable memory.
 fn devices_are_device_memory() -> TestResult {
     let uart = phys_to_virt(crate::mm::addr::PhysAddr(0x0900_0000));
     let t = translate(&KernelTables, kmap::kernel_pgd(), uart).ok_or("UART not mapped")?;
@@ -152,6 +167,9 @@ fn devices_are_device_memory() -> TestResult {
 /// A VA outside the linear map (whose top is PAGE_OFFSET + 4G at most).
 const TEST_VA: usize = 0xffff_8000_0000_0000;
 
+/// `map_kernel_range` maps a 4K page (RW) and a 2M block (RO) outside the
+/// linear map, where `AT` and the walker see them with the right level and
+/// permissions, and `unmap_kernel_range` leaves a translation fault behind.
 fn map_and_unmap() -> TestResult {
     let page = frame::alloc_zeroed_pages(0).ok_or("oom")?;
     let block = frame::alloc_pages(9).ok_or("no 2M block")?;

@@ -8,6 +8,7 @@ use super::{ensure, frames_in_use, Test, TestResult};
 use crate::arch::{cpu, timer};
 use crate::task::{self, WaitQueue};
 
+/// The scheduler and SMP tests, in the order `run_all` runs them.
 pub const TESTS: &[Test] = &[
     Test {
         name: "smp_every_cpu_runs_threads",
@@ -35,6 +36,7 @@ pub const TESTS: &[Test] = &[
     },
 ];
 
+/// A thread pinned to each online CPU (`spawn_on`) runs on that CPU.
 fn every_cpu_runs_threads() -> TestResult {
     let n = task::nr_cpus_online();
     let ran_on: Arc<Vec<AtomicUsize>> =
@@ -57,6 +59,8 @@ fn every_cpu_runs_threads() -> TestResult {
     Ok(())
 }
 
+/// The timer tick keeps arriving on every CPU: at least 3 ticks in a
+/// 50 ms `msleep`.
 fn ticks_on_every_cpu() -> TestResult {
     let n = task::nr_cpus_online();
     let deltas: Arc<Vec<AtomicUsize>> = Arc::new((0..n).map(|_| AtomicUsize::new(0)).collect());
@@ -109,6 +113,7 @@ fn preemption() -> TestResult {
     Ok(())
 }
 
+/// `msleep(30)` sleeps at least 30 ms by the generic timer's counter.
 fn msleep_duration() -> TestResult {
     let start = timer::counter();
     task::msleep(30);
@@ -117,6 +122,8 @@ fn msleep_duration() -> TestResult {
     Ok(())
 }
 
+/// A waiter on every CPU stays asleep until the condition is set, and one
+/// `wake_all` wakes them all (Linux's `wait_event`/`wake_up_all`).
 fn waitqueue_across_cpus() -> TestResult {
     let n = task::nr_cpus_online();
     let wq = Arc::new(WaitQueue::new());
@@ -148,6 +155,8 @@ fn waitqueue_across_cpus() -> TestResult {
     Ok(())
 }
 
+/// 128 threads in four rounds, each yielding ten times, all run to the
+/// end, and every kernel stack is freed afterwards.
 fn many_threads() -> TestResult {
     // Threads of earlier tests are freed at their CPU's next switch.
     task::msleep(30);

@@ -4,6 +4,7 @@ use super::{ensure, Test, TestResult};
 use crate::arch::esr::{ExceptionClass, FaultStatus};
 use crate::arch::trap::{probe_load, probe_store};
 
+/// The exception tests, in the order `run_all` runs them.
 pub const TESTS: &[Test] = &[
     Test {
         name: "trap_unmapped_read_decoded",
@@ -22,6 +23,8 @@ pub const TESTS: &[Test] = &[
 /// In the kernel half but above the linear map: nothing is mapped here.
 const HOLE: usize = 0xffff_f000_dead_b000;
 
+/// A kernel read of an unmapped address is a same-EL data abort with a
+/// translation fault, a read, and FAR = the address.
 fn unmapped_read_decoded() -> TestResult {
     let f = probe_load(HOLE + 0x10)
         .err()
@@ -41,6 +44,8 @@ fn unmapped_read_decoded() -> TestResult {
     Ok(())
 }
 
+/// A kernel write to an unmapped address is a same-EL data abort reported
+/// as a write, with FAR = the address.
 fn unmapped_write_decoded() -> TestResult {
     // SAFETY: the address is unmapped; the store can only fault.
     let f = unsafe { probe_store(HOLE + 0x28, 1) }
@@ -56,6 +61,8 @@ fn unmapped_write_decoded() -> TestResult {
     Ok(())
 }
 
+/// A kernel access to a low (TTBR0) address faults at level 0: the boot
+/// identity map is gone and TTBR0 holds an empty table.
 fn user_half_unmapped() -> TestResult {
     // TTBR0 holds an empty table once the kernel runs at its high address:
     // the boot identity map is gone, so the walk faults at level 0.

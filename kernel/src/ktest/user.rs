@@ -8,6 +8,7 @@ use core::sync::atomic::Ordering;
 use super::{ensure, frames_in_use, Test, TestResult};
 use crate::task::{self, exec};
 
+/// The user process test, run last by `run_all`.
 pub const TESTS: &[Test] = &[Test {
     name: "user_process_frames_all_come_back",
     run: frames_come_back,

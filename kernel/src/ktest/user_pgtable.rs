@@ -17,6 +17,7 @@ use crate::mm::memory;
 use crate::mm::mm_struct::Mm;
 use crate::mm::pgtable::{self, Alloc, Level};
 
+/// The user page table tests, in the order `run_all` runs them.
 pub const TESTS: &[Test] = &[
     Test {
         name: "user_contpte_block_seen_by_at",
@@ -53,10 +54,14 @@ fn map_pages(mm: &Mm, va: usize, folio: &Folio, prot: PgProt) -> TestResult {
     Ok(())
 }
 
+/// The leaf entry the software walker finds for `va` in `mm`, if any.
 fn entry(mm: &Mm, va: usize) -> Option<Pte> {
     pgtable::translate(&mm, mm.pgd, va).map(|t| t.pte)
 }
 
+/// A 64K folio mapped by one `set_pte_range` is folded into a contiguous
+/// (contpte) block that `AT` translates page by page; mprotect keeps the
+/// block, a zap of half unfolds the rest, and the mapcount follows.
 fn contpte_block_seen_by_at() -> TestResult {
     let mm: Arc<Mm> = Mm::new().map_err(|e| format!("{e:?}"))?;
     let folio = Folio::alloc(4).ok_or("no 64K folio")?;
@@ -111,6 +116,8 @@ fn contpte_block_seen_by_at() -> TestResult {
     Ok(())
 }
 
+/// A 2M folio under one PMD block entry translates through `AT`, and a
+/// zap of a single page clears the whole block and drops its mapping.
 fn pmd_block_seen_by_at() -> TestResult {
     let mm: Arc<Mm> = Mm::new().map_err(|e| format!("{e:?}"))?;
     let folio = Folio::alloc(9).ok_or("no 2M folio")?;

@@ -22,6 +22,7 @@ use crate::sync::SpinLock;
 use crate::task;
 use crate::task::signal::SEGV_ACCERR;
 
+/// The per-VMA lock tests, in the order `run_all` runs them.
 pub const TESTS: &[Test] = &[
     Test {
         name: "vma_lock_fault_while_another_vma_is_written",
@@ -41,8 +42,10 @@ pub const TESTS: &[Test] = &[
     },
 ];
 
+/// Bytes in each of `setup`'s two mappings: 1 MiB.
 const LEN: usize = 1 << 20;
 
+/// An errno's `Debug` text, for `map_err` into a `TestResult`.
 fn e(err: crate::errno::Errno) -> alloc::string::String {
     format!("{err:?}")
 }
@@ -96,6 +99,8 @@ fn fault_while_another_vma_is_written() -> TestResult {
 /// A fault run on its own thread: (finished, result).
 type Outcome = Arc<(AtomicBool, SpinLock<Option<Result<(), FaultError>>>)>;
 
+/// Starts `do_page_fault(mm, addr, access)` on a new kernel thread; the
+/// returned `Outcome` says when it has finished and how.
 fn fault_in_thread(mm: &Arc<Mm>, addr: usize, access: Access) -> (Arc<task::Thread>, Outcome) {
     let outcome: Outcome = Arc::new((AtomicBool::new(false), SpinLock::new(None)));
     let (mm, out) = (mm.clone(), outcome.clone());

@@ -21,6 +21,7 @@ use crate::mm::page::{Page, PAGE_NIL};
 
 /// Largest block handed out: 2^10 frames, 4 MiB (Linux: `MAX_PAGE_ORDER`).
 pub const MAX_ORDER: usize = 10;
+/// How many orders there are, 0 to `MAX_ORDER` (Linux's `NR_PAGE_ORDERS`).
 const NR_PAGE_ORDERS: usize = MAX_ORDER + 1;
 
 /// Why `BuddyAllocator::free` refused a block. The free lists are untouched
@@ -45,6 +46,8 @@ pub enum BuddyError {
 struct FreeArea {
     /// `mem_map` index of the first free block, or `PAGE_NIL`.
     free_list: u32,
+    /// How many blocks of this order are on `free_list` (Linux's
+    /// `free_area.nr_free`, which `/proc/buddyinfo` prints).
     nr_free: usize,
 }
 
@@ -53,7 +56,9 @@ struct FreeArea {
 pub struct BuddyAllocator {
     /// `mem_map[i]` describes frame `base_pfn + i`.
     mem_map: &'static mut [Page],
+    /// The PFN of `mem_map[0]`: the first frame this allocator describes.
     base_pfn: usize,
+    /// One free list per order, `free_area[k]` holding free blocks of 2^k frames.
     free_area: [FreeArea; NR_PAGE_ORDERS],
 }
 

@@ -36,17 +36,27 @@ use crate::mm::vmstat;
 use crate::task::signal::{self, force_fault_signal};
 use crate::task::with_current;
 
+/// What the faulting access asked for, decoded from the abort's ESR; it
+/// must be allowed by the VMA's `VM_READ`, `VM_WRITE` or `VM_EXEC`.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum Access {
+    /// A load (a data abort with ESR's WnR clear).
     Read,
+    /// A store (a data abort with WnR set; Linux's `FAULT_FLAG_WRITE`).
     Write,
+    /// An instruction fetch (an instruction abort; Linux's
+    /// `FAULT_FLAG_INSTRUCTION`).
     Exec,
 }
 
 /// Why a fault could not be resolved: the signal and `si_code` it becomes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum FaultError {
+    /// SIGSEGV with this `si_code`: `SEGV_MAPERR` (no VMA) or `SEGV_ACCERR`
+    /// (the VMA forbids the access); Linux's `VM_FAULT_SIGSEGV`.
     Segv(i32),
+    /// SIGBUS with this `si_code`, e.g. `BUS_ADRERR` for a file page past EOF
+    /// (Linux's `VM_FAULT_SIGBUS`).
     Bus(i32),
     /// No memory for a page or a page table (Linux: `VM_FAULT_OOM`).
     Oom,
@@ -95,6 +105,9 @@ pub fn handle_uaccess_fault(addr: usize, access: Access, _permission_fault: bool
     }
 }
 
+/// The fault path for the current thread (user or uaccess fault): runs
+/// `do_page_fault` on its process's `mm` and counts a successful fault in
+/// `pgfault` and the process's `minflt`; SEGV_MAPERR for a kernel thread.
 fn handle_fault(addr: usize, access: Access) -> Result<(), FaultError> {
     let no_mm = Err(FaultError::Segv(signal::SEGV_MAPERR));
     with_current(|t| {
@@ -157,6 +170,9 @@ pub fn fault_in(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultEr
     }
 }
 
+/// One attempt under `mmap_lock` held for reading: find the VMA (growing the
+/// stack if `addr` is just below one), check the access, and handle the
+/// fault; `Retry` has dropped the lock for `fault_in` to wait and try again.
 fn fault_under_mmap_lock(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
     let map = mm.mmap_lock_readonly();
     let Some((start, end, vma)) = map.vmas.find(addr) else {

@@ -19,7 +19,11 @@ use crate::mm::truncate::{undo_range_plan, UndoAction};
 use crate::mm::vma::{VM_MAYWRITE, VM_SHARED};
 use crate::sync::SpinLock;
 
+/// A file's page cache and the mms that map it (Linux's `struct
+/// address_space`), embedded in every tmpfs file.
 pub struct AddressSpace {
+    /// The cached folios by page index (Linux's `i_pages` xarray); each holds
+    /// one folio reference, taken in `add_folio`.
     i_pages: SpinLock<FolioIndex<Folio>>,
     /// Address spaces that map this file, by address (Linux: the `i_mmap`
     /// tree of VMAs; we keep the mms and look their VMAs up): a tree, so
@@ -34,6 +38,7 @@ impl Default for AddressSpace {
 }
 
 impl AddressSpace {
+    /// An empty cache with no mappers.
     pub const fn new() -> Self {
         AddressSpace {
             i_pages: SpinLock::new(FolioIndex::new()),
@@ -126,10 +131,12 @@ impl AddressSpace {
         self.i_pages.lock().range_is_empty(index, nr)
     }
 
+    /// Pages cached, large folios counting every page (Linux's `nrpages`).
     pub fn nr_pages(&self) -> u64 {
         self.i_pages.lock().nr_pages()
     }
 
+    /// Folios cached, a large folio counting once.
     pub fn nr_folios(&self) -> usize {
         self.i_pages.lock().nr_folios()
     }
@@ -139,6 +146,7 @@ impl AddressSpace {
     pub fn next_data(&self, index: u64) -> Option<u64> {
         self.i_pages.lock().next_data(index)
     }
+    /// The first page at or after `index` that no folio caches (SEEK_HOLE).
     pub fn next_hole(&self, index: u64) -> u64 {
         self.i_pages.lock().next_hole(index)
     }

@@ -45,13 +45,17 @@ pub const FOLIO_FLAG_NAMES: [(&str, u32); 4] = [
 /// The folio's index in its file is not kept here: the page cache knows it.
 #[repr(C, align(16))]
 pub struct FolioMeta {
+    /// References to the folio (Linux's `_refcount`): one per `Folio` value and
+    /// one per page-table entry mapping a page of it; the last put frees it.
     refcount: AtomicU32,
     /// Page-table entries mapping pages of this folio (Linux: the folio's
     /// total mapcount).
     mapcount: AtomicI32,
+    /// `PG_*` bits above (Linux's `flags`).
     flags: AtomicU32,
     /// This frame's distance from its folio's head, in frames.
     head_offset: AtomicU16,
+    /// log2 of the folio's size in pages (Linux's `folio_order`).
     order: AtomicU8,
     /// For a frame holding a PTE table instead: its lock (`mm/ptlock.rs`).
     ptl: AtomicBool,
@@ -60,6 +64,7 @@ pub struct FolioMeta {
 const _: () = assert!(core::mem::size_of::<FolioMeta>() == 16);
 
 impl FolioMeta {
+    /// The state of a frame no folio owns: no references, no flags, order 0.
     pub const fn new() -> Self {
         FolioMeta {
             refcount: AtomicU32::new(0),
@@ -76,7 +81,9 @@ impl FolioMeta {
 /// statics rather than a `Once`: every folio operation on the fault path
 /// starts here, so the lookup is a subtraction, a bounds check and an add.
 static META: AtomicPtr<FolioMeta> = AtomicPtr::new(core::ptr::null_mut());
+/// Entries in the `META` array: one per frame from `BASE_PFN` on.
 static META_LEN: AtomicUsize = AtomicUsize::new(0);
+/// The PFN `META[0]` describes: the first frame of RAM.
 static BASE_PFN: AtomicUsize = AtomicUsize::new(0);
 
 /// Installs the per-frame folio state for frames from `base_pfn` on.
@@ -86,6 +93,7 @@ pub(super) fn init(base_pfn: usize, meta: &'static [FolioMeta]) {
     META.store(meta.as_ptr() as *mut FolioMeta, Ordering::Release);
 }
 
+/// The folio state of frame `pfn`; panics if `pfn` is outside RAM.
 fn meta(pfn: usize) -> &'static FolioMeta {
     let i = pfn.wrapping_sub(BASE_PFN.load(Ordering::Relaxed));
     assert!(
@@ -107,6 +115,7 @@ pub fn table_lock(pfn: usize) -> &'static AtomicBool {
 /// as Linux's `struct folio *` is; the frame number follows from where that
 /// state sits in the array. One word, so the page cache's slots stay small.
 pub struct Folio {
+    /// The head frame's state; the reference this `Folio` counts is on it.
     head: &'static FolioMeta,
 }
 
@@ -201,10 +210,12 @@ impl Folio {
         self.head().mapcount.fetch_sub(1, Ordering::Relaxed);
     }
 
+    /// The head frame's state, where the whole folio's state lives.
     fn head(&self) -> &'static FolioMeta {
         self.head
     }
 
+    /// The folio's first frame (Linux's `folio_pfn`).
     pub fn pfn(&self) -> usize {
         pfn_of(self.head)
     }
@@ -212,42 +223,61 @@ impl Folio {
     pub fn is(&self, other: &Folio) -> bool {
         core::ptr::eq(self.head, other.head)
     }
+    /// The physical address of the folio's first byte (Linux: `folio_pfn` << `PAGE_SHIFT`).
     pub fn phys(&self) -> PhysAddr {
         PhysAddr::from_pfn(self.pfn())
     }
+    /// log2 of the folio's size in pages (Linux's `folio_order`).
     pub fn order(&self) -> u8 {
         self.head().order.load(Ordering::Relaxed)
     }
+    /// Pages in the folio, 2^order (Linux's `folio_nr_pages`).
     pub fn nr_pages(&self) -> usize {
         1 << self.order()
     }
+    /// The folio's size in bytes (Linux's `folio_size`).
     pub fn size(&self) -> usize {
         PAGE_SIZE << self.order()
     }
+    /// References held right now (Linux's `folio_ref_count`); only a snapshot.
     pub fn refcount(&self) -> u32 {
         self.head().refcount.load(Ordering::Relaxed)
     }
+    /// Whether every byte holds the file's data (Linux's
+    /// `folio_test_uptodate`); acquire, so once true the data reads back.
     pub fn is_uptodate(&self) -> bool {
         self.head().flags.load(Ordering::Acquire) & PG_UPTODATE != 0
     }
+    /// Marks the data complete (Linux's `folio_mark_uptodate`); release, after
+    /// the writes that filled it.
     pub fn mark_uptodate(&self) {
         self.head().flags.fetch_or(PG_UPTODATE, Ordering::Release);
     }
+    /// Whether the folio was written since it was last clean (Linux's
+    /// `folio_test_dirty`).
     pub fn is_dirty(&self) -> bool {
         self.head().flags.load(Ordering::Relaxed) & PG_DIRTY != 0
     }
+    /// Marks the folio written (Linux's `folio_mark_dirty`).
     pub fn mark_dirty(&self) {
         self.head().flags.fetch_or(PG_DIRTY, Ordering::Relaxed);
     }
+    /// Whether the folio is anonymous memory, not page cache (Linux's
+    /// `folio_test_anon`).
     pub fn is_anon(&self) -> bool {
         self.head().flags.load(Ordering::Relaxed) & PG_ANON != 0
     }
+    /// Marks a new folio as anonymous memory (Linux sets `PAGE_MAPPING_ANON`).
     pub fn mark_anon(&self) {
         self.head().flags.fetch_or(PG_ANON, Ordering::Relaxed);
     }
+    /// Whether the folio is in a file's page cache; faults recheck it under the
+    /// page-table lock so as not to map a folio truncation removed.
     pub fn is_cached(&self) -> bool {
         self.head().flags.load(Ordering::Acquire) & PG_CACHED != 0
     }
+    /// Sets or clears `PG_CACHED` as the page cache adds or removes the folio
+    /// (Linux sets and clears `folio->mapping`).
     pub fn set_cached(&self, cached: bool) {
         if cached {
             self.head().flags.fetch_or(PG_CACHED, Ordering::Release);

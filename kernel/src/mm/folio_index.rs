@@ -55,7 +55,10 @@ pub enum InsertError {
 /// One folio in the index, in the slot of its first page.
 #[derive(Debug)]
 struct Entry<T> {
+    /// log2 of the folio's size in pages: the entry covers 2^order slots'
+    /// pages, starting with its own.
     order: u8,
+    /// The folio itself (`Folio` in the kernel; a plain value in host tests).
     item: T,
 }
 
@@ -70,6 +73,7 @@ const LEAF_SLOTS: usize = 1 << LEAF_SHIFT;
 struct Leaf<T> {
     /// Bit i set: slot i holds a folio.
     used: u64,
+    /// Slot i holds the folio starting at the leaf's page i, if any.
     slots: [Option<Entry<T>>; LEAF_SLOTS],
 }
 
@@ -99,10 +103,13 @@ const fn leaf_of(index: u64) -> (u64, usize) {
 /// `i_pages` and `nrpages`).
 #[derive(Debug)]
 pub struct FolioIndex<T> {
+    /// The non-empty leaves by leaf number (page index >> `LEAF_SHIFT`),
+    /// standing in for the xarray's upper levels.
     leaves: BTreeMap<u64, Box<Leaf<T>>>,
     /// Pages covered by all folios together, kept as they come and go so
     /// `nr_pages` needs no walk (Linux: `mapping->nrpages`).
     nr_pages: u64,
+    /// Folios in the index, a large folio counting once.
     nr_folios: usize,
 }
 
@@ -125,6 +132,7 @@ const fn covers(head: u64, order: u8, index: u64) -> bool {
 }
 
 impl<T> FolioIndex<T> {
+    /// An empty index.
     pub const fn new() -> Self {
         FolioIndex {
             leaves: BTreeMap::new(),
@@ -282,10 +290,12 @@ impl<T> FolioIndex<T> {
         }
     }
 
+    /// Folios in the index, a large folio counting once.
     pub fn nr_folios(&self) -> usize {
         self.nr_folios
     }
 
+    /// Pages covered by all folios together (Linux's `mapping->nrpages`).
     pub fn nr_pages(&self) -> u64 {
         self.nr_pages
     }

@@ -15,7 +15,12 @@ use crate::mm::page::Page;
 use crate::mm::pcp;
 use crate::sync::SpinLock;
 
+/// The one buddy allocator for all of RAM (Linux's single zone), behind the
+/// lock that `BuddyAllocator` leaves to its caller (Linux's `zone->lock`);
+/// `None` until `init`.
 static BUDDY: SpinLock<Option<BuddyAllocator>> = SpinLock::new(None);
+/// Frames handed to the allocator, at boot and by `free_boot_range`
+/// (Linux's `totalram_pages`).
 static TOTAL_PAGES: AtomicUsize = AtomicUsize::new(0);
 
 /// Builds `mem_map` (and the folio state beside it) for RAM `[ram_start,
@@ -73,6 +78,7 @@ pub fn free_boot_range(start: PhysAddr, end: PhysAddr) {
     }
 }
 
+/// Runs `f` on the buddy allocator under its lock; panics before `init`.
 fn with_buddy<R>(f: impl FnOnce(&mut BuddyAllocator) -> R) -> R {
     f(BUDDY
         .lock()
@@ -167,10 +173,14 @@ pub fn split_pages(pa: PhysAddr, order: usize) {
 /// Free frames now, in total and as free blocks per order (Linux:
 /// `/proc/buddyinfo`).
 pub struct FreeStats {
+    /// Free frames, single frames and blocks together (Linux's `nr_free_pages`).
     pub free_pages: usize,
+    /// `nr_free[k]`: free blocks of order k, as a `/proc/buddyinfo` row lists them.
     pub nr_free: [usize; MAX_ORDER + 1],
 }
 
+/// The free memory now, after draining the per-CPU lists back into the
+/// buddy allocator so that the counts are exact (`/proc/buddyinfo`, MemFree).
 pub fn free_stats() -> FreeStats {
     // Listed frames are free, but not to the buddy allocator: give them
     // back first, so the counts are exact.

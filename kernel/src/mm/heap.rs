@@ -25,8 +25,12 @@ use crate::sync::SpinLock;
 /// The size classes: 16 bytes to 2K, one cache each; the two largest in
 /// 16K slabs, so a slab holds more than one of them.
 const CLASSES: usize = 8;
+/// log2 of the smallest size class: 16 bytes (Linux's `KMALLOC_SHIFT_LOW`).
 const SMALLEST_SHIFT: usize = 4;
 
+/// The `kmalloc-<size>` caches (Linux's `kmalloc_caches`), one per size
+/// class, smallest first, each with its own lock; the second number is the
+/// slab's order.
 static CACHES: [SpinLock<SlabCache>; CLASSES] = [
     SpinLock::new(SlabCache::new(16, 0)),
     SpinLock::new(SlabCache::new(32, 0)),
@@ -107,8 +111,11 @@ fn large_order(layout: Layout) -> usize {
     (size.next_power_of_two().trailing_zeros() as usize).saturating_sub(PAGE_SHIFT as usize)
 }
 
+/// The Rust global allocator: small objects from `CACHES`, large ones as
+/// whole page blocks (Linux's `kmalloc`/`kfree`).
 struct KernelHeap;
 
+/// What `Box`, `Vec` and `Arc` allocate from.
 #[global_allocator]
 static HEAP: KernelHeap = KernelHeap;
 

@@ -32,12 +32,17 @@ impl PgtableMem for KernelTables {
 
 /// The image's sections, from linker.ld.
 pub struct ImageLayout {
+    /// `.text`: [start, end) kernel virtual addresses, mapped read-only and
+    /// executable.
     pub text: (usize, usize),
+    /// `.rodata`: [start, end), mapped read-only, never executable.
     pub rodata: (usize, usize),
     /// .data and .bss up to the end of the image.
     pub data: (usize, usize),
 }
 
+/// The image's section boundaries, from the linker script's symbols
+/// (Linux's `_stext`, `__start_rodata`, `_end`...).
 pub fn image_layout() -> ImageLayout {
     extern "C" {
         static __text_start: u8;
@@ -55,6 +60,8 @@ pub fn image_layout() -> ImageLayout {
     }
 }
 
+/// The kernel map's root table (Linux's `swapper_pg_dir`), set once by
+/// `init`; every CPU's TTBR1 points at it.
 static KERNEL_PGD: Once<PhysAddr> = Once::new();
 
 /// The root of the kernel's tables (valid after `init`).
@@ -62,6 +69,9 @@ pub fn kernel_pgd() -> PhysAddr {
     *KERNEL_PGD.get().expect("kmap::init not run")
 }
 
+/// Maps physical `[pa_start, pa_end)` at its linear-map address with `prot`,
+/// in blocks up to 1G where alignment allows (Linux's `__create_pgd_mapping`);
+/// an empty range maps nothing.
 fn map(pgd: PhysAddr, pa_start: PhysAddr, pa_end: PhysAddr, prot: PgProt) {
     if pa_start >= pa_end {
         return;

@@ -29,11 +29,14 @@ pub static CONTPTE_ENABLED: AtomicBool = AtomicBool::new(true);
 /// The contpte logic's view of one PTE table of `mm`, whose entry 0 maps
 /// `table_va`.
 struct TableOps<'a> {
+    /// The address space the table belongs to: its ASID for TLB flushes.
     mm: &'a Mm,
+    /// The user VA entry 0 of the table maps: 2M-aligned.
     table_va: usize,
 }
 
 impl<'a> TableOps<'a> {
+    /// The view of the PTE table that maps `va` (any address in its 2M).
     fn new(mm: &'a Mm, va: usize) -> Self {
         TableOps {
             mm,
@@ -215,7 +218,9 @@ pub fn unmap_range(mm: &Mm, start: usize, end: usize) -> DetachedTables<'_> {
 /// PTE tables unhooked by [`unmap_range`] and already flushed from the TLB:
 /// dropping this drops every folio reference they hold and frees them.
 pub struct DetachedTables<'a> {
+    /// The address space the tables belonged to; their frames go back to it.
     mm: &'a Mm,
+    /// The unhooked PTE tables' frames, each still holding its entries.
     tables: Vec<PhysAddr>,
 }
 
@@ -265,22 +270,33 @@ impl Drop for DetachedTables<'_> {
 /// flushes early and starts again. Entries of one folio cleared in a row
 /// share one slot.
 struct Gather<'a> {
+    /// The address space whose ASID the flush invalidates.
     mm: &'a Mm,
+    /// The first `GATHER_SLOTS` runs of entries, on the stack: a folio and how
+    /// many of its references (one per cleared entry) are held.
     folios: [Option<(Folio, usize)>; GATHER_SLOTS],
+    /// Slots of `folios` in use.
     len: usize,
+    /// Runs past the first `GATHER_SLOTS`, on the heap, at most `GATHER_MAX`.
     more: Vec<(Folio, usize)>,
     /// The VAs cleared: [lo, hi), and how many pages.
     lo: usize,
+    /// End of the cleared range (exclusive); 0 while nothing is gathered.
     hi: usize,
+    /// Pages cleared since the last flush; above `FLUSH_ALL_THRESHOLD` the
+    /// flush takes the whole ASID.
     pages: usize,
 }
 
+/// Runs of entries a gather holds on the stack before it allocates
+/// (Linux's `MMU_GATHER_BUNDLE`).
 const GATHER_SLOTS: usize = 32;
 /// Folios a gather holds on the heap at most, 64K of them (Linux:
 /// `MAX_GATHER_BATCH_COUNT` batch pages).
 const GATHER_MAX: usize = 4096;
 
 impl<'a> Gather<'a> {
+    /// An empty gather for `mm`: nothing to flush yet.
     fn new(mm: &'a Mm) -> Self {
         Gather {
             mm,

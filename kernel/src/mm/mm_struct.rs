@@ -26,13 +26,18 @@ use crate::sync::{Mutex, MutexGuard, SpinLock};
 /// Where mmap looks for free space, top down (Linux: `mmap_base`, below a
 /// stack gap), and where it gives up.
 pub const MMAP_TOP: usize = 0x0000_ffff_0000_0000;
+/// Where that search gives up: no mapping is placed, and no stack grows,
+/// below 256 MiB.
 pub const MMAP_BOTTOM: usize = 0x0000_0000_1000_0000;
 
 /// What `mmap_lock` protects.
 pub struct MmMap {
+    /// The VMAs by address range (Linux's maple tree `mm_mt`); faults under the
+    /// per-VMA lock read `vmas_published` instead.
     pub vmas: VmaTree<Arc<Vma>>,
     /// The heap: [start_brk, brk), grown and shrunk by brk(2).
     pub start_brk: usize,
+    /// The heap's current end (Linux's `mm->brk`).
     pub brk: usize,
     /// Where exec mapped the vDSO (0: nowhere), for signal returns
     /// (Linux: `mm->context.vdso`).
@@ -42,8 +47,13 @@ pub struct MmMap {
     pub def_flags: u32,
 }
 
+/// A user address space (Linux's `struct mm_struct`): its page tables,
+/// ASID, VMAs under `mmap_lock`, and the counts /proc reports.
 pub struct Mm {
+    /// Physical address of the level-0 table; TTBR0 holds it while a thread of
+    /// this mm runs (Linux's `mm->pgd`).
     pub pgd: PhysAddr,
+    /// The ASID that tags this mm's TLB entries (Linux's `mm->context.id`).
     pub asid: u16,
     /// Take it with `mmap_lock_readonly` or `mmap_write_lock`.
     mmap_lock: Mutex<MmMap>,
@@ -175,7 +185,9 @@ impl Deref for MmapReadOnlyGuard<'_> {
 /// tree, detaches the VMAs that left it, and ends the write cycle (Linux:
 /// `mmap_write_unlock` -> `vma_end_write_all`).
 pub struct MmapWriteGuard<'a> {
+    /// The address space whose lock this is.
     mm: &'a Mm,
+    /// The held `mmap_lock`, through which the writer reaches the map.
     map: MutexGuard<'a, MmMap>,
     /// Was the map borrowed mutably, so the tree may have changed?
     changed: bool,

@@ -23,15 +23,26 @@ use crate::mm::vma::{
     VM_MAYWRITE, VM_READ, VM_SHARED, VM_WRITE,
 };
 
+/// PROT_READ: the pages may be read (the VMA gets VM_READ).
 pub const PROT_READ: u32 = 1;
+/// PROT_WRITE: the pages may be written (VM_WRITE).
 pub const PROT_WRITE: u32 = 2;
+/// PROT_EXEC: the pages may be executed (VM_EXEC).
 pub const PROT_EXEC: u32 = 4;
+/// MAP_SHARED: writes reach the file and every other mapper (VM_SHARED).
 pub const MAP_SHARED: u32 = 0x01;
+/// MAP_PRIVATE: copy-on-write; writes stay in this process.
 pub const MAP_PRIVATE: u32 = 0x02;
+/// MAP_SHARED_VALIDATE: MAP_SHARED, refusing unknown flags (here all
+/// unknown flags are refused anyway).
 pub const MAP_SHARED_VALIDATE: u32 = 0x03;
+/// MAP_FIXED: map exactly at `addr`, replacing whatever was there.
 pub const MAP_FIXED: u32 = 0x10;
+/// MAP_ANONYMOUS: zeroed memory with no file behind it; `fd` is ignored.
 pub const MAP_ANONYMOUS: u32 = 0x20;
+/// MAP_POPULATE: fault every page in before mmap returns.
 pub const MAP_POPULATE: u32 = 0x8000;
+/// MAP_FIXED_NOREPLACE: map exactly at `addr`, EEXIST if anything is there.
 pub const MAP_FIXED_NOREPLACE: u32 = 0x100000;
 /// MAP_GROWSDOWN: the VMA gets VM_GROWSDOWN.
 pub const MAP_GROWSDOWN: u32 = 0x100;
@@ -40,29 +51,57 @@ pub const MAP_LOCKED: u32 = 0x2000;
 /// Flags accepted and ignored: MAP_DENYWRITE, MAP_EXECUTABLE,
 /// MAP_NORESERVE, MAP_NONBLOCK, MAP_STACK; MAP_HUGETLB is not.
 const MAP_NORESERVE: u32 = 0x4000;
+/// The accepted-and-ignored flags as one mask: MAP_DENYWRITE (0x800),
+/// MAP_EXECUTABLE (0x1000), MAP_NORESERVE, MAP_NONBLOCK (0x10000) and
+/// MAP_STACK (0x20000).
 const MAP_IGNORED: u32 = 0x800 | 0x1000 | 0x4000 | 0x10000 | 0x20000;
 
+/// MADV_NORMAL: no special access pattern (a no-op here).
 pub const MADV_NORMAL: u32 = 0;
+/// MADV_RANDOM: expect random access (a no-op here).
 pub const MADV_RANDOM: u32 = 1;
+/// MADV_SEQUENTIAL: expect sequential access (a no-op here).
 pub const MADV_SEQUENTIAL: u32 = 2;
+/// MADV_WILLNEED: expect access soon (a no-op here).
 pub const MADV_WILLNEED: u32 = 3;
+/// MADV_DONTNEED: drop the pages now; anonymous memory reads back as zeros,
+/// a file mapping as the file.
 pub const MADV_DONTNEED: u32 = 4;
+/// MADV_FREE: the pages may be freed (here at once, as MADV_DONTNEED);
+/// private anonymous memory only.
 pub const MADV_FREE: u32 = 8;
+/// MADV_DONTFORK: the range is not copied into a child at fork (sets
+/// VM_DONTCOPY).
 pub const MADV_DONTFORK: u32 = 10;
+/// MADV_DOFORK: undoes MADV_DONTFORK (clears VM_DONTCOPY).
 pub const MADV_DOFORK: u32 = 11;
+/// MADV_HUGEPAGE: large folios wanted here (sets VM_HUGEPAGE).
 pub const MADV_HUGEPAGE: u32 = 14;
+/// MADV_NOHUGEPAGE: undoes MADV_HUGEPAGE (clears VM_HUGEPAGE).
 pub const MADV_NOHUGEPAGE: u32 = 15;
+/// MADV_DONTDUMP: leave the range out of a core dump (sets VM_DONTDUMP).
 pub const MADV_DONTDUMP: u32 = 16;
+/// MADV_DODUMP: undoes MADV_DONTDUMP (clears VM_DONTDUMP).
 pub const MADV_DODUMP: u32 = 17;
 
+/// MLOCK_ONFAULT (mlock2): lock pages as they are faulted in instead of
+/// populating the range now (VM_LOCKONFAULT).
 pub const MLOCK_ONFAULT: u32 = 1;
+/// MCL_CURRENT: mlockall locks every current mapping.
 pub const MCL_CURRENT: u32 = 1;
+/// MCL_FUTURE: mlockall locks every later mapping too (`def_flags`).
 pub const MCL_FUTURE: u32 = 2;
+/// MCL_ONFAULT: with MCL_CURRENT or MCL_FUTURE, lock on fault, not now.
 pub const MCL_ONFAULT: u32 = 4;
 
+/// MREMAP_MAYMOVE: mremap may move the mapping if it cannot grow in place.
 pub const MREMAP_MAYMOVE: u32 = 1;
+/// MREMAP_FIXED: move the mapping to exactly `new_addr` (needs
+/// MREMAP_MAYMOVE).
 pub const MREMAP_FIXED: u32 = 2;
 
+/// The VM_READ/VM_WRITE/VM_EXEC bits for a `PROT_*` mask (Linux's
+/// `calc_vm_prot_bits`).
 fn prot_flags(prot: u32) -> u32 {
     (if prot & PROT_READ != 0 { VM_READ } else { 0 })
         | (if prot & PROT_WRITE != 0 { VM_WRITE } else { 0 })
@@ -84,6 +123,9 @@ fn page_align(len: usize) -> KResult<usize> {
     len.checked_next_multiple_of(PAGE_SIZE).ok_or(Errno::ENOMEM)
 }
 
+/// Checks a range a user gave: `addr` page-aligned and `len` non-zero
+/// (EINVAL), rounded up to pages and below `USER_TOP` (ENOMEM); returns
+/// its end.
 fn check_range(addr: usize, len: usize) -> KResult<usize> {
     if !addr.is_multiple_of(PAGE_SIZE) || len == 0 {
         return Err(Errno::EINVAL);

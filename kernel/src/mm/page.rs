@@ -26,9 +26,12 @@ pub const PG_HEAD: u32 = 1 << 2;
 /// The "no page" value of a free-list link (an index into `mem_map`).
 pub const PAGE_NIL: u32 = u32::MAX;
 
+/// The buddy allocator's state of one page frame (Linux's `struct page`),
+/// 16 bytes; `mem_map[i]` describes frame `base_pfn + i`.
 #[repr(C)]
 #[derive(Debug)]
 pub struct Page {
+    /// `PG_*` bits above (Linux's `page->flags`).
     flags: u32,
     /// Size of the block this page heads, as a power of two; meaningful only
     /// under `PG_BUDDY` or `PG_HEAD` (Linux: `buddy_order()`/`folio_order()`).
@@ -36,6 +39,7 @@ pub struct Page {
     /// Free-list neighbours, as indices into `mem_map`; meaningful only
     /// under `PG_BUDDY` (Linux: `page->buddy_list`).
     pub(super) buddy_prev: u32,
+    /// The next block on the same free list, or `PAGE_NIL` at the end.
     pub(super) buddy_next: u32,
 }
 

@@ -21,6 +21,7 @@ use crate::sync::SpinLock;
 
 /// log2 of the frames a refill takes (Linux: `pcp->batch`, 63 by default).
 const BATCH_ORDER: usize = 4;
+/// Frames a refill takes: 16, one order-`BATCH_ORDER` block.
 const BATCH: usize = 1 << BATCH_ORDER;
 
 /// One CPU's list, alone on its cache line. The lock is only ever taken by
@@ -30,10 +31,14 @@ struct PerCpuPages(SpinLock<Frames>);
 
 /// The frames left from the last refill, handed out lowest first.
 struct Frames {
+    /// Frames left in `pfns`; the next one handed out is `pfns[count - 1]`.
     count: usize,
+    /// The PFNs of the last refill's frames, highest first, so they go out
+    /// lowest first.
     pfns: [usize; BATCH],
 }
 
+/// Each CPU's list, indexed by CPU id (Linux's `zone->per_cpu_pageset`).
 static PCP: [PerCpuPages; NR_CPUS] = [const {
     PerCpuPages(SpinLock::new(Frames {
         count: 0,

@@ -28,6 +28,8 @@ pub enum Level {
 }
 
 impl Level {
+    /// log2 of the bytes one entry at this level maps (Linux's `PGDIR_SHIFT`,
+    /// `PUD_SHIFT`, `PMD_SHIFT`, `PAGE_SHIFT`).
     pub const fn shift(self) -> u32 {
         match self {
             Level::Pgd => PGDIR_SHIFT,
@@ -40,9 +42,13 @@ impl Level {
     pub const fn size(self) -> usize {
         1 << self.shift()
     }
+    /// The entry in a table at this level that translates `va` (Linux's
+    /// `pgd_index`, `pud_index`, `pmd_index`, `pte_index`).
     pub const fn index(self, va: usize) -> usize {
         (va >> self.shift()) & (PTRS_PER_TABLE - 1)
     }
+    /// The level of the tables this level's table entries point to; none
+    /// below the PTE level.
     pub const fn next(self) -> Option<Level> {
         match self {
             Level::Pgd => Some(Level::Pud),
@@ -68,16 +74,20 @@ pub trait PgtableMem {
     fn table(&self, pa: PhysAddr) -> &PageTable;
 }
 
+/// Why `map_range` or an unmap could not finish.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum MapError {
     /// Something is already mapped where the new mapping would go.
     AlreadyMapped {
+        /// The first address found already mapped.
         va: usize,
     },
     /// Nothing is mapped at `va`.
     NotMapped {
+        /// The first address found unmapped.
         va: usize,
     },
+    /// No page for a new table (Linux's `-ENOMEM` from `pte_alloc`).
     NoMemory,
     /// VA, PA or size not page-aligned.
     Misaligned,
@@ -86,15 +96,22 @@ pub enum MapError {
 /// What a walk found for one virtual address.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Translation {
+    /// The physical address `va` translates to: the leaf's output address plus
+    /// `va`'s offset inside the page or block.
     pub pa: PhysAddr,
+    /// The level of the leaf: `Pte` for a page, `Pmd` or `Pud` for a block.
     pub level: Level,
+    /// The leaf entry itself, with its attributes.
     pub pte: Pte,
 }
 
+/// One entry, read once (Linux's `READ_ONCE`): another CPU may change it.
 fn read(entry: &AtomicU64) -> Pte {
     Pte(entry.load(Ordering::Relaxed))
 }
 
+/// One entry, written once (Linux's `WRITE_ONCE`): the hardware walker may
+/// read it at any moment.
 fn write(entry: &AtomicU64, pte: Pte) {
     entry.store(pte.0, Ordering::Relaxed);
 }
@@ -122,6 +139,9 @@ pub fn map_range(
     map_level(mem, pgd, Level::Pgd, va, pa, size, prot, largest)
 }
 
+/// One level of `map_range`'s walk: fills `table`, a `level` table, with
+/// leaves where the range allows one here, else recurses into (and
+/// allocates) the next level's tables (Linux's `alloc_init_p*d`).
 #[allow(clippy::too_many_arguments)]
 fn map_level(
     mem: &mut impl PgtableMem,
@@ -282,6 +302,8 @@ pub fn for_each_pte_table<'m>(
     walk_pte_tables(mem, pgd, Level::Pgd, base, start, end, f);
 }
 
+/// One level of `for_each_pte_table`'s walk, over the `level` table at
+/// `table` whose entry 0 maps `table_va`.
 fn walk_pte_tables<'m>(
     mem: &'m impl PgtableMem,
     table: PhysAddr,
@@ -341,6 +363,7 @@ pub fn free_tables(mem: &impl PgtableMem, pgd: PhysAddr, free: &mut impl FnMut(P
     free_below(mem, pgd, Level::Pgd, free);
 }
 
+/// Frees the tables below the `level` table at `table`, deepest first.
 fn free_below(
     mem: &impl PgtableMem,
     table: PhysAddr,
@@ -437,6 +460,8 @@ pub fn for_each_leaf_slot<'m>(
     );
 }
 
+/// One level of `for_each_leaf_slot`'s walk, over the `level` table at
+/// `table` whose entry 0 maps `table_va`.
 fn walk_leaf_slots<'m>(
     mem: &'m impl PgtableMem,
     table: PhysAddr,

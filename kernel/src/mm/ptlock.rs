@@ -15,7 +15,10 @@ use crate::mm::pgtable::PageTable;
 
 /// A PTE table's lock, held; IRQs stay masked meanwhile, as for `SpinLock`.
 pub struct PteLockGuard {
+    /// The table page's lock flag, in its frame's `FolioMeta` (Linux's
+    /// `ptdesc->ptl`).
     lock: &'static AtomicBool,
+    /// DAIF as it was before the lock masked IRQs, restored at unlock.
     daif: u64,
 }
 

@@ -22,7 +22,10 @@ use core::ptr::NonNull;
 /// Where slabs come from: naturally aligned blocks of 2^order pages, as
 /// kernel addresses.
 pub trait PageSource {
+    /// A naturally aligned block of 2^order pages, as its kernel address, or
+    /// None when memory ran out.
     fn alloc(&mut self, order: usize) -> Option<usize>;
+    /// Gives back a block `alloc` returned, with the same order.
     fn free(&mut self, addr: usize, order: usize);
 }
 
@@ -35,18 +38,23 @@ struct SlabHeader {
     inuse: usize,
     /// Neighbours on the cache's partial list.
     prev: Option<NonNull<SlabHeader>>,
+    /// The next slab on the partial list, or None at its end.
     next: Option<NonNull<SlabHeader>>,
 }
 
 /// A free object: the link to the next free one, in its first word.
 struct FreeObject {
+    /// The next free object in the same slab, or None for the last.
     next: Option<NonNull<FreeObject>>,
 }
 
 /// The objects of one size, in slabs of 2^order pages (Linux: a
 /// `kmem_cache`, `kmalloc-<size>`).
 pub struct SlabCache {
+    /// Bytes per object: a power of two, at least a word (Linux's
+    /// `kmem_cache->size`).
     size: usize,
+    /// log2 of the pages in each slab (Linux's `oo_order`).
     order: usize,
     /// Slabs with at least one free object.
     partial: Option<NonNull<SlabHeader>>,
@@ -60,11 +68,17 @@ pub struct SlabCache {
 
 /// A cache's numbers, as `/proc/slabinfo` shows them.
 pub struct SlabStats {
+    /// Bytes per object (`<objsize>`).
     pub object_size: usize,
+    /// Objects handed out (`<active_objs>`).
     pub active_objects: usize,
+    /// Objects in all the cache's slabs, free or not (`<num_objs>`).
     pub objects: usize,
+    /// Objects one slab holds (`<objperslab>`).
     pub objects_per_slab: usize,
+    /// Pages per slab (`<pagesperslab>`).
     pub pages_per_slab: usize,
+    /// Slabs the cache holds, its spare included (`<num_slabs>`).
     pub slabs: usize,
 }
 
@@ -72,6 +86,8 @@ pub struct SlabStats {
 // with a lock.
 unsafe impl Send for SlabCache {}
 
+/// The page size slabs are measured in; a constant of its own, as this file
+/// is also built for host tests.
 const PAGE_SIZE: usize = 4096;
 
 impl SlabCache {
@@ -102,6 +118,7 @@ impl SlabCache {
         }
     }
 
+    /// Bytes in one slab.
     fn slab_bytes(&self) -> usize {
         PAGE_SIZE << self.order
     }
@@ -179,6 +196,8 @@ impl SlabCache {
         }
     }
 
+    /// A fresh slab from `pages`: its header written and every object after
+    /// it on its free list; on no list yet.
     fn new_slab(&mut self, pages: &mut impl PageSource) -> Option<NonNull<SlabHeader>> {
         let base = pages.alloc(self.order)?;
         let first = self.header_slots();
@@ -203,6 +222,7 @@ impl SlabCache {
         }
     }
 
+    /// Puts `slab` at the head of the partial list (Linux's `add_partial`).
     fn push_partial(&mut self, slab: NonNull<SlabHeader>) {
         // SAFETY: our slabs' headers; the list is only touched under the
         // cache's own `&mut self`.
@@ -217,6 +237,7 @@ impl SlabCache {
         self.partial = Some(slab);
     }
 
+    /// Takes `slab` off the partial list (Linux's `remove_partial`).
     fn remove_partial(&mut self, slab: NonNull<SlabHeader>) {
         // SAFETY: as in push_partial; `slab` is on the list.
         unsafe {

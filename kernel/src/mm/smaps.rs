@@ -25,14 +25,24 @@ use crate::task::exec::STACK_TOP;
 /// Byte counts for one VMA, in `show_smap`'s order.
 #[derive(Default)]
 struct Usage {
+    /// `Rss`: bytes mapped by present entries.
     rss: usize,
+    /// `Shared_Clean`: mapped here and elsewhere, never written.
     shared_clean: usize,
+    /// `Shared_Dirty`: mapped here and elsewhere, written.
     shared_dirty: usize,
+    /// `Private_Clean`: mapped only in this address space, never written.
     private_clean: usize,
+    /// `Private_Dirty`: mapped only here and written (anonymous memory always
+    /// counts as dirty, as it has no file to fall back on).
     private_dirty: usize,
+    /// `Referenced`: entries with the access flag set.
     referenced: usize,
+    /// `Anonymous`: bytes of anonymous folios.
     anonymous: usize,
+    /// `ShmemPmdMapped`: bytes mapped by PMD blocks (only shmem is PMD-mapped).
     shmem_pmd_mapped: usize,
+    /// `ContPTE`: bytes mapped by contiguous-bit (contpte) blocks.
     contpte: usize,
 }
 
@@ -60,6 +70,9 @@ pub fn for_each_mapping(mm: &Mm, start: usize, end: usize, f: &mut impl FnMut(us
     });
 }
 
+/// Sums the smaps counts of `[start, end)`; `in_mm` says how many of each
+/// folio's mappings (by head PFN) are this mm's own, so that a folio
+/// mapped elsewhere too counts as shared.
 fn usage(mm: &Mm, start: usize, end: usize, in_mm: &BTreeMap<usize, u32>) -> Usage {
     let mut u = Usage::default();
     for_each_mapping(mm, start, end, &mut |_, pte, bytes| {
@@ -153,12 +166,17 @@ pub fn maps(mm: &Mm) -> String {
 /// `mm->start_code`... fields): its first executable mapping, the top of
 /// the stack, the start of the heap.
 pub struct Layout {
+    /// Start of the first executable mapping other than the vDSO.
     pub start_code: usize,
+    /// End of that mapping (exclusive).
     pub end_code: usize,
+    /// The top of the stack, `STACK_TOP` (Linux's `mm->start_stack`).
     pub start_stack: usize,
+    /// Where the heap starts (`mm->start_brk`).
     pub start_brk: usize,
 }
 
+/// The code, stack and heap addresses of `mm`, under `mmap_lock`.
 pub fn layout(mm: &Mm) -> Layout {
     let map = mm.mmap_lock_readonly();
     let code = map
@@ -180,11 +198,14 @@ pub struct MmCounters {
     /// RssAnon and RssShmem (tmpfs is all the page cache faultline has,
     /// and Linux counts tmpfs pages as shmem, not file, pages).
     pub rss_anon: usize,
+    /// RssShmem: bytes of tmpfs and shared anonymous folios mapped.
     pub rss_shmem: usize,
     /// VmData (private writable, not stack), VmStk, VmExe (executable,
     /// not writable).
     pub data: usize,
+    /// VmStk: bytes of stack VMAs (`VM_GROWSDOWN`).
     pub stack: usize,
+    /// VmExe: bytes of executable, non-writable VMAs.
     pub exe: usize,
     /// VmPTE: page-table pages.
     pub pte: usize,

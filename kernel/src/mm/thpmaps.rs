@@ -40,18 +40,29 @@ const CONT_KB: usize = 64;
 /// Bytes by how they are mapped, for anonymous or file memory.
 #[derive(Default, Clone, Copy)]
 struct Kind {
+    /// Bytes mapped in all (`anon-rss`, `file-rss`, `text-rss`): what the
+    /// percentages are of.
     rss: u64,
+    /// Bytes mapped by PMD blocks (`*-thp-pmd-aligned-2048kB`).
     pmd: u64,
+    /// By order: bytes of folios mapped whole, page by page, at a virtual
+    /// address aligned to their size (`*-thp-pte-aligned-<N>kB`).
     aligned: [u64; PMD_ORDER + 1],
+    /// By order: bytes of folios mapped whole, page by page, at an address not
+    /// aligned to their size (`*-thp-pte-unaligned-<N>kB`).
     unaligned: [u64; PMD_ORDER + 1],
+    /// Bytes of large folios only partly mapped in a run (`*-thp-pte-partial`).
     partial: u64,
+    /// Bytes mapped by contiguous-bit entries (`*-cont-pte-aligned-64kB`).
     cont: u64,
 }
 
 /// One address space's summary, or a sum of them.
 #[derive(Default, Clone, Copy)]
 pub struct Summary {
+    /// Anonymous memory (`anon-` lines).
     anon: Kind,
+    /// Page-cache memory, tmpfs included (`file-` lines).
     file: Kind,
     /// The part of `file` in executable mappings.
     text: Kind,
@@ -71,13 +82,19 @@ impl Summary {
 
 /// Entries mapping one folio page after page, in address order.
 struct Run {
+    /// The folio's head frame: a run continues only within one folio.
     head_pfn: usize,
+    /// The folio's order: how many pages mapping it whole takes.
     order: u8,
+    /// Whether the folio is anonymous: which `Kind`s the run counts in.
     anon: bool,
+    /// Whether the VMA is executable: a file run also counts in `text`.
     exec: bool,
     /// Address and page of the folio of the first entry.
     start_va: usize,
+    /// The page of the folio the run's first entry maps.
     first_page: usize,
+    /// Entries (pages) in the run so far.
     pages: usize,
 }
 
@@ -205,8 +222,12 @@ impl Summary {
 /// `Summary`'s order (anon, file, text; rss, pmd, partial, cont, aligned,
 /// unaligned).
 const FIELDS: usize = 3 * (4 + 2 * (PMD_ORDER + 1));
+/// The `/proc/thpmaps` totals, one counter per field in `FIELDS`' order,
+/// added to by `account_exit`.
 static EXITED: [AtomicU64; FIELDS] = [const { AtomicU64::new(0) }; FIELDS];
 
+/// A `Kind`'s counters in `EXITED`'s order: rss, pmd, partial, cont, then
+/// aligned and unaligned by order.
 fn fields(k: &mut Kind) -> impl Iterator<Item = &mut u64> {
     [&mut k.rss, &mut k.pmd, &mut k.partial, &mut k.cont]
         .into_iter()

@@ -27,7 +27,9 @@ pub enum UndoAction {
     Zero {
         /// The folio's first page index.
         start: u64,
+        /// First byte to zero, from the folio's first byte.
         from: usize,
+        /// End of the bytes to zero (exclusive), from the folio's first byte.
         to: usize,
     },
 }

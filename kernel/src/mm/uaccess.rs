@@ -11,6 +11,8 @@ use crate::arch::uaccess;
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::{PAGE_SIZE, USER_TOP};
 
+/// EFAULT unless `[uaddr, uaddr + len)` lies wholly below `USER_TOP`
+/// (Linux's `access_ok`); the copy itself catches unmapped pages.
 fn check_range(uaddr: usize, len: usize) -> KResult<()> {
     match uaddr.checked_add(len) {
         Some(end) if end <= USER_TOP => Ok(()),
@@ -44,8 +46,16 @@ pub fn copy_to_user(dst: usize, src: &[u8]) -> KResult<()> {
 /// length can choose the folio size.
 #[derive(Clone, Copy)]
 pub enum WriteSource<'a> {
+    /// Bytes already in kernel memory.
     Kernel(&'a [u8]),
-    User { addr: usize, len: usize },
+    /// A user buffer, copied with the user-access routines, which fault
+    /// pages in or fail with EFAULT.
+    User {
+        /// The buffer's user virtual address.
+        addr: usize,
+        /// The buffer's length in bytes.
+        len: usize,
+    },
 }
 
 impl<'a, T: AsRef<[u8]> + ?Sized> From<&'a T> for WriteSource<'a> {
@@ -55,6 +65,7 @@ impl<'a, T: AsRef<[u8]> + ?Sized> From<&'a T> for WriteSource<'a> {
 }
 
 impl WriteSource<'_> {
+    /// Bytes to copy.
     pub fn len(&self) -> usize {
         match self {
             WriteSource::Kernel(data) => data.len(),
@@ -62,6 +73,7 @@ impl WriteSource<'_> {
         }
     }
 
+    /// Whether there is nothing to copy.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

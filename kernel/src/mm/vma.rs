@@ -11,7 +11,9 @@ use crate::mm::vma_tree::{Mergeable, Splittable};
 
 /// `vm_flags` bits (Linux: `VM_READ`...).
 pub const VM_READ: u32 = 1 << 0;
+/// VM_WRITE: the pages may be written (PROT_WRITE).
 pub const VM_WRITE: u32 = 1 << 1;
+/// VM_EXEC: the pages may be executed (PROT_EXEC).
 pub const VM_EXEC: u32 = 1 << 2;
 /// MAP_SHARED: writes reach the file (or are shared with forked children).
 pub const VM_SHARED: u32 = 1 << 3;
@@ -47,8 +49,13 @@ pub const VM_FLAG_NAMES: [(&str, u32); 11] = [
     ("dd", VM_DONTDUMP),
 ];
 
+/// One mapping of a process (Linux's `struct vm_area_struct`); its range is
+/// its key in the mm's `VmaTree`. A VMA in the tree is never edited in
+/// place (only its lock changes): a writer holding `mmap_lock` and the
+/// VMA's write lock replaces the `Arc` with a changed copy.
 #[derive(Clone)]
 pub struct Vma {
+    /// `VM_*` bits above (Linux's `vm_flags`).
     pub flags: u32,
     /// The file mapped (tmpfs inode), or None for anonymous memory. Shared
     /// anonymous memory is backed by an internal tmpfs file, as in Linux.
@@ -60,6 +67,8 @@ pub struct Vma {
 }
 
 impl Vma {
+    /// A VMA mapping `file` from page `pgoff` (or anonymous memory, with `None`),
+    /// never locked yet.
     pub fn new(flags: u32, file: Option<Arc<Inode>>, pgoff: u64) -> Vma {
         Vma {
             flags,
@@ -69,6 +78,7 @@ impl Vma {
         }
     }
 
+    /// A private anonymous VMA with `flags`.
     pub fn anon(flags: u32) -> Vma {
         Vma::new(flags, None, 0)
     }
@@ -107,6 +117,8 @@ impl Vma {
         })
     }
 
+    /// Whether the VMA is `VM_SHARED`: writes reach the file and other mappers
+    /// instead of a private copy.
     pub fn is_shared(&self) -> bool {
         self.flags & VM_SHARED != 0
     }

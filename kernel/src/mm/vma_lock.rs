@@ -56,13 +56,19 @@ pub const NEVER_LOCKED: u64 = u64::MAX;
 
 /// One VMA's lock (Linux: `vm_lock_seq`, `vm_lock->lock`, `detached`).
 pub struct VmaLock {
+    /// The `mm_lock_seq` of the write cycle that last write-locked the VMA
+    /// (Linux's `vm_lock_seq`): equal to the mm's current one means locked now,
+    /// until that cycle ends; `NEVER_LOCKED` at first.
     seq: AtomicU64,
     /// Readers holding the VMA, plus `WRITER` while a writer drains them.
     state: AtomicU32,
+    /// Set once the VMA has left its tree (Linux's `detached`): a fault that
+    /// read-locked it from a stale snapshot must search again.
     detached: AtomicBool,
 }
 
 impl VmaLock {
+    /// A lock never write-locked, no readers, attached.
     pub const fn new() -> Self {
         VmaLock {
             seq: AtomicU64::new(NEVER_LOCKED),
@@ -123,6 +129,8 @@ impl VmaLock {
         self.detached.store(true, Ordering::Release);
     }
 
+    /// Whether the VMA has been removed from its tree (Linux's
+    /// `vma_is_detached`).
     pub fn is_detached(&self) -> bool {
         self.detached.load(Ordering::Acquire)
     }
@@ -150,6 +158,7 @@ impl Clone for VmaLock {
 pub struct VmaSnapshot(Vec<(usize, usize, Arc<Vma>)>);
 
 impl VmaSnapshot {
+    /// A snapshot of every VMA in `tree`, in address order, each `Arc` cloned.
     pub fn of(tree: &VmaTree<Arc<Vma>>) -> Self {
         VmaSnapshot(tree.iter().map(|(s, e, v)| (s, e, v.clone())).collect())
     }
@@ -162,6 +171,7 @@ impl VmaSnapshot {
         (*start <= addr).then_some((*start, *end, vma))
     }
 
+    /// Every VMA in the snapshot as (start, end, &vma), in address order.
     pub fn iter(&self) -> impl Iterator<Item = (usize, usize, &Arc<Vma>)> {
         self.0.iter().map(|(s, e, v)| (*s, *e, v))
     }
@@ -175,7 +185,10 @@ impl VmaSnapshot {
 /// busy (Linux: `rcu_read_lock` and `synchronize_rcu`). Readers never wait,
 /// and share no cache line written per fault.
 pub struct PublishedVmas {
+    /// The snapshot readers see now; from `Box::into_raw`, swapped by
+    /// `publish` (Linux's RCU-protected `mm_mt` root).
     current: AtomicPtr<VmaSnapshot>,
+    /// Per CPU: set while a reader on that CPU may be using `current`.
     busy: [CpuFlag; NR_CPUS],
 }
 
@@ -184,6 +197,7 @@ pub struct PublishedVmas {
 struct CpuFlag(AtomicBool);
 
 impl PublishedVmas {
+    /// Publishes an empty snapshot, with no reader on any CPU.
     pub fn new() -> Self {
         PublishedVmas {
             current: AtomicPtr::new(Box::into_raw(Box::default())),
@@ -239,6 +253,8 @@ impl Drop for PublishedVmas {
 
 /// A VMA held for reading by a fault; dropping it is `vma_end_read`.
 pub struct VmaReadGuard {
+    /// The VMA, read-locked: no writer changes or removes it until the guard
+    /// drops.
     pub vma: Arc<Vma>,
     /// The VMA's range, which cannot change while it is held.
     pub range: Range<usize>,

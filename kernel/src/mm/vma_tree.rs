@@ -50,9 +50,12 @@ pub trait Mergeable: Sized {
     fn merge(&self, start: usize, mid: usize, next: &Self) -> Option<Self>;
 }
 
+/// One VMA in the map, stored under its start address.
 #[derive(Debug, Clone)]
 struct Entry<T> {
+    /// End of the VMA's range (exclusive, page-aligned); ranges never overlap.
     end: usize,
+    /// The VMA's payload (`Arc<Vma>` in the kernel, plain values in host tests).
     value: T,
 }
 
@@ -75,6 +78,7 @@ fn view<'a, T>((&start, entry): (&usize, &'a Entry<T>)) -> (usize, usize, &'a T)
 }
 
 impl<T> VmaTree<T> {
+    /// An empty tree: no VMAs.
     pub const fn new() -> Self {
         VmaTree {
             vmas: BTreeMap::new(),

@@ -16,11 +16,14 @@ struct Slot(AtomicU64);
 
 /// A named counter. The name is the `/proc/vmstat` key.
 pub struct Counter {
+    /// The counter's `/proc/vmstat` key, e.g. `pgfault`.
     pub name: &'static str,
+    /// Each CPU's share, indexed by CPU id; the counter is their wrapping sum.
     slots: [Slot; NR_CPUS],
 }
 
 impl Counter {
+    /// A counter at zero with `/proc/vmstat` key `name`.
     pub const fn new(name: &'static str) -> Self {
         Counter {
             name,
@@ -31,15 +34,22 @@ impl Counter {
     pub fn add(&self, n: u64) {
         self.slots[cpu_id()].0.fetch_add(n, Ordering::Relaxed);
     }
+    /// Takes `n` off this CPU's slot, which may wrap below zero; only the sum
+    /// over all slots means anything.
     pub fn sub(&self, n: u64) {
         self.slots[cpu_id()].0.fetch_sub(n, Ordering::Relaxed);
     }
+    /// Adds one on this CPU (Linux's `count_vm_event`, or
+    /// `inc_node_page_state` for a state counter).
     pub fn inc(&self) {
         self.add(1);
     }
+    /// Takes one off this CPU's slot (Linux's `dec_node_page_state`).
     pub fn dec(&self) {
         self.sub(1);
     }
+    /// The counter's value: every CPU's slot summed, wrapping (Linux's
+    /// `global_node_page_state`, without the batching error).
     pub fn get(&self) -> u64 {
         let sum = self.slots.iter().map(|s| s.0.load(Ordering::Relaxed));
         sum.fold(0, u64::wrapping_add)
@@ -52,8 +62,13 @@ pub static PGFAULT: Counter = Counter::new("pgfault");
 /// attempts the handler sent back to `mmap_lock`; lookups that found a VMA
 /// already replaced (Linux: `VMA_LOCK_SUCCESS`, `_ABORT`, `_RETRY`, `_MISS`).
 pub static VMA_LOCK_SUCCESS: Counter = Counter::new("vma_lock_success");
+/// `vma_lock_abort`: lookups that found no VMA, or one being changed, so
+/// the fault took `mmap_lock` instead.
 pub static VMA_LOCK_ABORT: Counter = Counter::new("vma_lock_abort");
+/// `vma_lock_retry`: faults the handler sent back to retry under `mmap_lock`.
 pub static VMA_LOCK_RETRY: Counter = Counter::new("vma_lock_retry");
+/// `vma_lock_miss`: lookups whose VMA had been replaced (detached) since
+/// the snapshot was read; the lookup then searches again.
 pub static VMA_LOCK_MISS: Counter = Counter::new("vma_lock_miss");
 /// Pages held by shmem/tmpfs page caches (Linux: `NR_SHMEM`).
 pub static NR_SHMEM: Counter = Counter::new("nr_shmem");
@@ -62,6 +77,8 @@ pub static NR_SHMEM_HUGEPAGES: Counter = Counter::new("nr_shmem_hugepages");
 /// PMD-order file folios allocated / failed (Linux: `THP_FILE_ALLOC`,
 /// `THP_FILE_FALLBACK`).
 pub static THP_FILE_ALLOC: Counter = Counter::new("thp_file_alloc");
+/// `thp_file_fallback`: PMD-order file folios that could not be allocated,
+/// so a smaller one was tried.
 pub static THP_FILE_FALLBACK: Counter = Counter::new("thp_file_fallback");
 
 /// Page-table pages of user address spaces, pgds included (Linux:
@@ -70,12 +87,14 @@ pub static NR_PAGETABLE: Counter = Counter::new("nr_page_table_pages");
 /// Shared file folios mapped by one PMD block, and PMD blocks a partial
 /// unmap or mprotect took apart (Linux: `THP_FILE_MAPPED`, `THP_SPLIT_PMD`).
 pub static THP_FILE_MAPPED: Counter = Counter::new("thp_file_mapped");
+/// `thp_split_pmd`: PMD blocks a partial unmap or mprotect took apart.
 pub static THP_SPLIT_PMD: Counter = Counter::new("thp_split_pmd");
 /// Batched user TLB invalidations after a zap (faultline's own line).
 pub static TLB_RANGE_FLUSH: Counter = Counter::new("tlb_range_flush");
 /// User contiguous-bit blocks folded / unfolded (faultline's own lines;
 /// Linux counts neither).
 pub static CONTPTE_FOLD: Counter = Counter::new("contpte_fold");
+/// `contpte_unfold`: contiguous-bit blocks split back into single entries.
 pub static CONTPTE_UNFOLD: Counter = Counter::new("contpte_unfold");
 /// Processes the OOM killer killed (Linux: `OOM_KILL`).
 pub static OOM_KILL: Counter = Counter::new("oom_kill");
@@ -103,6 +122,8 @@ macro_rules! per_order {
 /// (faultline's own lines; Linux keeps the large orders in
 /// `/sys/kernel/mm/transparent_hugepage/hugepages-<N>kB/stats/`).
 pub static FOLIO_ALLOC: [Counter; MAX_ORDER + 1] = per_order!("folio_alloc_order");
+/// `folio_fallback_order_<N>`: order-N folio allocations that failed, so a
+/// smaller order was tried.
 pub static FOLIO_FALLBACK: [Counter; MAX_ORDER + 1] = per_order!("folio_fallback_order");
 
 /// Large folios per order, as Linux's
@@ -111,8 +132,14 @@ pub static FOLIO_FALLBACK: [Counter; MAX_ORDER + 1] = per_order!("folio_fallback
 /// given up for a smaller one (memory or the mount's size limit ran
 /// short); anonymous fault folios likewise. Not in `/proc/vmstat`.
 pub static MTHP_SHMEM_ALLOC: [Counter; MAX_ORDER + 1] = per_order!("shmem_alloc");
+/// `hugepages-<N>kB/stats/shmem_fallback`: shmem folios of that order given
+/// up for a smaller one.
 pub static MTHP_SHMEM_FALLBACK: [Counter; MAX_ORDER + 1] = per_order!("shmem_fallback");
+/// `hugepages-<N>kB/stats/anon_fault_alloc`: anonymous fault folios of that
+/// order allocated.
 pub static MTHP_ANON_FAULT_ALLOC: [Counter; MAX_ORDER + 1] = per_order!("anon_fault_alloc");
+/// `hugepages-<N>kB/stats/anon_fault_fallback`: anonymous fault folios of
+/// that order given up for a smaller one.
 pub static MTHP_ANON_FAULT_FALLBACK: [Counter; MAX_ORDER + 1] = per_order!("anon_fault_fallback");
 
 /// The `/proc/vmstat` counters before the per-order ones, in its order;

@@ -33,6 +33,7 @@ pub trait HugeKnob: Copy + Eq + 'static {
     /// Every value, in the order the sysfs file lists them.
     const ALL: &'static [Self];
 
+    /// The value's word, as its sysfs file and the `huge=` mount option spell it.
     fn name(self) -> &'static str;
 
     /// The value named exactly `word`, as a mount option gives it.
@@ -78,11 +79,13 @@ impl<K: HugeKnob> fmt::Display for SysfsShow<K> {
 /// `/sys/kernel/mm/transparent_hugepage/shmem_enabled`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ShmemEnabled {
+    /// `huge=always` for the internal mount: large folios wherever they fit.
     Always,
     /// Only folios that end inside the file, or that `MADV_HUGEPAGE` asked for.
     WithinSize,
     /// Only where `MADV_HUGEPAGE` asked for them.
     Advise,
+    /// The boot default: no large folios on the internal mount (`huge=never`).
     #[default]
     Never,
     /// Emergency off switch: no large folios for any file on any mount.
@@ -130,6 +133,7 @@ impl ShmemEnabled {
 /// `/sys/kernel/mm/transparent_hugepage/hugepages-<N>kB/shmem_enabled`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PerSizeEnabled {
+    /// Folios of this size wherever they fit.
     Always,
     /// Used when the top-level `shmem_enabled` would allow a PMD-sized folio.
     Inherit,
@@ -137,6 +141,7 @@ pub enum PerSizeEnabled {
     WithinSize,
     /// Only where `MADV_HUGEPAGE` asked for it.
     Advise,
+    /// No folios of this size: the boot default for every size but 2M.
     Never,
 }
 
@@ -164,9 +169,11 @@ impl HugeKnob for PerSizeEnabled {
 /// anonymous memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ThpEnabled {
+    /// Sizes that `inherit` get large folios in every anonymous VMA.
     Always,
     /// Only where `MADV_HUGEPAGE` asked for them.
     Madvise,
+    /// Sizes that `inherit` get none (the boot default here).
     Never,
 }
 
@@ -186,11 +193,13 @@ impl HugeKnob for ThpEnabled {
 /// that size for anonymous memory (Linux: `thpsize_enabled_store`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AnonPerSize {
+    /// Folios of this size in every anonymous VMA.
     Always,
     /// Whatever the top-level `enabled` says.
     Inherit,
     /// Only where `MADV_HUGEPAGE` asked for them.
     Madvise,
+    /// No anonymous folios of this size: the boot default for every size but 2M.
     Never,
 }
 
@@ -215,8 +224,10 @@ impl HugeKnob for AnonPerSize {
 /// The `huge=` option of a tmpfs mount.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum MountHuge {
+    /// No large folios: a mount's default.
     #[default]
     Never,
+    /// Large folios wherever they fit in the file's page cache.
     Always,
     /// Only folios that end inside the file, or that `MADV_HUGEPAGE` asked for.
     WithinSize,
@@ -242,6 +253,8 @@ impl HugeKnob for MountHuge {
     }
 }
 
+/// Each per-size knob's directory under `transparent_hugepage/`, from order
+/// `MIN_LARGE_ORDER` (16K) to `PMD_ORDER` (2M).
 const PER_SIZE_NAMES: [&str; NR_PER_SIZE] = [
     "hugepages-16kB",
     "hugepages-32kB",

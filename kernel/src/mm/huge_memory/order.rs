@@ -21,9 +21,11 @@ pub const NR_PER_SIZE: usize = (PMD_ORDER - MIN_LARGE_ORDER + 1) as usize;
 pub struct OrderMask(u16);
 
 impl OrderMask {
+    /// No orders: only single pages.
     pub const EMPTY: OrderMask = OrderMask(0);
     /// Every large order, `MIN_LARGE_ORDER` to `PMD_ORDER`.
     pub const ALL: OrderMask = OrderMask::up_to(PMD_ORDER);
+    /// Just `PMD_ORDER`: a 2M folio under one PMD entry.
     pub const PMD: OrderMask = OrderMask::only(PMD_ORDER);
 
     /// The set holding just `order`. Panics unless it is a large order.
@@ -49,14 +51,18 @@ impl OrderMask {
     pub const fn bits(self) -> u16 {
         self.0
     }
+    /// The set from bits as `bits` gives them; bits outside the large orders
+    /// are dropped.
     pub const fn from_bits(bits: u16) -> Self {
         OrderMask(bits & OrderMask::ALL.0)
     }
 
+    /// Whether `order` is in the set (false for any order above 15).
     pub const fn contains(self, order: u8) -> bool {
         order < 16 && self.0 & (1 << order) != 0
     }
 
+    /// Whether the set has no order: the allocation takes single pages.
     pub const fn is_empty(self) -> bool {
         self.0 == 0
     }
@@ -71,6 +77,7 @@ impl OrderMask {
         OrderMask(self.0 & !(1 << order))
     }
 
+    /// The largest order in the set, the first to try (Linux's `highest_order`).
     pub fn highest(self) -> Option<u8> {
         self.orders().next_back()
     }

@@ -14,6 +14,8 @@ use super::order::{OrderMask, NR_PER_SIZE, PMD_ORDER};
 /// The system-wide knobs (the mount option lives with each mount).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HugeSettings {
+    /// `transparent_hugepage/shmem_enabled`: the internal mount's `huge=`,
+    /// plus `deny` and `force` for every mount (Linux's `shmem_huge`).
     pub shmem_enabled: ShmemEnabled,
     /// The per-size knobs, indexed by order - `MIN_LARGE_ORDER`.
     pub per_size: [PerSizeEnabled; NR_PER_SIZE],
@@ -24,6 +26,7 @@ pub struct HugeSettings {
     /// `enabled`, and the per-size `enabled` knobs (indexed as `per_size`):
     /// anonymous memory.
     pub anon_enabled: ThpEnabled,
+    /// The `hugepages-<N>kB/enabled` knobs (Linux's `huge_anon_orders_*`).
     pub anon_per_size: [AnonPerSize; NR_PER_SIZE],
 }
 
