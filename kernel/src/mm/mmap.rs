@@ -48,8 +48,7 @@ pub const MAP_FIXED_NOREPLACE: u32 = 0x100000;
 pub const MAP_GROWSDOWN: u32 = 0x100;
 /// MAP_LOCKED: mlock the new mapping (Linux: VM_LOCKED, then populate).
 pub const MAP_LOCKED: u32 = 0x2000;
-/// Flags accepted and ignored: MAP_DENYWRITE, MAP_EXECUTABLE,
-/// MAP_NORESERVE, MAP_NONBLOCK, MAP_STACK; MAP_HUGETLB is not.
+/// MAP_NORESERVE: no swap to reserve here, so accepted and ignored.
 const MAP_NORESERVE: u32 = 0x4000;
 /// The accepted-and-ignored flags as one mask: MAP_DENYWRITE (0x800),
 /// MAP_EXECUTABLE (0x1000), MAP_NORESERVE, MAP_NONBLOCK (0x10000) and

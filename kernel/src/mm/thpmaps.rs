@@ -218,9 +218,9 @@ impl Summary {
     }
 }
 
-/// The fields of every torn-down address space's summary, summed, in
-/// `Summary`'s order (anon, file, text; rss, pmd, partial, cont, aligned,
-/// unaligned).
+/// How many numbers a `Summary` holds, in its order (anon, file, text;
+/// rss, pmd, partial, cont, and one aligned and one unaligned count per
+/// order).
 const FIELDS: usize = 3 * (4 + 2 * (PMD_ORDER + 1));
 /// The `/proc/thpmaps` totals, one counter per field in `FIELDS`' order,
 /// added to by `account_exit`.

@@ -21,8 +21,8 @@ pub const VM_SHARED: u32 = 1 << 3;
 pub const VM_MAYWRITE: u32 = 1 << 4;
 /// MADV_HUGEPAGE was asked for.
 pub const VM_HUGEPAGE: u32 = 1 << 5;
-/// The stack, or a MAP_GROWSDOWN mapping. Where we simplify: a fault below
-/// it does not grow it.
+/// The stack, or a MAP_GROWSDOWN mapping: a fault just below it grows it
+/// down (`mmap::expand_stack`).
 pub const VM_GROWSDOWN: u32 = 1 << 6;
 /// mlock'ed: populated, kept in memory (Linux: `VM_LOCKED`).
 pub const VM_LOCKED: u32 = 1 << 7;

@@ -24,6 +24,7 @@ use core::fmt;
 
 use super::order::{MIN_LARGE_ORDER, NR_PER_SIZE, PMD_ORDER};
 
+/// A write of a value the knob does not have. The kernel answers `EINVAL`
 /// and leaves the setting as it was.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InvalidSetting;
