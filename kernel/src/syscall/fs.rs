@@ -19,25 +19,41 @@ use crate::mm::uaccess::{
 use crate::task::current_process;
 use crate::task::process::Process;
 
+/// AT_FDCWD: a `dirfd` that means the current working directory.
 const AT_FDCWD: i32 = -100;
+/// AT_REMOVEDIR: unlinkat removes a directory, as rmdir(2).
 const AT_REMOVEDIR: u32 = 0x200;
+/// AT_SYMLINK_NOFOLLOW: act on a symbolic link at the end of the path
+/// itself, not on what it points to.
 const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
+/// AT_EMPTY_PATH: an empty path names `dirfd` itself.
 const AT_EMPTY_PATH: u32 = 0x1000;
+/// O_CLOEXEC: the new descriptor gets FD_CLOEXEC.
 pub(super) const O_CLOEXEC: u32 = 0o2000000;
+/// F_DUPFD: duplicate to the lowest free descriptor at or above `arg`.
 const F_DUPFD: u32 = 0;
+/// F_GETFD: the descriptor's flags (FD_CLOEXEC).
 const F_GETFD: u32 = 1;
+/// F_SETFD: set the descriptor's flags.
 const F_SETFD: u32 = 2;
+/// F_GETFL: the open file's access mode and status flags (`O_*`).
 const F_GETFL: u32 = 3;
+/// F_SETFL: set the open file's status flags (O_APPEND, O_NONBLOCK, ...).
 const F_SETFL: u32 = 4;
+/// F_DUPFD_CLOEXEC: F_DUPFD, with FD_CLOEXEC on the new descriptor.
 const F_DUPFD_CLOEXEC: u32 = 1030;
+/// FD_CLOEXEC: close the descriptor when the process execs.
 const FD_CLOEXEC: u64 = 1;
 /// Most bytes one read/write moves through the kernel buffer at a time.
 const CHUNK: usize = 64 * 1024;
 
+/// The calling process; EPERM from a kernel thread, which has none.
 pub(super) fn me() -> KResult<Arc<Process>> {
     current_process().ok_or(Errno::EPERM)
 }
 
+/// The open file at the caller's descriptor `fd` (Linux: `fdget`); EBADF
+/// if there is none.
 pub(super) fn file(fd: i32) -> KResult<Arc<File>> {
     if fd < 0 {
         return Err(Errno::EBADF);
@@ -50,6 +66,8 @@ pub(super) fn install(file: Arc<File>, cloexec: bool) -> SysResult {
     install_from(file, 0, cloexec)
 }
 
+/// As [`install`], at the lowest free descriptor at or above `min`
+/// (F_DUPFD); EMFILE if that is not below RLIMIT_NOFILE.
 fn install_from(file: Arc<File>, min: usize, cloexec: bool) -> SysResult {
     let p = me()?;
     let limit = p.rlimits.lock()[7][0] as usize;
@@ -62,6 +80,8 @@ fn install_from(file: Arc<File>, min: usize, cloexec: bool) -> SysResult {
     Ok(fd as i64)
 }
 
+/// A path argument from user memory, at most `PATH_MAX` bytes with its
+/// NUL (Linux: `getname`); it may be empty.
 fn path_arg(uaddr: usize) -> KResult<String> {
     strncpy_from_user(uaddr, PATH_MAX - 1)
 }
@@ -94,6 +114,9 @@ fn masked(mode: u32) -> KResult<u32> {
     Ok(mode & !me()?.umask.load(Ordering::Relaxed))
 }
 
+/// openat(2): open `upath`, relative to `dirfd`, and return a new
+/// descriptor for it (Linux: `do_sys_openat2`). A file O_CREAT makes gets
+/// `mode` less the umask.
 pub fn openat(dirfd: i32, upath: usize, flags: u32, mode: u32) -> SysResult {
     let path = nonempty_path_arg(upath)?;
     let start = start_dir(dirfd, &path)?;
@@ -101,6 +124,8 @@ pub fn openat(dirfd: i32, upath: usize, flags: u32, mode: u32) -> SysResult {
     install(f, flags & O_CLOEXEC != 0)
 }
 
+/// close(2): frees descriptor `fd`; the open file goes when nothing else
+/// refers to it (Linux: `close_fd`).
 pub fn close(fd: i32) -> SysResult {
     if fd < 0 {
         return Err(Errno::EBADF);
@@ -169,16 +194,22 @@ fn write_from_user(
     Ok(done as i64)
 }
 
+/// read(2): up to `len` bytes from `fd`'s position into `ubuf`; returns
+/// how many (Linux: `ksys_read`).
 pub fn read(fd: i32, ubuf: usize, len: usize) -> SysResult {
     let f = file(fd)?;
     read_into_user(&f, ubuf, len, |f, b, _| f.read(b))
 }
 
+/// write(2): up to `len` bytes from `ubuf` to `fd` at its position (its
+/// end under O_APPEND); returns how many (Linux: `ksys_write`).
 pub fn write(fd: i32, ubuf: usize, len: usize) -> SysResult {
     let f = file(fd)?;
     write_from_user(&f, ubuf, len, |f, b, _| f.write(b))
 }
 
+/// pread64(2): read as [`read()`] does, but at offset `off`, leaving the
+/// file position alone; EINVAL for a negative offset.
 pub fn pread64(fd: i32, ubuf: usize, len: usize, off: i64) -> SysResult {
     if off < 0 {
         return Err(Errno::EINVAL);
@@ -187,6 +218,8 @@ pub fn pread64(fd: i32, ubuf: usize, len: usize, off: i64) -> SysResult {
     read_into_user(&f, ubuf, len, |f, b, done| f.pread(b, off as u64 + done))
 }
 
+/// pwrite64(2): write as [`write()`] does, but at offset `off`, leaving the
+/// file position alone; EINVAL for a negative offset.
 pub fn pwrite64(fd: i32, ubuf: usize, len: usize, off: i64) -> SysResult {
     if off < 0 {
         return Err(Errno::EINVAL);
@@ -208,6 +241,9 @@ fn iovecs(uiov: usize, count: usize) -> KResult<Vec<(usize, usize)>> {
     Ok(out)
 }
 
+/// readv(2): [`read()`] into each of the `count` buffers of the `iovec`
+/// array at `uiov` in turn, stopping after a short read (Linux:
+/// `do_readv`).
 pub fn readv(fd: i32, uiov: usize, count: usize) -> SysResult {
     let mut total = 0;
     for (base, len) in iovecs(uiov, count)? {
@@ -220,6 +256,9 @@ pub fn readv(fd: i32, uiov: usize, count: usize) -> SysResult {
     Ok(total)
 }
 
+/// writev(2): [`write()`] from each of the `count` buffers of the `iovec`
+/// array at `uiov` in turn, stopping after a short write (Linux:
+/// `do_writev`).
 pub fn writev(fd: i32, uiov: usize, count: usize) -> SysResult {
     let mut total = 0;
     for (base, len) in iovecs(uiov, count)? {
@@ -232,18 +271,27 @@ pub fn writev(fd: i32, uiov: usize, count: usize) -> SysResult {
     Ok(total)
 }
 
+/// lseek(2): move `fd`'s position to `off` from where `whence` says
+/// (SEEK_SET, SEEK_CUR, SEEK_END, SEEK_DATA, SEEK_HOLE); returns the new
+/// position.
 pub fn lseek(fd: i32, off: i64, whence: u32) -> SysResult {
     file(fd)?.lseek(off, whence).map(|p| p as i64)
 }
 
+/// ftruncate(2): make the file open at `fd` `len` bytes long.
 pub fn ftruncate(fd: i32, len: i64) -> SysResult {
     file(fd)?.ftruncate(len).map(|_| 0)
 }
 
+/// fallocate(2): allocate (or, as `mode` says, punch out) the bytes
+/// `[off, off + len)` of the file at `fd` (Linux: `vfs_fallocate`).
 pub fn fallocate(fd: i32, mode: u32, off: i64, len: i64) -> SysResult {
     file(fd)?.fallocate(mode, off, len).map(|_| 0)
 }
 
+/// getdents64(2): the entries of directory `fd` from its position on, as
+/// `struct linux_dirent64` records, as many as fit in `len` bytes at
+/// `ubuf`; returns the bytes written, 0 at the end.
 pub fn getdents64(fd: i32, ubuf: usize, len: usize) -> SysResult {
     let f = file(fd)?;
     let mut buf = heap::bounce_buffer(len, CHUNK)?;
@@ -252,6 +300,8 @@ pub fn getdents64(fd: i32, ubuf: usize, len: usize) -> SysResult {
     Ok(n as i64)
 }
 
+/// Copies `inode`'s `struct stat` to `ustat` in user memory (Linux:
+/// `cp_new_stat`), with a device node's own mode.
 fn stat_out(inode: &Inode, ustat: usize) -> SysResult {
     let mut st = inode.stat();
     if let InodeKind::Device(_) = &inode.kind {
@@ -264,10 +314,14 @@ fn stat_out(inode: &Inode, ustat: usize) -> SysResult {
     copy_to_user(ustat, bytes).map(|_| 0)
 }
 
+/// fstat(2): the `struct stat` of the file open at `fd`.
 pub fn fstat(fd: i32, ustat: usize) -> SysResult {
     stat_out(&file(fd)?.inode, ustat)
 }
 
+/// newfstatat(2) (fstatat): the `struct stat` of `upath`, relative to
+/// `dirfd`; a final symbolic link is followed unless AT_SYMLINK_NOFOLLOW,
+/// and an empty path with AT_EMPTY_PATH means `dirfd` itself.
 pub fn newfstatat(dirfd: i32, upath: usize, ustat: usize, flags: u32) -> SysResult {
     const AT_NO_AUTOMOUNT: u32 = 0x800;
     if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT) != 0 {
@@ -372,11 +426,15 @@ pub fn umount2(utarget: usize, flags: u32) -> SysResult {
     tmpfs::umount(&start_dir(AT_FDCWD, &target)?, &target).map(|_| 0)
 }
 
+/// mkdirat(2): make the directory `upath`, relative to `dirfd`, with
+/// `mode` less the umask.
 pub fn mkdirat(dirfd: i32, upath: usize, mode: u32) -> SysResult {
     let path = nonempty_path_arg(upath)?;
     vfs::mkdir(&start_dir(dirfd, &path)?, &path, masked(mode)?).map(|_| 0)
 }
 
+/// unlinkat(2): remove the name `upath`, relative to `dirfd`; with
+/// AT_REMOVEDIR, an empty directory.
 pub fn unlinkat(dirfd: i32, upath: usize, flags: u32) -> SysResult {
     if flags & !AT_REMOVEDIR != 0 {
         return Err(Errno::EINVAL);
@@ -390,6 +448,9 @@ pub fn unlinkat(dirfd: i32, upath: usize, flags: u32) -> SysResult {
     }
 }
 
+/// renameat2(2): move `uold` (relative to `olddir`) to `unew` (relative
+/// to `newdir`), replacing what is there unless RENAME_NOREPLACE
+/// (EEXIST); any other flag is EINVAL.
 pub fn renameat2(olddir: i32, uold: usize, newdir: i32, unew: usize, flags: u32) -> SysResult {
     const RENAME_NOREPLACE: u32 = 1;
     if flags & !RENAME_NOREPLACE != 0 {
@@ -404,11 +465,15 @@ pub fn renameat2(olddir: i32, uold: usize, newdir: i32, unew: usize, flags: u32)
     vfs::rename_at(&old_start, &old, &new_start, &new).map(|_| 0)
 }
 
+/// dup(2): a new descriptor, the lowest free, for the file at `fd`,
+/// without FD_CLOEXEC.
 pub fn dup(fd: i32) -> SysResult {
     let f = file(fd)?;
     install(f, false)
 }
 
+/// dup3(2): make descriptor `new` refer to `old`'s file, closing what it
+/// held; `flags` may only be O_CLOEXEC. EINVAL if `old == new`.
 pub fn dup3(old: i32, new: i32, flags: u32) -> SysResult {
     file(old)?;
     if new < 0 {
@@ -424,6 +489,8 @@ pub fn dup3(old: i32, new: i32, flags: u32) -> SysResult {
         .map(|fd| fd as i64)
 }
 
+/// fcntl(2): descriptor and status flags, duplication, record locks and
+/// seals (Linux: `do_fcntl`); any other `cmd` is EINVAL.
 pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
     let f = file(fd)?;
     let p = me()?;
@@ -448,10 +515,14 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
     }
 }
 
+/// ioctl(2): `cmd` and `arg` go to the open file's own `ioctl` (the
+/// terminal's and the sockets' requests).
 pub fn ioctl(fd: i32, cmd: u32, arg: usize) -> SysResult {
     file(fd)?.ioctl(cmd, arg)
 }
 
+/// pipe2(2): a new pipe; its read and its write descriptor are stored as
+/// two ints at `ufds`. `flags`: O_CLOEXEC, O_NONBLOCK.
 pub fn pipe2(ufds: usize, flags: u32) -> SysResult {
     if flags & !(O_CLOEXEC | vfs::O_NONBLOCK) != 0 {
         return Err(Errno::EINVAL);
@@ -480,6 +551,9 @@ pub fn pipe2(ufds: usize, flags: u32) -> SysResult {
     Ok(0)
 }
 
+/// getcwd(2): the working directory's absolute path, with its NUL, into
+/// `ubuf` of `size` bytes (ERANGE if it does not fit); returns the
+/// length with the NUL, as the raw system call does.
 pub fn getcwd(ubuf: usize, size: usize) -> SysResult {
     let cwd = me()?.cwd.lock().clone();
     let path = vfs::path_of(&cwd);
@@ -492,6 +566,7 @@ pub fn getcwd(ubuf: usize, size: usize) -> SysResult {
     Ok(bytes.len() as i64)
 }
 
+/// chdir(2): make `upath` the working directory; ENOTDIR if it is none.
 pub fn chdir(upath: usize) -> SysResult {
     let path = path_arg(upath)?;
     let p = me()?;
@@ -502,6 +577,9 @@ pub fn chdir(upath: usize) -> SysResult {
     Ok(0)
 }
 
+/// readlinkat(2): the target of the symbolic link `upath`, relative to
+/// `dirfd`, into `ubuf`, cut to `size` bytes and without a NUL; returns
+/// the bytes written. EINVAL for a zero `size` or a path that is no link.
 pub fn readlinkat(dirfd: i32, upath: usize, ubuf: usize, size: usize) -> SysResult {
     let path = path_arg(upath)?;
     if size == 0 {
@@ -513,6 +591,9 @@ pub fn readlinkat(dirfd: i32, upath: usize, ubuf: usize, size: usize) -> SysResu
     Ok(n as i64)
 }
 
+/// memfd_create(2): a new anonymous tmpfs file, in no directory, open
+/// read-write at a new descriptor; `flags` are `MFD_*`. A name longer
+/// than 249 bytes is EINVAL.
 pub fn memfd_create(uname: usize, flags: u32) -> SysResult {
     let name = strncpy_from_user(uname, 249).map_err(|e| {
         if e == Errno::ENAMETOOLONG {
@@ -738,17 +819,30 @@ pub fn truncate(upath: usize, len: i64) -> SysResult {
 #[repr(C)]
 #[derive(Clone, Copy, Default)]
 struct Statfs {
+    /// The filesystem's magic number (`TMPFS_MAGIC`, `PROC_SUPER_MAGIC`,
+    /// ...).
     f_type: u64,
+    /// The best block size for I/O, in bytes: a page.
     f_bsize: u64,
+    /// Size of the filesystem, in `f_frsize` units.
     f_blocks: u64,
+    /// Free blocks.
     f_bfree: u64,
+    /// Free blocks an unprivileged user may take (all of them, for tmpfs).
     f_bavail: u64,
+    /// How many inodes the filesystem may hold.
     f_files: u64,
+    /// How many more inodes it may take.
     f_ffree: u64,
+    /// The filesystem id; zero.
     f_fsid: [i32; 2],
+    /// The longest name in a directory, in bytes (`NAME_MAX`).
     f_namelen: u64,
+    /// The unit of `f_blocks`, in bytes: a page.
     f_frsize: u64,
+    /// The mount flags (`ST_*`); ST_VALID says the field is filled in.
     f_flags: u64,
+    /// Padding, zero.
     f_spare: [u64; 4],
 }
 
@@ -807,6 +901,8 @@ fn under(dir: &Arc<Inode>, name: &str, inode: &Arc<Inode>) -> bool {
     }
 }
 
+/// Copies the `struct statfs` of the filesystem `inode` is on to `ubuf`
+/// in user memory.
 fn statfs_out(inode: &Arc<Inode>, ubuf: usize) -> SysResult {
     let st = statfs_of(inode);
     // SAFETY: Statfs is repr(C) plain data whose fields leave no padding.
@@ -973,27 +1069,47 @@ pub fn flock(fd: i32, op: u32) -> SysResult {
     }
 }
 
+/// F_GETLK: would this POSIX record lock conflict? The answer is the
+/// conflicting lock, or F_UNLCK.
 const F_GETLK: u32 = 5;
+/// F_SETLK: take or release a POSIX record lock, failing at once on a
+/// conflict.
 const F_SETLK: u32 = 6;
+/// F_SETLKW: F_SETLK, but waiting (interruptibly) for a conflicting lock
+/// to go.
 const F_SETLKW: u32 = 7;
+/// F_OFD_GETLK: F_GETLK for a lock owned by the open file, not the
+/// process.
 const F_OFD_GETLK: u32 = 36;
+/// F_OFD_SETLK: F_SETLK for a lock owned by the open file.
 const F_OFD_SETLK: u32 = 37;
+/// F_OFD_SETLKW: F_SETLKW for a lock owned by the open file.
 const F_OFD_SETLKW: u32 = 38;
+/// F_ADD_SEALS: add `F_SEAL_*` seals to a tmpfs file.
 const F_ADD_SEALS: u32 = 1033;
+/// F_GET_SEALS: the seals of a tmpfs file.
 const F_GET_SEALS: u32 = 1034;
 
 /// `struct flock` on arm64: l_type, l_whence (16 bits each), l_start,
 /// l_len, l_pid, padding; 32 bytes.
 #[derive(Clone, Copy, Default)]
 struct Flock {
+    /// F_RDLCK, F_WRLCK or F_UNLCK.
     l_type: i16,
+    /// What `l_start` counts from: SEEK_SET, SEEK_CUR or SEEK_END.
     l_whence: i16,
+    /// The range's start, in bytes from `l_whence` (may be negative).
     l_start: i64,
+    /// The range's length in bytes: 0 for up to the end of the file and
+    /// beyond, negative for the bytes before `l_start`.
     l_len: i64,
+    /// F_GETLK's answer: the PID of the conflicting lock's holder (-1 for an
+    /// OFD lock). OFD commands want 0 here.
     l_pid: i32,
 }
 
 impl Flock {
+    /// Reads a `struct flock` from user memory at `uaddr`.
     fn read(uaddr: usize) -> KResult<Flock> {
         let raw: [u64; 4] = read_user(uaddr)?;
         Ok(Flock {
@@ -1005,6 +1121,7 @@ impl Flock {
         })
     }
 
+    /// Writes this `struct flock` to user memory at `uaddr`, F_GETLK's answer.
     fn write(&self, uaddr: usize) -> KResult<()> {
         let raw: [u64; 4] = [
             (self.l_type as u16 as u64) | (self.l_whence as u16 as u64) << 16,

@@ -6,10 +6,15 @@ use crate::mm::mm_struct::Mm;
 use crate::mm::mmap;
 use alloc::sync::Arc;
 
+/// The caller's address space; EFAULT from a kernel thread, which has none.
 fn mm() -> KResult<Arc<Mm>> {
     crate::task::current_mm().ok_or(Errno::EFAULT)
 }
 
+/// mmap(2): map `len` bytes of the file at `fd` from offset `off`, or
+/// anonymous memory under MAP_ANONYMOUS, with `prot` and `flags`
+/// (Linux: `ksys_mmap_pgoff`); returns the address. EBADF for a file
+/// mapping without an open `fd`.
 pub fn mmap(addr: usize, len: usize, prot: u32, flags: u32, fd: i32, off: i64) -> SysResult {
     let file = if flags & mmap::MAP_ANONYMOUS == 0 {
         let p = crate::task::current_process().ok_or(Errno::EBADF)?;
@@ -25,22 +30,31 @@ pub fn mmap(addr: usize, len: usize, prot: u32, flags: u32, fd: i32, off: i64) -
     mmap::mmap(&mm()?, addr, len, prot, flags, file, off).map(|a| a as i64)
 }
 
+/// munmap(2): unmap the pages of `[addr, addr + len)`.
 pub fn munmap(addr: usize, len: usize) -> SysResult {
     mmap::munmap(&mm()?, addr, len).map(|_| 0)
 }
 
+/// mprotect(2): give the pages of `[addr, addr + len)` the access `prot`.
 pub fn mprotect(addr: usize, len: usize, prot: u32) -> SysResult {
     mmap::mprotect(&mm()?, addr, len, prot).map(|_| 0)
 }
 
+/// madvise(2): act on `advice` (`MADV_*`) for the pages of
+/// `[addr, addr + len)`.
 pub fn madvise(addr: usize, len: usize, advice: u32) -> SysResult {
     mmap::madvise(&mm()?, addr, len, advice).map(|_| 0)
 }
 
+/// brk(2): move the end of the heap to `addr`; returns the end, which
+/// stays where it was if it cannot move (so brk(0) asks where it is).
 pub fn brk(addr: usize) -> SysResult {
     Ok(mmap::brk(&mm()?, addr) as i64)
 }
 
+/// mremap(2): shrink the mapping at `old` from `old_len` to `new_len`
+/// bytes in place, or move it elsewhere (MREMAP_MAYMOVE, MREMAP_FIXED at
+/// `new_addr`); returns where it is now.
 pub fn mremap(
     old: usize,
     old_len: usize,
@@ -51,10 +65,14 @@ pub fn mremap(
     mmap::mremap(&mm()?, old, old_len, new_len, flags, new_addr).map(|a| a as i64)
 }
 
+/// msync(2): write back the mapped file range; only checks it, as tmpfs
+/// keeps everything in memory.
 pub fn msync(addr: usize, len: usize, flags: u32) -> SysResult {
     mmap::msync(&mm()?, addr, len, flags).map(|_| 0)
 }
 
+/// mincore(2): one byte per page of `[addr, addr + len)` into `uvec`, 1
+/// if the page is in memory.
 pub fn mincore(addr: usize, len: usize, uvec: usize) -> SysResult {
     mmap::mincore(&mm()?, addr, len, uvec).map(|_| 0)
 }

@@ -34,6 +34,8 @@ pub const MAX_RW_COUNT: usize = 0x7fff_f000;
 /// Calls logged as unimplemented already (one bit per number below 1024).
 static LOGGED: [AtomicU64; 16] = [const { AtomicU64::new(0) }; 16];
 
+/// Under strace, logs once per number that system call `nr` is not
+/// implemented and got ENOSYS.
 fn log_enosys(nr: usize) {
     // Programs probe for calls and fall back (glibc: rseq, clone3...), so
     // the line is for someone following one with `strace`.

@@ -19,16 +19,24 @@ use crate::net::unix::{
 
 /// socket(2) type flags (the same bits as O_NONBLOCK and O_CLOEXEC).
 const SOCK_NONBLOCK: u32 = O_NONBLOCK;
+/// SOCK_CLOEXEC: the new descriptor gets FD_CLOEXEC (as O_CLOEXEC).
 const SOCK_CLOEXEC: u32 = O_CLOEXEC;
+/// The bits of socket(2)'s `type` that hold the type (SOCK_STREAM,
+/// SOCK_DGRAM, SOCK_SEQPACKET, ...); the rest are flags.
 const SOCK_TYPE_MASK: u32 = 0xf;
 /// Address families there are numbers for (Linux: `NPROTO`).
 const NPROTO: i32 = 46;
+/// SOL_SOCKET: the socket-level option and control-message level, as
+/// opposed to a protocol's.
 const SOL_SOCKET: i32 = 1;
+/// SCM_RIGHTS: a control message carrying open descriptors.
 const SCM_RIGHTS: i32 = 1;
 /// Most descriptors one SCM_RIGHTS message carries (Linux: `SCM_MAX_FD`).
 const SCM_MAX_FD: usize = 253;
 /// Largest control buffer sendmsg takes (Linux: `net.core.optmem_max`).
 const OPTMEM_MAX: usize = 20480;
+/// MSG_CMSG_CLOEXEC: recvmsg gives descriptors received by SCM_RIGHTS
+/// FD_CLOEXEC.
 const MSG_CMSG_CLOEXEC: u32 = 0x4000_0000;
 /// `struct sockaddr_storage`'s size: the most bytes of address copied in.
 const SOCKADDR_STORAGE: usize = 128;
@@ -111,12 +119,16 @@ fn source_bytes(a: &UnixAddr) -> Vec<u8> {
     }
 }
 
+/// socket(2): a new AF_UNIX socket of type `ty` (with SOCK_NONBLOCK and
+/// SOCK_CLOEXEC), at a new descriptor (Linux: `__sys_socket`).
 pub fn socket(domain: i32, ty: i32, protocol: i32) -> SysResult {
     let (ty, flags) = check_socket_args(domain, ty, protocol)?;
     let f = socket_file(UnixSocket::new(ty), flags)?;
     install(f, flags & SOCK_CLOEXEC != 0)
 }
 
+/// socketpair(2): two AF_UNIX sockets connected to each other; their
+/// descriptors are stored as two ints at `usv`.
 pub fn socketpair(domain: i32, ty: i32, protocol: i32, usv: usize) -> SysResult {
     let (ty, flags) = check_socket_args(domain, ty, protocol)?;
     let (a, b) = UnixSocket::pair(ty);
@@ -140,6 +152,8 @@ pub fn socketpair(domain: i32, ty: i32, protocol: i32, usv: usize) -> SysResult 
     Ok(0)
 }
 
+/// bind(2): give the socket at `fd` the address at `uaddr`; a path name
+/// creates a socket file there, with the umask applied.
 pub fn bind(fd: i32, uaddr: usize, len: u32) -> SysResult {
     let (sock, _) = socket_of(fd)?;
     let addr = addr_in(uaddr, len)?;
@@ -149,10 +163,14 @@ pub fn bind(fd: i32, uaddr: usize, len: u32) -> SysResult {
         .map(|_| 0)
 }
 
+/// listen(2): make the socket at `fd` accept connections, with at most
+/// `backlog` waiting.
 pub fn listen(fd: i32, backlog: i32) -> SysResult {
     socket_of(fd)?.0.listen(backlog).map(|_| 0)
 }
 
+/// connect(2): connect the socket at `fd` to the address at `uaddr`; for
+/// a datagram socket, set the destination of sends that name none.
 pub fn connect(fd: i32, uaddr: usize, len: u32) -> SysResult {
     let (sock, nonblock) = socket_of(fd)?;
     let addr = addr_in(uaddr, len)?;
@@ -181,11 +199,15 @@ pub fn accept4(fd: i32, uaddr: usize, ulen: usize, flags: u32) -> SysResult {
     Ok(newfd)
 }
 
+/// getsockname(2): the socket's own address, into `uaddr`, with its
+/// length at `ulen`.
 pub fn getsockname(fd: i32, uaddr: usize, ulen: usize) -> SysResult {
     let (sock, _) = socket_of(fd)?;
     addr_out(uaddr, ulen, &sock.name().to_bytes()).map(|_| 0)
 }
 
+/// getpeername(2): the address of the socket's peer, into `uaddr`, with
+/// its length at `ulen`; ENOTCONN if it has none.
 pub fn getpeername(fd: i32, uaddr: usize, ulen: usize) -> SysResult {
     let (sock, _) = socket_of(fd)?;
     let peer = sock.peer_name()?;
@@ -244,6 +266,9 @@ fn iovecs(uiov: usize, count: usize) -> KResult<(Vec<(usize, usize)>, usize)> {
     Ok((out, total))
 }
 
+/// What every send comes to (Linux: `__sys_sendmsg` ->
+/// `unix_*_sendmsg`): `len` bytes gathered from `iov`, to `to` or the
+/// connected peer, carrying `fds` (SCM_RIGHTS). Returns the bytes sent.
 fn do_send(
     fd: i32,
     iov: &[(usize, usize)],
@@ -262,6 +287,8 @@ fn do_send(
         .map(|n| n as i64)
 }
 
+/// sendto(2), and send(2) with no address: `len` bytes from `ubuf`, to
+/// the address at `uaddr` if there is one.
 pub fn sendto(fd: i32, ubuf: usize, len: usize, flags: u32, uaddr: usize, alen: u32) -> SysResult {
     let to = if uaddr != 0 {
         Some(addr_in(uaddr, alen)?)
@@ -271,6 +298,9 @@ pub fn sendto(fd: i32, ubuf: usize, len: usize, flags: u32, uaddr: usize, alen: 
     do_send(fd, &[(ubuf, len)], len, to, Vec::new(), flags)
 }
 
+/// recvfrom(2), and recv(2): up to `len` bytes into `ubuf`, the sender's
+/// address into `uaddr`. With MSG_TRUNC a datagram's full length is
+/// returned even if it was cut.
 pub fn recvfrom(
     fd: i32,
     ubuf: usize,
@@ -292,14 +322,23 @@ pub fn recvfrom(
 
 /// The fields of a `struct msghdr`.
 struct MsgHdr {
+    /// `msg_name`: the address to send to or to store the sender's in; 0 for
+    /// none.
     name: usize,
+    /// `msg_namelen`: that address's length in bytes.
     namelen: u32,
+    /// `msg_iov`: the `struct iovec` array of the data.
     iov: usize,
+    /// `msg_iovlen`: how many iovecs.
     iovlen: usize,
+    /// `msg_control`: the ancillary data (control messages); 0 for none.
     control: usize,
+    /// `msg_controllen`: its length in bytes.
     controllen: usize,
 }
 
+/// Reads the `struct msghdr` at `umsg` from user memory (Linux:
+/// `copy_msghdr_from_user`).
 fn read_msghdr(umsg: usize) -> KResult<MsgHdr> {
     let m: [u64; MSGHDR_SIZE / 8] = read_user(umsg)?;
     Ok(MsgHdr {
@@ -356,6 +395,8 @@ fn scm_rights_in(control: usize, len: usize) -> KResult<Vec<Arc<File>>> {
     Ok(files)
 }
 
+/// sendmsg(2): the data of the message at `umsg`, to its address if it
+/// has one, with the descriptors of its SCM_RIGHTS messages.
 pub fn sendmsg(fd: i32, umsg: usize, flags: u32) -> SysResult {
     let m = read_msghdr(umsg)?;
     let (iov, len) = iovecs(m.iov, m.iovlen)?;
@@ -404,6 +445,9 @@ fn scm_rights_out(files: Vec<Arc<File>>, room: usize, cloexec: bool) -> KResult<
     Ok((out, truncated || fds.len() < n))
 }
 
+/// recvmsg(2): one message into the iovecs of `umsg`, with the sender's
+/// address, received descriptors (SCM_RIGHTS) and `msg_flags`
+/// (MSG_TRUNC, MSG_CTRUNC) written back.
 pub fn recvmsg(fd: i32, umsg: usize, flags: u32) -> SysResult {
     let m = read_msghdr(umsg)?;
     let (iov, len) = iovecs(m.iov, m.iovlen)?;
@@ -437,6 +481,8 @@ pub fn recvmsg(fd: i32, umsg: usize, flags: u32) -> SysResult {
     } as i64)
 }
 
+/// setsockopt(2): set the SOL_SOCKET option `name` to the int at `uval`;
+/// EOPNOTSUPP at any other level.
 pub fn setsockopt(fd: i32, level: i32, name: i32, uval: usize, len: u32) -> SysResult {
     let (sock, _) = socket_of(fd)?;
     if level != SOL_SOCKET {
@@ -449,6 +495,8 @@ pub fn setsockopt(fd: i32, level: i32, name: i32, uval: usize, len: u32) -> SysR
     sock.setsockopt(name, val).map(|_| 0)
 }
 
+/// getsockopt(2): the SOL_SOCKET option `name`, into `uval`, cut to the
+/// length at `ulen`, which then says how much was written.
 pub fn getsockopt(fd: i32, level: i32, name: i32, uval: usize, ulen: usize) -> SysResult {
     let (sock, _) = socket_of(fd)?;
     if level != SOL_SOCKET {
@@ -464,6 +512,8 @@ pub fn getsockopt(fd: i32, level: i32, name: i32, uval: usize, ulen: usize) -> S
     write_user(ulen, &(n as i32)).map(|_| 0)
 }
 
+/// shutdown(2): stop receiving (SHUT_RD), sending (SHUT_WR) or both
+/// (SHUT_RDWR) on the socket at `fd`.
 pub fn shutdown(fd: i32, how: i32) -> SysResult {
     socket_of(fd)?.0.shutdown(how).map(|_| 0)
 }

@@ -163,8 +163,14 @@ pub fn ppoll(ufds: usize, nfds: usize, uts: usize, umask: usize, sigsetsize: usi
     Ok(ready as i64)
 }
 
+/// The poll events that make an fd ready for select's read set (Linux:
+/// `POLLIN_SET`).
 const POLLIN_SET: u32 = POLLRDNORM | POLLRDBAND | POLLIN | POLLHUP | POLLERR;
+/// The poll events that make an fd ready for select's write set (Linux:
+/// `POLLOUT_SET`).
 const POLLOUT_SET: u32 = POLLWRBAND | POLLWRNORM | POLLOUT | POLLERR;
+/// The poll events that make an fd ready for select's exception set
+/// (Linux: `POLLEX_SET`): urgent data.
 const POLLEX_SET: u32 = POLLPRI;
 
 /// One `fd_set` of `words` longs from user memory (all clear for NULL).
@@ -182,6 +188,7 @@ fn read_fd_set(uset: usize, words: usize) -> KResult<Vec<u64>> {
     Ok(set)
 }
 
+/// Writes `set` back over the `fd_set` at `uset`; nothing for NULL.
 fn write_fd_set(uset: usize, set: &[u64]) -> KResult<()> {
     if uset == 0 {
         return Ok(());
@@ -364,10 +371,17 @@ pub fn eventfd2(initval: u32, flags: u32) -> SysResult {
     install(f, flags & O_CLOEXEC != 0)
 }
 
+/// CLOCK_REALTIME: wall-clock time, which clock_settime(2) may move.
 const CLOCK_REALTIME: i32 = 0;
+/// CLOCK_MONOTONIC: time since boot, never set.
 const CLOCK_MONOTONIC: i32 = 1;
+/// CLOCK_BOOTTIME: CLOCK_MONOTONIC plus time suspended (none, here).
 const CLOCK_BOOTTIME: i32 = 7;
+/// CLOCK_REALTIME_ALARM: CLOCK_REALTIME that would wake the system from
+/// suspend; a plain CLOCK_REALTIME here.
 const CLOCK_REALTIME_ALARM: i32 = 8;
+/// CLOCK_BOOTTIME_ALARM: CLOCK_BOOTTIME that would wake the system from
+/// suspend; a plain CLOCK_BOOTTIME here.
 const CLOCK_BOOTTIME_ALARM: i32 = 9;
 
 /// timerfd_create(2): the clocks Linux allows, TFD_NONBLOCK, TFD_CLOEXEC.
@@ -393,6 +407,8 @@ pub fn timerfd_create(clock: i32, flags: u32) -> SysResult {
     )
 }
 
+/// The timerfd open at `fd`; EBADF if none is open there, EINVAL if it
+/// is another kind of file.
 fn timerfd_of(fd: i32) -> KResult<Arc<TimerFd>> {
     match &file(fd)?.inode.kind {
         InodeKind::Device(d) => d.clone().into_any().downcast::<TimerFd>().ok(),
@@ -401,6 +417,8 @@ fn timerfd_of(fd: i32) -> KResult<Arc<TimerFd>> {
     .ok_or(Errno::EINVAL)
 }
 
+/// A `timespec` (`[tv_sec, tv_nsec]`) in nanoseconds, saturating; EINVAL
+/// for a negative time or `tv_nsec` outside 0..1e9.
 fn valid_timespec(ts: &[i64]) -> KResult<u64> {
     if ts[0] < 0 || !(0..1_000_000_000).contains(&ts[1]) {
         return Err(Errno::EINVAL);

@@ -14,28 +14,37 @@ use crate::task::process::{self, Caps, Process};
 use crate::task::signal_abi::exited;
 use crate::task::{current, current_process, exec, exit, fork, futex};
 
+/// exit(2): ends the calling thread; the last thread out ends the process,
+/// with exit status `code`'s low byte.
 pub fn exit(code: i32) -> SysResult {
     exit::do_exit(exited(code) as u32)
 }
 
+/// exit_group(2): ends every thread of the process, with exit status
+/// `code`'s low byte (Linux: `do_group_exit`).
 pub fn exit_group(code: i32) -> SysResult {
     exit::do_group_exit(exited(code) as u32)
 }
 
+/// getpid(2): the caller's process id (Linux: its `tgid`).
 pub fn getpid() -> SysResult {
     Ok(current_process().ok_or(Errno::ESRCH)?.pid as i64)
 }
 
+/// getppid(2): the parent's process id; 0 for init, which has none.
 pub fn getppid() -> SysResult {
     Ok(current_process()
         .and_then(|p| p.parent())
         .map_or(0, |p| p.pid) as i64)
 }
 
+/// gettid(2): the caller's thread id.
 pub fn gettid() -> SysResult {
     Ok(current().user.as_ref().ok_or(Errno::ESRCH)?.tid as i64)
 }
 
+/// set_tid_address(2): `uaddr` becomes the thread's `clear_child_tid`,
+/// zeroed and futex-woken when it exits; returns its TID.
 pub fn set_tid_address(uaddr: usize) -> SysResult {
     let me = current();
     let u = me.user.as_ref().ok_or(Errno::ESRCH)?;
@@ -91,7 +100,11 @@ pub fn getgroups(size: i32, _ulist: usize) -> SysResult {
 
 /// The `_LINUX_CAPABILITY_VERSION_*` of a capget/capset header.
 const CAP_VERSION_1: u32 = 0x1998_0330;
+/// `_LINUX_CAPABILITY_VERSION_2`: two data structs, 64-bit sets; deprecated
+/// in favour of version 3, which reads the same.
 const CAP_VERSION_2: u32 = 0x2007_1026;
+/// `_LINUX_CAPABILITY_VERSION_3`: two data structs, 64-bit sets; the
+/// preferred version.
 const CAP_VERSION_3: u32 = 0x2008_0522;
 
 /// How many 32-bit `__user_cap_data_struct`s a header's version carries
@@ -207,11 +220,14 @@ pub fn sched_getaffinity(pid: i32, len: usize, umask: usize) -> SysResult {
     Ok(size as i64)
 }
 
+/// sched_yield(2): lets the other runnable threads of this CPU go first.
 pub fn sched_yield() -> SysResult {
     crate::task::yield_now();
     Ok(0)
 }
 
+/// clone(2): a new thread or process as `flags` say (see [`fork::clone`]);
+/// returns the child's TID, while the child itself sees 0.
 pub fn clone(
     tf: &TrapFrame,
     flags: u64,
@@ -263,6 +279,9 @@ fn string_array(uaddr: usize, n: usize, room: &mut usize) -> KResult<Vec<Vec<u8>
     Ok(out)
 }
 
+/// execve(2): copies in the path, argv and envp (E2BIG past [`ARG_MAX`]
+/// together) and replaces the caller's program; on success the new program
+/// starts with 0 in x0 instead of a return.
 pub fn execve(tf: &mut TrapFrame, upath: usize, uargv: usize, uenvp: usize) -> SysResult {
     let path = strncpy_from_user(upath, crate::fs::vfs::PATH_MAX - 1)?;
     let argc = count_strings(uargv, ARG_MAX)?;
@@ -527,8 +546,11 @@ fn strncpy_from_user_truncated(uaddr: usize, max: usize) -> KResult<Vec<u8>> {
     Ok(out)
 }
 
+/// PRIO_PROCESS: `who` is a process id (0: the caller).
 const PRIO_PROCESS: i32 = 0;
+/// PRIO_PGRP: `who` is a process group id (0: the caller's group).
 const PRIO_PGRP: i32 = 1;
+/// PRIO_USER: `who` is a user id; user 0 (root) owns every process.
 const PRIO_USER: i32 = 2;
 
 /// The processes a getpriority/setpriority `which`/`who` pair names.
@@ -704,6 +726,8 @@ pub fn futex(
     }
 }
 
+/// uname(2): a `struct utsname` saying Linux 6.12 on aarch64, with
+/// faultline as the node name and in the release and version.
 pub fn uname(ubuf: usize) -> SysResult {
     // struct utsname: six 65-byte fields.
     let mut buf = [0u8; 6 * 65];
@@ -755,6 +779,7 @@ pub fn prlimit64(nr: usize, a: [u64; 6]) -> SysResult {
     Ok(0)
 }
 
+/// setrlimit(2): [`prlimit64`] of the caller, without the old limits.
 pub fn setrlimit(resource: u64, unew: usize) -> SysResult {
     prlimit64(261, [0, resource, unew as u64, 0, 0, 0])
 }
@@ -808,6 +833,10 @@ pub fn getrusage(who: i32, uaddr: usize) -> SysResult {
     write_user(uaddr, &words).map(|_| 0)
 }
 
+/// getrandom(2): `len` bytes into `ubuf` from the kernel's random source;
+/// it never blocks, so GRND_NONBLOCK, GRND_RANDOM and GRND_INSECURE change
+/// nothing. A long request may stop short at a signal; returns the bytes
+/// written.
 pub fn getrandom(ubuf: usize, len: usize, flags: u32) -> SysResult {
     const GRND_NONBLOCK: u32 = 1;
     const GRND_RANDOM: u32 = 2;

@@ -12,6 +12,8 @@ use crate::task::signal_abi::{
 };
 use crate::task::{current, current_process};
 
+/// A signal argument as a number, `0..=NSIG` (0: only check that the
+/// target exists); EINVAL otherwise (Linux: `valid_signal`).
 fn check_sig(sig: i32) -> Result<u32, Errno> {
     if sig < 0 || sig as u32 > NSIG {
         Err(Errno::EINVAL)
@@ -20,6 +22,8 @@ fn check_sig(sig: i32) -> Result<u32, Errno> {
     }
 }
 
+/// The caller's process id, for a signal's `si_pid`; 0 for a kernel
+/// thread.
 pub(super) fn my_pid() -> u32 {
     current_process().map_or(0, |p| p.pid)
 }
@@ -56,10 +60,14 @@ pub fn kill(pid: i32, sig: i32) -> SysResult {
     Ok(0)
 }
 
+/// tkill(2): [`tgkill`] without checking which process thread `tid` is
+/// in.
 pub fn tkill(tid: i32, sig: i32) -> SysResult {
     tgkill(-1, tid, sig)
 }
 
+/// tgkill(2): `sig` to thread `tid` alone, which must be in process
+/// `tgid` (ESRCH if not); `si_code` SI_TKILL (Linux: `do_tkill`).
 pub fn tgkill(tgid: i32, tid: i32, sig: i32) -> SysResult {
     let sig = check_sig(sig)?;
     if tid <= 0 || tgid == 0 || tgid < -1 {
@@ -74,6 +82,9 @@ pub fn tgkill(tgid: i32, tid: i32, sig: i32) -> SysResult {
     Ok(0)
 }
 
+/// rt_sigaction(2): installs the action at `unew` for `sig` and stores the
+/// one it replaced at `uold` (either may be NULL). SIGKILL's and SIGSTOP's
+/// cannot change (EINVAL); `sigsetsize` must be 8.
 pub fn rt_sigaction(sig: i32, unew: usize, uold: usize, sigsetsize: usize) -> SysResult {
     if sigsetsize != SIGSET_SIZE {
         return Err(Errno::EINVAL);
@@ -115,6 +126,10 @@ pub fn rt_sigsuspend(umask: usize, sigsetsize: usize) -> SysResult {
     Err(Errno::EINTR)
 }
 
+/// rt_sigprocmask(2): SIG_BLOCK, SIG_UNBLOCK or SIG_SETMASK the set at
+/// `unew` into the caller's blocked set, and store the set as it was at
+/// `uold` (either may be NULL). SIGKILL and SIGSTOP stay unblocked
+/// whatever the set says; `sigsetsize` must be 8.
 pub fn rt_sigprocmask(how: i32, unew: usize, uold: usize, sigsetsize: usize) -> SysResult {
     const SIG_BLOCK: i32 = 0;
     const SIG_UNBLOCK: i32 = 1;

@@ -13,16 +13,34 @@ use crate::task::clock::{self, NSEC_PER_SEC};
 use crate::task::process::{find_process, find_thread};
 use crate::task::timers;
 
+/// CLOCK_REALTIME: wall-clock time since the epoch; clock_settime(2)
+/// moves it.
 const CLOCK_REALTIME: i32 = 0;
+/// CLOCK_MONOTONIC: time since boot, which nothing sets.
 const CLOCK_MONOTONIC: i32 = 1;
+/// CLOCK_PROCESS_CPUTIME_ID: CPU time of the calling process, all its
+/// threads.
 const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
+/// CLOCK_THREAD_CPUTIME_ID: CPU time of the calling thread.
 const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+/// CLOCK_MONOTONIC_RAW: CLOCK_MONOTONIC without NTP's adjustments; the
+/// same clock here.
 const CLOCK_MONOTONIC_RAW: i32 = 4;
+/// CLOCK_REALTIME_COARSE: CLOCK_REALTIME at tick resolution, cheaper on
+/// Linux; full resolution here.
 const CLOCK_REALTIME_COARSE: i32 = 5;
+/// CLOCK_MONOTONIC_COARSE: CLOCK_MONOTONIC at tick resolution on Linux;
+/// full resolution here.
 const CLOCK_MONOTONIC_COARSE: i32 = 6;
+/// CLOCK_BOOTTIME: CLOCK_MONOTONIC plus time spent suspended; the same
+/// clock here.
 const CLOCK_BOOTTIME: i32 = 7;
+/// TIMER_ABSTIME: the time given is a time on the clock, not an interval
+/// from now.
 const TIMER_ABSTIME: u32 = 1;
 
+/// Is `clock` one of the fixed clock ids, CLOCK_REALTIME to
+/// CLOCK_BOOTTIME? EINVAL if not.
 fn known(clock: i32) -> KResult<()> {
     match clock {
         CLOCK_REALTIME..=CLOCK_BOOTTIME => Ok(()),
@@ -35,10 +53,13 @@ fn now_ns() -> u64 {
     clock::monotonic_ns()
 }
 
+/// Nanoseconds as a `struct timespec`, `[tv_sec, tv_nsec]`.
 fn to_timespec(ns: u64) -> [i64; 2] {
     [(ns / NSEC_PER_SEC) as i64, (ns % NSEC_PER_SEC) as i64]
 }
 
+/// A `struct timespec` in nanoseconds, saturating; EINVAL for negative
+/// seconds or `tv_nsec` outside 0..1e9 (Linux: `timespec64_valid`).
 fn from_timespec(ts: [i64; 2]) -> KResult<u64> {
     if ts[0] < 0 || !(0..1_000_000_000).contains(&ts[1]) {
         return Err(Errno::EINVAL);
@@ -117,6 +138,9 @@ fn cpu_clock_ns(clock: i32) -> KResult<Option<u64>> {
     Ok(Some(u + s))
 }
 
+/// clock_gettime(2): the time on `clock`, as a timespec at `uts`: a fixed
+/// clock, or the CPU-time clock of a process or thread (see
+/// `cpu_clock_ns`).
 pub fn clock_gettime(clock: i32, uts: usize) -> SysResult {
     if let Some(ns) = cpu_clock_ns(clock)? {
         return write_user(uts, &to_timespec(ns)).map(|_| 0);
@@ -174,6 +198,8 @@ pub fn uptime_ns() -> u64 {
     now_ns()
 }
 
+/// clock_getres(2): the resolution of `clock` at `uts`, if not NULL: one
+/// counter period for the fixed clocks, 1 ns for CPU-time clocks.
 pub fn clock_getres(clock: i32, uts: usize) -> SysResult {
     let res = if cpu_clock_ns(clock)?.is_some() {
         1
@@ -292,6 +318,8 @@ pub fn timer_create(clock: i32, usev: usize, uid: usize) -> SysResult {
     finish_create(&p, id, uid)
 }
 
+/// Stores timer_create's new timer `id` at `uid`, deleting the timer
+/// again if that faults.
 fn finish_create(p: &Arc<crate::task::process::Process>, id: i32, uid: usize) -> SysResult {
     if let Err(e) = write_user(uid, &id) {
         let _ = timers::timer_delete(p, id);
@@ -327,16 +355,21 @@ pub fn timer_settime(id: i32, flags: u32, unew: usize, uold: usize) -> SysResult
     Ok(0)
 }
 
+/// timer_gettime(2): the time to timer `id`'s next expiry and its
+/// interval, as a `struct itimerspec` at `ucur`.
 pub fn timer_gettime(id: i32, ucur: usize) -> SysResult {
     let p = crate::task::current_process().ok_or(Errno::EINVAL)?;
     write_itimerspec(ucur, timers::timer_gettime(&p, id)?).map(|_| 0)
 }
 
+/// timer_getoverrun(2): the overrun count timer `id`'s last delivered
+/// signal carried.
 pub fn timer_getoverrun(id: i32) -> SysResult {
     let p = crate::task::current_process().ok_or(Errno::EINVAL)?;
     Ok(timers::timer_getoverrun(&p, id)? as i64)
 }
 
+/// timer_delete(2): disarms and removes timer `id`.
 pub fn timer_delete(id: i32) -> SysResult {
     let p = crate::task::current_process().ok_or(Errno::EINVAL)?;
     timers::timer_delete(&p, id).map(|_| 0)
@@ -353,11 +386,16 @@ fn sleep_until(deadline: u64) -> KResult<()> {
     Ok(())
 }
 
+/// nanosleep(2): sleeps for the timespec at `ureq`; EINTR on a signal,
+/// without writing the time left to `_urem`.
 pub fn nanosleep(ureq: usize, _urem: usize) -> SysResult {
     let ts: [i64; 2] = read_user(ureq)?;
     sleep_until(deadline_after(ts)?).map(|_| 0)
 }
 
+/// clock_nanosleep(2): [`nanosleep`] on `clock`, or with TIMER_ABSTIME
+/// until a time on it. A CLOCK_REALTIME time becomes a counter deadline
+/// at the start, so a clock_settime meanwhile does not move it.
 pub fn clock_nanosleep(clock: i32, flags: u32, ureq: usize, _urem: usize) -> SysResult {
     known(clock)?;
     let ts: [i64; 2] = read_user(ureq)?;

@@ -10,10 +10,13 @@ pub const BINPRM_BUF_SIZE: usize = 256;
 /// A parsed `#!` line: the interpreter and its one optional argument.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Shebang<'a> {
+    /// The interpreter's path, what exec runs instead of the script.
     pub interp: &'a [u8],
+    /// The one optional argument after it, inner blanks kept.
     pub arg: Option<&'a [u8]>,
 }
 
+/// Does `b` separate words on a `#!` line? Only space and tab, as Linux.
 fn is_blank(b: u8) -> bool {
     b == b' ' || b == b'\t'
 }

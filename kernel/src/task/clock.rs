@@ -16,6 +16,7 @@ use crate::fs::vfs::{Inode, InodeKind};
 use crate::mm::addr::{phys_to_virt, PAGE_SIZE};
 use crate::sync::SpinLock;
 
+/// Nanoseconds in a second (Linux `NSEC_PER_SEC`).
 pub const NSEC_PER_SEC: u64 = 1_000_000_000;
 
 /// CLOCK_REALTIME minus CLOCK_MONOTONIC, in nanoseconds (Linux:
@@ -26,13 +27,17 @@ static SETTIME: SpinLock<()> = SpinLock::new(());
 
 /// The data page's file and the kernel address of its one page.
 static VVAR: spin::Once<(Arc<Inode>, usize)> = spin::Once::new();
+/// The kernel address of the data page, 0 until [`init_vvar`] has made
+/// it; `publish` writes nothing before then.
 static VVAR_VA: AtomicUsize = AtomicUsize::new(0);
 
 /// The data page's layout, shared with `arch/aarch64/vdso/vdso.c`: a
 /// sequence count (odd while a writer is changing the page), then the
 /// realtime offset (Linux: `vdso_data.seq` and the `CS_HRES_COARSE` base).
 const VVAR_SEQ: usize = 0;
+/// Byte offset of the realtime offset, an `i64` in nanoseconds.
 const VVAR_REALTIME_OFFSET: usize = 8;
+/// Byte offset of [`MULT`], a `u64`, for the vDSO's ticks-to-ns sum.
 const VVAR_MULT: usize = 16;
 
 /// Counter ticks become nanoseconds as `(ticks * mult) >> MULT_SHIFT`, in
@@ -40,6 +45,8 @@ const VVAR_MULT: usize = 16;
 /// reads), so a clock read costs a multiply rather than divisions; the
 /// kernel and the vDSO use the same `mult` and agree to the nanosecond.
 pub const MULT_SHIFT: u32 = 32;
+/// The `mult` for [`MULT_SHIFT`]: nanoseconds per counter tick, times
+/// 2^32; 0 until [`mult`] first works it out.
 static MULT: AtomicU64 = AtomicU64::new(0);
 
 /// The multiplier for this CPU's counter frequency, worked out once.

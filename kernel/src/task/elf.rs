@@ -58,14 +58,18 @@ pub const PHENT_SIZE: u16 = 56;
 /// (Linux's own cap is whatever fits in 64 KiB and one page).
 const MAX_PHNUM: u16 = 64;
 
+/// The bits of an address below the page size: its offset in its page.
 const PAGE_MASK: u64 = PAGE_SIZE as u64 - 1;
 
 /// How a segment may be accessed once mapped, from its `p_flags` (Linux:
 /// `make_prot`, which turns them into `mmap`'s `PROT_*` bits).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Prot {
+    /// `PF_R`: the segment may be read (`PROT_READ`).
     pub read: bool,
+    /// `PF_W`: the segment may be written (`PROT_WRITE`).
     pub write: bool,
+    /// `PF_X`: the segment may be executed (`PROT_EXEC`).
     pub exec: bool,
 }
 
@@ -74,10 +78,16 @@ pub struct Prot {
 /// equal modulo the page size, so whole file pages can be mapped.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
+    /// `p_vaddr`: where the segment starts in memory (for `ET_DYN`, plus
+    /// the base [`LoadPlan::with_base`] adds).
     pub vaddr: u64,
+    /// `p_memsz`: its size in memory, in bytes; never less than `filesz`.
     pub memsz: u64,
+    /// `p_filesz`: how many of its bytes come from the file.
     pub filesz: u64,
+    /// `p_offset`: where in the file those bytes start.
     pub offset: u64,
+    /// The access `p_flags` allows.
     pub prot: Prot,
 }
 
@@ -376,11 +386,13 @@ fn check_user_range(vaddr: u64, memsz: u64) -> Result<(), ElfError> {
     }
 }
 
-// Only called on addresses at or below TASK_SIZE, so neither can overflow.
+/// `addr` rounded down to a page boundary. Only called on addresses at or
+/// below [`TASK_SIZE`], so neither this nor [`page_up`] can overflow.
 fn page_down(addr: u64) -> u64 {
     addr & !PAGE_MASK
 }
 
+/// `addr` rounded up to a page boundary (see [`page_down`]).
 fn page_up(addr: u64) -> u64 {
     (addr + PAGE_MASK) & !PAGE_MASK
 }

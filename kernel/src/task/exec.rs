@@ -34,6 +34,9 @@ use crate::task::stack::{self, ExecArgs};
 
 /// Top of the user stack (Linux: `STACK_TOP`, minus randomisation).
 pub const STACK_TOP: usize = 0x0000_ffff_ffff_0000;
+/// Size of the user stack VMA below [`STACK_TOP`], in bytes (8 MiB), and
+/// the default soft `RLIMIT_STACK` (Linux: `_STK_LIM`); the arguments and
+/// environment may take a quarter of it.
 pub const STACK_SIZE: usize = 8 << 20;
 /// Where a static-pie is loaded (Linux: `ELF_ET_DYN_BASE`, 2/3 of the space).
 const ET_DYN_BASE: u64 = 0x0000_aaaa_aaaa_0000;
@@ -41,6 +44,7 @@ const ET_DYN_BASE: u64 = 0x0000_aaaa_aaaa_0000;
 const ELF_PLATFORM: &[u8] = b"aarch64";
 /// AT_HWCAP: only what the kernel really enables: FP and Advanced SIMD.
 const HWCAP_FP: u64 = 1 << 0;
+/// AT_HWCAP bit: Advanced SIMD (NEON) is available.
 const HWCAP_ASIMD: u64 = 1 << 1;
 
 /// The vDSO image as a file on the internal tmpfs: exec maps it like any
@@ -91,9 +95,15 @@ fn map_vdso(mm: &Arc<Mm>, m: &mut crate::mm::mm_struct::MmMap) -> KResult<usize>
 
 /// What a loaded image starts with.
 pub struct Loaded {
+    /// The new address space: segments, stack, vDSO, with the first stack
+    /// already written.
     pub mm: Arc<Mm>,
+    /// The first user instruction: the program's entry point, or its
+    /// interpreter's.
     pub entry: u64,
+    /// The initial stack pointer, at argc (from [`stack::create_elf_tables`]).
     pub sp: u64,
+    /// What /proc shows of the new program (path, file, argv, envp).
     pub exe: Arc<ExecImage>,
     /// The new program's name (Linux: `__set_task_comm` from
     /// `bprm->filename`: for a script, the script's name).
@@ -118,6 +128,9 @@ fn elf_plan(f: &crate::fs::tmpfs::ShmemFile) -> KResult<LoadPlan> {
     .map_err(|_| Errno::ENOEXEC)
 }
 
+/// Inserts `vma` over `[start, end)` in the new address space and links it
+/// to its file; an empty range maps nothing. ENOEXEC if it overlaps a
+/// mapping already there (Linux: `vm_mmap` in `elf_map`).
 fn map(
     mm: &Arc<Mm>,
     map: &mut crate::mm::mm_struct::MmMap,

@@ -25,6 +25,11 @@ pub fn do_exit(status: u32) -> ! {
     crate::task::exit_current_thread();
 }
 
+/// The work of [`do_exit`], in a frame of its own so that every reference
+/// it takes is dropped before the thread dies (Linux: `do_exit` up to
+/// `do_task_dead`): account the thread's time to its process, release a
+/// vfork parent, robust futexes and `clear_child_tid`, and if it was the
+/// last thread, drop the address space and end the process.
 fn exit_thread(status: u32) {
     let me = current();
     let user = me.user.as_ref().expect("a user thread exits");
@@ -181,9 +186,13 @@ fn kill_orphaned_pgrp(p: &Arc<Process>) {
 
 /// wait options (Linux: `include/uapi/linux/wait.h`).
 pub const WNOHANG: u32 = 1;
+/// WSTOPPED (alias WUNTRACED): report children that have stopped.
 pub const WSTOPPED: u32 = 2;
+/// WEXITED: report children that have exited (wait4 always asks for it).
 pub const WEXITED: u32 = 4;
+/// WCONTINUED: report stopped children that SIGCONT resumed.
 pub const WCONTINUED: u32 = 8;
+/// WNOWAIT: leave the child waitable; report without reaping or clearing.
 pub const WNOWAIT: u32 = 0x0100_0000;
 /// __WNOTHREAD, __WALL, __WCLONE: accepted; every child is a process here.
 pub const WTHREAD_FLAGS: u32 = 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
@@ -191,8 +200,11 @@ pub const WTHREAD_FLAGS: u32 = 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
 /// Which children a wait is for (Linux: `enum pid_type` of `do_wait`).
 #[derive(Copy, Clone)]
 pub enum WaitFor {
+    /// Any child (pid -1; Linux `PIDTYPE_MAX`).
     Any,
+    /// The child with this PID (Linux `PIDTYPE_PID`).
     Pid(u32),
+    /// Any child in this process group (pid 0 or -pgid; Linux `PIDTYPE_PGID`).
     Pgid(u32),
 }
 
@@ -200,16 +212,21 @@ pub enum WaitFor {
 /// time and its reaped children's, in nanoseconds, for the rusage.
 #[derive(Copy, Clone, Default)]
 pub struct WaitResult {
+    /// The child's PID.
     pub pid: u32,
     /// The wait4 status word.
     pub status: u32,
     /// `si_code` (CLD_*) and `si_status` for waitid.
     pub code: i32,
+    /// `si_status`: the exit code for CLD_EXITED, else the signal number.
     pub si_status: i32,
+    /// The child's user CPU time and its reaped children's, in nanoseconds.
     pub utime: u64,
+    /// The child's system CPU time and its reaped children's, in nanoseconds.
     pub stime: u64,
 }
 
+/// Is `c` one of the children `which` picks?
 fn selected(which: WaitFor, c: &Process) -> bool {
     match which {
         WaitFor::Any => true,

@@ -17,20 +17,40 @@ use crate::mm::vma::{VM_SHARED, VM_WRITE};
 use crate::task::process::{self, Process, UserThread, VforkDone};
 use crate::task::{current, spawn_user};
 
+/// CLONE_VM: share the caller's address space instead of taking a
+/// copy-on-write copy of it.
 pub const CLONE_VM: u64 = 0x100;
+/// CLONE_FS: share the working directory and umask. Accepted, but only
+/// threads share them here; a new process gets copies.
 pub const CLONE_FS: u64 = 0x200;
+/// CLONE_FILES: share the fd table. Accepted, but only threads share it
+/// here; a new process gets a copy.
 pub const CLONE_FILES: u64 = 0x400;
+/// CLONE_SIGHAND: share the signal handlers; CLONE_THREAD needs it. A new
+/// process gets a copy all the same.
 pub const CLONE_SIGHAND: u64 = 0x800;
+/// CLONE_VFORK: the caller sleeps until the child execs or exits.
 pub const CLONE_VFORK: u64 = 0x4000;
+/// CLONE_THREAD: a new thread of the caller's process (thread group), not
+/// a new process.
 pub const CLONE_THREAD: u64 = 0x10000;
+/// CLONE_SYSVSEM: share System V semaphore undo lists. Accepted and
+/// ignored: there are no System V semaphores.
 pub const CLONE_SYSVSEM: u64 = 0x40000;
+/// CLONE_SETTLS: the child's thread pointer (TPIDR_EL0) is `tls`.
 pub const CLONE_SETTLS: u64 = 0x80000;
+/// CLONE_PARENT_SETTID: store the child's TID at `parent_tid`.
 pub const CLONE_PARENT_SETTID: u64 = 0x100000;
+/// CLONE_CHILD_CLEARTID: when the child exits, zero the word at
+/// `child_tid` and futex-wake it (how `pthread_join` waits).
 pub const CLONE_CHILD_CLEARTID: u64 = 0x200000;
+/// CLONE_CHILD_SETTID: the child stores its TID at `child_tid`, in its
+/// own address space, when it first runs.
 pub const CLONE_CHILD_SETTID: u64 = 0x1000000;
 /// The low byte: the signal to send the parent at exit (SIGCHLD for fork).
 const CSIGNAL: u64 = 0xff;
 
+/// Every flag clone accepts; any other bit is EINVAL.
 const SUPPORTED: u64 = CSIGNAL
     | CLONE_VM
     | CLONE_FS

@@ -30,6 +30,8 @@ use crate::mm::uaccess::read_user;
 use crate::sync::SpinLock;
 use crate::task::{current, Thread};
 
+/// How many hash buckets waiters are spread over (Linux sizes its
+/// `futex_queues` by the number of CPUs).
 const BUCKETS: usize = 64;
 
 /// A bitset that matches every other (Linux: `FUTEX_BITSET_MATCH_ANY`),
@@ -40,7 +42,12 @@ pub const MATCH_ANY: u32 = u32::MAX;
 /// address space or a file, by address) and where in that.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Key {
+    /// The address space (`Mm`) or file (`Inode`) the word lives in, by the
+    /// address of that object.
     space: usize,
+    /// Where in `space`: for an address space, the user address shifted
+    /// left one, its bit 0 free for [`MM_SHARED`]; for a file, the byte
+    /// offset in the file.
     offset: u64,
 }
 
@@ -51,26 +58,39 @@ const MM_SHARED: u64 = 1;
 /// One sleeping thread. `key` is shared with the sleeper, which must find
 /// its entry again after a timeout or signal even if a requeue moved it.
 struct Waiter {
+    /// The futex this thread waits on; a requeue rewrites it, under the
+    /// bucket lock.
     key: Arc<SpinLock<Key>>,
+    /// Which wakes this waiter answers: a wake's bitset must share a bit with
+    /// it (FUTEX_WAIT_BITSET; [`MATCH_ANY`] for plain FUTEX_WAIT).
     bitset: u32,
+    /// The sleeping thread, for `wake_up`.
     thread: Arc<Thread>,
+    /// Set by the waker as it takes the entry out of its bucket; the sleeper
+    /// tests it to tell a wake from a timeout or signal.
     woken: Arc<AtomicBool>,
 }
 
 impl Waiter {
+    /// The futex this waiter is on now (a requeue may have moved it).
     fn key(&self) -> Key {
         *self.key.lock()
     }
 }
 
+/// An empty bucket, to build [`QUEUES`] from.
 #[allow(clippy::declare_interior_mutable_const)]
 const EMPTY: SpinLock<Vec<Waiter>> = SpinLock::new(Vec::new());
+/// The hash buckets of sleeping waiters (Linux: `futex_queues`), each
+/// under its own lock, oldest waiter first.
 static QUEUES: [SpinLock<Vec<Waiter>>; BUCKETS] = [EMPTY; BUCKETS];
 
+/// The bucket `key` hashes to (Linux: `futex_hash`).
 fn bucket_index(key: Key) -> usize {
     ((key.space >> 4) ^ (key.offset as usize >> 2)) % BUCKETS
 }
 
+/// The bucket for `key`, which its waiters are queued in.
 fn bucket(key: Key) -> &'static SpinLock<Vec<Waiter>> {
     &QUEUES[bucket_index(key)]
 }
@@ -79,10 +99,17 @@ fn bucket(key: Key) -> &'static SpinLock<Vec<Waiter>> {
 /// now, faulted in for `access` first (a write for WAKE_OP, so a
 /// copy-on-write page is copied before the kernel changes it).
 struct Word {
+    /// The futex's name, what waiters on it are queued under.
     key: Key,
+    /// The physical address of the word now, for reading and changing it
+    /// through the linear map.
     pa: PhysAddr,
 }
 
+/// The [`Word`] at user address `uaddr` of the caller, after faulting the
+/// page in for `access`: named privately, or by file and offset if
+/// `shared` and it is in the page cache (Linux: `get_futex_key`). EINVAL
+/// if `uaddr` is not 4-aligned, EFAULT if it cannot be faulted in.
 fn word_at(uaddr: usize, access: Access, shared: bool) -> KResult<Word> {
     if !uaddr.is_multiple_of(4) {
         return Err(Errno::EINVAL);
@@ -259,6 +286,8 @@ fn wake_locked(q: &mut Vec<Waiter>, key: Key, n: usize, bitset: u32, woken: &mut
     }
 }
 
+/// Wakes each thread `wake_locked` took, once the bucket locks are
+/// dropped.
 fn wake_up_all(woken: &[Arc<Thread>]) {
     for t in woken {
         crate::task::wake_up(t);
@@ -393,8 +422,13 @@ pub fn wake_op(
     Ok(woken.len())
 }
 
+/// FUTEX_WAITERS: in a robust lock word, some thread is waiting for it.
 const FUTEX_WAITERS: u32 = 0x8000_0000;
+/// FUTEX_OWNER_DIED: in a robust lock word, the holder died without
+/// unlocking it.
 const FUTEX_OWNER_DIED: u32 = 0x4000_0000;
+/// FUTEX_TID_MASK: the bits of a robust lock word that hold the
+/// holder's TID.
 const FUTEX_TID_MASK: u32 = 0x3fff_ffff;
 /// Most entries walked in a robust list, so a looped one cannot hang an
 /// exit (Linux: `ROBUST_LIST_LIMIT`).
@@ -465,13 +499,20 @@ fn handle_futex_death(uaddr: usize, tid: u32, pending: bool) {
 /// FUTEX_OP(op, oparg, cmp, cmparg) unpacked (Linux: `FUTEX_OP_*` in
 /// `include/uapi/linux/futex.h`).
 struct WakeOp {
+    /// FUTEX_OP_SET, ADD, OR, ANDN or XOR (0 to 4).
     op: u32,
+    /// The operand; already `1 << oparg` under FUTEX_OP_OPARG_SHIFT.
     oparg: u32,
+    /// FUTEX_OP_CMP_EQ, NE, LT, LE, GT or GE (0 to 5).
     cmp: u32,
+    /// What the old value is compared with, sign-extended from 12 bits.
     cmparg: i32,
 }
 
 impl WakeOp {
+    /// Unpacks WAKE_OP's `val3`: op in bits 28-31 (bit 31 the OPARG_SHIFT
+    /// flag), cmp in 24-27, oparg in 12-23, cmparg in 0-11. None for an op or
+    /// comparison Linux does not know.
     fn decode(encoded: u32) -> Option<WakeOp> {
         const OPARG_SHIFT: u32 = 8;
         let mut op = (encoded >> 28) & 0xf;

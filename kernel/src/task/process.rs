@@ -30,27 +30,48 @@ use crate::task::signal_abi::{AltStack, SigAction, SigInfo, NSIG};
 use crate::task::thread::Thread;
 use crate::task::WaitQueue;
 
+/// A user process, a thread group: the threads that share one address space,
+/// fd table, working directory and set of signal handlers (Linux: the
+/// process-wide half of `task_struct`, with `signal_struct` and
+/// `sighand_struct`).
 pub struct Process {
+    /// The process id, the TID of its first thread (Linux: `task_struct`'s
+    /// `tgid`).
     pub pid: u32,
     /// The address space; None once the last thread has exited (Linux:
     /// `exit_mm` drops it before the parent is told).
     pub mm: MmSlot,
+    /// The open file descriptors, shared by every thread (Linux:
+    /// `files_struct`).
     pub files: SpinLock<FdTable>,
+    /// The current working directory, where relative paths start (Linux:
+    /// `fs->pwd`).
     pub cwd: SpinLock<Arc<Inode>>,
     /// What this process last exec'd, for /proc.
     pub exe: SpinLock<Arc<ExecImage>>,
+    /// The parent, which `wait4` reports to; an orphan is moved to its new
+    /// reaper (Linux: `real_parent`). Weak: a parent holds its children, not
+    /// the other way round.
     pub parent: SpinLock<Weak<Process>>,
+    /// Children not yet reaped, zombies included: what `wait4` searches
+    /// (Linux: the `children` list).
     pub children: SpinLock<Vec<Arc<Process>>>,
+    /// The threads, weak; each leaves the list as it exits (Linux:
+    /// `signal->thread_head`).
     pub threads: SpinLock<Vec<Weak<Thread>>>,
     /// Signal handlers, shared by all threads (Linux: `sighand_struct`).
     pub actions: SpinLock<Box<[SigAction; NSIG as usize]>>,
     /// Signals sent to the process as a whole, not yet taken by a thread,
     /// and what each is about.
     pub shared_pending: AtomicU64,
+    /// The `siginfo_t` of each signal in `shared_pending`, at index `sig - 1`:
+    /// one per signal, real-time ones too, from the latest sending.
     pub shared_info: SpinLock<Box<[Option<SigInfo>; NSIG as usize]>>,
     /// Set once the process is on its way out (exit_group, a fatal signal);
     /// `exit_status` holds its wait status.
     pub exiting: AtomicBool,
+    /// The wait status (`exited()` or `signaled()`) the parent will be told,
+    /// valid once `exiting` is set (Linux: `signal->group_exit_code`).
     pub exit_status: AtomicU32,
     /// True once every thread has gone: the parent may reap it.
     pub zombie: AtomicBool,
@@ -79,6 +100,7 @@ pub struct Process {
     /// init's are 1 and 1, a child inherits its parent's, setpgid(2) and
     /// setsid(2) change them.
     pub pgid: AtomicU32,
+    /// The session id; see `pgid`.
     pub sid: AtomicU32,
     /// Set once the process has exec'd: its parent may no longer move it
     /// to another group (Linux: a cleared `PF_FORKNOEXEC`).
@@ -103,6 +125,7 @@ pub struct Process {
     /// A SIGCONT resumed us and no WCONTINUED wait has reported it yet
     /// (Linux: SIGNAL_STOP_CONTINUED).
     pub continued_report: AtomicBool,
+    /// Where the threads of a stopped process sleep until SIGCONT or SIGKILL.
     pub stop_wait: WaitQueue,
     /// The OOM killer chose it: its memory is on the way back.
     pub oom_killed: AtomicBool,
@@ -118,9 +141,11 @@ pub struct Process {
 pub struct ProcessTimes {
     /// Threads of this process that have exited.
     pub utime: u64,
+    /// System time of the threads of this process that have exited.
     pub stime: u64,
     /// Children (and their reaped descendants) this process waited for.
     pub cutime: u64,
+    /// System time of the children this process waited for.
     pub cstime: u64,
 }
 
@@ -137,11 +162,16 @@ pub struct ExecImage {
     /// argv and envp, each string NUL-terminated (`/proc/PID/cmdline`,
     /// `/proc/PID/environ`).
     pub cmdline: Vec<u8>,
+    /// The environment strings (envp), each NUL-terminated
+    /// (`/proc/PID/environ`).
     pub environ: Vec<u8>,
 }
 
+/// How many `RLIMIT_*` resources there are (Linux `RLIM_NLIMITS`).
 pub const RLIM_NLIMITS: usize = 16;
+/// A limit of "no limit" (Linux `RLIM_INFINITY`, all ones).
 const RLIM_INFINITY: u64 = u64::MAX;
+/// `RLIMIT_STACK`: how large the main thread's stack may grow, in bytes.
 const RLIMIT_STACK: usize = 3;
 
 impl Process {
@@ -150,14 +180,19 @@ impl Process {
         self.rlimits.lock()[RLIMIT_STACK][0]
     }
 }
+/// `RLIMIT_NOFILE`: one more than the highest file descriptor the
+/// process may open.
 const RLIMIT_NOFILE: usize = 7;
 
 /// A process's capability sets, one bit per capability (Linux:
 /// `kernel_cap_t`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Caps {
+    /// The capabilities permission checks would look at (`cap_effective`).
     pub effective: u64,
+    /// The most the process may make effective (`cap_permitted`).
     pub permitted: u64,
+    /// The capabilities that can pass across an exec (`cap_inheritable`).
     pub inheritable: u64,
 }
 
@@ -189,6 +224,9 @@ impl Caps {
     }
 }
 
+/// The limits a new process starts with, as (soft, hard) pairs: none,
+/// except the stack (soft limit [`STACK_SIZE`](crate::task::exec::STACK_SIZE))
+/// and open files ([`NR_OPEN`](crate::fs::vfs::NR_OPEN)).
 fn default_rlimits() -> [[u64; 2]; RLIM_NLIMITS] {
     let mut r = [[RLIM_INFINITY; 2]; RLIM_NLIMITS];
     r[RLIMIT_STACK] = [crate::task::exec::STACK_SIZE as u64, RLIM_INFINITY];
@@ -198,7 +236,10 @@ fn default_rlimits() -> [[u64; 2]; RLIM_NLIMITS] {
 
 /// What a thread of a user process carries besides its kernel thread.
 pub struct UserThread {
+    /// The process, the thread group, this thread is one of.
     pub process: Arc<Process>,
+    /// The thread id (Linux: `task_struct`'s `pid`); the first thread's is
+    /// the process's pid.
     pub tid: u32,
     /// CLONE_CHILD_CLEARTID / set_tid_address: zeroed and futex-woken at
     /// exit, which is how pthread_join learns a thread has finished.
@@ -208,19 +249,26 @@ pub struct UserThread {
     /// set_robust_list: the head of the robust futexes this thread holds,
     /// released for it when it dies (glibc's robust mutexes).
     pub robust_list: AtomicUsize,
+    /// The signals this thread blocks (Linux: `task->blocked`); never holds
+    /// SIGKILL or SIGSTOP.
     pub sigmask: AtomicU64,
     /// Signals sent to this thread, and what each is about (a fault's
     /// address, a tgkill's sender).
     pub pending: AtomicU64,
+    /// The `siginfo_t` of each signal in `pending`, at index `sig - 1`.
     pub info: SpinLock<Box<[Option<SigInfo>; NSIG as usize]>>,
     /// A system call just failed with EINTR: its first argument, so a
     /// SA_RESTART handler can have it run again (Linux: `orig_x0`). Only
     /// the thread itself reads and writes it, so no lock.
     pub restart_x0: AtomicU64,
+    /// `restart_x0` holds a call to restart: signal handling runs it again
+    /// if no handler runs, or the handler has SA_RESTART.
     pub restart_pending: AtomicBool,
     /// The mask rt_sigsuspend replaced, put back once the signal that
     /// ended it is handled (Linux: `saved_sigmask`, TIF_RESTORE_SIGMASK).
     pub saved_sigmask: AtomicU64,
+    /// `saved_sigmask` is to be put back once the pending signal has been
+    /// handled (Linux: TIF_RESTORE_SIGMASK).
     pub restore_sigmask: AtomicBool,
     /// sigaltstack(2): the alternate signal stack (Linux: `sas_ss_sp`,
     /// `sas_ss_size`, `sas_ss_flags`); `flags` holds only SS_DISABLE or
@@ -239,11 +287,14 @@ pub struct UserThread {
 
 /// What a vfork parent waits for (Linux: a `struct completion`).
 pub struct VforkDone {
+    /// Set once the child has exec'd or exited: the parent may go on.
     released: AtomicBool,
+    /// The vfork parent sleeps here until `released` is set.
     wait: WaitQueue,
 }
 
 impl VforkDone {
+    /// A completion not yet released, for a child made with CLONE_VFORK.
     pub fn new() -> Arc<VforkDone> {
         Arc::new(VforkDone {
             released: AtomicBool::new(false),
@@ -281,8 +332,12 @@ pub fn comm_of_path(path: &str) -> [u8; TASK_COMM_LEN] {
     comm
 }
 
+/// The next PID/TID to hand out. Numbers are never reused.
 static NEXT_PID: AtomicU32 = AtomicU32::new(1);
+/// Every process not yet reaped, by PID (Linux: the pid hash). Weak:
+/// its parent's `children` and its threads keep a process alive.
 static PROCESSES: SpinLock<BTreeMap<u32, Weak<Process>>> = SpinLock::new(BTreeMap::new());
+/// Every user thread that has not exited, by TID.
 static THREADS: SpinLock<BTreeMap<u32, Weak<Thread>>> = SpinLock::new(BTreeMap::new());
 
 /// A new PID/TID (one number space, as in Linux).
@@ -290,6 +345,7 @@ pub fn alloc_pid() -> u32 {
     NEXT_PID.fetch_add(1, Ordering::Relaxed)
 }
 
+/// The round-robin cursor of [`next_cpu`].
 static NEXT_CPU: AtomicUsize = AtomicUsize::new(0);
 
 /// The CPU a new user thread goes to: round robin over the online CPUs.
@@ -376,10 +432,14 @@ impl Process {
         String::from_utf8_lossy(&comm[..len]).into_owned()
     }
 
+    /// The parent process (Linux: `task->real_parent`); None for init, or
+    /// once nothing holds the parent any more.
     pub fn parent(&self) -> Option<Arc<Process>> {
         self.parent.lock().upgrade()
     }
 
+    /// The threads still alive, each with a reference of its own (Linux:
+    /// `for_each_thread`).
     pub fn live_threads(&self) -> Vec<Arc<Thread>> {
         self.threads
             .lock()
@@ -518,14 +578,19 @@ pub fn kill_pgrp(pgid: u32, sig: u32) -> KResult<()> {
 /// The process that plays init: it adopts orphans, and its end powers off.
 static INIT: SpinLock<Weak<Process>> = SpinLock::new(Weak::new());
 
+/// Makes `p` init: the process that adopts orphans, and whose end powers
+/// the machine off.
 pub fn set_init(p: &Arc<Process>) {
     *INIT.lock() = Arc::downgrade(p);
 }
 
+/// The init process, unless it has gone.
 pub fn init_process() -> Option<Arc<Process>> {
     INIT.lock().upgrade()
 }
 
+/// The process with PID `pid`, zombies included, if it has not been
+/// reaped (Linux: `find_task_by_vpid` of a thread group leader).
 pub fn find_process(pid: u32) -> Option<Arc<Process>> {
     PROCESSES.lock().get(&pid).and_then(Weak::upgrade)
 }
@@ -550,6 +615,8 @@ pub fn nr_processes() -> usize {
     PROCESSES.lock().len()
 }
 
+/// The user thread with TID `tid`, if it has not exited (Linux:
+/// `find_task_by_vpid`).
 pub fn find_thread(tid: u32) -> Option<Arc<Thread>> {
     THREADS.lock().get(&tid).and_then(Weak::upgrade)
 }
@@ -562,6 +629,8 @@ pub fn register_thread(thread: &Arc<Thread>) {
     user.process.nr_threads.fetch_add(1, Ordering::AcqRel);
 }
 
+/// Undoes [`register_thread`] as `thread` exits: its TID finds it no
+/// more and its process no longer lists it (Linux: `__unhash_process`).
 pub fn unregister_thread(thread: &Thread) {
     let user = thread.user.as_ref().expect("a user thread");
     THREADS.lock().remove(&user.tid);
@@ -571,11 +640,15 @@ pub fn unregister_thread(thread: &Thread) {
         .retain(|t| t.upgrade().is_some_and(|t| !core::ptr::eq(&*t, thread)));
 }
 
+/// Removes `pid` from the process table: its parent reaped it, or the
+/// fork that made it failed (Linux: `detach_pid` in `release_task`).
 pub fn forget_process(pid: u32) {
     PROCESSES.lock().remove(&pid);
 }
 
 impl UserThread {
+    /// A new thread `tid` of `process`, blocking `sigmask`: nothing pending,
+    /// no alternate signal stack, an empty `comm`.
     pub fn new(process: Arc<Process>, tid: u32, sigmask: u64) -> UserThread {
         UserThread {
             process,
@@ -605,11 +678,16 @@ impl UserThread {
 /// takes a reference under `remote` (`get`), which a change also takes
 /// (Linux: `task_lock`).
 pub struct MmSlot {
+    /// The address space, as `Arc::into_raw` left it (the slot owns that
+    /// reference), or null once there is none.
     mm: AtomicPtr<Mm>,
+    /// Held by `get` and `replace`, so that no one takes a reference to an
+    /// address space as it is being swapped out (Linux: `task_lock`).
     remote: SpinLock<()>,
 }
 
 impl MmSlot {
+    /// A slot that owns `mm`'s reference.
     fn new(mm: Arc<Mm>) -> Self {
         MmSlot {
             mm: AtomicPtr::new(Arc::into_raw(mm) as *mut Mm),

@@ -17,9 +17,14 @@ use crate::task::thread::{State, Thread};
 /// Timer ticks per second; also the round-robin time slice (1 / HZ s).
 pub const HZ: u64 = 100;
 
+/// One CPU's run queue (Linux: `struct rq`), under `Cpu::rq`'s lock.
 struct RunQueue {
+    /// Runnable threads waiting for this CPU, run front first (round robin).
     queue: VecDeque<Arc<Thread>>,
+    /// The thread running on this CPU (Linux: `rq->curr`); `None` only
+    /// inside `schedule()`.
     current: Option<Arc<Thread>>,
+    /// This CPU's idle thread, run when `queue` is empty (Linux: `rq->idle`).
     idle: Option<Arc<Thread>>,
     /// A dead thread we switched away from, dropped by the next thread once
     /// its stack is no longer in use (Linux: `finish_task_switch`).
@@ -33,23 +38,33 @@ struct RunQueue {
 /// not share a line with them.
 #[repr(align(64))]
 struct Cpu {
+    /// The run queue; other CPUs take its lock to queue threads they wake
+    /// for this one.
     rq: SpinLock<RunQueue>,
     /// `rq.current`, readable without the lock by the thread it points to
     /// (Linux: `current`, a per-CPU pointer). The run queue's `Arc` keeps
     /// it alive while it runs, and threads never change CPU.
     curr: AtomicPtr<Thread>,
+    /// Set when a thread waits for this CPU (a wake-up, the tick): call
+    /// `schedule()` at the next chance (Linux: TIF_NEED_RESCHED).
     need_resched: AtomicBool,
+    /// The CPU has run [`init_this_cpu`] and takes threads.
     online: AtomicBool,
+    /// Timer ticks taken on this CPU since it came up.
     ticks: AtomicU64,
     /// Ticks that found the CPU idle (/proc/uptime's second field), in
     /// user code and in the kernel (/proc/stat's cpu lines).
     idle_ticks: AtomicU64,
+    /// Ticks that interrupted user code.
     user_ticks: AtomicU64,
+    /// Ticks that interrupted a thread in the kernel.
     system_ticks: AtomicU64,
     /// Switches from one thread to another (/proc/stat's `ctxt`).
     switches: AtomicU64,
 }
 
+/// A CPU not yet online, with empty run queue and counters, to build
+/// [`CPUS`] from.
 #[allow(clippy::declare_interior_mutable_const)]
 const CPU_INIT: Cpu = Cpu {
     rq: SpinLock::new(RunQueue {
@@ -69,9 +84,14 @@ const CPU_INIT: Cpu = Cpu {
     switches: AtomicU64::new(0),
 };
 
+/// The scheduler state of each CPU, indexed by CPU number (Linux: the
+/// per-CPU `runqueues`).
 static CPUS: [Cpu; NR_CPUS] = [CPU_INIT; NR_CPUS];
+/// How many CPUs have come online.
 static NR_ONLINE: AtomicUsize = AtomicUsize::new(0);
 
+/// The scheduler state of the CPU the caller runs on. Threads never
+/// change CPU, so the answer stays right after a preemption.
 fn this_cpu() -> &'static Cpu {
     &CPUS[cpu_id()]
 }
@@ -93,10 +113,12 @@ pub fn init_this_cpu() {
     NR_ONLINE.fetch_add(1, Ordering::AcqRel);
 }
 
+/// Has CPU `cpu` come online (Linux: `cpu_online`)?
 pub fn cpu_online(cpu: usize) -> bool {
     cpu < NR_CPUS && CPUS[cpu].online.load(Ordering::Acquire)
 }
 
+/// How many CPUs are online (Linux: `num_online_cpus`).
 pub fn nr_cpus_online() -> usize {
     NR_ONLINE.load(Ordering::Acquire)
 }
@@ -113,6 +135,8 @@ pub fn with_current<R>(f: impl FnOnce(&Thread) -> R) -> R {
     f(unsafe { &*curr })
 }
 
+/// The thread running on this CPU, with a reference of its own (Linux:
+/// `current`, `get_task_struct`).
 pub fn current() -> Arc<Thread> {
     let curr = this_cpu().curr.load(Ordering::Relaxed);
     assert!(!curr.is_null(), "no current thread");
@@ -124,6 +148,9 @@ pub fn current() -> Arc<Thread> {
     }
 }
 
+/// Asks this CPU to reschedule at the next chance: on the way out of
+/// the current interrupt, or at the next `schedule()` (Linux:
+/// `set_tsk_need_resched`).
 pub fn set_need_resched() {
     this_cpu().need_resched.store(true, Ordering::Relaxed);
 }
@@ -244,6 +271,8 @@ pub(super) fn finish_task_switch() {
     drop(dead);
 }
 
+/// Gives up the CPU to the next queued thread, if any; the caller goes
+/// to the back of the queue (Linux: `sched_yield`).
 pub fn yield_now() {
     set_need_resched();
     schedule();

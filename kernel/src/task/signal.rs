@@ -45,6 +45,7 @@ pub const TRAP_BRKPT: i32 = 1;
 /// Who sent a signal, for its siginfo.
 #[derive(Copy, Clone)]
 pub enum SigSource {
+    /// The kernel on its own behalf (`SI_KERNEL`, pid and uid 0).
     Kernel,
     /// kill(2) from this PID.
     Kill(u32),
@@ -52,6 +53,8 @@ pub enum SigSource {
     Tkill(u32),
 }
 
+/// The `siginfo_t` a signal from `source` carries (Linux: what
+/// `__send_signal` fills in from `SEND_SIG_PRIV` or a `kernel_siginfo`).
 fn info_for(sig: u32, source: SigSource) -> SigInfo {
     match source {
         SigSource::Kernel => SigInfo::kill(sig, SI_KERNEL, 0, 0),
@@ -60,6 +63,8 @@ fn info_for(sig: u32, source: SigSource) -> SigInfo {
     }
 }
 
+/// The process's action for `sig` now (Linux:
+/// `sighand->action[sig - 1]`).
 fn action(p: &Process, sig: u32) -> SigAction {
     p.actions.lock()[sig as usize - 1]
 }
@@ -88,6 +93,9 @@ fn blocked_by(u: &UserThread) -> u64 {
     u.sigmask.load(Ordering::Acquire) | u.waiting_for.load(Ordering::Acquire)
 }
 
+/// The stop signals, SIGSTOP, SIGTSTP, SIGTTIN and SIGTTOU (Linux:
+/// `SIG_KERNEL_STOP_MASK`), which a SIGCONT throws away and which throw
+/// away a pending SIGCONT.
 const STOP_MASK: u64 = sigmask(SIGSTOP) | sigmask(SIGTSTP) | sigmask(SIGTTIN) | sigmask(SIGTTOU);
 
 /// Removes `mask` from every pending set of the process.
@@ -234,6 +242,8 @@ pub fn force_fault_signal(sig: u32, code: i32, addr: u64) {
     u.pending.fetch_or(sigmask(sig), Ordering::AcqRel);
 }
 
+/// The signals pending for `u`, its own and its process's, that it does
+/// not block: what delivery may take.
 fn deliverable(u: &UserThread) -> u64 {
     (u.pending.load(Ordering::Acquire) | u.process.shared_pending.load(Ordering::Acquire))
         & !u.sigmask.load(Ordering::Acquire)
@@ -450,6 +460,8 @@ fn report_fatal(u: &UserThread, sig: u32, info: &SigInfo, tf: &TrapFrame) {
     );
 }
 
+/// The interrupted user registers in the signal frame's form (Linux:
+/// `struct user_pt_regs`, the start of `pt_regs`).
 fn regs_of(tf: &TrapFrame) -> UserRegs {
     let mut regs = UserRegs {
         sp: tf.sp(),
@@ -463,6 +475,8 @@ fn regs_of(tf: &TrapFrame) -> UserRegs {
     regs
 }
 
+/// The FP/SIMD registers in the signal frame's form (Linux:
+/// `struct user_fpsimd_state`); FPSR and FPCR keep only their 32 bits.
 fn fp_of(s: &FpsimdState) -> FpState {
     FpState {
         vregs: s.vregs,

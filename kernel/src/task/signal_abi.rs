@@ -25,40 +25,74 @@ pub const SIGSET_SIZE: usize = 8;
 /// Signals are numbered `1..=NSIG` (Linux `_NSIG`).
 pub const NSIG: u32 = 64;
 
+/// SIGHUP: the controlling terminal hung up, or its controlling process died.
 pub const SIGHUP: u32 = 1;
+/// SIGINT: interrupt from the keyboard (the terminal's INTR character, Ctrl-C).
 pub const SIGINT: u32 = 2;
+/// SIGQUIT: quit from the keyboard (the terminal's QUIT character, `Ctrl-\`).
 pub const SIGQUIT: u32 = 3;
+/// SIGILL: illegal (undefined) instruction.
 pub const SIGILL: u32 = 4;
+/// SIGTRAP: trace or breakpoint trap (`brk`).
 pub const SIGTRAP: u32 = 5;
+/// SIGABRT: abort(3).
 pub const SIGABRT: u32 = 6;
+/// SIGBUS: bus error, a bad memory access such as past the end of a mapped
+/// file.
 pub const SIGBUS: u32 = 7;
+/// SIGFPE: arithmetic exception.
 pub const SIGFPE: u32 = 8;
+/// SIGKILL: kill; cannot be caught, blocked or ignored.
 pub const SIGKILL: u32 = 9;
+/// SIGUSR1: user-defined signal 1.
 pub const SIGUSR1: u32 = 10;
+/// SIGSEGV: invalid memory reference.
 pub const SIGSEGV: u32 = 11;
+/// SIGUSR2: user-defined signal 2.
 pub const SIGUSR2: u32 = 12;
+/// SIGPIPE: write to a pipe or socket with no reader left.
 pub const SIGPIPE: u32 = 13;
+/// SIGALRM: the alarm(2) / `ITIMER_REAL` timer expired.
 pub const SIGALRM: u32 = 14;
+/// SIGTERM: polite request to terminate, kill(1)'s default.
 pub const SIGTERM: u32 = 15;
+/// SIGSTKFLT: coprocessor stack fault; unused, kept for its number.
 pub const SIGSTKFLT: u32 = 16;
+/// SIGCHLD: a child stopped, continued or exited.
 pub const SIGCHLD: u32 = 17;
+/// SIGCONT: continue if stopped.
 pub const SIGCONT: u32 = 18;
+/// SIGSTOP: stop; cannot be caught, blocked or ignored.
 pub const SIGSTOP: u32 = 19;
+/// SIGTSTP: stop typed at the terminal (the SUSP character, Ctrl-Z).
 pub const SIGTSTP: u32 = 20;
+/// SIGTTIN: a background process read from its controlling terminal.
 pub const SIGTTIN: u32 = 21;
+/// SIGTTOU: a background process wrote to its controlling terminal with
+/// TOSTOP set (our terminal never sends it).
 pub const SIGTTOU: u32 = 22;
+/// SIGURG: urgent (out-of-band) data on a socket.
 pub const SIGURG: u32 = 23;
+/// SIGXCPU: CPU time limit (`RLIMIT_CPU`) exceeded.
 pub const SIGXCPU: u32 = 24;
+/// SIGXFSZ: file size limit (`RLIMIT_FSIZE`) exceeded.
 pub const SIGXFSZ: u32 = 25;
+/// SIGVTALRM: the `ITIMER_VIRTUAL` timer (user CPU time) expired.
 pub const SIGVTALRM: u32 = 26;
+/// SIGPROF: the `ITIMER_PROF` timer (user and system CPU time) expired.
 pub const SIGPROF: u32 = 27;
+/// SIGWINCH: the terminal's window size changed.
 pub const SIGWINCH: u32 = 28;
+/// SIGIO (SIGPOLL): I/O is possible on a file descriptor.
 pub const SIGIO: u32 = 29;
+/// SIGPWR: power failure.
 pub const SIGPWR: u32 = 30;
+/// SIGSYS: bad system call.
 pub const SIGSYS: u32 = 31;
 /// Real-time signals are `SIGRTMIN..=SIGRTMAX`. The C library keeps the first
 /// few for itself (glibc: 32 and 33), so its `SIGRTMIN` is higher than ours.
 pub const SIGRTMIN: u32 = 32;
+/// The highest real-time signal, which is also the highest signal (`_NSIG`).
 pub const SIGRTMAX: u32 = NSIG;
 
 /// The bit for `sig` (`1..=NSIG`) in a [`SigSet`].
@@ -113,12 +147,16 @@ pub fn signal_name(sig: u32) -> &'static str {
 /// What a signal does to a thread that has not installed a handler.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum DefaultAction {
+    /// Terminate the process, every thread of it, without [`WCOREFLAG`].
     Terminate,
     /// Terminate, with [`WCOREFLAG`] in the wait status. We write no core
     /// file, but the parent still learns that one was due.
     CoreDump,
+    /// Discard the signal, as if its disposition were SIG_IGN.
     Ignore,
+    /// Stop every thread of the process until a SIGCONT (job control).
     Stop,
+    /// Resume the process if it is stopped; otherwise nothing happens.
     Continue,
 }
 
@@ -181,6 +219,7 @@ pub const SA_NODEFER: u64 = 0x4000_0000;
 /// Reset the disposition to SIG_DFL once the handler has been entered.
 pub const SA_RESETHAND: u64 = 0x8000_0000;
 
+/// `sizeof(struct sigaction)` as `rt_sigaction` reads and writes it: 32 bytes.
 pub const SIGACTION_SIZE: usize = 32;
 
 /// `struct sigaction { sa_handler; sa_flags; sa_restorer; sa_mask; }`, four
@@ -191,12 +230,15 @@ pub struct SigAction {
     pub handler: u64,
     /// `SA_*` flags.
     pub flags: u64,
+    /// `sa_restorer`: under [`SA_RESTORER`], where the handler returns (the C
+    /// library's stub that calls `rt_sigreturn`).
     pub restorer: u64,
     /// Blocked, on top of the thread's mask, while the handler runs.
     pub mask: SigSet,
 }
 
 impl SigAction {
+    /// Decode the bytes `rt_sigaction` copied in from its `act` argument.
     pub fn from_bytes(bytes: &[u8; SIGACTION_SIZE]) -> Self {
         Self {
             handler: read_u64(bytes, 0),
@@ -206,6 +248,8 @@ impl SigAction {
         }
     }
 
+    /// Encode for `rt_sigaction`'s `oldact`, in the layout
+    /// [`SigAction::from_bytes`] reads.
     pub fn to_bytes(self) -> [u8; SIGACTION_SIZE] {
         let mut bytes = [0; SIGACTION_SIZE];
         write_u64(&mut bytes, 0, self.handler);
@@ -218,6 +262,8 @@ impl SigAction {
 
 // siginfo_t.
 
+/// `sizeof(siginfo_t)`: 128 bytes whichever union member is live (Linux
+/// `SI_MAX_SIZE`).
 pub const SIGINFO_SIZE: usize = 128;
 
 /// `si_code`: sent by kill(2).
@@ -254,20 +300,28 @@ pub const CLD_CONTINUED: i32 = 6;
 /// which holds pointers and so starts 8-aligned at 16; which member of the
 /// union is live depends on the signal and `si_code`.
 mod siginfo {
+    /// `si_signo`: the signal number.
     pub const SIGNO: usize = 0;
+    /// `si_errno`: always 0 from us.
     pub const ERRNO: usize = 4;
+    /// `si_code`: who sent the signal or why it was raised.
     pub const CODE: usize = 8;
     /// `_kill` and `_sigchld`: the sender or the child.
     pub const PID: usize = 16;
+    /// `_kill` and `_sigchld`: the sender's or the child's real user id.
     pub const UID: usize = 20;
     /// `_sigchld`: exit code or signal, then CPU times in clock ticks
     /// (`clock_t` is a long, so 8-aligned after the int status).
     pub const STATUS: usize = 24;
+    /// `_sigchld`: user CPU time, in clock ticks.
     pub const UTIME: usize = 32;
+    /// `_sigchld`: system CPU time, in clock ticks.
     pub const STIME: usize = 40;
     /// `_timer`: the timer's id, its overrun count, then the `sigval`.
     pub const TID: usize = 16;
+    /// `_timer`: `si_overrun`, how many expiries were missed.
     pub const OVERRUN: usize = 20;
+    /// `_timer`: `si_value`, the timer's `sigev_value`.
     pub const SIGVAL: usize = 24;
     /// `_sigfault`: the faulting data or instruction address.
     pub const ADDR: usize = 16;
@@ -277,28 +331,53 @@ mod siginfo {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum SigFields {
     /// Sent by kill(2) or tgkill(2), or by the kernel with pid and uid 0.
-    Kill { pid: i32, uid: u32 },
+    Kill {
+        /// `si_pid`: the sender's process id (0 for the kernel).
+        pid: i32,
+        /// `si_uid`: the sender's real user id.
+        uid: u32,
+    },
     /// SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP raised by an instruction.
-    Fault { addr: u64 },
+    Fault {
+        /// `si_addr`: the faulting data or instruction address.
+        addr: u64,
+    },
     /// SIGCHLD: which child changed state and how.
     Child {
+        /// `si_pid`: the child's process id.
         pid: i32,
+        /// `si_uid`: the child's real user id.
         uid: u32,
+        /// `si_status`: the exit code for [`CLD_EXITED`], else the signal
+        /// number (not a wait status).
         status: i32,
+        /// `si_utime`: the child's user CPU time, in clock ticks.
         utime: i64,
+        /// `si_stime`: the child's system CPU time, in clock ticks.
         stime: i64,
     },
     /// A POSIX timer's signal: which timer, how many expiries it missed
     /// since the last signal was delivered, and `sigev_value`.
-    Timer { tid: i32, overrun: i32, value: u64 },
+    Timer {
+        /// `si_timerid`: the kernel's id for the timer.
+        tid: i32,
+        /// `si_overrun`: expiries missed since the last signal was delivered.
+        overrun: i32,
+        /// `si_value`: the timer's `sigev_value`.
+        value: u64,
+    },
 }
 
 /// A `siginfo_t` with one of the layouts we deliver. `si_errno` is always 0,
 /// as it is for every signal Linux itself raises.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct SigInfo {
+    /// `si_signo`: the signal number.
     pub signo: u32,
+    /// `si_code`: where the signal came from (`SI_*`) or why the kernel
+    /// raised it (`SEGV_*`, `BUS_*`, `ILL_*`, `CLD_*`).
     pub code: i32,
+    /// The `_sifields` member that `signo` and `code` make live.
     pub fields: SigFields,
 }
 
@@ -313,6 +392,9 @@ impl SigInfo {
         }
     }
 
+    /// A signal raised by a faulting instruction (SIGSEGV, SIGBUS, SIGILL,
+    /// ...): `code` is a `SEGV_*`, `BUS_*` or `ILL_*` value and `addr`
+    /// becomes `si_addr`.
     pub const fn fault(sig: u32, code: i32, addr: u64) -> Self {
         Self {
             signo: sig,
@@ -350,6 +432,9 @@ impl SigInfo {
         }
     }
 
+    /// The [`SIGINFO_SIZE`]-byte `siginfo_t` to copy to user memory (a
+    /// handler's `siginfo_t *`, `rt_sigtimedwait`'s `info`, `waitid`'s
+    /// `infop`).
     pub fn to_bytes(self) -> [u8; SIGINFO_SIZE] {
         let mut bytes = [0; SIGINFO_SIZE];
         write_u32(&mut bytes, siginfo::SIGNO, self.signo);
@@ -394,55 +479,81 @@ impl SigInfo {
 /// `struct user_pt_regs`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct UserRegs {
+    /// x0 to x30; x29 is the frame pointer and x30 the link register.
     pub regs: [u64; 31],
+    /// The user stack pointer (SP_EL0).
     pub sp: u64,
+    /// Where user code resumes (ELR_EL1).
     pub pc: u64,
+    /// The saved PSTATE (SPSR_EL1): NZCV flags, DAIF masks, mode.
     pub pstate: u64,
 }
 
 /// The FP/SIMD registers (Linux `struct user_fpsimd_state`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct FpState {
+    /// V0 to V31, the 128-bit SIMD&FP registers.
     pub vregs: [u128; 32],
+    /// FPSR: the cumulative floating-point exception flags.
     pub fpsr: u32,
+    /// FPCR: rounding mode and floating-point trap enables.
     pub fpcr: u32,
 }
 
 /// Byte offsets in `struct rt_sigframe { siginfo_t info; struct ucontext uc; }`,
 /// the block at the handler's `sp`.
 mod rt_sigframe {
+    /// `info`: the `siginfo_t`, first in the frame (a handler's second
+    /// argument).
     pub const INFO: usize = 0;
+    /// `uc`: the `struct ucontext` right after it (a handler's third argument).
     pub const UC: usize = super::SIGINFO_SIZE;
+    /// `uc_flags`: always 0.
     pub const UC_FLAGS: usize = UC;
+    /// `uc_link`: always NULL.
     pub const UC_LINK: usize = UC + 8;
     /// `stack_t { void *ss_sp; int ss_flags; size_t ss_size; }`: 24 bytes,
     /// with 4 bytes of padding after the int.
     pub const UC_STACK_SP: usize = UC + 16;
+    /// `uc_stack.ss_flags`.
     pub const UC_STACK_FLAGS: usize = UC + 24;
+    /// `uc_stack.ss_size`, after the padding.
     pub const UC_STACK_SIZE: usize = UC + 32;
     /// The kernel's 8-byte mask, then padding up to the 128 bytes of glibc's
     /// 1024-bit `sigset_t`, so a C library's `ucontext_t` lines up with ours.
     pub const UC_SIGMASK: usize = UC + 40;
     /// `struct sigcontext`, 16-aligned because its `__reserved` area is.
     pub const UC_MCONTEXT: usize = (UC_SIGMASK + 128).next_multiple_of(16);
+    /// `uc_mcontext.fault_address`, the first field of `struct sigcontext`.
     pub const FAULT_ADDRESS: usize = UC_MCONTEXT;
+    /// `uc_mcontext.regs[31]`: x0 to x30, 8 bytes each.
     pub const REGS: usize = UC_MCONTEXT + 8;
+    /// `uc_mcontext.sp`.
     pub const SP: usize = REGS + 31 * 8;
+    /// `uc_mcontext.pc`.
     pub const PC: usize = SP + 8;
+    /// `uc_mcontext.pstate`.
     pub const PSTATE: usize = PC + 8;
     /// The `__reserved` area: a list of 16-aligned records, each starting
     /// with an 8-byte `struct _aarch64_ctx { u32 magic; u32 size; }` header
     /// and the last one all zero.
     pub const RESERVED: usize = (PSTATE + 8).next_multiple_of(16);
+    /// The length of `__reserved` in bytes (`__u8 __reserved[4096]`).
     pub const RESERVED_SIZE: usize = 4096;
+    /// `sizeof(struct rt_sigframe)`.
     pub const SIZE: usize = RESERVED + RESERVED_SIZE;
 }
 
 /// Byte offsets in `struct fpsimd_context`.
 mod fpsimd_context {
+    /// `fpsr`, after the 8-byte `_aarch64_ctx` header.
     pub const FPSR: usize = 8;
+    /// `fpcr`.
     pub const FPCR: usize = 12;
+    /// `vregs[32]`: 16 bytes each, 16-aligned.
     pub const VREGS: usize = 16;
+    /// `sizeof(struct fpsimd_context)`: 528 bytes, the `size` its header
+    /// records.
     pub const SIZE: usize = VREGS + 32 * 16;
 }
 
@@ -460,7 +571,10 @@ pub const FPSIMD_MAGIC: u32 = 0x4650_8001;
 /// `_aarch64_ctx.magic` of the record carrying ESR_EL1 for a fault.
 pub const ESR_MAGIC: u32 = 0x4553_5201;
 
+/// `sizeof(struct _aarch64_ctx)`: the `{ magic, size }` header that starts
+/// every record; the terminator is one all-zero header.
 const CTX_HEADER_SIZE: usize = 8;
+/// `sizeof(struct esr_context)`: the header, then the 64-bit `esr`.
 const ESR_CONTEXT_SIZE: usize = 16;
 /// A record's header and its start must stay 16-aligned.
 const RECORD_ALIGN: usize = 16;
@@ -484,8 +598,11 @@ pub const SIGNAL_MINSIGSTKSZ: u64 =
 /// describe it.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct AltStack {
+    /// `ss_sp`: the lowest address of the stack.
     pub sp: u64,
+    /// `ss_flags`: [`SS_ONSTACK`], [`SS_DISABLE`], [`SS_AUTODISARM`].
     pub flags: u32,
+    /// `ss_size`: its length in bytes.
     pub size: u64,
 }
 
@@ -509,12 +626,16 @@ const _: () = assert!(
 /// One signal about to be delivered to a handler: the inputs of Linux's
 /// `setup_rt_frame()`.
 pub struct SignalDelivery<'a> {
+    /// The signal number, the handler's first argument (x0).
     pub sig: u32,
+    /// The disposition to run: handler, `SA_*` flags, restorer and mask.
     pub action: &'a SigAction,
     /// Copied into the frame only under SA_SIGINFO, like Linux.
     pub info: &'a [u8; SIGINFO_SIZE],
     /// The registers of the interrupted user code.
     pub regs: &'a UserRegs,
+    /// The FP/SIMD registers of the interrupted code, saved in the frame's
+    /// `fpsimd_context` record.
     pub fp: &'a FpState,
     /// The thread's last fault address (Linux `thread.fault_address`), or 0.
     pub fault_address: u64,
@@ -636,9 +757,11 @@ fn get_sigframe(sp: u64) -> u64 {
 /// What `rt_sigreturn` puts back.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct RestoredState {
+    /// The registers to resume user space with; `pstate` has been checked.
     pub regs: UserRegs,
     /// The thread's new blocked set, already without SIGKILL and SIGSTOP.
     pub blocked: SigSet,
+    /// The FP/SIMD registers from the frame's `fpsimd_context` record.
     pub fp: FpState,
     /// `uc_stack`, which `rt_sigreturn` reinstates (Linux:
     /// `restore_altstack`).
@@ -698,8 +821,11 @@ pub fn parse_sigreturn(sp: u64, frame: &[u8; RT_SIGFRAME_SIZE]) -> Result<Restor
     })
 }
 
+/// `PSTATE.M[3:0]`: the exception level and which stack pointer it uses.
 const PSR_MODE_MASK: u64 = 0xf;
+/// `M[3:0]` of EL0, which always runs on SP_EL0 (Linux `PSR_MODE_EL0t`).
 const PSR_MODE_EL0T: u64 = 0;
+/// `M[4]`: set when the interrupted code is AArch32.
 const PSR_MODE32_BIT: u64 = 1 << 4;
 /// The D, A, I and F exception mask bits.
 const PSR_DAIF: u64 = 0xf << 6;
@@ -708,6 +834,7 @@ const PSR_DAIF: u64 = 0xf << 6;
 const SPSR_EL1_AARCH64_RES0_BITS: u64 =
     genmask(63, 32) | genmask(27, 26) | genmask(23, 22) | genmask(20, 13) | genmask(5, 5);
 
+/// Linux `GENMASK(high, low)`: bits `low..=high` set, the rest clear.
 const fn genmask(high: u32, low: u32) -> u64 {
     (u64::MAX >> (63 - high)) & (u64::MAX << low)
 }
@@ -752,31 +879,38 @@ fn parse_user_sigframe(frame: &[u8; RT_SIGFRAME_SIZE]) -> Result<usize, BadFrame
     fpsimd.ok_or(BadFrame::NoFpsimd)
 }
 
+/// Write the `_aarch64_ctx` header of a record at byte `at`: its `magic`,
+/// then its `size` in bytes, header included.
 fn write_ctx_header(out: &mut [u8], at: usize, magic: u32, size: usize) {
     write_u32(out, at, magic);
     write_u32(out, at + 4, size as u32);
 }
 
+/// Store `value` little-endian at byte offset `at`.
 fn write_u32(out: &mut [u8], at: usize, value: u32) {
     out[at..at + 4].copy_from_slice(&value.to_le_bytes());
 }
 
+/// Store `value` little-endian at byte offset `at`.
 fn write_u64(out: &mut [u8], at: usize, value: u64) {
     out[at..at + 8].copy_from_slice(&value.to_le_bytes());
 }
 
+/// Load the little-endian `u32` at byte offset `at`.
 fn read_u32(bytes: &[u8], at: usize) -> u32 {
     let mut word = [0; 4];
     word.copy_from_slice(&bytes[at..at + 4]);
     u32::from_le_bytes(word)
 }
 
+/// Load the little-endian `u64` at byte offset `at`.
 fn read_u64(bytes: &[u8], at: usize) -> u64 {
     let mut word = [0; 8];
     word.copy_from_slice(&bytes[at..at + 8]);
     u64::from_le_bytes(word)
 }
 
+/// Load the little-endian `u128` (one V register) at byte offset `at`.
 fn read_u128(bytes: &[u8], at: usize) -> u128 {
     let mut word = [0; 16];
     word.copy_from_slice(&bytes[at..at + 16]);

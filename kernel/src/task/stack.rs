@@ -55,9 +55,13 @@ pub const AT_BASE: u64 = 7;
 pub const AT_FLAGS: u64 = 8;
 /// The program's entry point.
 pub const AT_ENTRY: u64 = 9;
+/// The real user id; always 0 (everyone is root).
 pub const AT_UID: u64 = 11;
+/// The effective user id; always 0.
 pub const AT_EUID: u64 = 12;
+/// The real group id; always 0.
 pub const AT_GID: u64 = 13;
+/// The effective group id; always 0.
 pub const AT_EGID: u64 = 14;
 /// CPU features (`HWCAP_*`), what `getauxval(AT_HWCAP)` reports.
 pub const AT_HWCAP: u64 = 16;
@@ -112,7 +116,9 @@ pub struct ExecArgs<'a> {
 /// A built stack: `bytes` are the contents of `[sp, stack_top)`.
 #[derive(Debug, PartialEq, Eq)]
 pub struct InitialStack {
+    /// The new program's initial `sp`, 16-aligned: where argc is.
     pub sp: u64,
+    /// The stack's contents from `sp` up to `stack_top`, to copy out.
     pub bytes: Vec<u8>,
 }
 
@@ -231,17 +237,21 @@ pub fn create_elf_tables(
 
 /// The stack being built, addressed by the user addresses it will have.
 struct Writer {
+    /// The lowest user address of the stack; `bytes[0]` goes there.
     sp: u64,
+    /// The contents of `[sp, stack_top)`, zero where nothing is written.
     bytes: Vec<u8>,
 }
 
 impl Writer {
+    /// Writes `data` at user address `addr`, which lies in `[sp, stack_top)`.
     fn put_bytes(&mut self, addr: u64, data: &[u8]) {
         let at = (addr - self.sp) as usize;
         self.bytes[at..at + data.len()].copy_from_slice(data);
     }
 }
 
+/// Rounds `addr` down to a multiple of `align`, a power of two.
 fn align_down(addr: u64, align: u64) -> u64 {
     addr & !(align - 1)
 }

@@ -27,6 +27,8 @@ pub static KERNEL_STACK_PAGES: AtomicUsize = AtomicUsize::new(0);
 /// (Linux catches it with guard pages around vmapped stacks).
 const STACK_CANARY: u64 = 0x57ac_c0de_57ac_c0de;
 
+/// Where a thread is in its life, as the scheduler sees it (Linux:
+/// `task->__state` together with `on_rq`).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum State {
@@ -40,16 +42,27 @@ pub enum State {
     Dead = 3,
 }
 
+/// A schedulable thread: kernel or user, with its saved context, kernel
+/// stack and state (Linux: `struct task_struct`; the user-process half is
+/// [`UserThread`]).
 pub struct Thread {
     /// The process this thread runs user code for; None for kernel threads.
     pub user: Option<UserThread>,
     /// The CPU whose run queue this thread lives on.
     pub cpu: usize,
+    /// A [`State`] as its `u8`; `try_wake` and `try_set_running` change it
+    /// with a compare-exchange, so a waker and the sleeper agree on who wins.
     state: AtomicU8,
+    /// The callee-saved registers, `sp`, TPIDR_EL0 and FP/SIMD state
+    /// `switch_to` saves when the thread leaves its CPU and loads when it comes
+    /// back (Linux: `thread_struct`'s `cpu_context`).
     context: UnsafeCell<Context>,
     /// None for a CPU's idle thread, which runs on its boot stack.
     kstack: Option<PhysAddr>,
+    /// The closure a new thread runs first, taken by the thread itself in
+    /// `thread_main`; then None.
     entry: UnsafeCell<Option<Box<dyn FnOnce() + Send>>>,
+    /// Where [`Thread::join`] waits for the thread to be Dead.
     exited: WaitQueue,
     /// CPU time accounting (Linux: `se.sum_exec_runtime`, `utime`, `stime`).
     acct: SpinLock<CpuAcct>,
@@ -65,7 +78,10 @@ struct CpuAcct {
     sum_exec: u64,
     /// The counter when the thread last went on a CPU, if it is on one.
     exec_start: Option<u64>,
+    /// Ticks that found the thread in user space (Linux: `account_user_time`).
     user_ticks: u64,
+    /// Ticks that found the thread in the kernel (Linux:
+    /// `account_system_time`).
     system_ticks: u64,
 }
 
@@ -77,6 +93,7 @@ unsafe impl Sync for Thread {}
 // CPU runs it, and its cells are touched by one party at a time.
 unsafe impl Send for Thread {}
 
+/// The round-robin cursor [`spawn`] spreads kernel threads with.
 static NEXT_CPU: AtomicUsize = AtomicUsize::new(0);
 
 impl Thread {
@@ -145,6 +162,7 @@ impl Thread {
         }
     }
 
+    /// The thread's [`State`] now; another CPU may change it a moment later.
     pub fn state(&self) -> State {
         match self.state.load(Ordering::Acquire) {
             0 => State::Running,
@@ -154,6 +172,8 @@ impl Thread {
         }
     }
 
+    /// Sets the state outright; the scheduler's part, on the thread's
+    /// own CPU (waking goes through `try_wake`).
     pub(super) fn set_state(&self, s: State) {
         self.state.store(s as u8, Ordering::Release);
     }
@@ -183,6 +203,8 @@ impl Thread {
             .is_ok()
     }
 
+    /// Where `switch_to` saves and restores this thread's registers; only
+    /// this thread's CPU's scheduler, with interrupts masked, may use it.
     pub(super) fn context(&self) -> *mut Context {
         self.context.get()
     }
@@ -204,10 +226,13 @@ impl Thread {
         }
     }
 
+    /// Is this a CPU's idle thread (the only kind without a kernel stack of
+    /// its own)?
     pub fn is_idle(&self) -> bool {
         self.kstack.is_none()
     }
 
+    /// Wakes the threads in [`Thread::join`], as the thread dies.
     pub(super) fn wake_joiners(&self) {
         self.exited.wake_all();
     }
@@ -255,6 +280,10 @@ pub fn spawn_user(cpu: usize, user: UserThread, frame: TrapFrame, tls: u64) -> O
     Some(t)
 }
 
+/// The work of [`spawn_on`] and [`spawn_user`] (Linux: `copy_process`'s
+/// stack and context set-up): allocate and mark the kernel stack, put
+/// `user`'s registers at its top, and queue the thread on `cpu`. None if
+/// there is no memory for the stack.
 fn spawn_with(
     cpu: usize,
     user: Option<(UserThread, TrapFrame, u64)>,

@@ -27,8 +27,13 @@ use crate::task::process::{find_thread, Process};
 use crate::task::signal;
 use crate::task::signal_abi::{SigInfo, SIGALRM, SIGPROF, SIGVTALRM};
 
+/// ITIMER_REAL: counts down in real time, SIGALRM when it expires.
 pub const ITIMER_REAL: u32 = 0;
+/// ITIMER_VIRTUAL: counts down the process's user CPU time, SIGVTALRM
+/// when it expires.
 pub const ITIMER_VIRTUAL: u32 = 1;
+/// ITIMER_PROF: counts down the process's user and system CPU time,
+/// SIGPROF when it expires.
 pub const ITIMER_PROF: u32 = 2;
 
 /// The most POSIX timers one process may hold (Linux bounds them by
@@ -39,7 +44,9 @@ const MAX_POSIX_TIMERS: usize = 1024;
 /// interval it re-arms with.
 #[derive(Copy, Clone, Default)]
 struct CpuTimer {
+    /// Nanoseconds of CPU time until it fires; 0 when disarmed.
     left: u64,
+    /// Nanoseconds it re-arms with when it fires; 0 for a one-shot timer.
     interval: u64,
 }
 
@@ -50,8 +57,12 @@ pub enum Notify {
     None,
     /// SIGEV_SIGNAL (any thread) or SIGEV_THREAD_ID (thread `tid`).
     Signal {
+        /// `sigev_signo`: the signal to send.
         sig: u32,
+        /// `sigev_value`, handed to the handler as `si_value`.
         value: u64,
+        /// SIGEV_THREAD_ID's thread; None for any thread of the process. No
+        /// signal is sent once that thread has gone.
         tid: Option<u32>,
     },
 }
@@ -60,6 +71,7 @@ pub enum Notify {
 struct PosixTimer {
     /// The clock it was created on (its absolute times are on it).
     clock: i32,
+    /// What an expiry does (`sigev_notify`).
     notify: Notify,
     /// Counter deadline; 0 when disarmed.
     deadline: u64,
@@ -68,6 +80,8 @@ struct PosixTimer {
     /// Its signal is queued and not yet delivered: expiries meanwhile only
     /// count as overruns (Linux: `it_sigqueue_seq`, `it_overrun`).
     pending: bool,
+    /// Expiries missed since the signal was queued (Linux: `it_overrun`),
+    /// moved to `overrun_last` when it is delivered.
     overrun: u64,
     /// The overrun count the last delivered signal carried (Linux:
     /// `it_overrun_last`), what timer_getoverrun(2) returns.
@@ -84,6 +98,8 @@ pub struct ProcessTimers {
     real: (u64, u64),
     /// ITIMER_VIRTUAL and ITIMER_PROF.
     cpu: [CpuTimer; 2],
+    /// The POSIX timers, by the id timer_create(2) returned (Linux:
+    /// `signal->posix_timers`).
     posix: BTreeMap<i32, PosixTimer>,
 }
 
@@ -157,6 +173,11 @@ fn forward(deadline: u64, interval: u64, now: u64) -> (u64, u64) {
     (deadline + (missed + 1) * interval, missed)
 }
 
+/// Fires `p`'s counter timers that are due at `now`, under its timers'
+/// lock (Linux: `it_real_fn`, `posix_timer_fn`): SIGALRM for ITIMER_REAL,
+/// each POSIX timer's signal, or an overrun while its last signal is
+/// still pending. Periodic timers move on to their next deadline after
+/// `now`.
 fn fire_due(p: &Arc<Process>, t: &mut ProcessTimers, now: u64) {
     let (deadline, interval) = t.real;
     if deadline != 0 && deadline <= now {

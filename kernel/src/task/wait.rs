@@ -10,7 +10,10 @@ use crate::sync::SpinLock;
 use crate::task::sched;
 use crate::task::thread::{State, Thread};
 
+/// Threads sleeping until a condition holds (Linux: `wait_queue_head_t`);
+/// waking wakes them all, and each re-tests its condition.
 pub struct WaitQueue {
+    /// The sleepers, in the order they queued; `wake_all` empties it.
     waiters: SpinLock<VecDeque<Arc<Thread>>>,
 }
 
@@ -21,6 +24,7 @@ impl Default for WaitQueue {
 }
 
 impl WaitQueue {
+    /// An empty queue; `const`, so statics can hold one.
     pub const fn new() -> Self {
         WaitQueue {
             waiters: SpinLock::new(VecDeque::new()),
