@@ -9,6 +9,8 @@
 //! its bars. The spec below only says what each benchmark measures, how to
 //! group its rows and what the axes show.
 
+use std::cmp::Ordering;
+
 use crate::csv::Row;
 
 /// Whose results a row is.
@@ -35,8 +37,11 @@ enum Groups {
     /// One group per distinct value of these columns, named by the
     /// function from those values; the bars show `metric`.
     ByColumns {
+        /// The columns that tell the groups apart.
         columns: &'static [&'static str],
+        /// The group's name on the axis, from those columns' values.
         name: fn(&[&str]) -> String,
+        /// The column the bars show.
         metric: &'static str,
     },
     /// One group per metric column of each row: (column, group name).
@@ -45,10 +50,15 @@ enum Groups {
 
 /// One chart: a benchmark, what it shows and how.
 struct Spec {
+    /// The benchmark's name, as its rows start.
     bench: &'static str,
+    /// The chart's caption.
     title: &'static str,
+    /// What the x axis's groups are.
     x_desc: &'static str,
+    /// What the y axis measures, with its unit.
     y_desc: &'static str,
+    /// How rows become groups.
     groups: Groups,
     /// What each value is multiplied by before it is drawn.
     scale: f64,
@@ -242,9 +252,13 @@ pub struct Series {
 
 /// One measurement: its group, its kernel and switch setting, its value.
 struct Point {
+    /// The x-axis group it belongs to.
     group: String,
+    /// Whose result it is.
     kernel: Kernel,
+    /// The values of the switches that vary, as (column, value).
     setting: Vec<(&'static str, String)>,
+    /// What the bar shows, scaled.
     value: f64,
 }
 
@@ -314,7 +328,9 @@ fn chart(spec: &Spec, rows: &[(Kernel, Row)]) -> Option<Chart> {
         return None;
     }
 
-    // Groups and series in the order they first appear, faultline's first.
+    // Groups in the order they first appear, faultline's first; series
+    // faultline's first, each kernel's settings in increasing order (a
+    // switch off before on, 4K before 64K).
     points.sort_by_key(|p| p.kernel);
     let mut groups: Vec<String> = Vec::new();
     let mut keys: Vec<(Kernel, Vec<(&'static str, String)>)> = Vec::new();
@@ -327,6 +343,7 @@ fn chart(spec: &Spec, rows: &[(Kernel, Row)]) -> Option<Chart> {
             keys.push(key);
         }
     }
+    keys.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| compare_settings(&a.1, &b.1)));
     let series = keys
         .into_iter()
         .map(|(kernel, setting)| {
@@ -356,6 +373,29 @@ fn chart(spec: &Spec, rows: &[(Kernel, Row)]) -> Option<Chart> {
         groups,
         series,
     })
+}
+
+/// A switch's value as a number (decimal, or hex as 0x2), if it is one.
+fn numeric(value: &str) -> Option<u64> {
+    match value.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16).ok(),
+        None => value.parse().ok(),
+    }
+}
+
+/// Orders two settings of the same switches, switch by switch: numbers
+/// by value, anything else as text.
+fn compare_settings(a: &[(&str, String)], b: &[(&str, String)]) -> Ordering {
+    for ((_, x), (_, y)) in a.iter().zip(b) {
+        let order = match (numeric(x), numeric(y)) {
+            (Some(x), Some(y)) => x.cmp(&y),
+            _ => x.cmp(y),
+        };
+        if order != Ordering::Equal {
+            return order;
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 /// The legend's text for a kernel with a setting of its switches.
@@ -423,6 +463,7 @@ mod tests {
             .collect()
     }
 
+    /// The chart whose title starts with `title_start`.
     fn find<'a>(charts: &'a [Chart], title_start: &str) -> &'a Chart {
         charts
             .iter()
@@ -506,11 +547,11 @@ mod tests {
             [
                 "faultline: exec 0x0, align 0x0",
                 "faultline: exec 0x2, align 0x1",
-                "Linux 6.12: fault-around 64K",
                 "Linux 6.12: fault-around 4K",
+                "Linux 6.12: fault-around 64K",
             ]
         );
-        assert_eq!(chart.series[3].values, [Some(7907.0), None]);
+        assert_eq!(chart.series[2].values, [Some(7907.0), None]);
     }
 
     #[test]
@@ -527,5 +568,16 @@ mod tests {
         assert_eq!(setting("4096"), "4K");
         assert_eq!(setting("0x2"), "0x2");
         assert_eq!(bytes("1000"), "1000");
+        assert_eq!(numeric("0x10"), Some(16));
+        assert_eq!(numeric("4096"), Some(4096));
+        assert_eq!(numeric("none"), None);
+        let setting = |values: &[&str]| -> Vec<(&str, String)> {
+            values.iter().map(|v| ("x", v.to_string())).collect()
+        };
+        let order = |a: &[&str], b: &[&str]| compare_settings(&setting(a), &setting(b));
+        assert_eq!(order(&["65536"], &["4096"]), Ordering::Greater);
+        assert_eq!(order(&["0x2", "0x0"], &["0x2", "0x1"]), Ordering::Less);
+        assert_eq!(order(&["none"], &["0"]), Ordering::Greater);
+        assert_eq!(order(&["1"], &["1"]), Ordering::Equal);
     }
 }

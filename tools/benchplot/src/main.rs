@@ -21,8 +21,11 @@ use charts::Kernel;
 
 /// The results files and the picture, from the command line.
 struct Paths {
+    /// make bench's results.
     faultline: PathBuf,
+    /// make bench-linux's results.
     linux: PathBuf,
+    /// The picture.
     out: PathBuf,
 }
 
