@@ -221,6 +221,7 @@ mod tests {
         assert_eq!(syscall_number_load(0x52c0_0028), None); // hw=2 on w: invalid
     }
 
+    /// An instruction, for short.
     fn insn(address: u64, word: u32, starts_symbol: bool) -> Insn {
         Insn {
             address,

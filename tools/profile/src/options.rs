@@ -97,6 +97,7 @@ fn number(option: &str, value: &str) -> Result<u64, String> {
 mod tests {
     use super::*;
 
+    /// The options `args` parse to, which must be a profile's.
     fn parse_ok(args: &[&str]) -> Options {
         match parse(args.iter().map(|s| s.to_string())) {
             Ok(Command::Profile(options)) => options,

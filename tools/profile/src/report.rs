@@ -479,6 +479,7 @@ mod tests {
         }
     }
 
+    /// The text and folded stacks of a finished report.
     fn done(report: Report) -> (String, String) {
         match report {
             Report::Done { text, folded } => (text, folded),

@@ -194,28 +194,41 @@ pub struct Profile {
 
 /// The state machine: feed it every traced pc in order with [`Tracer::step`].
 pub struct Tracer<'a> {
+    /// What the images say about the pcs.
     code: Code<'a>,
+    /// What delimits an iteration.
     window: Window,
     /// The counts since the last boundary.
     current: Counts,
+    /// The counts of the whole iterations so far.
     total: Counts,
+    /// Class names, by id.
     classes: Vec<String>,
+    /// Class ids, by name.
     class_ids: HashMap<String, ClassId>,
+    /// Call stacks, by id.
     stacks: Vec<Vec<Frame>>,
+    /// Stack ids, by stack.
     stack_ids: HashMap<Vec<Frame>, StackId>,
     /// The shadow call stack of the current kernel entry.
     stack: Vec<Frame>,
     /// Its id, until it changes.
     stack_id: Option<StackId>,
+    /// The class of the current kernel entry.
     class: ClassId,
+    /// The class of user instructions.
     user_class: ClassId,
+    /// The id of the empty stack, which user instructions have.
     empty_stack: StackId,
+    /// The instruction before the current one.
     prev_pc: u64,
+    /// Whether it was the kernel's.
     prev_kernel: bool,
     /// Instructions since the current kernel entry began.
     entry_len: u64,
     /// The user pc the current kernel entry came from.
     entry_user_pc: u64,
+    /// Boundaries seen, less one.
     iterations: i64,
     /// Entries of the iteration system call so far.
     iter_seen: u64,
@@ -223,9 +236,13 @@ pub struct Tracer<'a> {
     span_seen: u64,
     /// Where (in instructions traced) the open span began.
     span_start: u64,
+    /// The span lengths measured, and how often each.
     spans: HashMap<u64, u64>,
+    /// Instructions traced so far.
     instructions: u64,
+    /// Returns that matched no frame.
     unmatched_returns: u64,
+    /// Instructions run by CPUs other than 0.
     other_cpu: u64,
 }
 
@@ -265,6 +282,7 @@ impl<'a> Tracer<'a> {
         tracer
     }
 
+    /// The id of class `name`, made on first use.
     fn class_id(&mut self, name: &str) -> ClassId {
         if let Some(&id) = self.class_ids.get(name) {
             return id;
@@ -275,6 +293,7 @@ impl<'a> Tracer<'a> {
         self.classes.len() - 1
     }
 
+    /// The id of `stack`, made on first use.
     fn intern_stack(&mut self, stack: Vec<Frame>) -> StackId {
         if let Some(&id) = self.stack_ids.get(&stack) {
             return id;
@@ -506,6 +525,7 @@ mod tests {
         ])
     }
 
+    /// The user program's system calls, by their `svc`'s pc.
     fn syscalls() -> HashMap<u64, Option<u64>> {
         HashMap::from([
             (SVC_MADVISE, Some(233)),
@@ -530,6 +550,7 @@ mod tests {
         ]
     }
 
+    /// What a tracer makes of `pcs`, all on CPU 0.
     fn run(window: Window, has_user: bool, pcs: &[u64]) -> Profile {
         let branches = branches();
         let syscalls = syscalls();
@@ -571,6 +592,7 @@ mod tests {
         }
     }
 
+    /// Entries of `class`, 0 if none.
     fn entries(profile: &Profile, class: &str) -> u64 {
         let Some(class) = profile.classes.iter().position(|c| c == class) else {
             return 0;
