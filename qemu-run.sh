@@ -20,13 +20,16 @@
 #     --icount          deterministic time: 1 virtual ns per instruction
 #     --gdb             start halted with a gdb server on $FAULTLINE_GDB_PORT (1234)
 #     --timeout S       watchdog: kill QEMU after S seconds (exit code 124)
+#     --qemu-arg ARG    pass ARG to QEMU as it is, after the flags above
+#                       (repeatable, one argument each: --qemu-arg -d
+#                       --qemu-arg exec,nochain)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")" && pwd)
 kernel="$root/target/aarch64-unknown-none-softfloat/release/faultline"
 initrd="$root/build/initrd.cpio"
 smp=2 mem="" cpu=cortex-a72 gic=2 el2=off append="" icount=() gdb=() timeout_s=0
-adds=() run="" debian=""
+adds=() run="" debian="" extra_qemu=()
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -43,8 +46,9 @@ while [ $# -gt 0 ]; do
         --icount) icount=(-icount shift=0,sleep=off); shift ;;
         --gdb) gdb=(-S -gdb "tcp::${FAULTLINE_GDB_PORT:-1234}"); shift ;;
         --timeout) timeout_s=$2; shift 2 ;;
+        --qemu-arg) extra_qemu+=("$2"); shift 2 ;;
         --kernel) kernel=$2; shift 2 ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
         -*) echo "qemu-run.sh: unknown option $1" >&2; exit 2 ;;
         *) kernel=$1; shift ;;
     esac
@@ -104,7 +108,7 @@ qemu=(qemu-system-aarch64
     -nographic -no-reboot
     -semihosting-config enable=on,target=native
     -kernel "$kernel" -append "$append" "${loader[@]}"
-    "${icount[@]}" "${gdb[@]}")
+    "${icount[@]}" "${gdb[@]}" "${extra_qemu[@]}")
 
 if [ "$timeout_s" != 0 ]; then
     qemu=(timeout --foreground -k 2 "$timeout_s" "${qemu[@]}")

@@ -1,6 +1,6 @@
 # Sourced by scripts/bench.sh (faultline) and scripts/bench-linux.sh (the
-# same binaries on Linux): the MTTCG scaling row and the results table, so
-# the two kernels' numbers are reduced the same way.
+# same binaries on Linux): the MTTCG scaling row, the results table and
+# the plot, so the two kernels' numbers are reduced the same way.
 
 # scaling_stages LOG BOOT: two boots on 2 CPUs without icount (MTTCG),
 # `BOOT CPU` for CPU `cortex-a72,pmu=off` and then the plain cortex-a72,
@@ -42,4 +42,19 @@ results_table() {
     column -s, -t < "$2"
     echo
     echo "bench: results in $2 (console log in $1)"
+}
+
+# plot_build: builds tools/benchplot, before the runs rather than after
+# them, so the compile neither delays the results nor shares the host's
+# CPUs with the MTTCG scaling boots.
+plot_build() {
+    cargo build --release -q -p benchplot
+}
+
+# plot_results: build/bench.svg from build/bench.csv and, where there is
+# one, build/bench-linux.csv: each benchmark with its switch off and on,
+# faultline beside Linux 6.12 (the latest results of each).
+plot_results() {
+    target/release/benchplot --faultline build/bench.csv --linux build/bench-linux.csv \
+        --out build/bench.svg
 }

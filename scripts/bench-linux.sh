@@ -5,7 +5,8 @@
 # initramfs of busybox and /bin/bench, under the QEMU flags `make bench`
 # uses: once under -icount shift=0,sleep=off on 4 CPUs (`bench`, or
 # `bench quick`), then the two MTTCG scaling boots on 2 CPUs. Prints the
-# table and writes build/bench-linux.csv (console log build/bench-linux.log).
+# table and writes build/bench-linux.csv (console log build/bench-linux.log),
+# and draws it beside make bench's build/bench.csv as build/bench.svg.
 #   scripts/bench-linux.sh [quick]
 # `quick` runs the short icount pass only. The Debian packages come
 # through scripts/linux-lib.sh.
@@ -18,6 +19,7 @@ mode=full
 [ "${1:-}" = quick ] && mode=quick
 log=build/bench-linux.log
 csv=build/bench-linux.csv
+[ "$mode" = quick ] || plot_build
 
 linux_setup
 linux_initrd bench '/bin/bench/bench $bench' --dir build/rootfs-user/bin/bench:bin/bench
@@ -34,3 +36,4 @@ scaling_boot() {
 [ "$mode" = quick ] || scripts/bench-seed004.sh "$log" --linux
 
 results_table "$log" "$csv"
+[ "$mode" = quick ] || plot_results

@@ -3,7 +3,8 @@
 # virtual nanosecond per instruction, so every run gives the same numbers)
 # and runs /bin/bench/bench, which runs each benchmark with each fault-path
 # switch off and on. Prints the results as a table and writes them to
-# build/bench.csv (one row per run: the benchmark, then key=value columns).
+# build/bench.csv (one row per run: the benchmark, then key=value columns),
+# and draws them with Linux's (make bench-linux), if any, as build/bench.svg.
 # The boot line (virtual time from power-on to /init) is a row too.
 #   scripts/bench.sh [quick] [--console] [qemu-run.sh options...]
 # `quick` runs each benchmark briefly (`make run`, `make test`); --console
@@ -17,6 +18,7 @@ mode="" filter='^result '
 [ "${1:-}" = --console ] && { filter=''; shift; }
 log=build/bench.log
 csv=build/bench.csv
+[ "$mode" = quick ] || plot_build
 ./qemu-run.sh --smp 4 --mem 2G --icount --timeout 1200 "$@" \
     --append "-- run /bin/bench/bench $mode" | tee "$log" | grep -E "$filter" || true
 grep -q '^result ' "$log" || { echo "bench: no results (see $log)"; exit 1; }
@@ -42,3 +44,5 @@ scaling_boot() {
 [ "$mode" = quick ] || scripts/bench-seed004.sh "$log"
 
 results_table "$log" "$csv"
+# `make run` and `make test` (quick) leave the picture of the full run.
+[ "$mode" = quick ] || plot_results

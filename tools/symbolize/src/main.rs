@@ -1,9 +1,9 @@
 //! `symbolize KERNEL_ELF`: the console filter the QEMU run script pipes the
 //! kernel's serial output through.
 //!
-//! This file owns the whole tool: the stdin → stdout pass-through loop, the
-//! parser for the kernel's backtrace lines, and the address → function/source
-//! lookup in the kernel ELF (DWARF via `addr2line`, symbol table via `object`).
+//! This file owns the stdin → stdout pass-through loop and the parser for the
+//! kernel's backtrace lines; the address → function/source lookup in the
+//! kernel ELF is the library's (src/lib.rs), which `tools/profile` shares.
 //!
 //! Every byte read is written back out. A line of exactly the form
 //!
@@ -29,17 +29,14 @@
 //! The tool never hides kernel output: an unreadable ELF, a missing argument or
 //! an unknown address only turn the annotation into ` ??`.
 
-use std::borrow::Cow;
 use std::env;
-use std::fmt;
 use std::io::{self, Read, Write};
-use std::ops::Range;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::Duration;
 
-use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind, SymbolSection};
+use symbolize::Symbolizer;
 
 /// How long a held-back partial line that looks like the start of a backtrace
 /// line may wait for the rest of it. The kernel prints such a line in one go,
@@ -49,9 +46,12 @@ const HOLD_TIMEOUT: Duration = Duration::from_millis(100);
 
 /// Frame numbers are small; capping the digits keeps the value in a `u32`.
 const MAX_FRAME_DIGITS: usize = 9;
+/// The kernel prints every pc zero-padded to 64 bits.
 const PC_DIGITS: usize = 16;
+/// Indents inlined callers under the frame's address, and marks them.
 const INLINED_PREFIX: &str = "        (inlined) ";
 
+/// Opens the ELF named on the command line, then filters stdin to stdout.
 fn main() {
     let args: Vec<_> = env::args_os().skip(1).collect();
     let symbolizer = match args.as_slice() {
@@ -99,6 +99,7 @@ fn spawn_stdin_reader() -> Receiver<Vec<u8>> {
     rx
 }
 
+/// Feeds the filter until input ends, releasing a held line that stalls.
 fn pump<W: Write>(chunks: &Receiver<Vec<u8>>, filter: &mut Filter<'_, W>) -> io::Result<()> {
     loop {
         let next = if filter.is_holding() {
@@ -297,215 +298,10 @@ fn count_trailing_blanks(bytes: &[u8]) -> usize {
         .count()
 }
 
-/// Turns addresses in the kernel ELF into function names and source lines.
-struct Symbolizer {
-    dwarf: Option<addr2line::Loader>,
-    symbols: SymbolTable,
-    /// Source paths under this directory are printed relative to it.
-    root: Option<PathBuf>,
-}
-
-/// One level of a pc's (possibly inlined) call chain.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct SourceFrame {
-    function: Option<String>,
-    file: Option<String>,
-    line: Option<u32>,
-}
-
-impl fmt::Display for SourceFrame {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at ", self.function.as_deref().unwrap_or("??"))?;
-        match (&self.file, self.line) {
-            (Some(file), Some(line)) => write!(f, "{file}:{line}"),
-            (Some(file), None) => write!(f, "{file}"),
-            (None, _) => write!(f, "??"),
-        }
-    }
-}
-
-impl Symbolizer {
-    fn open(elf: &Path) -> Result<Self, String> {
-        let dwarf = addr2line::Loader::new(elf).map_err(|err| err.to_string())?;
-        let data = std::fs::read(elf).map_err(|err| err.to_string())?;
-        let symbols = SymbolTable::parse(&data).map_err(|err| err.to_string())?;
-        Ok(Symbolizer {
-            dwarf: Some(dwarf),
-            symbols,
-            root: workspace_root(),
-        })
-    }
-
-    fn unavailable() -> Self {
-        Symbolizer {
-            dwarf: None,
-            symbols: SymbolTable::default(),
-            root: None,
-        }
-    }
-
-    /// The annotation for a backtrace frame at `pc`: innermost (inlined)
-    /// function first, the function owning the stack frame last. Empty when
-    /// nothing is known about the address.
-    fn describe(&self, pc: u64) -> Vec<String> {
-        let probe = pc;
-        // DWARF for functions the linker discarded still claims addresses
-        // near 0, so a pc that is not in code would get a bogus name.
-        if !self.symbols.is_code(probe) {
-            return Vec::new();
-        }
-        let frames = self.frames(probe);
-        if !frames.is_empty() {
-            return frames.iter().map(ToString::to_string).collect();
-        }
-        // No DWARF for this address (e.g. assembly): the symbol table can
-        // still name the function, and the offset places the pc within it.
-        match self.symbols.lookup(probe) {
-            Some((name, start)) => vec![format!("{name}+{:#x}", pc.wrapping_sub(start))],
-            None => Vec::new(),
-        }
-    }
-
-    /// DWARF's view of `addr`, innermost first. Frames that carry neither a
-    /// name nor a location are dropped, so an empty result means unknown.
-    fn frames(&self, addr: u64) -> Vec<SourceFrame> {
-        let Some(dwarf) = &self.dwarf else {
-            return Vec::new();
-        };
-        let mut frames = Vec::new();
-        if let Ok(mut iter) = dwarf.find_frames(addr) {
-            // A DWARF error part-way keeps the levels decoded so far.
-            while let Ok(Some(frame)) = iter.next() {
-                let function = frame
-                    .function
-                    .as_ref()
-                    .and_then(|name| name.demangle().ok())
-                    .map(Cow::into_owned);
-                let (file, line) = match frame.location {
-                    Some(location) => (location.file.map(|f| self.shorten(f)), location.line),
-                    None => (None, None),
-                };
-                frames.push(SourceFrame {
-                    function,
-                    file,
-                    line,
-                });
-            }
-        }
-        // Line info without a function DIE (assembly with debug lines): the
-        // symbol table supplies the name.
-        if frames.iter().all(|f| f.function.is_none()) {
-            if let Some(frame) = frames.last_mut() {
-                frame.function = self.symbols.lookup(addr).map(|(name, _)| name.to_owned());
-            }
-        }
-        frames.retain(|f| f.function.is_some() || f.file.is_some());
-        frames
-    }
-
-    fn shorten(&self, file: &str) -> String {
-        match &self.root {
-            Some(root) => match Path::new(file).strip_prefix(root) {
-                Ok(relative) => relative.display().to_string(),
-                Err(_) => file.to_owned(),
-            },
-            None => file.to_owned(),
-        }
-    }
-}
-
-/// The workspace root: the nearest directory at or above the current one that
-/// holds a `Cargo.lock`, so paths come out the same wherever in the tree the
-/// run script is started; the current directory itself if there is none.
-fn workspace_root() -> Option<PathBuf> {
-    let cwd = env::current_dir().ok()?;
-    let root = cwd
-        .ancestors()
-        .find(|dir| dir.join("Cargo.lock").is_file())
-        .unwrap_or(&cwd);
-    Some(root.to_path_buf())
-}
-
-/// Function symbols with their extents, sorted by address, and where the
-/// code sections lie.
-#[derive(Default)]
-struct SymbolTable {
-    symbols: Vec<TableSymbol>,
-    code: Vec<Range<u64>>,
-}
-
-struct TableSymbol {
-    address: u64,
-    /// Where the symbol stops covering addresses: its size if it has one, else
-    /// the end of its section (assembly labels often have no `.size`).
-    end: u64,
-    /// Sized `STT_FUNC` symbols win over bare labels at the same address.
-    is_function: bool,
-    name: String,
-}
-
-impl SymbolTable {
-    fn parse(data: &[u8]) -> object::Result<Self> {
-        let file = object::File::parse(data)?;
-        let code = file
-            .sections()
-            .filter(|section| section.kind() == SectionKind::Text)
-            .map(|section| section.address()..section.address().saturating_add(section.size()))
-            .collect();
-        let mut symbols = Vec::new();
-        for symbol in file.symbols() {
-            let SymbolSection::Section(index) = symbol.section() else {
-                continue;
-            };
-            let Ok(section) = file.section_by_index(index) else {
-                continue;
-            };
-            let is_function = symbol.kind() == SymbolKind::Text;
-            let is_label = symbol.kind() == SymbolKind::Unknown;
-            let Ok(name) = symbol.name() else { continue };
-            // `$x` / `$d` are AArch64 mapping symbols, not names.
-            if section.kind() != SectionKind::Text
-                || !(is_function || is_label)
-                || name.is_empty()
-                || name.starts_with('$')
-            {
-                continue;
-            }
-            let end = if symbol.size() > 0 {
-                symbol.address().saturating_add(symbol.size())
-            } else {
-                section.address().saturating_add(section.size())
-            };
-            symbols.push(TableSymbol {
-                address: symbol.address(),
-                end,
-                is_function,
-                name: addr2line::demangle_auto(Cow::Borrowed(name), None).into_owned(),
-            });
-        }
-        // Within one address, put the preferred symbol last: lookup takes the
-        // last symbol at or below the address.
-        symbols.sort_by_key(|s| (s.address, s.is_function));
-        Ok(SymbolTable { symbols, code })
-    }
-
-    /// Without section headers there is nothing to check against, so
-    /// everything counts as code.
-    fn is_code(&self, addr: u64) -> bool {
-        self.code.is_empty() || self.code.iter().any(|range| range.contains(&addr))
-    }
-
-    /// The function containing `addr`, and its start address.
-    fn lookup(&self, addr: u64) -> Option<(&str, u64)> {
-        let below = self.symbols.partition_point(|s| s.address <= addr);
-        let symbol = self.symbols[..below].last()?;
-        (addr < symbol.end).then_some((symbol.name.as_str(), symbol.address))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use object::{Object, ObjectSymbol, SymbolKind};
     use std::hint::black_box;
 
     // ---- line parser ----
@@ -662,20 +458,13 @@ mod tests {
     }
 
     #[test]
-    fn resolves_a_function_in_its_own_elf() {
+    fn annotates_a_function_in_its_own_elf() {
         let (symbolizer, elf) = open_self();
         let (addr, _) = symbol_extent(&elf, "symbolize_test_marker");
-
-        let frames = symbolizer.frames(addr);
-        assert_eq!(frames.len(), 1, "{frames:?}");
-        let frame = &frames[0];
-        assert_eq!(
-            frame.function.as_deref(),
-            Some("symbolize::tests::symbolize_test_marker")
-        );
-        // `cargo test` runs in the package directory, below the workspace root.
-        assert_eq!(frame.file.as_deref(), Some("tools/symbolize/src/main.rs"));
-        let line = frame.line.unwrap();
+        let line = symbolizer.describe(addr)[0]
+            .rsplit_once(':')
+            .and_then(|(_, line)| line.parse::<u32>().ok())
+            .unwrap();
         assert!(
             (MARKER_FIRST_LINE..=MARKER_LAST_LINE).contains(&line),
             "line {line}"
@@ -685,6 +474,7 @@ mod tests {
             &symbolizer,
             &[format!("  #0 pc 0x{addr:016x}\r\n").as_bytes()],
         );
+        // `cargo test` runs in the package directory, below the workspace root.
         assert_eq!(
             String::from_utf8(out).unwrap(),
             format!(
@@ -695,25 +485,12 @@ mod tests {
     }
 
     #[test]
-    fn reports_inlined_frames() {
+    fn prints_inlined_callers_on_lines_of_their_own() {
         let (symbolizer, elf) = open_self();
         let (start, size) = symbol_extent(&elf, "symbolize_test_caller");
-        let inlined = (start..start + size)
-            .map(|addr| symbolizer.frames(addr))
-            .find(|frames| frames.len() == 2)
-            .expect("no address in the caller maps to the inlined function");
-        assert_eq!(
-            inlined[0].function.as_deref(),
-            Some("symbolize::tests::symbolize_test_inlined")
-        );
-        assert_eq!(
-            inlined[1].function.as_deref(),
-            Some("symbolize::tests::symbolize_test_caller")
-        );
-
         let pc = (start..start + size)
             .find(|&addr| symbolizer.frames(addr).len() == 2)
-            .unwrap();
+            .expect("no address in the caller maps to the inlined function");
         let out = filter_chunks(&symbolizer, &[format!("  #0 pc 0x{pc:016x}\n").as_bytes()]);
         let out = String::from_utf8(out).unwrap();
         let lines: Vec<_> = out.lines().collect();
@@ -725,29 +502,7 @@ mod tests {
     #[test]
     fn unknown_addresses_get_question_marks() {
         let (symbolizer, _) = open_self();
-        assert!(symbolizer.describe(0).is_empty());
-        assert!(symbolizer.describe(u64::MAX - 7).is_empty());
         let out = filter_chunks(&symbolizer, &[b"  #4 pc 0xfffffffffffffff0\n"]);
         assert_eq!(out, b"  #4 pc 0xfffffffffffffff0 ??\n");
-    }
-
-    #[test]
-    fn symbol_table_covers_code_without_dwarf() {
-        let (symbolizer, elf) = open_self();
-        let (addr, _) = symbol_extent(&elf, "symbolize_test_marker");
-        assert_eq!(
-            symbolizer.symbols.lookup(addr + 2),
-            Some(("symbolize::tests::symbolize_test_marker", addr))
-        );
-    }
-
-    #[test]
-    fn unreadable_elf_is_an_error_not_a_panic() {
-        assert!(Symbolizer::open(Path::new("/nonexistent/faultline.elf")).is_err());
-        let not_elf = env::temp_dir().join(format!("symbolize-not-elf-{}", std::process::id()));
-        std::fs::write(&not_elf, b"definitely not an ELF file").unwrap();
-        let result = Symbolizer::open(&not_elf);
-        std::fs::remove_file(&not_elf).unwrap();
-        assert!(result.is_err());
     }
 }
