@@ -139,6 +139,7 @@ pub fn clone(
         let umask = parent.umask.load(Ordering::Relaxed);
         child.umask.store(umask, Ordering::Relaxed);
         *child.caps.lock() = *parent.caps.lock();
+        *child.rlimits.lock() = *parent.rlimits.lock();
         let no_new_privs = parent.no_new_privs.load(Ordering::Acquire);
         child.no_new_privs.store(no_new_privs, Ordering::Release);
         // The group, session, nice value and dumpable flag are inherited;

@@ -123,7 +123,6 @@ pub fn nr_cpus_online() -> usize {
     NR_ONLINE.load(Ordering::Acquire)
 }
 
-/// The thread running on this CPU.
 /// Runs `f` on the calling thread, borrowed rather than counted: for hot
 /// paths (a fault, the return to user space) that only look.
 pub fn with_current<R>(f: impl FnOnce(&Thread) -> R) -> R {

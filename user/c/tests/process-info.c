@@ -1,7 +1,8 @@
 /*
  * What a process asks about itself and its files through glibc: umask
  * (applied to new files and directories, inherited across fork), its ids
- * and groups, its capabilities (capget, capset) and no_new_privs,
+ * and groups, its capabilities (capget, capset) and no_new_privs, its
+ * resource limits (inherited across fork),
  * sysinfo, its CPU affinity and CPU count (and /sys/devices/system/cpu/
  * online, which glibc reads, and the per-CPU directories), gettimeofday,
  * and fsync/fdatasync/syncfs. A static glibc program: make test runs it
@@ -16,6 +17,7 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -52,6 +54,36 @@ static int umask_masks_new_files_and_is_inherited(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 027, "the child's umask: %03o",
 	      WEXITSTATUS(status));
 	CHECK(mine == 027, "umask returned %03o, want 027", mine);
+	return 0;
+}
+
+/* setrlimit's soft and hard limits pass to a child at fork, as POSIX
+ * and Linux's copy_process have them (a shell's ulimit relies on it). */
+static int resource_limits_are_inherited(void)
+{
+	struct rlimit saved, lowered = {.rlim_cur = 123, .rlim_max = 456};
+	getrlimit(RLIMIT_NOFILE, &saved);
+	int set = setrlimit(RLIMIT_NOFILE, &lowered);
+	int pipefd[2];
+	pipe(pipefd);
+	pid_t child = fork();
+	if (child == 0) {
+		struct rlimit got = {0};
+		getrlimit(RLIMIT_NOFILE, &got);
+		write(pipefd[1], &got, sizeof(got));
+		_exit(0);
+	}
+	struct rlimit got = {0};
+	ssize_t n = read(pipefd[0], &got, sizeof(got));
+	waitpid(child, NULL, 0);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	/* Root may raise the hard limit again. */
+	setrlimit(RLIMIT_NOFILE, &saved);
+	CHECK(set == 0, "setrlimit: %s", strerror(errno));
+	CHECK(n == sizeof(got) && got.rlim_cur == 123 && got.rlim_max == 456,
+	      "the child's RLIMIT_NOFILE: %ld %lu %lu, want 123 456", (long)n,
+	      (unsigned long)got.rlim_cur, (unsigned long)got.rlim_max);
 	return 0;
 }
 
@@ -318,6 +350,7 @@ static const struct test tests[] = {
 	TEST(root_holds_every_capability),
 	TEST(capset_drops_and_cannot_regain),
 	TEST(no_new_privs_is_one_way_and_inherited),
+	TEST(resource_limits_are_inherited),
 	TEST(sysinfo_agrees_with_meminfo),
 	TEST(the_affinity_mask_holds_every_online_cpu),
 	TEST(every_cpu_has_a_sysfs_directory),
