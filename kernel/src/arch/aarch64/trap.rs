@@ -13,6 +13,9 @@
 use core::arch::{asm, global_asm};
 use core::fmt;
 
+use aarch64_cpu::asm::barrier;
+use aarch64_cpu::registers::{Readable, Writeable, ESR_EL1, FAR_EL1, VBAR_EL1};
+
 use super::esr::{Esr, ExceptionClass, FaultStatus};
 use crate::mm::addr::USER_TOP;
 use crate::mm::fault::Access;
@@ -106,13 +109,10 @@ impl fmt::Display for TrapFrame {
     }
 }
 
+/// The syndrome and the faulting address of the exception being handled,
+/// read first: a nested exception taken by the handler overwrites both.
 fn read_esr_far() -> (Esr, u64) {
-    let (esr, far): (u64, u64);
-    // SAFETY: reads the syndrome registers of the exception being handled.
-    unsafe {
-        asm!("mrs {}, esr_el1", "mrs {}, far_el1", out(reg) esr, out(reg) far, options(nomem, nostack))
-    };
-    (Esr(esr), far)
+    (Esr(ESR_EL1.get()), FAR_EL1.get())
 }
 
 /// One `__ex_table` entry: a faulting instruction, where to resume, and
@@ -329,8 +329,9 @@ pub fn init_this_cpu() {
     extern "C" {
         static exception_vectors: u8;
     }
-    // SAFETY: VBAR_EL1 gets the 2K-aligned table from vectors.S.
-    unsafe {
-        asm!("msr vbar_el1, {}", "isb", in(reg) &raw const exception_vectors, options(nostack))
-    };
+    // SAFETY: a safe write that memory safety still rests on: every
+    // exception from here on runs the code at VBAR_EL1, which must be the
+    // 2K-aligned table of vectors.S, saving the frame this file reads.
+    VBAR_EL1.set(&raw const exception_vectors as u64);
+    barrier::isb(barrier::SY);
 }
