@@ -53,7 +53,7 @@ pub fn nr_possible() -> usize {
 
 /// Starts logical CPU `cpu`; it enters `secondary_main(record)`.
 /// `record` must stay alive until the CPU reports itself online.
-pub fn boot_secondary(cpu: usize, record: &SecondaryBoot) -> Result<(), i64> {
+pub fn boot_secondary(cpu: usize, record: &SecondaryBoot) -> Result<(), psci::Error> {
     extern "C" {
         fn secondary_entry();
     }
