@@ -3,7 +3,8 @@
 //! TPIDR_EL1 holds this CPU's number (Linux keeps its per-CPU offset there).
 //!
 //! System registers go through aarch64-cpu's typed registers. Interrupt
-//! masking stays `asm!`: the crate has no form of `msr daifset/daifclr, #imm`.
+//! masking stays `asm!`: the crate has no form of `msr daifset/daifclr, #imm`,
+//! and its DAIF accessors are not the compiler barriers masking must be.
 
 use core::arch::asm;
 
@@ -12,14 +13,24 @@ use aarch64_cpu::registers::{
     ReadWriteable, Readable, Writeable, CPACR_EL1, FP, MIDR_EL1, MPIDR_EL1, TPIDR_EL1,
 };
 
+// Masking and unmasking clobber memory (no `nomem`), as Linux's
+// `arch_local_irq_*` do, so each is a compiler barrier. With `nomem` the
+// compiler may move memory accesses, atomics included, across them:
+// Acquire and Release order the spin lock against the data it guards, not
+// against DAIF, which the compiler does not see as memory. The lock's
+// compare-exchange could then be hoisted above the mask, or its releasing
+// store sunk below the restore, and an interrupt whose handler takes the
+// same lock, arriving in that window, would spin forever on this CPU.
+// (aarch64-cpu's DAIF accessors are `nomem` too, so they cannot serve.)
+
 /// Masks IRQs on this CPU and returns the previous DAIF, for
 /// `local_irq_restore` (Linux: `local_irq_save`).
 #[inline(always)]
 pub fn local_irq_save() -> u64 {
     let daif: u64;
-    // SAFETY: reading DAIF and masking IRQs has no memory effects.
+    // SAFETY: reads DAIF and masks IRQs; touches no memory.
     unsafe {
-        asm!("mrs {}, daif", "msr daifset, #2", out(reg) daif, options(nomem, nostack));
+        asm!("mrs {}, daif", "msr daifset, #2", out(reg) daif, options(nostack));
     }
     daif
 }
@@ -27,13 +38,13 @@ pub fn local_irq_save() -> u64 {
 #[inline(always)]
 pub fn local_irq_restore(daif: u64) {
     // SAFETY: restores a DAIF value previously read by local_irq_save.
-    unsafe { asm!("msr daif, {}", in(reg) daif, options(nomem, nostack)) }
+    unsafe { asm!("msr daif, {}", in(reg) daif, options(nostack)) }
 }
 
 #[inline(always)]
 pub fn local_irq_enable() {
     // SAFETY: unmasking IRQs; callers are outside any IRQ-safe lock.
-    unsafe { asm!("msr daifclr, #2", options(nomem, nostack)) }
+    unsafe { asm!("msr daifclr, #2", options(nostack)) }
 }
 
 /// This CPU's logical number (0 = boot CPU).
