@@ -184,7 +184,7 @@ fn start_secondary(cpu: usize) {
     record.ttbr1.store(kmap::kernel_pgd().0, Relaxed);
     record.cpu.store(cpu as u64, Relaxed);
     if let Err(e) = smp::boot_secondary(cpu, record) {
-        println!("smp: CPU {} failed to start: PSCI error {}", cpu, e);
+        println!("smp: CPU {} failed to start: PSCI: {}", cpu, e);
         return;
     }
     let deadline = arch::timer::counter() + arch::timer::frequency();

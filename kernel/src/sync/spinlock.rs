@@ -65,6 +65,7 @@ impl<T: ?Sized> DerefMut for SpinLockGuard<'_, T> {
 impl<T: ?Sized> Drop for SpinLockGuard<'_, T> {
     fn drop(&mut self) {
         // Unlock first, then unmask: an interrupt must not find the lock held.
+        // local_irq_restore clobbers memory, so the compiler keeps this order.
         // SAFETY: the guard is dropped exactly once, here.
         unsafe { ManuallyDrop::drop(&mut self.guard) };
         local_irq_restore(self.daif);

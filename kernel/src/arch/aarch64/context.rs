@@ -8,6 +8,8 @@
 
 use core::arch::global_asm;
 
+use aarch64_cpu::registers::{Readable, Writeable, TPIDR_EL0};
+
 /// The FP/SIMD registers (Linux: `struct user_fpsimd_state`).
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Default)]
@@ -170,13 +172,10 @@ pub fn fpsimd_load(state: &FpsimdState) {
 
 /// The running thread's TLS register (TPIDR_EL0).
 pub fn read_tpidr_el0() -> u64 {
-    let v: u64;
-    // SAFETY: reads a system register.
-    unsafe { core::arch::asm!("mrs {}, tpidr_el0", out(reg) v, options(nomem, nostack)) };
-    v
+    TPIDR_EL0.get()
 }
 
+/// Sets the running thread's TLS register; the kernel itself never reads it.
 pub fn write_tpidr_el0(v: u64) {
-    // SAFETY: user-owned register; the kernel does not use it.
-    unsafe { core::arch::asm!("msr tpidr_el0, {}", in(reg) v, options(nomem, nostack)) };
+    TPIDR_EL0.set(v);
 }

@@ -1,17 +1,36 @@
 //! Per-CPU register access: interrupt masking, the CPU number, waiting.
 //!
 //! TPIDR_EL1 holds this CPU's number (Linux keeps its per-CPU offset there).
+//!
+//! System registers go through aarch64-cpu's typed registers. Interrupt
+//! masking stays `asm!`: the crate has no form of `msr daifset/daifclr, #imm`,
+//! and its DAIF accessors are not the compiler barriers masking must be.
 
 use core::arch::asm;
+
+use aarch64_cpu::asm::{barrier, wfi};
+use aarch64_cpu::registers::{
+    ReadWriteable, Readable, Writeable, CPACR_EL1, FP, MIDR_EL1, MPIDR_EL1, TPIDR_EL1,
+};
+
+// Masking and unmasking clobber memory (no `nomem`), as Linux's
+// `arch_local_irq_*` do, so each is a compiler barrier. With `nomem` the
+// compiler may move memory accesses, atomics included, across them:
+// Acquire and Release order the spin lock against the data it guards, not
+// against DAIF, which the compiler does not see as memory. The lock's
+// compare-exchange could then be hoisted above the mask, or its releasing
+// store sunk below the restore, and an interrupt whose handler takes the
+// same lock, arriving in that window, would spin forever on this CPU.
+// (aarch64-cpu's DAIF accessors are `nomem` too, so they cannot serve.)
 
 /// Masks IRQs on this CPU and returns the previous DAIF, for
 /// `local_irq_restore` (Linux: `local_irq_save`).
 #[inline(always)]
 pub fn local_irq_save() -> u64 {
     let daif: u64;
-    // SAFETY: reading DAIF and masking IRQs has no memory effects.
+    // SAFETY: reads DAIF and masks IRQs; touches no memory.
     unsafe {
-        asm!("mrs {}, daif", "msr daifset, #2", out(reg) daif, options(nomem, nostack));
+        asm!("mrs {}, daif", "msr daifset, #2", out(reg) daif, options(nostack));
     }
     daif
 }
@@ -19,66 +38,55 @@ pub fn local_irq_save() -> u64 {
 #[inline(always)]
 pub fn local_irq_restore(daif: u64) {
     // SAFETY: restores a DAIF value previously read by local_irq_save.
-    unsafe { asm!("msr daif, {}", in(reg) daif, options(nomem, nostack)) }
+    unsafe { asm!("msr daif, {}", in(reg) daif, options(nostack)) }
 }
 
 #[inline(always)]
 pub fn local_irq_enable() {
     // SAFETY: unmasking IRQs; callers are outside any IRQ-safe lock.
-    unsafe { asm!("msr daifclr, #2", options(nomem, nostack)) }
+    unsafe { asm!("msr daifclr, #2", options(nostack)) }
 }
 
 /// This CPU's logical number (0 = boot CPU).
 #[inline(always)]
 pub fn cpu_id() -> usize {
-    let id: usize;
-    // SAFETY: reads TPIDR_EL1, set once per CPU by set_cpu_id.
-    unsafe { asm!("mrs {}, tpidr_el1", out(reg) id, options(nomem, nostack, preserves_flags)) };
-    id
+    TPIDR_EL1.get() as usize
 }
 
+/// Records this CPU's logical number, once, at its bring-up.
 pub fn set_cpu_id(id: usize) {
-    // SAFETY: TPIDR_EL1 is reserved for the CPU number, written at CPU bring-up.
-    unsafe { asm!("msr tpidr_el1, {}", in(reg) id, options(nomem, nostack)) };
+    // SAFETY: a safe write that memory safety still rests on: the run
+    // queues are indexed by cpu_id(), and two CPUs with one number would
+    // resume the same thread's context and stack at once. `id` is this
+    // CPU's alone (main.rs hands out each once).
+    TPIDR_EL1.set(id as u64);
 }
 
 /// MPIDR_EL1 affinity fields (Aff3..Aff0), as the DTB's cpu `reg` gives them.
 pub fn mpidr() -> u64 {
-    let v: u64;
-    // SAFETY: reads an ID register.
-    unsafe { asm!("mrs {}, mpidr_el1", out(reg) v, options(nomem, nostack)) };
-    v & 0xff_00ff_ffff
+    MPIDR_EL1.get() & 0xff_00ff_ffff
 }
 
 #[inline(always)]
 pub fn wait_for_interrupt() {
-    // SAFETY: WFI only pauses the CPU until an interrupt or event.
-    unsafe { asm!("wfi", options(nomem, nostack)) }
+    wfi();
 }
 
 /// The current frame pointer (x29), where the panic backtrace starts.
 #[inline(always)]
 pub fn frame_pointer() -> usize {
-    let fp: usize;
-    // SAFETY: reads x29.
-    unsafe { asm!("mov {}, x29", out(reg) fp, options(nomem, nostack)) };
-    fp
+    FP.get() as usize
 }
 
 /// Lets EL0 and EL1 use the FP/SIMD registers without trapping
 /// (CPACR_EL1.FPEN = 0b11). The kernel is soft-float and touches them only
 /// to save and restore user state.
 pub fn enable_fpsimd() {
-    // SAFETY: changes only whether FP/SIMD instructions trap.
-    unsafe {
-        asm!("mrs {t}, cpacr_el1", "orr {t}, {t}, #(3 << 20)", "msr cpacr_el1, {t}", "isb", t = out(reg) _, options(nomem, nostack))
-    };
+    CPACR_EL1.modify(CPACR_EL1::FPEN::TrapNothing);
+    barrier::isb(barrier::SY);
 }
 
 /// MIDR_EL1, who made this CPU and which part it is (/proc/cpuinfo).
 pub fn midr() -> u64 {
-    let midr: u64;
-    // SAFETY: MIDR_EL1 is a read-only identification register.
-    unsafe { asm!("mrs {}, midr_el1", out(reg) midr, options(nomem, nostack, preserves_flags)) };
-    midr
+    MIDR_EL1.get()
 }

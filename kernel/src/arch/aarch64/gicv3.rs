@@ -2,9 +2,14 @@
 //! (`-M virt,gic-version=3`). Arm GICv3/v4 Architecture Specification
 //! (IHI 0069), 12.9 (GICD), 12.10-12.11 (GICR), 12.2 (ICC_*).
 //! Linux: `drivers/irqchip/irq-gic-v3.c`.
+//!
+//! The ICC_* CPU-interface registers are written with `asm!`: aarch64-cpu
+//! has none of the EL1 ones used here (SRE, PMR, BPR1, IGRPEN1, IAR1,
+//! EOIR1, SGI1R); barriers come from the crate.
 
 use core::arch::asm;
 
+use aarch64_cpu::asm::barrier;
 use tock_registers::interfaces::{Readable, Writeable};
 use tock_registers::registers::{ReadOnly, ReadWrite};
 use tock_registers::{register_bitfields, register_structs};
@@ -149,17 +154,23 @@ impl GicV3 {
                 "mrs {t}, icc_sre_el1",
                 "orr {t}, {t}, #1",
                 "msr icc_sre_el1, {t}",
-                "isb",
+                t = out(reg) _,
+                options(nostack)
+            );
+        }
+        barrier::isb(barrier::SY);
+        // SAFETY: as above; priority mask, binary point, group 1 enable.
+        unsafe {
+            asm!(
                 "msr icc_pmr_el1, {pmr}",
                 "msr icc_bpr1_el1, xzr",
                 "msr icc_igrpen1_el1, {one}",
-                "isb",
-                t = out(reg) _,
                 pmr = in(reg) 0xffu64,
                 one = in(reg) 1u64,
                 options(nostack)
             );
         }
+        barrier::isb(barrier::SY);
         sgi_base
     }
 
@@ -183,7 +194,8 @@ impl GicV3 {
 
     pub fn eoi(&self, intid: u32) {
         // SAFETY: ends the interrupt acknowledged by ack().
-        unsafe { asm!("msr icc_eoir1_el1, {}", "isb", in(reg) intid as u64, options(nostack)) };
+        unsafe { asm!("msr icc_eoir1_el1, {}", in(reg) intid as u64, options(nostack)) };
+        barrier::isb(barrier::SY);
     }
 
     /// Sends SGI `intid` to the CPU with affinity `mpidr` (ICC_SGI1R_EL1).
@@ -193,7 +205,10 @@ impl GicV3 {
         let aff2 = (mpidr >> 16) & 0xff;
         let aff3 = (mpidr >> 32) & 0xff;
         let v = (aff3 << 48) | (aff2 << 32) | ((intid as u64) << 24) | (aff1 << 16) | (1 << aff0);
+        // Whatever the target is to see is visible before the interrupt.
+        barrier::dsb(barrier::ISHST);
         // SAFETY: generates an SGI; no memory effects.
-        unsafe { asm!("dsb ishst", "msr icc_sgi1r_el1, {}", "isb", in(reg) v, options(nostack)) };
+        unsafe { asm!("msr icc_sgi1r_el1, {}", in(reg) v, options(nostack)) };
+        barrier::isb(barrier::SY);
     }
 }

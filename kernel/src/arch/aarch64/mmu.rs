@@ -2,8 +2,15 @@
 //! the hardware to translate (AT), invalidating TLB entries. Linux:
 //! `arch/arm64/include/asm/tlbflush.h`, `arch/arm64/mm/proc.S`
 //! (`idmap_cpu_replace_ttbr1`).
+//!
+//! Registers and barriers go through aarch64-cpu; TLBI and AT stay `asm!`
+//! (the crate has no form of them), as does the TTBR1 switch, which has to
+//! run from the identity map.
 
 use core::arch::{asm, global_asm};
+
+use aarch64_cpu::asm::barrier;
+use aarch64_cpu::registers::{Readable, Writeable, ID_AA64MMFR0_EL1, PAR_EL1, TTBR0_EL1};
 
 use crate::mm::addr::{virt_to_phys, PhysAddr};
 
@@ -11,18 +18,23 @@ use crate::mm::addr::{virt_to_phys, PhysAddr};
 /// Linux's `__set_pte` does after writing a valid entry.
 #[inline(always)]
 pub fn publish_table_writes() {
-    // SAFETY: a barrier only.
-    unsafe { asm!("dsb ishst", "isb", options(nostack)) };
+    barrier::dsb(barrier::ISHST);
+    barrier::isb(barrier::SY);
+}
+
+/// The TLBI operand for page `va`: VA[55:12] in bits 43:0.
+fn tlbi_page(va: usize) -> u64 {
+    (va as u64 >> 12) & ((1 << 44) - 1)
 }
 
 /// Invalidates the TLB entries for one kernel page on all CPUs
 /// (Linux: `flush_tlb_kernel_range` for one page; global entries, any ASID).
 pub fn flush_tlb_kernel_page(va: usize) {
+    barrier::dsb(barrier::ISHST);
     // SAFETY: TLB maintenance only.
-    unsafe {
-        asm!("dsb ishst", "tlbi vaae1is, {}", "dsb ish", "isb",
-             in(reg) (va >> 12) & ((1 << 44) - 1), options(nostack))
-    };
+    unsafe { asm!("tlbi vaae1is, {}", in(reg) tlbi_page(va), options(nostack)) };
+    barrier::dsb(barrier::ISH);
+    barrier::isb(barrier::SY);
 }
 
 extern "C" {
@@ -63,11 +75,15 @@ pub fn replace_ttbr1(pgd: PhysAddr) {
 /// Stops using the boot identity map in TTBR0: no user space yet, so EL0
 /// addresses fault until a process installs its own tables.
 pub fn clear_ttbr0() {
-    // SAFETY: nothing runs through TTBR0 once the kernel is at its high
-    // address; EPD0 is not needed because a zero table faults every walk.
-    unsafe {
-        asm!("msr ttbr0_el1, {}", "isb", "tlbi vmalle1", "dsb nsh", "isb", in(reg) virt_to_phys(EMPTY_PGD.0.as_ptr() as usize).0, options(nostack))
-    };
+    // SAFETY: a safe write that memory safety still rests on: nothing runs
+    // through TTBR0 once the kernel is at its high address; EPD0 is not
+    // needed because a zero table faults every walk.
+    TTBR0_EL1.set(virt_to_phys(EMPTY_PGD.0.as_ptr() as usize).0);
+    barrier::isb(barrier::SY);
+    // SAFETY: TLB maintenance only: drops this CPU's boot identity map.
+    unsafe { asm!("tlbi vmalle1", options(nostack)) };
+    barrier::dsb(barrier::NSH);
+    barrier::isb(barrier::SY);
 }
 
 #[repr(C, align(4096))]
@@ -91,25 +107,26 @@ pub enum AtAccess {
 /// PAR_EL1).
 /// Ok(PA) on success, Err(PAR_EL1) when translation would fault.
 pub fn at_translate(va: usize, access: AtAccess) -> Result<PhysAddr, u64> {
-    let par: u64;
-    // SAFETY: AT only updates PAR_EL1, read back with IRQs masked so no
-    // interrupt handler's AT can clobber it in between.
+    // PAR_EL1 is read back with IRQs masked, so no interrupt handler's AT
+    // can overwrite it in between.
+    let daif = super::cpu::local_irq_save();
+    // SAFETY: AT only updates PAR_EL1.
     unsafe {
-        let daif = super::cpu::local_irq_save();
         match access {
             AtAccess::KernelRead => asm!("at s1e1r, {}", in(reg) va, options(nostack)),
             AtAccess::KernelWrite => asm!("at s1e1w, {}", in(reg) va, options(nostack)),
             AtAccess::UserRead => asm!("at s1e0r, {}", in(reg) va, options(nostack)),
             AtAccess::UserWrite => asm!("at s1e0w, {}", in(reg) va, options(nostack)),
         }
-        asm!("isb", "mrs {}, par_el1", out(reg) par, options(nostack));
-        super::cpu::local_irq_restore(daif);
     }
-    if par & 1 != 0 {
-        Err(par)
+    barrier::isb(barrier::SY);
+    let par = PAR_EL1.extract();
+    super::cpu::local_irq_restore(daif);
+    if par.matches_all(PAR_EL1::F::TranslationAborted) {
+        Err(par.get())
     } else {
         Ok(PhysAddr(
-            (par & 0x0000_ffff_ffff_f000) | (va as u64 & 0xfff),
+            (par.read(PAR_EL1::PA) << 12) | (va as u64 & 0xfff),
         ))
     }
 }
@@ -117,10 +134,7 @@ pub fn at_translate(va: usize, access: AtAccess) -> Result<PhysAddr, u64> {
 /// ASID width in bits (ID_AA64MMFR0_EL1.ASIDBits; TCR_EL1.AS is set to
 /// match in boot.S).
 pub fn asid_bits() -> u32 {
-    let v: u64;
-    // SAFETY: reads an ID register.
-    unsafe { asm!("mrs {}, id_aa64mmfr0_el1", out(reg) v, options(nomem, nostack)) };
-    if (v >> 4) & 0xf == 2 {
+    if ID_AA64MMFR0_EL1.matches_all(ID_AA64MMFR0_EL1::ASIDBits::Bits_16) {
         16
     } else {
         8
@@ -130,9 +144,13 @@ pub fn asid_bits() -> u32 {
 /// Runs user space through `pgd`, tagged with `asid` (Linux: `cpu_switch_mm`).
 /// No TLB flush: entries of other address spaces carry other ASIDs.
 pub fn switch_mm(pgd: PhysAddr, asid: u16) {
-    let ttbr0 = pgd.0 | ((asid as u64) << 48);
-    // SAFETY: the kernel runs through TTBR1; TTBR0 only maps user space.
-    unsafe { asm!("msr ttbr0_el1, {}", "isb", in(reg) ttbr0, options(nostack)) };
+    // SAFETY: a safe write that memory safety still rests on: the kernel
+    // runs through TTBR1 and TTBR0 only maps user space, so `pgd` must be
+    // a user page table that lives as long as it is installed.
+    // The table's address goes in as it is (a page-aligned PhysAddr has
+    // nothing outside BADDR): through BADDR.val it would cost a mask.
+    TTBR0_EL1.set(pgd.0 | TTBR0_EL1::ASID.val(asid.into()).value);
+    barrier::isb(barrier::SY);
 }
 
 /// Points TTBR0 at the empty table with ASID 0, for kernel threads. No TLB
@@ -144,11 +162,12 @@ pub fn switch_to_empty() {
 /// Invalidates one user page of address space `asid` on all CPUs, after
 /// its entry was changed (Linux: `flush_tlb_page`).
 pub fn flush_tlb_user_page(asid: u16, va: usize) {
-    let arg = ((asid as u64) << 48) | ((va as u64 >> 12) & ((1 << 44) - 1));
+    let arg = ((asid as u64) << 48) | tlbi_page(va);
+    barrier::dsb(barrier::ISHST);
     // SAFETY: TLB maintenance only.
-    unsafe {
-        asm!("dsb ishst", "tlbi vale1is, {}", "dsb ish", "isb", in(reg) arg, options(nostack))
-    };
+    unsafe { asm!("tlbi vale1is, {}", in(reg) arg, options(nostack)) };
+    barrier::dsb(barrier::ISH);
+    barrier::isb(barrier::SY);
 }
 
 /// Invalidates the TLB entries of user pages `[start, end)` of address
@@ -156,24 +175,23 @@ pub fn flush_tlb_user_page(asid: u16, va: usize) {
 /// `__flush_tlb_range` by pages).
 pub fn flush_tlb_user_range(asid: u16, start: usize, end: usize) {
     let tag = (asid as u64) << 48;
-    // SAFETY: a barrier only: the cleared entries are visible to walkers
-    // before any invalidation.
-    unsafe { asm!("dsb ishst", options(nostack)) };
+    // The cleared entries are visible to walkers before any invalidation.
+    barrier::dsb(barrier::ISHST);
     for va in (start..end).step_by(4096) {
-        let arg = tag | ((va as u64 >> 12) & ((1 << 44) - 1));
         // SAFETY: TLB maintenance only.
-        unsafe { asm!("tlbi vale1is, {}", in(reg) arg, options(nostack)) };
+        unsafe { asm!("tlbi vale1is, {}", in(reg) tag | tlbi_page(va), options(nostack)) };
     }
-    // SAFETY: barriers only: every invalidation completes before we go on.
-    unsafe { asm!("dsb ish", "isb", options(nostack)) };
+    // Every invalidation completes before we go on.
+    barrier::dsb(barrier::ISH);
+    barrier::isb(barrier::SY);
 }
 
 /// Invalidates every TLB entry of address space `asid` on all CPUs (Linux:
 /// `flush_tlb_mm`).
 pub fn flush_tlb_asid(asid: u16) {
-    let arg = (asid as u64) << 48;
+    barrier::dsb(barrier::ISHST);
     // SAFETY: TLB maintenance only.
-    unsafe {
-        asm!("dsb ishst", "tlbi aside1is, {}", "dsb ish", "isb", in(reg) arg, options(nostack))
-    };
+    unsafe { asm!("tlbi aside1is, {}", in(reg) (asid as u64) << 48, options(nostack)) };
+    barrier::dsb(barrier::ISH);
+    barrier::isb(barrier::SY);
 }

@@ -25,4 +25,3 @@ pub mod uaccess;
 pub mod vdso;
 
 core::arch::global_asm!(include_str!("boot.S"), options(raw));
-core::arch::global_asm!(include_str!("vectors.S"), options(raw));

@@ -4,6 +4,8 @@
 use core::arch::asm;
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use aarch64_cpu::asm::barrier;
+
 use super::{gic, psci};
 use crate::config::NR_CPUS;
 use crate::mm::addr::{virt_to_phys, PhysAddr};
@@ -51,16 +53,18 @@ pub fn nr_possible() -> usize {
 
 /// Starts logical CPU `cpu`; it enters `secondary_main(record)`.
 /// `record` must stay alive until the CPU reports itself online.
-pub fn boot_secondary(cpu: usize, record: &SecondaryBoot) -> Result<(), i64> {
+pub fn boot_secondary(cpu: usize, record: &SecondaryBoot) -> Result<(), psci::Error> {
     extern "C" {
         fn secondary_entry();
     }
     let entry: PhysAddr = virt_to_phys(secondary_entry as *const () as usize);
     let va = record as *const SecondaryBoot as usize;
     // The new CPU reads the record with its MMU (and so its caches) off:
-    // clean it to memory first (DC CVAC; a no-op on QEMU, needed on silicon).
+    // clean it to memory first (DC CVAC; a no-op on QEMU, needed on silicon;
+    // asm! because aarch64-cpu has no cache maintenance).
     // SAFETY: cache maintenance by VA on a mapped kernel object.
-    unsafe { asm!("dc cvac, {}", "dsb sy", in(reg) va, options(nostack)) };
+    unsafe { asm!("dc cvac, {}", in(reg) va, options(nostack)) };
+    barrier::dsb(barrier::SY);
     let context = virt_to_phys(va);
     psci::cpu_on(CPU_MPIDR[cpu].load(Ordering::Relaxed), entry, context.0)
 }

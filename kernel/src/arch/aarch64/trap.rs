@@ -12,12 +12,17 @@
 
 use core::arch::{asm, global_asm};
 use core::fmt;
+use core::mem::offset_of;
+
+use aarch64_cpu::asm::barrier;
+use aarch64_cpu::registers::{Readable, Writeable, ESR_EL1, FAR_EL1, VBAR_EL1};
 
 use super::esr::{Esr, ExceptionClass, FaultStatus};
 use crate::mm::addr::USER_TOP;
 use crate::mm::fault::Access;
 
-/// Registers saved on exception entry; layout shared with `vectors.S`.
+/// Registers saved on exception entry by `vectors.S`, which takes the
+/// offsets of these fields from here.
 #[repr(C)]
 pub struct TrapFrame {
     pub x: [u64; 31],
@@ -28,7 +33,29 @@ pub struct TrapFrame {
     frame_record: [u64; 2],
 }
 
-const _: () = assert!(core::mem::size_of::<TrapFrame>() == 36 * 8);
+// vectors.S saves and restores with paired loads and stores: x30 with
+// sp_el0, elr with spsr, so each pair must lie side by side. The stack
+// pointer must stay 16-byte aligned while the frame is on it.
+const _: () = {
+    assert!(offset_of!(TrapFrame, sp_el0) == offset_of!(TrapFrame, x) + 31 * 8);
+    assert!(offset_of!(TrapFrame, spsr) == offset_of!(TrapFrame, elr) + 8);
+    assert!(size_of::<TrapFrame>().is_multiple_of(16));
+};
+
+// The exception vectors, with the frame's layout defined for the
+// assembler from the struct above (as the moss kernel does), so the two
+// cannot drift apart.
+global_asm!(
+    ".equ TRAP_FRAME_SIZE, {size}",
+    ".equ TF_X, {x}",
+    ".equ TF_ELR, {elr}",
+    ".equ TF_FRAME_RECORD, {frame_record}",
+    include_str!("vectors.S"),
+    size = const size_of::<TrapFrame>(),
+    x = const offset_of!(TrapFrame, x),
+    elr = const offset_of!(TrapFrame, elr),
+    frame_record = const offset_of!(TrapFrame, frame_record),
+);
 
 /// PSTATE.I: IRQs masked.
 const PSR_I: u64 = 1 << 7;
@@ -106,13 +133,10 @@ impl fmt::Display for TrapFrame {
     }
 }
 
+/// The syndrome and the faulting address of the exception being handled,
+/// read first: a nested exception taken by the handler overwrites both.
 fn read_esr_far() -> (Esr, u64) {
-    let (esr, far): (u64, u64);
-    // SAFETY: reads the syndrome registers of the exception being handled.
-    unsafe {
-        asm!("mrs {}, esr_el1", "mrs {}, far_el1", out(reg) esr, out(reg) far, options(nomem, nostack))
-    };
-    (Esr(esr), far)
+    (Esr(ESR_EL1.get()), FAR_EL1.get())
 }
 
 /// One `__ex_table` entry: a faulting instruction, where to resume, and
@@ -329,8 +353,9 @@ pub fn init_this_cpu() {
     extern "C" {
         static exception_vectors: u8;
     }
-    // SAFETY: VBAR_EL1 gets the 2K-aligned table from vectors.S.
-    unsafe {
-        asm!("msr vbar_el1, {}", "isb", in(reg) &raw const exception_vectors, options(nostack))
-    };
+    // SAFETY: a safe write that memory safety still rests on: every
+    // exception from here on runs the code at VBAR_EL1, which must be the
+    // 2K-aligned table of vectors.S, saving the frame this file reads.
+    VBAR_EL1.set(&raw const exception_vectors as u64);
+    barrier::isb(barrier::SY);
 }
