@@ -5,6 +5,7 @@
 //! secondary CPU enters at `secondary_main`.
 #![no_std]
 #![no_main]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 extern crate alloc;
 

@@ -30,18 +30,22 @@ fn gic() -> &'static Gic {
 /// Sets up the distributor (boot CPU, once).
 pub fn init(info: &GicInfo) {
     let gic = GIC.call_once(|| match *info {
-        // SAFETY: the DTB's register ranges, reachable through the linear map.
         GicInfo::V2 { dist, cpu_if } => {
-            Gic::V2(unsafe { GicV2::new(phys_to_virt(dist.base), phys_to_virt(cpu_if.base)) })
+            // SAFETY: the DTB's register ranges, reachable through the
+            // linear map.
+            let gic = unsafe { GicV2::new(phys_to_virt(dist.base), phys_to_virt(cpu_if.base)) };
+            Gic::V2(gic)
         }
-        // SAFETY: as above.
-        GicInfo::V3 { dist, redist } => Gic::V3(unsafe {
-            GicV3::new(
-                phys_to_virt(dist.base),
-                phys_to_virt(redist.base),
-                redist.size as usize,
-            )
-        }),
+        GicInfo::V3 { dist, redist } => Gic::V3(
+            // SAFETY: as for GICv2.
+            unsafe {
+                GicV3::new(
+                    phys_to_virt(dist.base),
+                    phys_to_virt(redist.base),
+                    redist.size as usize,
+                )
+            },
+        ),
     });
     match gic {
         Gic::V2(g) => g.init_distributor(),

@@ -75,6 +75,7 @@ pub struct GicV3 {
 // written only during boot or are write-to-act (SGIR), and the per-CPU ones
 // are banked, so concurrent use from several CPUs is what the GIC expects.
 unsafe impl Sync for GicV3 {}
+// SAFETY: the MMIO addresses are the same from every CPU.
 unsafe impl Send for GicV3 {}
 
 impl GicV3 {

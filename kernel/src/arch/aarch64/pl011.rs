@@ -51,6 +51,7 @@ pub struct Pl011 {
 // SAFETY: the registers are MMIO at a fixed address; callers serialise
 // access through the console lock.
 unsafe impl Send for Pl011 {}
+// SAFETY: as for Send: shared use goes through the console lock.
 unsafe impl Sync for Pl011 {}
 
 impl Pl011 {
