@@ -41,8 +41,12 @@ register_structs! {
 /// IAR value meaning "no pending interrupt".
 const SPURIOUS: u32 = 1023;
 
+/// A GICv2 (Linux: `struct gic_chip_data` in `irq-gic.c`): the distributor
+/// all CPUs share, and the CPU interface, banked per CPU at one address.
 pub struct GicV2 {
+    /// GICD_*, the distributor: enables, prioritises and routes interrupts.
     dist: &'static Distributor,
+    /// GICC_*, the CPU interface: each CPU reaches its own bank here.
     cpu: &'static CpuInterface,
 }
 
@@ -65,10 +69,15 @@ impl GicV2 {
         }
     }
 
+    /// Turns the distributor on (GICD_CTLR bit 0), so it forwards pending
+    /// interrupts to the CPU interfaces (Linux: `gic_dist_init`).
     pub fn init_distributor(&self) {
         self.dist.ctlr.set(1);
     }
 
+    /// Sets up this CPU's interface (Linux: `gic_cpu_init`): priority mask
+    /// 0xff lets every priority through, binary point 0, then GICC_CTLR bit 0
+    /// enables signalling to the CPU.
     pub fn init_cpu_interface(&self) {
         self.cpu.pmr.set(0xff);
         self.cpu.bpr.set(0);
@@ -102,16 +111,23 @@ impl GicV2 {
         self.dist.itargetsr[0].get() & 0xff
     }
 
+    /// Reads GICC_IAR, acknowledging the highest-priority pending interrupt;
+    /// the raw IAR (INTID in bits 9:0, an SGI's source CPU in bits 12:10), or
+    /// None for the spurious INTID 1023.
     pub fn ack(&self) -> Option<u32> {
         let iar = self.cpu.iar.get();
         let intid = iar & 0x3ff;
         (intid != SPURIOUS).then_some(iar)
     }
 
+    /// Writes the IAR value `ack` returned to GICC_EOIR: the interrupt is no
+    /// longer active and may be signalled again.
     pub fn eoi(&self, iar: u32) {
         self.cpu.eoir.set(iar);
     }
 
+    /// Sends SGI `intid` (0-15) to the CPU interfaces in `target_mask`, one bit
+    /// each, through GICD_SGIR (Linux: `gic_ipi_send_mask`).
     pub fn send_sgi(&self, target_mask: u32, intid: u32) {
         self.dist.sgir.write(
             SGIR::TARGET_LIST_FILTER::List

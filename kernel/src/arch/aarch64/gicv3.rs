@@ -62,12 +62,21 @@ register_structs! {
 
 /// Each GICv3 redistributor is two 64K frames.
 const REDIST_STRIDE: usize = 0x2_0000;
+/// GICR_TYPER.Last (bit 4): this is the last redistributor of the region.
 const GICR_TYPER_LAST: u64 = 1 << 4;
+/// ICC_IAR1_EL1's INTID when no interrupt is pending: the spurious INTID.
 const SPURIOUS: u32 = 1023;
 
+/// A GICv3 (Linux: `struct gic_chip_data` in `irq-gic-v3.c`): the
+/// distributor, and the redistributor region each CPU finds its own in;
+/// the CPU interface is system registers.
 pub struct GicV3 {
+    /// GICD_*, the distributor: enables, prioritises and routes SPIs.
     dist: &'static Distributor,
+    /// Virtual address of the first redistributor's RD_base frame.
     redist_base: usize,
+    /// Bytes of the redistributor region (from the DTB); the search for a
+    /// CPU's redistributor stops at its end.
     redist_size: usize,
 }
 
@@ -89,6 +98,9 @@ impl GicV3 {
         }
     }
 
+    /// Enables affinity routing (ARE_NS) and non-secure group 1 interrupts,
+    /// then waits for GICD_CTLR.RWP to clear, i.e. for the write to take
+    /// effect (Linux: `gic_dist_init`).
     pub fn init_distributor(&self) {
         self.dist
             .ctlr
@@ -174,6 +186,9 @@ impl GicV3 {
         sgi_base
     }
 
+    /// Enables SGI or PPI `intid` (0-31) at priority 0x80 in the SGI frame
+    /// `sgi_base` of this CPU's redistributor (GICR_IPRIORITYR,
+    /// GICR_ISENABLER0).
     pub fn enable_private(&self, sgi_base: usize, intid: u32) {
         // SAFETY: sgi_base came from init_cpu_interface.
         let sgi = unsafe { &*(sgi_base as *const SgiBase) };
@@ -184,6 +199,8 @@ impl GicV3 {
         sgi.isenabler0.set(1 << intid);
     }
 
+    /// Reads ICC_IAR1_EL1, acknowledging the highest-priority pending group 1
+    /// interrupt; its INTID, or None for the spurious INTID 1023.
     pub fn ack(&self) -> Option<u32> {
         let iar: u64;
         // SAFETY: acknowledges the highest-priority pending interrupt.
@@ -192,6 +209,8 @@ impl GicV3 {
         (intid != SPURIOUS).then_some(intid)
     }
 
+    /// Writes ICC_EOIR1_EL1 to end `intid`, the value `ack` returned: its
+    /// priority is dropped and it may be signalled again.
     pub fn eoi(&self, intid: u32) {
         // SAFETY: ends the interrupt acknowledged by ack().
         unsafe { asm!("msr icc_eoir1_el1, {}", in(reg) intid as u64, options(nostack)) };
