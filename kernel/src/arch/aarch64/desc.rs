@@ -16,15 +16,22 @@ use crate::mm::addr::PhysAddr;
 register_bitfields! [u64,
     /// Table descriptor, levels 0-2 (Arm ARM D8.3.1, "Table descriptor").
     pub TABLE_DESC [
+        /// Bit 0: the entry is valid; clear, a walk through it faults.
         VALID OFFSET(0) NUMBITS(1) [],
+        /// Bit 1: set in a table descriptor; clear at levels 1-2, a block.
         TYPE OFFSET(1) NUMBITS(1) [Block = 0, Table = 1],
+        /// Bits 47:12: the physical address of the next-level table, 4K-aligned.
         NEXT_LEVEL_TABLE_ADDR OFFSET(12) NUMBITS(36) [],
+        /// PXNTable: nothing mapped below this entry is executable at EL1.
         PXN_TABLE OFFSET(59) NUMBITS(1) [],
+        /// UXNTable: nothing mapped below this entry is executable at EL0.
         UXN_TABLE OFFSET(60) NUMBITS(1) []
     ],
     /// Block (levels 1-2) and page (level 3) descriptors (Arm ARM D8.3.1,
     /// "Block descriptor", "Page descriptor"; attribute fields D8.4).
     pub LEAF_DESC [
+        /// Bit 0: the entry is valid; clear, an access through it takes a
+        /// translation fault.
         VALID OFFSET(0) NUMBITS(1) [],
         /// 0 = block at levels 1-2; 1 = page at level 3.
         TYPE OFFSET(1) NUMBITS(1) [Block = 0, Page = 1],
@@ -32,16 +39,26 @@ register_bitfields! [u64,
         ATTR_INDX OFFSET(2) NUMBITS(3) [Device = 0, Normal = 1, NormalNC = 2],
         /// AP[2:1]: EL0 access and read-only.
         AP OFFSET(6) NUMBITS(2) [RwEl1 = 0, RwEl0 = 1, RoEl1 = 2, RoEl0 = 3],
+        /// Shareability of Normal memory: RAM is inner shareable, kept coherent
+        /// between all CPUs (Linux: `PTE_SHARED`).
         SH OFFSET(8) NUMBITS(2) [NonShareable = 0, Outer = 2, Inner = 3],
         /// Access flag: clear = the first access faults (no hardware AF on A72).
         AF OFFSET(10) NUMBITS(1) [],
         /// Not global: the entry is tagged with the current ASID.
         NG OFFSET(11) NUMBITS(1) [],
+        /// Bits 47:12: the physical address of the page, or of the block (whose
+        /// low bits are then zero).
         OUTPUT_ADDR OFFSET(12) NUMBITS(36) [],
+        /// Dirty Bit Modifier: with FEAT_HAFDBS the hardware makes a read-only
+        /// entry writable on the first write (Linux: `PTE_DBM`); never set here.
         DBM OFFSET(51) NUMBITS(1) [],
         /// One of 16 adjacent entries mapping a contiguous, aligned range.
         CONTIGUOUS OFFSET(52) NUMBITS(1) [],
+        /// Privileged execute-never: EL1 may not execute from the page (Linux:
+        /// `PTE_PXN`).
         PXN OFFSET(53) NUMBITS(1) [],
+        /// Unprivileged execute-never: EL0 may not execute from the page (Linux:
+        /// `PTE_UXN`).
         UXN OFFSET(54) NUMBITS(1) [],
         /// Software bit: written since it became writable (Linux PTE_DIRTY).
         SW_DIRTY OFFSET(55) NUMBITS(1) []

@@ -9,30 +9,54 @@ use tock_registers::{register_bitfields, register_structs};
 register_bitfields! [u32,
     /// GICD_SGIR (IHI 0048B 4.3.15).
     SGIR [
+        /// Which CPUs get the SGI: those in CPU_TARGET_LIST, all but the sender,
+        /// or the sender alone.
         TARGET_LIST_FILTER OFFSET(24) NUMBITS(2) [List = 0, AllOthers = 1, SelfOnly = 2],
+        /// One bit per CPU interface 0-7, for the `List` filter.
         CPU_TARGET_LIST OFFSET(16) NUMBITS(8) [],
+        /// The SGI to send, 0-15.
         INTID OFFSET(0) NUMBITS(4) []
     ]
 ];
 
 register_structs! {
+    /// GICD_*, the distributor's registers (IHI 0048B 4.3), one block all CPUs
+    /// share; the SGI and PPI parts are banked per CPU.
     Distributor {
+        /// GICD_CTLR: bit 0 enables forwarding interrupts to the CPU interfaces.
         (0x000 => ctlr: ReadWrite<u32>),
         (0x004 => _r0),
+        /// GICD_ISENABLERn: writing 1 to bit n % 32 of register n / 32 enables
+        /// INTID n; zeros are ignored.
         (0x100 => isenabler: [ReadWrite<u32>; 32]),
         (0x180 => _r1),
+        /// GICD_IPRIORITYRn: one priority byte per INTID, four to a register;
+        /// lower values are more urgent.
         (0x400 => ipriorityr: [ReadWrite<u32>; 255]),
         (0x7fc => _r2),
+        /// GICD_ITARGETSRn: one byte per INTID, the CPU interfaces an SPI goes to;
+        /// for SGIs and PPIs read-only and banked, naming the reader.
         (0x800 => itargetsr: [ReadWrite<u32>; 255]),
         (0xbfc => _r3),
+        /// GICD_SGIR: a write sends an SGI.
         (0xf00 => sgir: WriteOnly<u32, SGIR::Register>),
         (0xf04 => @END),
     },
+    /// GICC_*, the CPU interface's registers (IHI 0048B 4.4), banked: each CPU
+    /// reaches its own at the same address.
     CpuInterface {
+        /// GICC_CTLR: bit 0 enables signalling interrupts to this CPU.
         (0x000 => ctlr: ReadWrite<u32>),
+        /// GICC_PMR, the priority mask: only interrupts more urgent (lower) than
+        /// it are signalled.
         (0x004 => pmr: ReadWrite<u32>),
+        /// GICC_BPR, the binary point: how a priority splits into the group
+        /// priority that preempts and a subpriority.
         (0x008 => bpr: ReadWrite<u32>),
+        /// GICC_IAR: a read acknowledges the most urgent pending interrupt and
+        /// returns its INTID (1023: none).
         (0x00c => iar: ReadOnly<u32>),
+        /// GICC_EOIR: writing an IAR value back ends that interrupt.
         (0x010 => eoir: WriteOnly<u32>),
         (0x014 => @END),
     }

@@ -12,20 +12,30 @@ use tock_registers::registers::{ReadOnly, ReadWrite, WriteOnly};
 register_bitfields! [u32,
     /// Flag register (PL011 TRM 3.3.3).
     FR [
+        /// UARTFR.TXFF: the transmit FIFO is full; wait before writing UARTDR.
         TXFF OFFSET(5) NUMBITS(1) [],
+        /// UARTFR.RXFE: the receive FIFO is empty, nothing to read.
         RXFE OFFSET(4) NUMBITS(1) [],
+        /// UARTFR.BUSY: the UART is still sending, from the FIFO or the shift
+        /// register.
         BUSY OFFSET(3) NUMBITS(1) []
     ],
     /// Control register (PL011 TRM 3.3.8).
     CR [
+        /// UARTCR.RXE: receive enable.
         RXE OFFSET(9) NUMBITS(1) [],
+        /// UARTCR.TXE: transmit enable.
         TXE OFFSET(8) NUMBITS(1) [],
+        /// UARTCR.UARTEN: the UART enable; clear, it neither sends nor receives.
         UARTEN OFFSET(0) NUMBITS(1) []
     ],
     /// Interrupt mask, raw/masked status and clear registers (PL011 TRM
     /// 3.3.10-3.3.13): receive and receive-timeout.
     INT [
+        /// Receive timeout: bytes have waited in the receive FIFO for 32 bit
+        /// periods without reaching the trigger level.
         RTI OFFSET(6) NUMBITS(1) [],
+        /// Receive: the receive FIFO has reached its trigger level.
         RXI OFFSET(4) NUMBITS(1) []
     ]
 ];
