@@ -8,14 +8,22 @@
 use super::mmu::{asid_bits, flush_tlb_asid};
 use crate::sync::SpinLock;
 
+/// How many ASIDs the bitmap tracks: 2^16, for 16-bit ASIDs. With 8-bit
+/// ASIDs (`asid_bits`) only the first 256 are handed out.
 const MAX_ASIDS: usize = 1 << 16;
 
+/// The ASID allocator's state (Linux: `asid_map` in
+/// `arch/arm64/mm/context.c`, without its generations).
 struct AsidMap {
+    /// One bit per ASID, set while an address space owns it. ASID 0's bit
+    /// is never set: ASID 0 belongs to the empty table and is skipped.
     used: [u64; MAX_ASIDS / 64],
     /// Where the next search starts, so freed ASIDs are reused last.
     next: usize,
 }
 
+/// The one allocator every CPU shares (Linux: `asid_map` under
+/// `cpu_asid_lock`); the search starts at ASID 1.
 static ASIDS: SpinLock<AsidMap> = SpinLock::new(AsidMap {
     used: [0; MAX_ASIDS / 64],
     next: 1,

@@ -14,8 +14,14 @@ use aarch64_cpu::registers::{Readable, Writeable, TPIDR_EL0};
 #[repr(C, align(16))]
 #[derive(Clone, Copy, Default)]
 pub struct FpsimdState {
+    /// V0-V31, the 128-bit SIMD&FP registers (Linux: `vregs`): bytes 0-511,
+    /// stored pairwise by `__fpsimd_save`.
     pub vregs: [u128; 32],
+    /// FPSR: the cumulative floating-point exception flags (IOC, DZC...) and
+    /// the saturation flag QC; at byte offset 512.
     pub fpsr: u64,
+    /// FPCR: the rounding mode, flush-to-zero and default-NaN controls; at
+    /// byte offset 520.
     pub fpcr: u64,
 }
 
@@ -24,11 +30,23 @@ pub struct FpsimdState {
 #[repr(C, align(16))]
 #[derive(Default)]
 pub struct Context {
+    /// The callee-saved registers x19-x28 (AAPCS64; Linux: `cpu_context`).
+    /// A new thread keeps its entry point in x19 and its argument in x20 for
+    /// `__thread_start`.
     x19_x28: [u64; 10],
+    /// x29, the frame pointer: where a backtrace of the switched-out thread
+    /// starts (Linux: `cpu_context.fp`).
     fp: u64,
+    /// x30, where `__switch_to` returns when the thread runs again:
+    /// `__thread_start` for a new thread (Linux: `cpu_context.pc`).
     lr: u64,
+    /// The kernel stack pointer at the switch (Linux: `cpu_context.sp`).
     sp: u64,
+    /// TPIDR_EL0, the user thread pointer that TLS hangs off (Linux:
+    /// `thread_struct.uw.tp_value`); at byte offset 104.
     pub tpidr_el0: u64,
+    /// The user FP/SIMD registers (Linux: `thread_struct.uw.fpsimd_state`); at
+    /// byte offset 112, which `__switch_to` hard-codes.
     pub fpsimd: FpsimdState,
 }
 

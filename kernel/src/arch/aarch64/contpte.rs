@@ -46,10 +46,15 @@ fn block_of(idx: usize) -> Range<usize> {
     start..start + CONT_PTES
 }
 
+/// Entry `idx` exactly as the table holds it, one entry only, with no
+/// gathering over a block (Linux: `__ptep_get`).
 fn load(table: &PageTable, idx: usize) -> Pte {
     Pte(table[idx].load(Ordering::Acquire))
 }
 
+/// Writes one entry with Release ordering (Linux: `__set_pte` without its
+/// barrier); making it visible to the walker, and any TLB invalidation, is
+/// the caller's.
 fn store(slot: &AtomicU64, pte: Pte) {
     slot.store(pte.0, Ordering::Release);
 }

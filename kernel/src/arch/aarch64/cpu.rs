@@ -35,12 +35,15 @@ pub fn local_irq_save() -> u64 {
     daif
 }
 
+/// Puts back the DAIF that `local_irq_save` returned, so IRQs are unmasked
+/// again only if they were before (Linux: `local_irq_restore`).
 #[inline(always)]
 pub fn local_irq_restore(daif: u64) {
     // SAFETY: restores a DAIF value previously read by local_irq_save.
     unsafe { asm!("msr daif, {}", in(reg) daif, options(nostack)) }
 }
 
+/// Unmasks IRQs on this CPU, clearing DAIF.I (Linux: `local_irq_enable`).
 #[inline(always)]
 pub fn local_irq_enable() {
     // SAFETY: unmasking IRQs; callers are outside any IRQ-safe lock.
@@ -67,6 +70,8 @@ pub fn mpidr() -> u64 {
     MPIDR_EL1.get() & 0xff_00ff_ffff
 }
 
+/// Sleeps in WFI until an interrupt or another wake-up event arrives: the
+/// idle loop's wait (Linux: `cpu_do_idle`).
 #[inline(always)]
 pub fn wait_for_interrupt() {
     wfi();

@@ -16,15 +16,22 @@ use crate::mm::addr::PhysAddr;
 register_bitfields! [u64,
     /// Table descriptor, levels 0-2 (Arm ARM D8.3.1, "Table descriptor").
     pub TABLE_DESC [
+        /// Bit 0: the entry is valid; clear, a walk through it faults.
         VALID OFFSET(0) NUMBITS(1) [],
+        /// Bit 1: set in a table descriptor; clear at levels 1-2, a block.
         TYPE OFFSET(1) NUMBITS(1) [Block = 0, Table = 1],
+        /// Bits 47:12: the physical address of the next-level table, 4K-aligned.
         NEXT_LEVEL_TABLE_ADDR OFFSET(12) NUMBITS(36) [],
+        /// PXNTable: nothing mapped below this entry is executable at EL1.
         PXN_TABLE OFFSET(59) NUMBITS(1) [],
+        /// UXNTable: nothing mapped below this entry is executable at EL0.
         UXN_TABLE OFFSET(60) NUMBITS(1) []
     ],
     /// Block (levels 1-2) and page (level 3) descriptors (Arm ARM D8.3.1,
     /// "Block descriptor", "Page descriptor"; attribute fields D8.4).
     pub LEAF_DESC [
+        /// Bit 0: the entry is valid; clear, an access through it takes a
+        /// translation fault.
         VALID OFFSET(0) NUMBITS(1) [],
         /// 0 = block at levels 1-2; 1 = page at level 3.
         TYPE OFFSET(1) NUMBITS(1) [Block = 0, Page = 1],
@@ -32,27 +39,41 @@ register_bitfields! [u64,
         ATTR_INDX OFFSET(2) NUMBITS(3) [Device = 0, Normal = 1, NormalNC = 2],
         /// AP[2:1]: EL0 access and read-only.
         AP OFFSET(6) NUMBITS(2) [RwEl1 = 0, RwEl0 = 1, RoEl1 = 2, RoEl0 = 3],
+        /// Shareability of Normal memory: RAM is inner shareable, kept coherent
+        /// between all CPUs (Linux: `PTE_SHARED`).
         SH OFFSET(8) NUMBITS(2) [NonShareable = 0, Outer = 2, Inner = 3],
         /// Access flag: clear = the first access faults (no hardware AF on A72).
         AF OFFSET(10) NUMBITS(1) [],
         /// Not global: the entry is tagged with the current ASID.
         NG OFFSET(11) NUMBITS(1) [],
+        /// Bits 47:12: the physical address of the page, or of the block (whose
+        /// low bits are then zero).
         OUTPUT_ADDR OFFSET(12) NUMBITS(36) [],
+        /// Dirty Bit Modifier: with FEAT_HAFDBS the hardware makes a read-only
+        /// entry writable on the first write (Linux: `PTE_DBM`); never set here.
         DBM OFFSET(51) NUMBITS(1) [],
         /// One of 16 adjacent entries mapping a contiguous, aligned range.
         CONTIGUOUS OFFSET(52) NUMBITS(1) [],
+        /// Privileged execute-never: EL1 may not execute from the page (Linux:
+        /// `PTE_PXN`).
         PXN OFFSET(53) NUMBITS(1) [],
+        /// Unprivileged execute-never: EL0 may not execute from the page (Linux:
+        /// `PTE_UXN`).
         UXN OFFSET(54) NUMBITS(1) [],
         /// Software bit: written since it became writable (Linux PTE_DIRTY).
         SW_DIRTY OFFSET(55) NUMBITS(1) []
     ]
 ];
 
+/// A descriptor value in a local copy, so its `LEAF_DESC` fields can be read
+/// and modified by name.
 type Leaf = LocalRegisterCopy<u64, LEAF_DESC::Register>;
 
 /// Bits of a descriptor that hold the output / next-table address.
 const ADDR_MASK: u64 = 0x0000_ffff_ffff_f000;
 
+/// The raw descriptor bits of a `LEAF_DESC` field value, callable in the
+/// `const` items below.
 const fn bits(v: FieldValue<u64, LEAF_DESC::Register>) -> u64 {
     v.value
 }
@@ -62,9 +83,17 @@ const fn bits(v: FieldValue<u64, LEAF_DESC::Register>) -> u64 {
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct PgProt(u64);
 
+/// Attributes every normal-memory leaf has: MAIR index 1 (Normal,
+/// write-back), inner shareable, access flag set (Linux: `_PROT_DEFAULT`
+/// with `PTE_ATTRINDX(MT_NORMAL)`).
 const PROT_NORMAL: u64 =
     bits(LEAF_DESC::ATTR_INDX::Normal) | bits(LEAF_DESC::SH::Inner) | bits(LEAF_DESC::AF::SET);
+/// Attributes of an MMIO leaf: MAIR index 0 (Device-nGnRE), access flag
+/// set; SH stays 0, which Device memory ignores (the base of Linux's
+/// `PROT_DEVICE_nGnRE`).
 const PROT_DEVICE: u64 = bits(LEAF_DESC::ATTR_INDX::Device) | bits(LEAF_DESC::AF::SET);
+/// Execute-never at every level: PXN (no EL1 instruction fetch) and UXN (no
+/// EL0 instruction fetch).
 const XN: u64 = bits(LEAF_DESC::PXN::SET) | bits(LEAF_DESC::UXN::SET);
 
 impl PgProt {
@@ -102,20 +131,26 @@ impl PgProt {
     pub fn is_user_readable(self) -> bool {
         Leaf::new(self.0).read(LEAF_DESC::AP) & 1 != 0
     }
+    /// EL0 may write: AP[2:1] = 0b01, read-write at EL0 and EL1.
     pub fn is_user_writable(self) -> bool {
         Leaf::new(self.0).read(LEAF_DESC::AP) == 1
     }
+    /// EL0 may execute (UXN clear).
     pub fn is_user_exec(self) -> bool {
         !Leaf::new(self.0).is_set(LEAF_DESC::UXN)
     }
 
+    /// Writable at all (AP[2] clear: `RwEl1` or `RwEl0`), whether or not EL0
+    /// may also write (Linux: `pte_write`).
     pub fn is_writable(self) -> bool {
         let ap = Leaf::new(self.0).read(LEAF_DESC::AP);
         ap == LEAF_DESC::AP::RwEl1.value >> 6 || ap == LEAF_DESC::AP::RwEl0.value >> 6
     }
+    /// EL1 may execute (PXN clear): only kernel text is mapped so.
     pub fn is_kernel_exec(self) -> bool {
         !Leaf::new(self.0).is_set(LEAF_DESC::PXN)
     }
+    /// Device memory (MAIR index 0), mapped by `PgProt::DEVICE` for MMIO.
     pub fn is_device(self) -> bool {
         Leaf::new(self.0).read(LEAF_DESC::ATTR_INDX) == 0
     }
@@ -127,6 +162,8 @@ impl PgProt {
 pub struct Pte(pub u64);
 
 impl Pte {
+    /// The empty entry: invalid, no address, nothing mapped (Linux: what
+    /// `pte_none` tests for).
     pub const NONE: Pte = Pte(0);
 
     /// A table descriptor pointing at the next-level table at `pa`.
@@ -157,9 +194,13 @@ impl Pte {
         Pte(leaf.get())
     }
 
+    /// The entry is empty, all 64 bits zero (Linux: `pte_none`): nothing is
+    /// mapped. An invalid entry with other bits set is not none.
     pub fn is_none(self) -> bool {
         self.0 == 0
     }
+    /// The valid bit (bit 0) is set: the walker uses this entry (Linux:
+    /// `pte_valid`).
     pub fn is_valid(self) -> bool {
         Leaf::new(self.0).is_set(LEAF_DESC::VALID)
     }
@@ -172,9 +213,13 @@ impl Pte {
     pub fn addr(self) -> PhysAddr {
         PhysAddr(self.0 & ADDR_MASK)
     }
+    /// The contiguous bit (bit 52) is set: one of 16 entries of a contpte block
+    /// (Linux: `pte_cont`).
     pub fn is_contiguous(self) -> bool {
         Leaf::new(self.0).is_set(LEAF_DESC::CONTIGUOUS)
     }
+    /// The access flag (bit 10) is set: the entry was mapped young or has
+    /// been accessed (Linux: `pte_young`); smaps counts it as Referenced.
     pub fn is_young(self) -> bool {
         Leaf::new(self.0).is_set(LEAF_DESC::AF)
     }
@@ -208,6 +253,9 @@ impl Pte {
         Pte((self.0 & !ADDR_MASK) | (pa.0 & ADDR_MASK))
     }
 
+    /// The entry's attributes and permissions: everything but its address,
+    /// valid and type bits (Linux: `pte_pgprot`). For a valid leaf `e`,
+    /// `Pte::leaf(e.addr(), e.prot(), page)` rebuilds `e`.
     pub fn prot(self) -> PgProt {
         PgProt(self.0 & !(ADDR_MASK | bits(LEAF_DESC::VALID::SET) | bits(LEAF_DESC::TYPE::Page)))
     }

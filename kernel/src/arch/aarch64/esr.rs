@@ -7,31 +7,74 @@ use core::fmt;
 /// ESR_EL1.EC, the exception class (bits 31:26).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum ExceptionClass {
+    /// 0x00: an unknown reason, chiefly an undefined or unallocated instruction
+    /// (Linux: `ESR_ELx_EC_UNKNOWN`, which `do_el0_undef` handles).
     Unknown,
+    /// 0x01: a WFI or WFE trapped by SCTLR_EL1.nTWI/nTWE (Linux:
+    /// `ESR_ELx_EC_WFx`).
     WfiWfe,
+    /// 0x07: an FP/SIMD instruction trapped because CPACR_EL1.FPEN forbids it
+    /// (Linux: `ESR_ELx_EC_FP_ASIMD`).
     FpSimdAccess,
+    /// 0x0e: illegal execution state, PSTATE.IL set by an exception return to
+    /// an invalid mode or with a bad SPSR (Linux: `ESR_ELx_EC_ILL`).
     IllegalState,
+    /// 0x15: an SVC instruction in AArch64 state, a system call; the number is
+    /// in x8 (Linux: `ESR_ELx_EC_SVC64`).
     Svc64,
+    /// 0x18: a trapped MSR, MRS or system instruction, e.g. an EL0 cache
+    /// maintenance or CTR_EL0 read that SCTLR_EL1 traps (Linux:
+    /// `ESR_ELx_EC_SYS64`).
     SysRegTrap,
+    /// 0x20: an instruction abort from EL0, a user instruction fetch that
+    /// faulted (Linux: `ESR_ELx_EC_IABT_LOW`).
     InstrAbortLowerEl,
+    /// 0x21: an instruction abort at EL1, a kernel instruction fetch that
+    /// faulted (Linux: `ESR_ELx_EC_IABT_CUR`).
     InstrAbortSameEl,
+    /// 0x22: an instruction fetch from a PC that is not 4-byte aligned (Linux:
+    /// `ESR_ELx_EC_PC_ALIGN`).
     PcAlignment,
+    /// 0x24: a data abort from EL0, a user load or store that faulted (Linux:
+    /// `ESR_ELx_EC_DABT_LOW`).
     DataAbortLowerEl,
+    /// 0x25: a data abort at EL1, a kernel load or store that faulted; uaccess
+    /// faults are these (Linux: `ESR_ELx_EC_DABT_CUR`).
     DataAbortSameEl,
+    /// 0x26: SP not 16-byte aligned when used as a load or store base, with
+    /// SCTLR_EL1.SA/SA0 checking (Linux: `ESR_ELx_EC_SP_ALIGN`).
     SpAlignment,
+    /// 0x2c: a floating-point exception from AArch64 that FPCR enabled as a trap
+    /// (Linux: `ESR_ELx_EC_FP_EXC64`).
     Fp64,
+    /// 0x2f: an SError interrupt, an asynchronous abort such as a bus error
+    /// on a buffered write (Linux: `ESR_ELx_EC_SERROR`).
     SError,
+    /// 0x30: a hardware breakpoint hit at EL0 (Linux: `ESR_ELx_EC_BREAKPT_LOW`).
     BreakpointLowerEl,
+    /// 0x31: a hardware breakpoint hit at EL1 (Linux: `ESR_ELx_EC_BREAKPT_CUR`).
     BreakpointSameEl,
+    /// 0x32: a single step (MDSCR_EL1.SS) completed at EL0 (Linux:
+    /// `ESR_ELx_EC_SOFTSTP_LOW`).
     SoftwareStepLowerEl,
+    /// 0x33: a single step completed at EL1 (Linux: `ESR_ELx_EC_SOFTSTP_CUR`).
     SoftwareStepSameEl,
+    /// 0x34: a hardware watchpoint hit by an EL0 access (Linux:
+    /// `ESR_ELx_EC_WATCHPT_LOW`).
     WatchpointLowerEl,
+    /// 0x35: a hardware watchpoint hit by an EL1 access (Linux:
+    /// `ESR_ELx_EC_WATCHPT_CUR`).
     WatchpointSameEl,
+    /// 0x3c: a BRK instruction in AArch64 state, its immediate in ISS[15:0],
+    /// e.g. the `brk #0` `__thread_start` reaches if a thread's entry returns
+    /// (Linux: `ESR_ELx_EC_BRK64`).
     Brk64,
+    /// Any class not named above, with its raw 6-bit EC.
     Other(u8),
 }
 
 impl ExceptionClass {
+    /// Decodes the EC field of a raw ESR value (Linux: `ESR_ELx_EC(esr)`).
     pub fn from_esr(esr: u64) -> Self {
         use ExceptionClass::*;
         match ((esr >> 26) & 0x3f) as u8 {
@@ -60,6 +103,8 @@ impl ExceptionClass {
         }
     }
 
+    /// An instruction or data abort from either EL: the classes whose ISS
+    /// holds a fault status code (`FaultStatus`).
     pub fn is_abort(self) -> bool {
         matches!(
             self,
@@ -74,17 +119,34 @@ impl ExceptionClass {
 /// The fault status code of an instruction or data abort (ISS bits 5:0).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum FaultStatus {
+    /// FSC 0b0000LL: address size fault at lookup level LL, an output or table
+    /// address wider than the configured size (Linux: `ESR_ELx_FSC_ADDRSZ`).
     AddressSize(i8),
+    /// FSC 0b0001LL: translation fault at level LL, the walk met an invalid
+    /// entry; an ordinary page fault (Linux: `ESR_ELx_FSC_FAULT`).
     Translation(i8),
+    /// FSC 0b0010LL: access flag fault at level LL (1-3), the leaf's AF was
+    /// clear (Linux: `ESR_ELx_FSC_ACCESS`).
     AccessFlag(i8),
+    /// FSC 0b0011LL: permission fault at level LL (1-3), the entry forbids the
+    /// access, e.g. a write to a copy-on-write page (Linux: `ESR_ELx_FSC_PERM`).
     Permission(i8),
+    /// FSC 0x21: an unaligned access where alignment is required, e.g. an
+    /// exclusive or a Device-memory access (Linux: `ESR_ELx_FSC_ALIGN`).
     Alignment,
+    /// FSC 0x30: TLB conflict abort, more than one TLB entry matched the
+    /// address, e.g. after a break-before-make violation.
     TlbConflict,
+    /// FSC 0x10: synchronous external abort, not on a table walk: the memory
+    /// system answered the access with an error (Linux: `ESR_ELx_FSC_EXTABT`).
     SyncExternal,
+    /// Any other fault status code, raw (bits 5:0).
     Other(u8),
 }
 
 impl FaultStatus {
+    /// Decodes ISS.IFSC/DFSC (bits 5:0) of a raw ESR value; meaningful only for
+    /// aborts, which `Esr::fault_status` checks.
     pub fn from_esr(esr: u64) -> Self {
         let fsc = (esr & 0x3f) as u8;
         let level = (fsc & 3) as i8;
@@ -106,6 +168,7 @@ impl FaultStatus {
 pub struct Esr(pub u64);
 
 impl Esr {
+    /// The exception class, bits 31:26 (ESR_ELx.EC).
     pub fn class(self) -> ExceptionClass {
         ExceptionClass::from_esr(self.0)
     }

@@ -11,18 +11,30 @@ use super::gicv3::GicV3;
 use crate::dtb::GicInfo;
 use crate::mm::addr::phys_to_virt;
 
+/// The interrupt controller the DTB describes, picked once at boot (Linux
+/// probes the matching driver through `IRQCHIP_DECLARE`).
 enum Gic {
+    /// A GICv2: memory-mapped distributor and CPU interface (QEMU `virt`'s
+    /// default).
     V2(GicV2),
+    /// A GICv3: distributor, per-CPU redistributors and the ICC_* system
+    /// register CPU interface (`-M virt,gic-version=3`).
     V3(GicV3),
 }
 
+/// The system's GIC, set by `init` on the boot CPU before any other CPU
+/// starts.
 static GIC: Once<Gic> = Once::new();
 
 /// Per-CPU SGI target: the GICv2 CPU-interface mask, or the GICv3 SGI frame.
 #[allow(clippy::declare_interior_mutable_const)]
 const NO_CPU_IF: AtomicUsize = AtomicUsize::new(0);
+/// Each logical CPU's SGI target, indexed by CPU number; 0 until the CPU's
+/// `init_this_cpu` publishes it. Only GICv2 IPIs read it: GICv3 targets a
+/// CPU by MPIDR.
 static CPU_IF: [AtomicUsize; crate::config::NR_CPUS] = [NO_CPU_IF; crate::config::NR_CPUS];
 
+/// The GIC `init` set up; panics if called before.
 fn gic() -> &'static Gic {
     GIC.get().expect("GIC used before gic::init")
 }
@@ -53,6 +65,7 @@ pub fn init(info: &GicInfo) {
     }
 }
 
+/// Which GIC architecture is in use, 2 or 3 (for the boot banner).
 pub fn version() -> u8 {
     match gic() {
         Gic::V2(_) => 2,
@@ -90,10 +103,16 @@ pub fn enable_spi(intid: u32) {
 
 /// An acknowledged interrupt: pass it back to `end_of_interrupt`.
 pub struct Ack {
+    /// The interrupt ID (INTID): 0-15 SGIs, 16-31 PPIs, 32-1019 SPIs.
     pub intid: u32,
+    /// The IAR value as read, which the EOI write must repeat: on GICv2 it
+    /// also holds an SGI's source CPU in bits 12:10.
     raw: u32,
 }
 
+/// Acknowledges the highest-priority interrupt pending for this CPU
+/// (GICC_IAR or ICC_IAR1_EL1), making it active; None when there is none,
+/// the spurious INTID 1023 (Linux: `gic_handle_irq`).
 pub fn acknowledge() -> Option<Ack> {
     match gic() {
         Gic::V2(g) => g.ack().map(|raw| Ack {
@@ -104,6 +123,8 @@ pub fn acknowledge() -> Option<Ack> {
     }
 }
 
+/// Ends an interrupt `acknowledge` returned (GICC_EOIR or ICC_EOIR1_EL1):
+/// it is no longer active and may be signalled again.
 pub fn end_of_interrupt(ack: Ack) {
     match gic() {
         Gic::V2(g) => g.eoi(ack.raw),

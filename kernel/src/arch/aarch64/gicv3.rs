@@ -17,44 +17,69 @@ use tock_registers::{register_bitfields, register_structs};
 register_bitfields! [u32,
     /// GICD_CTLR, non-secure view (IHI 0069 12.9.4).
     GICD_CTLR [
+        /// Register Write Pending: a write to GICD_CTLR has not taken effect yet.
         RWP OFFSET(31) NUMBITS(1) [],
+        /// Affinity routing for the non-secure state: SPIs go where
+        /// GICD_IROUTER's MPIDR affinity says, not by target lists.
         ARE_NS OFFSET(4) NUMBITS(1) [],
+        /// Enables non-secure group 1 interrupts, the group the kernel uses.
         ENABLE_GRP1A OFFSET(1) NUMBITS(1) []
     ],
     /// GICR_WAKER (IHI 0069 12.11.42).
     GICR_WAKER [
+        /// ChildrenAsleep: the redistributor's interface to its CPU is quiescent;
+        /// after a wake-up, wait for it to clear.
         CHILDREN_ASLEEP OFFSET(2) NUMBITS(1) [],
+        /// ProcessorSleep: set while the CPU is asleep; clearing it wakes the
+        /// redistributor.
         PROCESSOR_SLEEP OFFSET(1) NUMBITS(1) []
     ]
 ];
 
 register_structs! {
+    /// GICD_*, the distributor's registers (IHI 0069 12.9); with affinity
+    /// routing it serves SPIs only, the redistributors SGIs and PPIs.
     Distributor {
+        /// GICD_CTLR: affinity routing and the group enables.
         (0x0000 => ctlr: ReadWrite<u32, GICD_CTLR::Register>),
         (0x0004 => _r0),
+        /// GICD_IGROUPRn: one bit per INTID; 1 = group 1, the kernel's.
         (0x0080 => igroupr: [ReadWrite<u32>; 32]),
+        /// GICD_ISENABLERn: writing 1 to bit n % 32 of register n / 32 enables
+        /// INTID n; zeros are ignored.
         (0x0100 => isenabler: [ReadWrite<u32>; 32]),
         (0x0180 => _r1),
+        /// GICD_IPRIORITYRn: one priority byte per INTID, four to a register;
+        /// lower values are more urgent.
         (0x0400 => ipriorityr: [ReadWrite<u32>; 255]),
         (0x07fc => _r2),
+        /// GICD_IROUTERn: SPI n's target CPU as MPIDR affinity fields, indexed
+        /// by INTID (entries 0-31 are reserved).
         (0x6000 => irouter: [ReadWrite<u64>; 1020]),
         (0x7fe0 => @END),
     },
     /// RD_base frame of one redistributor.
     RdBase {
         (0x0000 => _r0),
+        /// GICR_TYPER: bits 63:32 the affinity of the CPU this redistributor
+        /// serves; bit 4 (Last) marks the region's last redistributor.
         (0x0008 => typer: ReadOnly<u64>),
         (0x0010 => _r1),
+        /// GICR_WAKER: puts the redistributor to sleep and wakes it.
         (0x0014 => waker: ReadWrite<u32, GICR_WAKER::Register>),
         (0x0018 => @END),
     },
     /// SGI_base frame (64K after RD_base): this CPU's SGIs and PPIs.
     SgiBase {
         (0x0000 => _r0),
+        /// GICR_IGROUPR0: the group of each SGI and PPI (INTID 0-31); 1 = group 1.
         (0x0080 => igroupr0: ReadWrite<u32>),
         (0x0084 => _r1),
+        /// GICR_ISENABLER0: writing 1 to bit n enables SGI or PPI n.
         (0x0100 => isenabler0: ReadWrite<u32>),
         (0x0104 => _r2),
+        /// GICR_IPRIORITYRn: one priority byte per SGI and PPI; lower values are
+        /// more urgent.
         (0x0400 => ipriorityr: [ReadWrite<u32>; 8]),
         (0x0420 => @END),
     }
@@ -62,12 +87,21 @@ register_structs! {
 
 /// Each GICv3 redistributor is two 64K frames.
 const REDIST_STRIDE: usize = 0x2_0000;
+/// GICR_TYPER.Last (bit 4): this is the last redistributor of the region.
 const GICR_TYPER_LAST: u64 = 1 << 4;
+/// ICC_IAR1_EL1's INTID when no interrupt is pending: the spurious INTID.
 const SPURIOUS: u32 = 1023;
 
+/// A GICv3 (Linux: `struct gic_chip_data` in `irq-gic-v3.c`): the
+/// distributor, and the redistributor region each CPU finds its own in;
+/// the CPU interface is system registers.
 pub struct GicV3 {
+    /// GICD_*, the distributor: enables, prioritises and routes SPIs.
     dist: &'static Distributor,
+    /// Virtual address of the first redistributor's RD_base frame.
     redist_base: usize,
+    /// Bytes of the redistributor region (from the DTB); the search for a
+    /// CPU's redistributor stops at its end.
     redist_size: usize,
 }
 
@@ -90,6 +124,9 @@ impl GicV3 {
         }
     }
 
+    /// Enables affinity routing (ARE_NS) and non-secure group 1 interrupts,
+    /// then waits for GICD_CTLR.RWP to clear, i.e. for the write to take
+    /// effect (Linux: `gic_dist_init`).
     pub fn init_distributor(&self) {
         self.dist
             .ctlr
@@ -175,6 +212,9 @@ impl GicV3 {
         sgi_base
     }
 
+    /// Enables SGI or PPI `intid` (0-31) at priority 0x80 in the SGI frame
+    /// `sgi_base` of this CPU's redistributor (GICR_IPRIORITYR,
+    /// GICR_ISENABLER0).
     pub fn enable_private(&self, sgi_base: usize, intid: u32) {
         // SAFETY: sgi_base came from init_cpu_interface.
         let sgi = unsafe { &*(sgi_base as *const SgiBase) };
@@ -185,6 +225,8 @@ impl GicV3 {
         sgi.isenabler0.set(1 << intid);
     }
 
+    /// Reads ICC_IAR1_EL1, acknowledging the highest-priority pending group 1
+    /// interrupt; its INTID, or None for the spurious INTID 1023.
     pub fn ack(&self) -> Option<u32> {
         let iar: u64;
         // SAFETY: acknowledges the highest-priority pending interrupt.
@@ -193,6 +235,8 @@ impl GicV3 {
         (intid != SPURIOUS).then_some(intid)
     }
 
+    /// Writes ICC_EOIR1_EL1 to end `intid`, the value `ack` returned: its
+    /// priority is dropped and it may be signalled again.
     pub fn eoi(&self, intid: u32) {
         // SAFETY: ends the interrupt acknowledged by ack().
         unsafe { asm!("msr icc_eoir1_el1, {}", in(reg) intid as u64, options(nostack)) };

@@ -8,6 +8,8 @@ use super::trap::TrapFrame;
 use super::{gic, smp, timer};
 use crate::task;
 
+/// The INTID of the virtual timer's PPI, from the DTB: `dispatch` takes it
+/// as the tick. A PPI has the same INTID on every CPU, so one value serves.
 static TIMER_INTID: AtomicU32 = AtomicU32::new(0);
 /// Interrupts taken on all CPUs (/proc/stat's `intr`).
 static NR_IRQS: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
@@ -41,10 +43,15 @@ pub fn init_this_cpu(cpu: usize, timer_intid: u32) {
     timer::set_next_event(tick_interval());
 }
 
+/// Counter ticks from one timer interrupt to the next: CNTFRQ_EL0 / HZ, so
+/// the tick fires HZ times a second.
 fn tick_interval() -> u64 {
     timer::frequency() / task::HZ
 }
 
+/// The vector for an IRQ taken at EL1 (slot 5): handles every pending
+/// interrupt, and may preempt the interrupted kernel code on the way out
+/// (Linux: `el1_interrupt`).
 #[no_mangle]
 extern "C" fn handle_irq(_tf: &mut TrapFrame, _kind: u64) {
     dispatch(false);

@@ -86,8 +86,12 @@ pub fn clear_ttbr0() {
     barrier::isb(barrier::SY);
 }
 
+/// A 4K-aligned level-0 table whose 512 entries are all invalid, so every
+/// walk through it faults.
 #[repr(C, align(4096))]
 struct EmptyTable([u64; 512]);
+/// What TTBR0 holds, with ASID 0, while no user space runs: after boot and
+/// for kernel threads (Linux: `reserved_pg_dir`).
 static EMPTY_PGD: EmptyTable = EmptyTable([0; 512]);
 
 /// Which permission an `AT` translation asks about.

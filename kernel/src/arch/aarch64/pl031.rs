@@ -8,6 +8,8 @@ use tock_registers::registers::ReadOnly;
 
 use crate::mm::addr::{phys_to_virt, PhysAddr};
 
+/// The PL031's register block (TRM 3.2); only its first register, RTCDR,
+/// is read.
 #[repr(C)]
 struct Registers {
     /// RTCDR: the current time, seconds since the epoch (TRM 3.3.1).

@@ -16,6 +16,8 @@ pub use smccc::psci::Error;
 /// rather than "hvc" (QEMU's own PSCI, or a hypervisor at EL2).
 static USE_SMC: AtomicBool = AtomicBool::new(false);
 
+/// Records the conduit the DTB names, SMC or HVC, for every later call;
+/// called before any of them (Linux: `get_set_conduit_method`).
 pub fn init(conduit: PsciConduit) {
     USE_SMC.store(conduit == PsciConduit::Smc, Ordering::Relaxed);
 }

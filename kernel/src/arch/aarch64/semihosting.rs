@@ -2,7 +2,11 @@
 //! `-semihosting-config enable=on,target=native`; see qemu-run.sh).
 //! Arm "Semihosting for AArch32 and AArch64", SYS_EXIT (0x18).
 
+/// The semihosting operation, passed in x0: SYS_EXIT (0x18), report an
+/// exit to the debugger, here QEMU.
 const SYS_EXIT: u64 = 0x18;
+/// The reason SYS_EXIT reports, the parameter block's first word:
+/// ADP_Stopped_ApplicationExit, a normal exit whose status is the second.
 const ADP_STOPPED_APPLICATION_EXIT: u64 = 0x20026;
 
 /// Ends the QEMU process with `code` as its exit status.

@@ -17,12 +17,20 @@ pub const IPI_RESCHEDULE: u32 = 0;
 /// MMU is on. Field order is fixed by boot.S.
 #[repr(C)]
 pub struct SecondaryBoot {
+    /// Offset 0: the top of the CPU's kernel stack, a kernel virtual address
+    /// that `secondary_high` loads into SP (Linux: `secondary_data.stack`).
     pub stack_top: AtomicU64,
+    /// Offset 8: the physical address of the kernel's page tables, which
+    /// `enable_mmu` installs in TTBR1_EL1.
     pub ttbr1: AtomicU64,
+    /// Offset 16: the CPU's logical number, which `secondary_main` records
+    /// with `set_cpu_id`.
     pub cpu: AtomicU64,
 }
 
 impl SecondaryBoot {
+    /// An all-zero record, for a static; `start_secondary` fills it before
+    /// `boot_secondary`.
     pub const fn new() -> Self {
         SecondaryBoot {
             stack_top: AtomicU64::new(0),
@@ -32,8 +40,12 @@ impl SecondaryBoot {
     }
 }
 
+/// A `CPU_MPIDR` slot with no CPU: u64::MAX, which no MPIDR affinity value
+/// is.
 #[allow(clippy::declare_interior_mutable_const)]
 const NO_MPIDR: AtomicU64 = AtomicU64::new(u64::MAX);
+/// Each logical CPU's MPIDR affinity, indexed by CPU number; the CPUs the
+/// DTB describes fill the first slots (Linux: `__cpu_logical_map`).
 static CPU_MPIDR: [AtomicU64; NR_CPUS] = [NO_MPIDR; NR_CPUS];
 
 /// Records each logical CPU's MPIDR (from the DTB).

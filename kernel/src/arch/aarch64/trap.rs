@@ -25,9 +25,18 @@ use crate::mm::fault::Access;
 /// offsets of these fields from here.
 #[repr(C)]
 pub struct TrapFrame {
+    /// x0-x30 as they were at the exception (Linux: `pt_regs.regs`); the exit
+    /// path restores them, so a handler's changes (a system call's result in
+    /// x0) reach the interrupted code.
     pub x: [u64; 31],
+    /// SP_EL0, the user stack pointer (Linux: `pt_regs.sp`); for an exception
+    /// taken at EL1 it is simply what SP_EL0 held.
     pub sp_el0: u64,
+    /// ELR_EL1, where `eret` resumes: the faulting or interrupted instruction,
+    /// or the one after an SVC (Linux: `pt_regs.pc`).
     pub elr: u64,
+    /// SPSR_EL1, the PSTATE `eret` restores: the exception level, the DAIF
+    /// masks and the NZCV flags (Linux: `pt_regs.pstate`).
     pub spsr: u64,
     /// Frame record (x29, elr + 4) so backtraces continue past the exception.
     frame_record: [u64; 2],
@@ -77,30 +86,42 @@ impl TrapFrame {
     pub fn syscall_nr(&self) -> usize {
         self.x[8] as usize
     }
+    /// System-call argument `i`, i.e. register x`i` (0-5 by the convention
+    /// above; Linux: `regs->regs[i]`).
     pub fn arg(&self, i: usize) -> u64 {
         self.x[i]
     }
+    /// Sets register x`i` (0-30) to the value `v` the thread returns with.
     pub fn set_reg(&mut self, i: usize, v: u64) {
         self.x[i] = v;
     }
+    /// Sets a system call's result in x0: a value, or a negative errno.
     pub fn set_return(&mut self, v: i64) {
         self.x[0] = v as u64;
     }
+    /// The address `eret` resumes at, the saved ELR (Linux:
+    /// `instruction_pointer`).
     pub fn pc(&self) -> u64 {
         self.elr
     }
+    /// Makes `eret` resume at `pc` (Linux: `instruction_pointer_set`).
     pub fn set_pc(&mut self, pc: u64) {
         self.elr = pc;
     }
+    /// The user stack pointer, the saved SP_EL0 (Linux: `user_stack_pointer`).
     pub fn sp(&self) -> u64 {
         self.sp_el0
     }
+    /// Sets the user stack pointer the thread returns to EL0 with.
     pub fn set_sp(&mut self, sp: u64) {
         self.sp_el0 = sp;
     }
+    /// The saved PSTATE, SPSR_EL1's value (Linux: `regs->pstate`).
     pub fn pstate(&self) -> u64 {
         self.spsr
     }
+    /// Sets the PSTATE `eret` restores; for a return to user space it must
+    /// name EL0, or `eret` would enter EL1 with user-chosen registers.
     pub fn set_pstate(&mut self, pstate: u64) {
         self.spsr = pstate;
     }
@@ -143,8 +164,13 @@ fn read_esr_far() -> (Esr, u64) {
 /// what kind of access it is.
 #[repr(C)]
 struct ExTableEntry {
+    /// Absolute address of the instruction that may fault (Linux stores an
+    /// offset relative to the entry).
     insn: u64,
+    /// Where execution resumes if it faults: the handler sets ELR to it.
     fixup: u64,
+    /// How such a fault is handled: `EX_PROBE` or `EX_UACCESS` (Linux:
+    /// `exception_table_entry.type`).
     kind: u64,
 }
 
@@ -153,6 +179,9 @@ const EX_PROBE: u64 = 0;
 /// `ExTableEntry::kind`: a user-memory access (fault the page in first).
 const EX_UACCESS: u64 = 1;
 
+/// The `__ex_table` entry for the instruction at `pc`, if it has one, by a
+/// linear search of the short table (Linux: `search_exception_tables`,
+/// over a sorted table).
 fn search_exception_table(pc: u64) -> Option<&'static ExTableEntry> {
     extern "C" {
         static __start___ex_table: ExTableEntry;
@@ -176,10 +205,15 @@ fn access_of(esr: Esr) -> Access {
     }
 }
 
+/// The abort was a permission fault: a valid entry forbids the access, as
+/// when writing a copy-on-write page (Linux: `esr_fsc_is_permission_fault`).
 fn is_permission_fault(esr: Esr) -> bool {
     matches!(esr.fault_status(), Some(FaultStatus::Permission(_)))
 }
 
+/// A synchronous exception taken by the kernel itself (vector slot 4;
+/// Linux: `el1h_64_sync_handler`): an abort at an `__ex_table` instruction
+/// is fixed up as its kind says; anything else is fatal.
 #[no_mangle]
 extern "C" fn handle_el1_sync(tf: &mut TrapFrame, _kind: u64) {
     let (esr, far) = read_esr_far();
@@ -238,6 +272,9 @@ extern "C" fn handle_el0_sync(tf: &mut TrapFrame, _kind: u64) {
     crate::task::exit_to_user(tf);
 }
 
+/// What each of the 16 vector slots catches, indexed by the slot's `kind`:
+/// EL1 with SP_EL0 (t), EL1 with SP_EL1 (h), EL0 AArch64 and EL0 AArch32,
+/// each with sync, IRQ, FIQ and SError.
 const VECTOR_NAMES: [&str; 16] = [
     "EL1t sync",
     "EL1t IRQ",
@@ -257,12 +294,18 @@ const VECTOR_NAMES: [&str; 16] = [
     "EL0 (AArch32) SError",
 ];
 
+/// The vector of every slot that should never be taken (the SP_EL0 and
+/// AArch32 slots, FIQ, SError): reports it and panics (Linux:
+/// `__panic_unhandled`).
 #[no_mangle]
 extern "C" fn handle_unexpected(tf: &mut TrapFrame, kind: u64) {
     let (esr, far) = read_esr_far();
     die(VECTOR_NAMES[kind as usize & 15], tf, esr, far);
 }
 
+/// Prints the fatal exception `what` with its decoded ESR, FAR, ELR and
+/// every register, then panics (Linux: arm64's `die`); the console first
+/// enters panic mode so the report gets out.
 fn die(what: &str, tf: &TrapFrame, esr: Esr, far: u64) -> ! {
     crate::console::enter_panic_mode();
     println!(
@@ -280,14 +323,18 @@ fn die(what: &str, tf: &TrapFrame, esr: Esr, far: u64) -> ! {
 /// What a faulting probe saw: the decoded syndrome and the faulting address.
 #[derive(Copy, Clone, Debug)]
 pub struct ProbeFault {
+    /// The fault's ESR_EL1: why the access failed.
     pub esr: Esr,
+    /// The fault's FAR_EL1: the address the access faulted on.
     pub far: u64,
 }
 
 /// (ESR, FAR) in x0/x1 (AAPCS64 returns a 16-byte struct in registers).
 #[repr(C)]
 struct ProbeRet {
+    /// x0: the raw ESR of the fault, or 0 if the access succeeded.
     esr: u64,
+    /// x1: the FAR of the fault, or 0 if the access succeeded.
     far: u64,
 }
 
@@ -319,6 +366,8 @@ global_asm!(
     ".popsection",
 );
 
+/// Ok when the probe returned ESR 0, i.e. did not fault (no abort has a
+/// zero ESR), else the decoded fault.
 fn probe_result(r: ProbeRet) -> Result<(), ProbeFault> {
     if r.esr == 0 {
         Ok(())

@@ -19,14 +19,14 @@ extern "C" {
     fn __copy_kernel(dst: *mut u8, src: *const u8, n: usize) -> usize;
 }
 
-// One copy routine per direction: x0 = dst, x1 = src, x2 = bytes; returns
-// bytes NOT copied. 8 bytes at a time, then bytes. A fault on an 8-byte
-// chunk goes on byte by byte from that chunk, so the count stops exactly
-// at the first byte that is not there, as Linux's copy_from_user does (a
-// write() from a buffer running into a hole is short by exactly the
-// missing part). `$ld`/`$st` are the 8-byte accesses, `$ldb`/`$stb` the
-// byte ones; a copy that touches user memory (`user`) lists the four in
-// `__ex_table` (kind 1: a user access), the kernel's own (`kernel`) none.
+/// One copy routine per direction: x0 = dst, x1 = src, x2 = bytes; returns
+/// bytes NOT copied. 8 bytes at a time, then bytes. A fault on an 8-byte
+/// chunk goes on byte by byte from that chunk, so the count stops exactly
+/// at the first byte that is not there, as Linux's copy_from_user does (a
+/// write() from a buffer running into a hole is short by exactly the
+/// missing part). `$ld`/`$st` are the 8-byte accesses, `$ldb`/`$stb` the
+/// byte ones; a copy that touches user memory (`user`) lists the four in
+/// `__ex_table` (kind 1: a user access), the kernel's own (`kernel`) none.
 macro_rules! copy_routine {
     ($name:literal, $ld:literal, $st:literal, $ldb:literal, $stb:literal, user) => {
         copy_routine!(@emit $name, $ld, $st, $ldb, $stb,
