@@ -6,6 +6,9 @@
 #![no_std]
 #![no_main]
 #![deny(clippy::undocumented_unsafe_blocks)]
+// Every item documented, private ones too: rustc's `missing_docs` sees
+// nothing in a binary crate, whose items are never exported.
+#![deny(clippy::missing_docs_in_private_items)]
 
 extern crate alloc;
 

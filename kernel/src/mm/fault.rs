@@ -66,7 +66,7 @@ pub enum FaultError {
 }
 
 /// A fault from EL0: resolve it or signal the thread.
-pub fn do_user_fault(addr: usize, access: Access, _permission_fault: bool) {
+pub fn do_user_fault(addr: usize, access: Access) {
     match handle_fault(addr, access) {
         Ok(()) => {}
         Err(FaultError::Segv(code)) => force_fault_signal(signal::SIGSEGV, code, addr as u64),
@@ -94,7 +94,7 @@ fn pagefault_out_of_memory() {
 /// the copy must fail with EFAULT (also when memory ran out, as Linux
 /// does for a fault in kernel mode; the OOM killer acts on the way back
 /// to user space).
-pub fn handle_uaccess_fault(addr: usize, access: Access, _permission_fault: bool) -> bool {
+pub fn handle_uaccess_fault(addr: usize, access: Access) -> bool {
     match handle_fault(addr, access) {
         Ok(()) => true,
         Err(FaultError::Oom) => {
@@ -597,18 +597,13 @@ fn do_wp_page(vmf: &VmFault) -> Result<(), FaultError> {
     let exclusive = folio.is_anon() && folio.refcount() == 2 && vmf.vma.flags & VM_SHARED == 0;
     let prot = vma_prot(vmf.vma, true);
     if exclusive {
-        drop(replace_pte(
-            mm,
-            table,
-            addr,
-            Pte::leaf(pte.addr(), prot, true),
-        ));
+        drop(replace_pte(mm, table, addr, Pte::page(pte.addr(), prot)));
         folio.into_mapping();
         return Ok(());
     }
     let page = pfn - folio.pfn();
     let copy = copy_page(&folio, page)?;
-    let new = Pte::leaf(copy.phys(), prot, true);
+    let new = Pte::page(copy.phys(), prot);
     drop(replace_pte(mm, table, addr, new));
     copy.into_mapping();
     Ok(())

@@ -87,7 +87,7 @@ pub fn set_pte_range(
     let idx = Level::Pte.index(addr);
     debug_assert!(idx + nr <= PTRS_PER_TABLE && page + nr <= folio.nr_pages());
     let mut ops = TableOps::new(mm, addr);
-    contpte::set_ptes(table, idx, Pte::leaf(pa, prot, true), nr, whole, &mut ops);
+    contpte::set_ptes(table, idx, Pte::page(pa, prot), nr, whole, &mut ops);
     folio.add_mappings(nr);
 }
 
@@ -115,7 +115,7 @@ pub fn replace_pte(mm: &Mm, table: &PageTable, addr: usize, new: Pte) -> Folio {
 /// without the page-table lock. The caller holds `mm.page_table_lock`. The
 /// block holds one folio reference, as a PTE does.
 pub fn set_pmd(pmd: &AtomicU64, folio: Folio, prot: PgProt) {
-    let block = Pte::leaf(folio.phys(), prot, false).0;
+    let block = Pte::block(folio.phys(), prot).0;
     if pmd
         .compare_exchange(0, block, Ordering::Release, Ordering::Relaxed)
         .is_err()
@@ -434,10 +434,7 @@ pub fn change_protection(mm: &Mm, start: usize, end: usize, mut f: impl FnMut(Pt
                 let old = Pte(slot.swap(0, Ordering::AcqRel));
                 mmu::flush_tlb_asid(mm.asid);
                 let new = f(old);
-                slot.store(
-                    Pte::leaf(new.addr(), new.prot(), false).0,
-                    Ordering::Release,
-                );
+                slot.store(Pte::block(new.addr(), new.prot()).0, Ordering::Release);
             }
             Found::Block(level, _) => cut.push((va, va + level.size())),
         });

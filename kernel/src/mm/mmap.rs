@@ -551,11 +551,7 @@ pub fn mprotect(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32) -> KResult<()>
             // table's lock; a present entry holds a folio reference.
             let own = shared || unsafe { Folio::from_pfn(pte.addr().pfn()) }.is_anon();
             let write = new_flags & VM_WRITE != 0 && own;
-            Pte::leaf(
-                pte.addr(),
-                PgProt::user(write, new_flags & VM_EXEC != 0),
-                true,
-            )
+            Pte::page(pte.addr(), PgProt::user(write, new_flags & VM_EXEC != 0))
         });
         *vma = Arc::new(v);
     }
@@ -565,7 +561,7 @@ pub fn mprotect(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32) -> KResult<()>
 
 /// A PROT_NONE entry: still holding its page, but with no EL0 access.
 fn protnone(pte: Pte) -> Pte {
-    Pte::leaf(pte.addr(), PgProt::user_none(), true)
+    Pte::page(pte.addr(), PgProt::user_none())
 }
 
 /// madvise(2). MADV_FREE, for private anonymous memory only (EINVAL for

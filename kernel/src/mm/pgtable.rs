@@ -163,7 +163,12 @@ fn map_level(
             if !cur.is_none() {
                 return Err(MapError::AlreadyMapped { va });
             }
-            write(slot, Pte::leaf(pa, prot, level == Level::Pte));
+            let leaf = if level == Level::Pte {
+                Pte::page(pa, prot)
+            } else {
+                Pte::block(pa, prot)
+            };
+            write(slot, leaf);
         } else {
             let next = if cur.is_none() {
                 let new = mem.alloc_table().ok_or(MapError::NoMemory)?;
@@ -779,7 +784,7 @@ pub mod tests {
         assert!(pte_slot(&mut m, pgd, 0x40_0000, Alloc::Never).is_none());
         let slot = pte_slot(&mut m, pgd, 0x40_1000, Alloc::IfMissing).unwrap();
         slot.store(
-            Pte::leaf(PhysAddr(0x8000_0000), PgProt::KERNEL, true).0,
+            Pte::page(PhysAddr(0x8000_0000), PgProt::KERNEL).0,
             Ordering::Relaxed,
         );
         assert_eq!(

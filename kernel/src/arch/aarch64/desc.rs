@@ -172,13 +172,19 @@ impl Pte {
         Pte((TABLE_DESC::VALID::SET + TABLE_DESC::TYPE::Table).value | (pa.0 & ADDR_MASK))
     }
 
-    /// A leaf: a block at levels 1-2 (`page == false`) or a page at level 3.
-    pub fn leaf(pa: PhysAddr, prot: PgProt, page: bool) -> Pte {
-        let ty = if page {
-            LEAF_DESC::TYPE::Page
-        } else {
-            LEAF_DESC::TYPE::Block
-        };
+    /// A level-3 entry mapping the page at `pa` (Linux: `pfn_pte`).
+    pub fn page(pa: PhysAddr, prot: PgProt) -> Pte {
+        Pte::leaf(pa, prot, LEAF_DESC::TYPE::Page)
+    }
+
+    /// A level-1 or level-2 block mapping the 1G or 2M at `pa` (Linux:
+    /// `pfn_pmd`, `pfn_pud`).
+    pub fn block(pa: PhysAddr, prot: PgProt) -> Pte {
+        Pte::leaf(pa, prot, LEAF_DESC::TYPE::Block)
+    }
+
+    /// A valid leaf of descriptor type `ty`: the two differ in bit 1 only.
+    fn leaf(pa: PhysAddr, prot: PgProt, ty: FieldValue<u64, LEAF_DESC::Register>) -> Pte {
         Pte(bits(LEAF_DESC::VALID::SET) | bits(ty) | prot.0 | (pa.0 & ADDR_MASK))
     }
 
@@ -255,7 +261,8 @@ impl Pte {
 
     /// The entry's attributes and permissions: everything but its address,
     /// valid and type bits (Linux: `pte_pgprot`). For a valid leaf `e`,
-    /// `Pte::leaf(e.addr(), e.prot(), page)` rebuilds `e`.
+    /// `Pte::page(e.addr(), e.prot())` (or `Pte::block`, as `e` is) rebuilds
+    /// `e`.
     pub fn prot(self) -> PgProt {
         PgProt(self.0 & !(ADDR_MASK | bits(LEAF_DESC::VALID::SET) | bits(LEAF_DESC::TYPE::Page)))
     }
@@ -277,11 +284,11 @@ mod tests {
     fn block_and_page_encoding() {
         // A 2M kernel-data block: valid, block, AttrIndx 1, SH inner, AF,
         // PXN, UXN.
-        let b = Pte::leaf(PhysAddr(0x4020_0000), PgProt::KERNEL, false);
+        let b = Pte::block(PhysAddr(0x4020_0000), PgProt::KERNEL);
         assert_eq!(b.0, 0x0060_0000_4020_0705);
         assert!(b.is_valid() && !b.is_table());
         // The same as a level-3 page sets TYPE.
-        let p = Pte::leaf(PhysAddr(0x4020_1000), PgProt::KERNEL, true);
+        let p = Pte::page(PhysAddr(0x4020_1000), PgProt::KERNEL);
         assert_eq!(p.0, 0x0060_0000_4020_1707);
         assert_eq!(p.addr(), PhysAddr(0x4020_1000));
         assert_eq!(p.prot(), PgProt::KERNEL);
@@ -295,22 +302,22 @@ mod tests {
         assert!(!PgProt::KERNEL_ROX.is_writable() && PgProt::KERNEL_ROX.is_kernel_exec());
         assert!(PgProt::DEVICE.is_device() && !PgProt::KERNEL.is_device());
         // Text must not be executable from EL0 either.
-        assert!(Pte::leaf(PhysAddr(0), PgProt::KERNEL_ROX, true).0 & (1 << 54) != 0);
+        assert!(Pte::page(PhysAddr(0), PgProt::KERNEL_ROX).0 & (1 << 54) != 0);
         // Device memory: AttrIndx 0, not shareable.
-        assert_eq!(Pte::leaf(PhysAddr(0), PgProt::DEVICE, true).0 & 0x31c, 0);
+        assert_eq!(Pte::page(PhysAddr(0), PgProt::DEVICE).0 & 0x31c, 0);
     }
 
     #[test]
     fn user_protections() {
         let rw = PgProt::user(true, false);
-        let p = Pte::leaf(PhysAddr(0x4123_4000), rw, true);
+        let p = Pte::page(PhysAddr(0x4123_4000), rw);
         // AP = 01 (EL0 RW), nG, PXN, UXN, AF, SH inner, normal memory.
         assert_eq!(p.0, 0x0060_0000_4123_4f47);
         assert!(rw.is_writable() && !rw.is_kernel_exec());
         let rx = PgProt::user(false, true);
         assert!(!rx.is_writable());
         assert_eq!(
-            Pte::leaf(PhysAddr(0), rx, true).0 & (1 << 54),
+            Pte::page(PhysAddr(0), rx).0 & (1 << 54),
             0,
             "user exec clears UXN"
         );
@@ -322,7 +329,7 @@ mod tests {
 
     #[test]
     fn contiguous_and_access_bits() {
-        let p = Pte::leaf(PhysAddr(0x4001_0000), PgProt::user(true, false), true);
+        let p = Pte::page(PhysAddr(0x4001_0000), PgProt::user(true, false));
         let c = p.with_cont(true);
         assert!(c.is_contiguous() && !p.is_contiguous());
         assert_eq!(c.0 & !p.0, 1 << 52, "the contiguous bit is bit 52");
@@ -341,7 +348,7 @@ mod tests {
 
     #[test]
     fn addresses_above_4g_and_none() {
-        let p = Pte::leaf(PhysAddr(0x1_3fff_f000), PgProt::KERNEL, true);
+        let p = Pte::page(PhysAddr(0x1_3fff_f000), PgProt::KERNEL);
         assert_eq!(p.addr(), PhysAddr(0x1_3fff_f000));
         assert!(Pte::NONE.is_none() && !Pte::NONE.is_valid());
     }

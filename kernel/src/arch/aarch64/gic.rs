@@ -26,7 +26,8 @@ enum Gic {
 /// starts.
 static GIC: Once<Gic> = Once::new();
 
-/// Per-CPU SGI target: the GICv2 CPU-interface mask, or the GICv3 SGI frame.
+/// A CPU whose SGI target is not known yet: the initial value of every
+/// `CPU_IF` slot (a const, as array repeat needs one).
 #[allow(clippy::declare_interior_mutable_const)]
 const NO_CPU_IF: AtomicUsize = AtomicUsize::new(0);
 /// Each logical CPU's SGI target, indexed by CPU number; 0 until the CPU's

@@ -17,7 +17,7 @@ use core::mem::offset_of;
 use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::{Readable, Writeable, ESR_EL1, FAR_EL1, VBAR_EL1};
 
-use super::esr::{Esr, ExceptionClass, FaultStatus};
+use super::esr::{Esr, ExceptionClass};
 use crate::mm::addr::USER_TOP;
 use crate::mm::fault::Access;
 
@@ -205,12 +205,6 @@ fn access_of(esr: Esr) -> Access {
     }
 }
 
-/// The abort was a permission fault: a valid entry forbids the access, as
-/// when writing a copy-on-write page (Linux: `esr_fsc_is_permission_fault`).
-fn is_permission_fault(esr: Esr) -> bool {
-    matches!(esr.fault_status(), Some(FaultStatus::Permission(_)))
-}
-
 /// A synchronous exception taken by the kernel itself (vector slot 4;
 /// Linux: `el1h_64_sync_handler`): an abort at an `__ex_table` instruction
 /// is fixed up as its kind says; anything else is fatal.
@@ -231,12 +225,8 @@ extern "C" fn handle_el1_sync(tf: &mut TrapFrame, _kind: u64) {
                 super::cpu::local_irq_enable();
             }
             let user = (far as usize) < USER_TOP;
-            let resolved = user
-                && crate::mm::fault::handle_uaccess_fault(
-                    far as usize,
-                    access_of(esr),
-                    is_permission_fault(esr),
-                );
+            let resolved =
+                user && crate::mm::fault::handle_uaccess_fault(far as usize, access_of(esr));
             super::cpu::local_irq_save();
             if !resolved {
                 tf.elr = fixup;
@@ -261,7 +251,7 @@ extern "C" fn handle_el0_sync(tf: &mut TrapFrame, _kind: u64) {
     match esr.class() {
         ExceptionClass::Svc64 => crate::syscall::syscall(tf),
         ExceptionClass::DataAbortLowerEl | ExceptionClass::InstrAbortLowerEl => {
-            crate::mm::fault::do_user_fault(far as usize, access_of(esr), is_permission_fault(esr))
+            crate::mm::fault::do_user_fault(far as usize, access_of(esr))
         }
         ExceptionClass::PcAlignment | ExceptionClass::SpAlignment => {
             force_fault_signal(signal::SIGBUS, signal::BUS_ADRALN, far)
