@@ -107,11 +107,11 @@ def main(console_path, gdb_path):
     brk = "\n".join(seen.get("break finish_fault", []))
     check("break_finish_fault_by_its_short_name",
           re.search(r"Breakpoint \d+ at 0x[0-9a-f]+: file kernel/src/mm/fault.rs, line \d+", brk)
-          and re.search(r"hit Breakpoint \d+, faultline::mm::fault::finish_fault \(.*addr=0x7e0000000000",
+          and re.search(r"hit Breakpoint \d+, faultline::mm::fault::finish_fault \(vmf=0x[0-9a-f]+,.*allowed=0x7e0000000000",
                         gdb_text), brk)
     args = "\n".join(seen.get("info args", []))
     check("printers_show_addresses_folio_and_prot",
-          "addr = 0x7e0000000000" in args and "allowed = 0x7e0000000000..0x7e0000020000" in args
+          re.search(r"vmf = 0x[0-9a-f]+", args) and "allowed = 0x7e0000000000..0x7e0000020000" in args
           and re.search(r"folio = Folio\(pfn 0x[0-9a-f]+, order 4 \(64K\), refcount \d+, mapcount 0,", args)
           and re.search(r"prot = PgProt\(0x[0-9a-f]+: AttrIndx 1 Normal WB, AP 01 EL1 RW, EL0 RW,.* nG", args),
           args)
