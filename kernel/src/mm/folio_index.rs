@@ -328,4 +328,4 @@ impl<T> FolioIndex<T> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

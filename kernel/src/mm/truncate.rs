@@ -79,21 +79,13 @@ pub fn undo_range_plan<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mm::folio_index::tests::index_of;
     use crate::mm::folio_index::MAX_INDEX;
     use std::vec;
     use std::vec::Vec;
 
     const PAGE: u64 = PAGE_SIZE as u64;
     const SZ_2M: usize = 2 << 20;
-
-    /// An index holding `(start, order)` folios, each item its own start.
-    fn index_of(folios: &[(u64, u8)]) -> FolioIndex<u64> {
-        let mut index = FolioIndex::new();
-        for &(start, order) in folios {
-            index.insert(start, order, start).unwrap();
-        }
-        index
-    }
 
     fn plan<T>(index: &FolioIndex<T>, start: u64, end: u64) -> Vec<UndoAction> {
         undo_range_plan(index, start, end).collect()

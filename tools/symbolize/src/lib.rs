@@ -242,50 +242,13 @@ impl SymbolTable {
 }
 
 #[cfg(test)]
+#[path = "self_fixture.rs"]
+mod self_fixture;
+
+#[cfg(test)]
 mod tests {
     use super::*;
-    use std::hint::black_box;
-
-    const MARKER_FIRST_LINE: u32 = line!();
-    #[inline(never)]
-    fn symbolize_test_marker(x: u64) -> u64 {
-        black_box(x).wrapping_mul(3)
-    }
-    const MARKER_LAST_LINE: u32 = line!();
-
-    #[inline(always)]
-    fn symbolize_test_inlined(x: u64) -> u64 {
-        black_box(x).rotate_left(7) ^ 0x5a5a
-    }
-
-    #[inline(never)]
-    fn symbolize_test_caller(x: u64) -> u64 {
-        symbolize_test_inlined(black_box(x)) + 1
-    }
-
-    /// Link-time address and size of the function whose mangled name contains
-    /// `ident`. Link-time, not runtime: the test binary is PIE, and DWARF
-    /// speaks in link-time addresses just like the kernel's does.
-    fn symbol_extent(elf: &[u8], ident: &str) -> (u64, u64) {
-        let file = object::File::parse(elf).unwrap();
-        let matches: Vec<_> = file
-            .symbols()
-            .filter(|s| s.kind() == SymbolKind::Text)
-            .filter(|s| s.name().is_ok_and(|n| n.contains(ident)))
-            .map(|s| (s.address(), s.size()))
-            .collect();
-        assert_eq!(matches.len(), 1, "symbol for {ident}: {matches:?}");
-        matches[0]
-    }
-
-    fn open_self() -> (Symbolizer, Vec<u8>) {
-        // Keep the markers alive: a never-called function could be dropped.
-        assert_eq!(symbolize_test_marker(black_box(5)), 15);
-        assert_ne!(symbolize_test_caller(black_box(5)), 0);
-        let exe = env::current_exe().unwrap();
-        let symbolizer = Symbolizer::open(&exe).unwrap();
-        (symbolizer, std::fs::read(&exe).unwrap())
-    }
+    use crate::self_fixture::*;
 
     #[test]
     fn resolves_a_function_in_its_own_elf() {
@@ -297,10 +260,13 @@ mod tests {
         let frame = &frames[0];
         assert_eq!(
             frame.function.as_deref(),
-            Some("symbolize::tests::symbolize_test_marker")
+            Some("symbolize::self_fixture::symbolize_test_marker")
         );
         // `cargo test` runs in the package directory, below the workspace root.
-        assert_eq!(frame.file.as_deref(), Some("tools/symbolize/src/lib.rs"));
+        assert_eq!(
+            frame.file.as_deref(),
+            Some("tools/symbolize/src/self_fixture.rs")
+        );
         let line = frame.line.unwrap();
         assert!(
             (MARKER_FIRST_LINE..=MARKER_LAST_LINE).contains(&line),
@@ -309,7 +275,7 @@ mod tests {
         assert_eq!(
             symbolizer.describe(addr),
             [format!(
-                "symbolize::tests::symbolize_test_marker at tools/symbolize/src/lib.rs:{line}"
+                "symbolize::self_fixture::symbolize_test_marker at tools/symbolize/src/self_fixture.rs:{line}"
             )]
         );
     }
@@ -324,11 +290,11 @@ mod tests {
             .expect("no address in the caller maps to the inlined function");
         assert_eq!(
             inlined[0].function.as_deref(),
-            Some("symbolize::tests::symbolize_test_inlined")
+            Some("symbolize::self_fixture::symbolize_test_inlined")
         );
         assert_eq!(
             inlined[1].function.as_deref(),
-            Some("symbolize::tests::symbolize_test_caller")
+            Some("symbolize::self_fixture::symbolize_test_caller")
         );
     }
 
@@ -344,7 +310,7 @@ mod tests {
     fn symbol_table_covers_code_without_dwarf() {
         let (symbolizer, elf) = open_self();
         let (addr, _) = symbol_extent(&elf, "symbolize_test_marker");
-        let name = "symbolize::tests::symbolize_test_marker";
+        let name = "symbolize::self_fixture::symbolize_test_marker";
         assert_eq!(symbolizer.symbols().lookup(addr + 2), Some((name, addr)));
         assert_eq!(symbolizer.symbols().address_of(name), Some(addr));
         assert!(symbolizer.symbols().is_code(addr));

@@ -299,10 +299,13 @@ fn count_trailing_blanks(bytes: &[u8]) -> usize {
 }
 
 #[cfg(test)]
+#[path = "self_fixture.rs"]
+mod self_fixture;
+
+#[cfg(test)]
 mod tests {
     use super::*;
-    use object::{Object, ObjectSymbol, SymbolKind};
-    use std::hint::black_box;
+    use crate::self_fixture::*;
 
     // ---- line parser ----
 
@@ -416,47 +419,6 @@ mod tests {
 
     // ---- end to end, against this test binary's own ELF ----
 
-    const MARKER_FIRST_LINE: u32 = line!();
-    #[inline(never)]
-    fn symbolize_test_marker(x: u64) -> u64 {
-        black_box(x).wrapping_mul(3)
-    }
-    const MARKER_LAST_LINE: u32 = line!();
-
-    #[inline(always)]
-    fn symbolize_test_inlined(x: u64) -> u64 {
-        black_box(x).rotate_left(7) ^ 0x5a5a
-    }
-
-    #[inline(never)]
-    fn symbolize_test_caller(x: u64) -> u64 {
-        symbolize_test_inlined(black_box(x)) + 1
-    }
-
-    /// Link-time address and size of the function whose mangled name contains
-    /// `ident`. Link-time, not runtime: the test binary is PIE, and DWARF
-    /// speaks in link-time addresses just like the kernel's does.
-    fn symbol_extent(elf: &[u8], ident: &str) -> (u64, u64) {
-        let file = object::File::parse(elf).unwrap();
-        let matches: Vec<_> = file
-            .symbols()
-            .filter(|s| s.kind() == SymbolKind::Text)
-            .filter(|s| s.name().is_ok_and(|n| n.contains(ident)))
-            .map(|s| (s.address(), s.size()))
-            .collect();
-        assert_eq!(matches.len(), 1, "symbol for {ident}: {matches:?}");
-        matches[0]
-    }
-
-    fn open_self() -> (Symbolizer, Vec<u8>) {
-        // Keep the markers alive: a never-called function could be dropped.
-        assert_eq!(symbolize_test_marker(black_box(5)), 15);
-        assert_ne!(symbolize_test_caller(black_box(5)), 0);
-        let exe = env::current_exe().unwrap();
-        let symbolizer = Symbolizer::open(&exe).unwrap();
-        (symbolizer, std::fs::read(&exe).unwrap())
-    }
-
     #[test]
     fn annotates_a_function_in_its_own_elf() {
         let (symbolizer, elf) = open_self();
@@ -478,8 +440,8 @@ mod tests {
         assert_eq!(
             String::from_utf8(out).unwrap(),
             format!(
-                "  #0 pc 0x{addr:016x} symbolize::tests::symbolize_test_marker \
-                 at tools/symbolize/src/main.rs:{line}\r\n"
+                "  #0 pc 0x{addr:016x} symbolize::self_fixture::symbolize_test_marker \
+                 at tools/symbolize/src/self_fixture.rs:{line}\r\n"
             )
         );
     }
@@ -495,8 +457,8 @@ mod tests {
         let out = String::from_utf8(out).unwrap();
         let lines: Vec<_> = out.lines().collect();
         assert_eq!(lines.len(), 2, "{out}");
-        assert!(lines[0].contains(" symbolize::tests::symbolize_test_inlined at "));
-        assert!(lines[1].starts_with("        (inlined) symbolize::tests::symbolize_test_caller at tools/symbolize/src/main.rs:"));
+        assert!(lines[0].contains(" symbolize::self_fixture::symbolize_test_inlined at "));
+        assert!(lines[1].starts_with("        (inlined) symbolize::self_fixture::symbolize_test_caller at tools/symbolize/src/self_fixture.rs:"));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::vec::Vec;
 const PAGE: u64 = PAGE_SIZE as u64;
 
 /// An index holding `(start, order)` folios, each item its own start.
-fn index_of(folios: &[(u64, u8)]) -> FolioIndex<u64> {
+pub(crate) fn index_of(folios: &[(u64, u8)]) -> FolioIndex<u64> {
     let mut index = FolioIndex::new();
     for &(start, order) in folios {
         index.insert(start, order, start).unwrap();
