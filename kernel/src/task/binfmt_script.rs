@@ -1,7 +1,7 @@
 //! `#!` scripts (Linux: `fs/binfmt_script.c`): a file that starts with
 //! `#!` names the program that runs it. exec reads the first line, runs
 //! the interpreter instead, and passes it the optional argument and the
-//! script's path before the caller's arguments after argv[0]:
+//! script's path before the caller's arguments after `argv[0]`:
 //! `#!/bin/sh -e` run as `./s a b` becomes `/bin/sh -e ./s a b`.
 
 /// How much of the file the `#!` line may take (Linux: `BINPRM_BUF_SIZE`).
