@@ -279,8 +279,10 @@ fn next_data_and_next_hole_skip_to_the_right_page() {
     assert_eq!(FolioIndex::<()>::new().next_data(0), None);
 }
 
-/// Deterministic pseudo-random numbers (Marsaglia's xorshift64).
-struct XorShift(u64);
+/// Deterministic pseudo-random numbers (Marsaglia's xorshift64): a fixed
+/// sequence, so a failure replays the same way. The VMA tree's model test
+/// draws from it too.
+pub(crate) struct XorShift(pub(crate) u64);
 
 impl XorShift {
     fn next(&mut self) -> u64 {
@@ -289,8 +291,11 @@ impl XorShift {
         self.0 ^= self.0 << 17;
         self.0
     }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+
+    /// A number in `0..n`, as `u64` or `usize`.
+    pub(crate) fn below<T: TryFrom<u64> + TryInto<u64>>(&mut self, n: T) -> T {
+        let n: u64 = n.try_into().ok().expect("a bound that fits u64");
+        T::try_from(self.next() % n).ok().expect("below the bound")
     }
 }
 

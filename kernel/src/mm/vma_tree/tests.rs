@@ -1,6 +1,7 @@
 //! Host tests of `vma_tree`.
 
 use super::*;
+use crate::mm::folio_index::tests::XorShift;
 use std::vec;
 use std::vec::Vec;
 
@@ -742,22 +743,6 @@ fn get_unmapped_area_rejects_bad_lengths_and_alignments() {
         tree.get_unmapped_area(pg(1), 1 << 41, None, pg(1), high),
         None
     );
-}
-
-/// xorshift64: a fixed sequence, so a failure replays the same way.
-struct XorShift(u64);
-
-impl XorShift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 /// Pages in the randomized test's address range.
