@@ -7,6 +7,7 @@
 //! Linux switches FP state lazily; we save and load it every time.
 
 use core::arch::global_asm;
+use core::mem::offset_of;
 
 use aarch64_cpu::registers::{Readable, Writeable, TPIDR_EL0};
 
@@ -18,15 +19,15 @@ pub struct FpsimdState {
     /// stored pairwise by `__fpsimd_save`.
     pub vregs: [u128; 32],
     /// FPSR: the cumulative floating-point exception flags (IOC, DZC...) and
-    /// the saturation flag QC; at byte offset 512.
+    /// the saturation flag QC.
     pub fpsr: u64,
-    /// FPCR: the rounding mode, flush-to-zero and default-NaN controls; at
-    /// byte offset 520.
+    /// FPCR: the rounding mode, flush-to-zero and default-NaN controls; saved
+    /// with FPSR by one `stp`, so it must follow it.
     pub fpcr: u64,
 }
 
-/// Saved state of a thread that is not running. Offsets are fixed by the
-/// assembly below.
+/// Saved state of a thread that is not running. The assembly below reaches
+/// the fields through the `CTX_*` offsets, taken from this struct.
 #[repr(C, align(16))]
 #[derive(Default)]
 pub struct Context {
@@ -43,14 +44,28 @@ pub struct Context {
     /// The kernel stack pointer at the switch (Linux: `cpu_context.sp`).
     sp: u64,
     /// TPIDR_EL0, the user thread pointer that TLS hangs off (Linux:
-    /// `thread_struct.uw.tp_value`); at byte offset 104.
+    /// `thread_struct.uw.tp_value`).
     pub tpidr_el0: u64,
-    /// The user FP/SIMD registers (Linux: `thread_struct.uw.fpsimd_state`); at
-    /// byte offset 112, which `__switch_to` hard-codes.
+    /// The user FP/SIMD registers (Linux: `thread_struct.uw.fpsimd_state`).
     pub fpsimd: FpsimdState,
 }
 
-const _: () = assert!(core::mem::offset_of!(Context, fpsimd) == 112);
+/// Where `__switch_to` stores x19-x28, five pairs in a row.
+const CTX_X19: usize = offset_of!(Context, x19_x28);
+/// Where it stores x29 and x30, one pair.
+const CTX_FP: usize = offset_of!(Context, fp);
+/// Where it stores SP and TPIDR_EL0, one pair.
+const CTX_SP: usize = offset_of!(Context, sp);
+/// The FP/SIMD state it hands to `__fpsimd_save` and `__fpsimd_load`.
+const CTX_FPSIMD: usize = offset_of!(Context, fpsimd);
+/// Where `__fpsimd_save` stores FPSR and FPCR, one pair.
+const FPSIMD_FPSR: usize = offset_of!(FpsimdState, fpsr);
+
+// Each `stp`/`ldp` pair needs its second field right after the first.
+const _: () = assert!(offset_of!(Context, lr) == CTX_FP + 8);
+const _: () = assert!(offset_of!(Context, tpidr_el0) == CTX_SP + 8);
+const _: () = assert!(offset_of!(FpsimdState, fpcr) == FPSIMD_FPSR + 8);
+const _: () = assert!(offset_of!(FpsimdState, vregs) == 0);
 
 impl Context {
     /// A context that starts at `entry(arg)` on the stack ending at `stack_top`.
@@ -98,7 +113,7 @@ global_asm!(
     "    stp q30, q31, [x0, #32 * 15]",
     "    mrs x9, fpsr",
     "    mrs x10, fpcr",
-    "    add x11, x0, #512",
+    "    add x11, x0, #{fpsr}",
     "    stp x9, x10, [x11]",
     "    ret",
     // x0 = FpsimdState to load into the registers. Clobbers x9-x11.
@@ -120,36 +135,36 @@ global_asm!(
     "    ldp q26, q27, [x0, #32 * 13]",
     "    ldp q28, q29, [x0, #32 * 14]",
     "    ldp q30, q31, [x0, #32 * 15]",
-    "    add x11, x0, #512",
+    "    add x11, x0, #{fpsr}",
     "    ldp x9, x10, [x11]",
     "    msr fpsr, x9",
     "    msr fpcr, x10",
     "    ret",
     ".global __switch_to",
     "__switch_to:",
-    "    stp x19, x20, [x0, #16 * 0]",
-    "    stp x21, x22, [x0, #16 * 1]",
-    "    stp x23, x24, [x0, #16 * 2]",
-    "    stp x25, x26, [x0, #16 * 3]",
-    "    stp x27, x28, [x0, #16 * 4]",
-    "    stp x29, x30, [x0, #16 * 5]",
+    "    stp x19, x20, [x0, #{x19} + 16 * 0]",
+    "    stp x21, x22, [x0, #{x19} + 16 * 1]",
+    "    stp x23, x24, [x0, #{x19} + 16 * 2]",
+    "    stp x25, x26, [x0, #{x19} + 16 * 3]",
+    "    stp x27, x28, [x0, #{x19} + 16 * 4]",
+    "    stp x29, x30, [x0, #{fp}]",
     "    mov x9, sp",
     "    mrs x10, tpidr_el0",
-    "    stp x9, x10, [x0, #16 * 6]",
+    "    stp x9, x10, [x0, #{sp}]",
     "    mov x19, x0",
     "    mov x20, x1",
-    "    add x0, x19, #112",
+    "    add x0, x19, #{fpsimd}",
     "    bl __fpsimd_save",
-    "    add x0, x20, #112",
+    "    add x0, x20, #{fpsimd}",
     "    bl __fpsimd_load",
     "    mov x1, x20",
-    "    ldp x19, x20, [x1, #16 * 0]",
-    "    ldp x21, x22, [x1, #16 * 1]",
-    "    ldp x23, x24, [x1, #16 * 2]",
-    "    ldp x25, x26, [x1, #16 * 3]",
-    "    ldp x27, x28, [x1, #16 * 4]",
-    "    ldp x29, x30, [x1, #16 * 5]",
-    "    ldp x9, x10, [x1, #16 * 6]",
+    "    ldp x19, x20, [x1, #{x19} + 16 * 0]",
+    "    ldp x21, x22, [x1, #{x19} + 16 * 1]",
+    "    ldp x23, x24, [x1, #{x19} + 16 * 2]",
+    "    ldp x25, x26, [x1, #{x19} + 16 * 3]",
+    "    ldp x27, x28, [x1, #{x19} + 16 * 4]",
+    "    ldp x29, x30, [x1, #{fp}]",
+    "    ldp x9, x10, [x1, #{sp}]",
     "    mov sp, x9",
     "    msr tpidr_el0, x10",
     "    ret",
@@ -161,6 +176,11 @@ global_asm!(
     "    mov x0, x20",
     "    blr x19",
     "    brk #0",
+    x19 = const CTX_X19,
+    fp = const CTX_FP,
+    sp = const CTX_SP,
+    fpsimd = const CTX_FPSIMD,
+    fpsr = const FPSIMD_FPSR,
 );
 
 /// Saves the running thread's registers in `prev` and resumes `next`.
