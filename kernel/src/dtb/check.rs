@@ -49,7 +49,7 @@ pub(super) const HDR_SIZE_DT_STRUCT: usize = 9;
 /// `totalsize` field, or `None` if `header` does not start like a DTB.
 ///
 /// The kernel gets only a pointer in `x0`: it reads the header through it,
-/// asks this for the length, and then hands a slice that long to [`parse`].
+/// asks this for the length, and then hands a slice that long to [`parse`](super::parse).
 pub fn total_size(header: &[u8]) -> Option<usize> {
     if be32_at(header, 0)? != FDT_MAGIC {
         return None;

@@ -127,11 +127,11 @@ impl PgProt {
         PgProt(PROT_NORMAL | bits(LEAF_DESC::AP::RoEl1) | bits(LEAF_DESC::NG::SET) | XN)
     }
 
-    /// EL0 may read (AP[1] set).
+    /// EL0 may read (`AP[1]` set).
     pub fn is_user_readable(self) -> bool {
         Leaf::new(self.0).read(LEAF_DESC::AP) & 1 != 0
     }
-    /// EL0 may write: AP[2:1] = 0b01, read-write at EL0 and EL1.
+    /// EL0 may write: `AP[2:1]` = 0b01, read-write at EL0 and EL1.
     pub fn is_user_writable(self) -> bool {
         Leaf::new(self.0).read(LEAF_DESC::AP) == 1
     }
@@ -140,7 +140,7 @@ impl PgProt {
         !Leaf::new(self.0).is_set(LEAF_DESC::UXN)
     }
 
-    /// Writable at all (AP[2] clear: `RwEl1` or `RwEl0`), whether or not EL0
+    /// Writable at all (`AP[2]` clear: `RwEl1` or `RwEl0`), whether or not EL0
     /// may also write (Linux: `pte_write`).
     pub fn is_writable(self) -> bool {
         let ap = Leaf::new(self.0).read(LEAF_DESC::AP);

@@ -65,7 +65,7 @@ pub enum ExceptionClass {
     /// 0x35: a hardware watchpoint hit by an EL1 access (Linux:
     /// `ESR_ELx_EC_WATCHPT_CUR`).
     WatchpointSameEl,
-    /// 0x3c: a BRK instruction in AArch64 state, its immediate in ISS[15:0],
+    /// 0x3c: a BRK instruction in AArch64 state, its immediate in `ISS[15:0]`,
     /// e.g. the `brk #0` `__thread_start` reaches if a thread's entry returns
     /// (Linux: `ESR_ELx_EC_BRK64`).
     Brk64,

@@ -22,7 +22,7 @@ pub fn publish_table_writes() {
     barrier::isb(barrier::SY);
 }
 
-/// The TLBI operand for page `va`: VA[55:12] in bits 43:0.
+/// The TLBI operand for page `va`: `VA[55:12]` in bits 43:0.
 fn tlbi_page(va: usize) -> u64 {
     (va as u64 >> 12) & ((1 << 44) - 1)
 }

@@ -59,8 +59,8 @@ pub trait HugeKnob: Copy + Eq + 'static {
     }
 }
 
-/// The text of a knob's sysfs file, e.g. "always [inherit] within_size
-/// advise never\n"; written with `Display` so that no buffer is needed.
+/// The text of a knob's sysfs file, e.g. `always [inherit] within_size
+/// advise never\n`; written with `Display` so that no buffer is needed.
 pub struct SysfsShow<K>(K);
 
 impl<K: HugeKnob> fmt::Display for SysfsShow<K> {
