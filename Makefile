@@ -8,7 +8,7 @@ GDB_PROFILE := $(if $(RELEASE),release,gdb)
 GDB_KERNEL := target/aarch64-unknown-none-softfloat/$(GDB_PROFILE)/faultline-gdb
 SYMBOLIZE := target/release/symbolize
 
-.PHONY: all build run shell test bench bench-linux test-linux gdb gdb-kernel gdb-test fuzz stress lint doc setup clean
+.PHONY: all build run shell test bench bench-linux test-linux selftests gdb gdb-kernel gdb-test fuzz stress lint doc setup clean
 
 all: build
 
@@ -80,6 +80,13 @@ bench-linux: build
 test-linux: build
 	user/run-on-linux.sh
 	scripts/test-linux-boot.sh
+
+# Linux's own selftests (user/selftests/list) from the source tree
+# LINUX_SRC, cross-built static and run on Linux 6.12, then on faultline:
+# one line per test and a summary (scripts/selftests.sh; skipped, saying
+# how to get the tree, without LINUX_SRC). ONLY=REGEX for some of them.
+selftests: build
+	scripts/selftests.sh $(if $(ONLY),--only "$(ONLY)")
 
 # QEMU halted with a gdb server, and gdb-multiarch attached with symbols,
 # faultline's helpers (fl-ps, fl-vmas, fl-pt, fl-ptdump, fl-folio,
