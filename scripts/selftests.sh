@@ -2,18 +2,20 @@
 # `make selftests`: Linux's own selftests (tools/testing/selftests in the
 # tree LINUX_SRC names) judge faultline. The programs in
 # user/selftests/list are cross-built static once into build/selftests/,
-# run on Debian's Linux 6.12 in QEMU (scripts/linux-lib.sh; its results
-# are kept in build/selftests/linux.results and reused) and then on
+# run on Debian's Linux 6.12 in QEMU (scripts/linux-lib.sh; its log,
+# build/selftests/linux.log, is kept and reused) and then on
 # faultline, the same binaries under the same QEMU flags, each from its own
-# directory under user/selftests/run.sh. Prints one line per test,
-#   selftest mm/cow  linux=pass  faultline=pass
-# then `selftests: N pass on both, ...` and a list of what passes on Linux
-# but not on faultline. Console logs: build/selftests/{linux,faultline}.log.
+# directory under user/selftests/run.sh. Prints one line per test, its
+# exit status and KTAP subtests passed on each kernel,
+#   selftest mm/cow   linux=pass  160/160  faultline=pass  160/160
+# then `selftests: N pass on both, ...` and every program and subtest that
+# passes on Linux but not on faultline (scripts/selftests-report.py).
+# Console logs: build/selftests/{linux,faultline}.log.
 #
 #   scripts/selftests.sh [--linux] [--only REGEX] [--timeout S]
 #     --linux      run on Linux 6.12 again even when its results are kept
-#                  (with --only, only those tests; the rest are then missing)
-#     --only RE    only the tests whose DIR/PROGRAM matches RE (grep -E)
+#     --only RE    only the tests whose DIR/PROGRAM matches RE (grep -E);
+#                  their results are added to the kept logs
 #     --timeout S  per test (default 300)
 #
 # Linux 6.12's source: Debian packages it as linux-source-6.12 (trixie).
@@ -60,6 +62,10 @@ for dir in $(grep -v '^#' user/selftests/list | awk '{ print $1 }' | cut -d/ -f1
     if [ "$dir" = arm64 ]; then
         make -s -C "$src/tools/testing/selftests/arm64" "${cross[@]}" ARM64_SUBTARGETS=signal \
             OUTPUT="$bin/arm64" -k -j"$(nproc)" >"$out/build-$dir.log" 2>&1 || true
+    elif [ "$dir" = exec ]; then
+        # load_address.N is a dynamic PIE by design; the rest may be too.
+        make -s -C "$src/tools/testing/selftests/exec" "${cross[@]}" LDFLAGS= \
+            OUTPUT="$bin/exec" -k -j"$(nproc)" >"$out/build-$dir.log" 2>&1 || true
     else
         make -s -C "$src/tools/testing/selftests/$dir" "${cross[@]}" \
             OUTPUT="$bin/$dir" -k -j"$(nproc)" >"$out/build-$dir.log" 2>&1 || true
@@ -77,18 +83,29 @@ cp user/selftests/list "$bin/list"
 # What the guest's shell runs: user/selftests/run.sh with the limit and
 # the filter, and the scratch file systems the tests write to.
 env_line="SELFTEST_TIMEOUT=$limit SELFTEST_ONLY='$only'"
-results() { # LOG: `TEST<TAB>exit` per test the log shows
-    sed -n 's/\r$//; s/^selftest \(.*\) exit \([0-9]*\)$/\1\t\2/p' "$1"
+# The cross compiler's glibc, for the programs built dynamic (exec's
+# load_address, arm64/signal, whose Makefiles link so).
+libs=()
+for l in ld-linux-aarch64.so.1 libc.so.6 libm.so.6 libpthread.so.0 librt.so.1 libdl.so.2; do
+    libs+=(--file "/usr/aarch64-linux-gnu/lib/$l:lib/$l:755"
+        --file "/usr/aarch64-linux-gnu/lib/$l:lib/aarch64-linux-gnu/$l:755")
+done
+
+# keep BASE: BASE.new becomes BASE.log; a run of some tests (--only) is
+# added to the end instead, where the report takes a test's last run.
+keep() {
+    if [ -n "$only" ]; then cat "$1.new" >>"$1.log"; else mv "$1.new" "$1.log"; fi
+    rm -f "$1.new"
 }
 
 . scripts/linux-lib.sh
-if [ "$relinux" = 1 ] || [ ! -s "$out/linux.results" ]; then
+if [ "$relinux" = 1 ] || ! grep -q '^selftest ' "$out/linux.log" 2>/dev/null; then
     linux_setup
     linux_initrd selftests "$env_line /bin/busybox sh /selftests/run.sh" \
-        --dir "$bin:selftests" --file user/selftests/run.sh:selftests/run.sh:755
+        --dir "$bin:selftests" --file user/selftests/run.sh:selftests/run.sh:755 "${libs[@]}"
     echo "selftests: on $linux (2 CPUs, 2G)"
-    linux_boot selftests "" -cpu cortex-a72 -smp 2 -m 2G | sed -u 's/\r$//' >"$out/linux.log" || true
-    results "$out/linux.log" >"$out/linux.results"
+    linux_boot selftests "" -cpu cortex-a72 -smp 2 -m 2G | sed -u 's/\r$//' >"$out/linux.new" || true
+    keep "$out/linux"
 fi
 
 echo "selftests: on faultline (2 CPUs, 2G)"
@@ -97,32 +114,11 @@ $env_line /bin/busybox sh /selftests/run.sh
 RUN
 target/release/mkinitrd -o "$out/faultline.cpio" --dir rootfs --dir build/rootfs-user \
     --file build/busybox:bin/busybox:755 --dir "$bin:selftests" \
-    --file user/selftests/run.sh:selftests/run.sh:755 \
+    --file user/selftests/run.sh:selftests/run.sh:755 "${libs[@]}" \
     --file "$out/faultline-run.sh:bin/selftests-run.sh:755"
 ./qemu-run.sh --smp 2 --mem 2G --initrd "$out/faultline.cpio" \
-    --run "/bin/busybox sh /bin/selftests-run.sh" --timeout 7200 >"$out/faultline.log" 2>&1 || true
-results "$out/faultline.log" >"$out/faultline.results"
+    --run "/bin/busybox sh /bin/selftests-run.sh" --timeout 7200 >"$out/faultline.new" 2>&1 || true
+keep "$out/faultline"
 
 # --- report ------------------------------------------------------------
-verdict() { # EXIT-STATUS or nothing -> pass, skip, fail, none
-    case "$1" in 0) echo pass ;; 4) echo skip ;; '') echo none ;; *) echo "fail($1)" ;; esac
-}
-linux_res=$out/linux.results
-both=0 lost=0 gained=0 neither=0 missing=()
-while read -r t args; do
-    case "$t" in ''|'#'*) continue ;; esac
-    name="$t${args:+ $args}"
-    if [ -n "$only" ] && ! echo "$t" | grep -Eq "$only"; then continue; fi
-    l=$(verdict "$(awk -F'\t' -v n="$name" '$1 == n { print $2 }' "$linux_res")")
-    f=$(verdict "$(awk -F'\t' -v n="$name" '$1 == n { print $2 }' "$out/faultline.results")")
-    printf 'selftest %-52s linux=%-9s faultline=%s\n' "$name" "$l" "$f"
-    if [ "$l" = pass ] && [ "$f" = pass ]; then both=$((both + 1))
-    elif [ "$l" = pass ]; then lost=$((lost + 1)); missing+=("$name")
-    elif [ "$f" = pass ]; then gained=$((gained + 1))
-    else neither=$((neither + 1)); fi
-done <user/selftests/list
-echo "selftests: $both pass on both, $lost pass on Linux 6.12 only, $gained on faultline only, $neither on neither"
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "selftests: passing on Linux 6.12, not on faultline:"
-    printf '  %s\n' "${missing[@]}"
-fi
+python3 scripts/selftests-report.py user/selftests/list "$out/linux.log" "$out/faultline.log" "$only"
