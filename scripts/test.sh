@@ -250,6 +250,62 @@ expect "crash: kernel data abort is decoded, backtrace crosses the exception" 1 
     'handle_el1_sync at kernel/src/arch/aarch64/trap.rs' \
     '\(inlined\) faultline::forced_fault at kernel/src/main.rs'
 
+# make selftests' report (scripts/selftests-report.py), from canned logs:
+# a program's verdict by exit status (4 is a skip), its KTAP subtests
+# counted, and every subtest that passes on Linux and not on faultline
+# named, also in a program that fails on both.
+st=$logdir/selftests
+mkdir -p "$st"
+printf '# a comment\nmm/a\nmm/b -x 1\nmm/c\nmm/d\n' >"$st/list"
+cat >"$st/linux.log" <<'LOG'
+selftest-start mm/a
+ok 1 first
+ok 2 second
+ok 3 third # SKIP no THP
+selftest mm/a exit 0
+selftest-start mm/b -x 1
+ok 1 only
+not ok 2 broken
+selftest mm/b -x 1 exit 1
+selftest-start mm/c
+selftest mm/c exit 4
+selftest-start mm/d
+selftest mm/d exit 0
+LOG
+cat >"$st/faultline.log" <<'LOG'
+selftest-start mm/a
+ok 1 first
+selftest mm/a exit 0
+selftest-start mm/a
+ok 1 first
+not ok 2 second
+selftest mm/a exit 1
+selftest-start mm/b -x 1
+not ok 1 only
+ok 2 broken
+selftest mm/b -x 1 exit 1
+selftest-start mm/c
+selftest mm/c exit 0
+LOG
+python3 scripts/selftests-report.py "$st/list" "$st/linux.log" "$st/faultline.log" >"$st/out" 2>&1
+if grep -Eq '^selftest mm/a +linux=pass +2/2 +faultline=fail\(1\) +1/2$' "$st/out" &&
+    grep -Eq '^selftest mm/b -x 1 +linux=fail\(1\) +1/2 +faultline=fail\(1\) +1/2$' "$st/out" &&
+    grep -Eq '^selftest mm/c +linux=skip +faultline=pass +$' "$st/out" &&
+    grep -Eq '^selftest mm/d +linux=pass +faultline=none +$' "$st/out" &&
+    grep -q '^selftests: 0 pass on both, 2 on Linux 6.12 only, 1 on faultline only, 1 on neither$' "$st/out" &&
+    grep -q '^  mm/a: second (fail)$' "$st/out" && grep -q '^  mm/b -x 1: only (fail)$' "$st/out" &&
+    grep -q '^  mm/d: the program (none)$' "$st/out" && ! grep -q 'third' "$st/out"; then
+    pass "selftests: the report compares programs and subtests with Linux 6.12's"
+else
+    fail "selftests: the report compares programs and subtests with Linux 6.12's"; cat "$st/out"
+fi
+if LINUX_SRC= scripts/selftests.sh >"$st/skip" 2>&1 && grep -q '^selftests: skipped: LINUX_SRC' "$st/skip" &&
+    grep -q 'make selftests LINUX_SRC=' "$st/skip"; then
+    pass "selftests: without LINUX_SRC, make selftests skips and says how to get it"
+else
+    fail "selftests: without LINUX_SRC, make selftests skips and says how to get it"; cat "$st/skip"
+fi
+
 # --- 7. gdb ---------------------------------------------------------------
 while read -r line; do
     case "$line" in
