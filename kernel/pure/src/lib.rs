@@ -26,6 +26,7 @@ pub mod mm {
         pub mod settings;
     }
     pub mod page;
+    pub mod page_flags;
     pub mod pgtable;
     pub mod slab;
     pub mod vma_tree;

@@ -72,7 +72,7 @@ pub trait Device: AsAny + Send + Sync {
 }
 
 /// Bytes a pipe holds before writers wait (Linux: 16 pages).
-const PIPE_SIZE: usize = 65536;
+pub const PIPE_SIZE: usize = 65536;
 
 /// A pipe: a bounded byte queue between writers and readers.
 pub struct Pipe {
@@ -100,6 +100,30 @@ impl Pipe {
             writers: AtomicUsize::new(0),
             wait: PollQueue::new(),
         })
+    }
+}
+
+impl Pipe {
+    /// Takes what of `data` fits, waiting only while the pipe is full
+    /// (Linux: `vmsplice_to_pipe`: `wait_for_space`, then as many pages as
+    /// there are free slots), where a write would wait until all of it went.
+    pub fn splice_in(&self, data: &[u8], nonblock: bool) -> KResult<usize> {
+        if self.readers.load(Ordering::Acquire) == 0 {
+            crate::task::signal::send_to_current(crate::task::signal_abi::SIGPIPE);
+            return Err(Errno::EPIPE);
+        }
+        if nonblock && self.buf.lock().len() >= PIPE_SIZE {
+            return Err(Errno::EAGAIN);
+        }
+        self.wait.wait_event(|| {
+            self.buf.lock().len() < PIPE_SIZE || self.readers.load(Ordering::Acquire) == 0
+        })?;
+        let mut buf = self.buf.lock();
+        let n = (PIPE_SIZE - buf.len().min(PIPE_SIZE)).min(data.len());
+        buf.extend(&data[..n]);
+        drop(buf);
+        self.wait.wake_key(POLLIN);
+        Ok(n)
     }
 }
 

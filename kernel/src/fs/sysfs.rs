@@ -14,7 +14,7 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::vfs::{Inode, InodeKind, PseudoFile, S_IFREG};
 use crate::errno::{Errno, KResult};
@@ -117,6 +117,84 @@ impl PseudoFile for Switch {
         };
         self.0.store(on, Ordering::Relaxed);
         Ok(())
+    }
+}
+
+/// A THP knob Linux has and faultline keeps without acting on it, a
+/// number up to `max`: `defrag`'s khugepaged cousins (faultline has no
+/// khugepaged) and `use_zero_page` (it has no huge zero page: 0 only).
+/// Programs that save and restore the THP settings (Linux's selftests)
+/// read and write them back (Linux: khugepaged's sysfs attributes,
+/// `use_zero_page_store`).
+struct Kept {
+    /// The value shown.
+    value: AtomicU64,
+    /// The largest value taken; EINVAL above.
+    max: u64,
+}
+
+impl Kept {
+    /// A knob showing `value`, taking up to `max`.
+    fn new(value: u64, max: u64) -> Self {
+        Kept {
+            value: AtomicU64::new(value),
+            max,
+        }
+    }
+}
+
+impl PseudoFile for Kept {
+    fn show(&self) -> String {
+        format!("{}\n", self.value.load(Ordering::Relaxed))
+    }
+    fn is_writable(&self) -> bool {
+        true
+    }
+    fn store(&self, data: &str) -> KResult<()> {
+        let v: u64 = data.trim().parse().map_err(|_| Errno::EINVAL)?;
+        if v > self.max {
+            return Err(Errno::EINVAL);
+        }
+        self.value.store(v, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// `defrag`: how hard a THP allocation may try, one of Linux's choices,
+/// kept without effect (faultline never compacts memory; Linux:
+/// `defrag_show/store`).
+struct Defrag(AtomicUsize);
+
+/// `defrag`'s choices, in Linux's order.
+const DEFRAG: [&str; 5] = ["always", "defer", "defer+madvise", "madvise", "never"];
+
+impl PseudoFile for Defrag {
+    fn show(&self) -> String {
+        let chosen = self.0.load(Ordering::Relaxed);
+        let words: alloc::vec::Vec<String> = DEFRAG
+            .iter()
+            .enumerate()
+            .map(|(i, w)| if i == chosen { format!("[{w}]") } else { String::from(*w) })
+            .collect();
+        format!("{}\n", words.join(" "))
+    }
+    fn is_writable(&self) -> bool {
+        true
+    }
+    fn store(&self, data: &str) -> KResult<()> {
+        let i = DEFRAG.iter().position(|w| *w == data.trim()).ok_or(Errno::EINVAL)?;
+        self.0.store(i, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// `hpage_pmd_size`: the bytes a PMD maps, where programs learn the THP
+/// size (Linux: `hpage_pmd_size_show`).
+struct HpagePmdSize;
+
+impl PseudoFile for HpagePmdSize {
+    fn show(&self) -> String {
+        format!("{PMD_SIZE}\n")
     }
 }
 
@@ -271,5 +349,21 @@ pub fn build() -> Arc<Inode> {
         store: HugeSettings::store_thp_mapping_align,
     };
     add_knob(&thp, "thp_mapping_align", align);
+    add_knob(&thp, "hpage_pmd_size", HpagePmdSize);
+    add_knob(&thp, "defrag", Defrag(AtomicUsize::new(3)));
+    add_knob(&thp, "use_zero_page", Kept::new(0, 0));
+    // Linux's defaults, for a 2M PMD of 512 pages.
+    let khugepaged = add_dir(&thp, "khugepaged");
+    for (name, value) in [
+        ("defrag", 1),
+        ("alloc_sleep_millisecs", 60_000),
+        ("scan_sleep_millisecs", 10_000),
+        ("max_ptes_none", 511),
+        ("max_ptes_swap", 64),
+        ("max_ptes_shared", 256),
+        ("pages_to_scan", 4096),
+    ] {
+        add_knob(&khugepaged, name, Kept::new(value, u64::from(u32::MAX)));
+    }
     sys
 }

@@ -182,6 +182,31 @@ impl BuddyAllocator {
         }
     }
 
+    /// The frame just past the last one we manage.
+    pub fn end_pfn(&self) -> usize {
+        self.base_pfn + self.mem_map.len()
+    }
+
+    /// Is frame `pfn` inside a free block, on a free list (Linux:
+    /// `is_free_buddy_page`)? None if we do not manage it.
+    pub fn is_free(&self, pfn: usize) -> Option<bool> {
+        self.index_of(pfn)?;
+        // The block holding it, if free, heads at `pfn` aligned down to
+        // its order (Linux's walk up the orders).
+        Some((0..NR_PAGE_ORDERS).any(|order| {
+            self.index_of(pfn & !((1 << order) - 1)).is_some_and(|head| {
+                let page = &self.mem_map[head];
+                page.is_buddy() && page.order() >= order
+            })
+        }))
+    }
+
+    /// Is frame `pfn` reserved, never handed to the allocator (Linux:
+    /// `PageReserved`)? None if we do not manage it.
+    pub fn is_reserved(&self, pfn: usize) -> Option<bool> {
+        Some(self.mem_map[self.index_of(pfn)?].is_reserved())
+    }
+
     /// Free blocks of exactly 2^order frames: one column of /proc/buddyinfo.
     pub fn nr_free(&self, order: usize) -> usize {
         self.free_area[order].nr_free

@@ -21,16 +21,16 @@ use crate::arch::desc::{PgProt, Pte};
 use crate::arch::mmu;
 use crate::errno::Errno;
 use crate::fs::vfs::InodeKind;
-use crate::mm::addr::{phys_to_virt, PAGE_SIZE, PMD_SIZE};
+use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run, thp_vma_suitable};
-use crate::mm::folio::Folio;
+use crate::mm::folio::{self, Folio};
 use crate::mm::huge_memory;
 use crate::mm::memory::{replace_pte, set_pmd, set_pte_range};
 use crate::mm::mm_struct::Mm;
 use crate::mm::oom_kill;
 use crate::mm::pgtable::{self, Alloc, Level, PageTable};
 use crate::mm::vm_fault::VmFault;
-use crate::mm::vma::{Vma, VM_EXEC, VM_HUGEPAGE, VM_READ, VM_SHARED, VM_WRITE};
+use crate::mm::vma::{Vma, VM_EXEC, VM_HUGEPAGE, VM_MAYWRITE, VM_READ, VM_SHARED, VM_WRITE};
 use crate::mm::vma_lock::{lock_vma_under_rcu, PER_VMA_LOCK};
 use crate::mm::vmstat;
 use crate::task::signal::{self, force_fault_signal};
@@ -144,7 +144,7 @@ pub fn do_page_fault(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), Fa
             vmstat::VMA_LOCK_RETRY.inc();
         }
     }
-    fault_in(mm, addr, access)
+    fault_in(mm, addr, access, false)
 }
 
 /// Does the VMA allow `access`?
@@ -159,10 +159,18 @@ fn access_ok(vma: &Vma, access: Access) -> bool {
 
 /// Makes `addr` accessible in `mm` as `access` asks, as a fault there
 /// would, under `mmap_lock` (Linux: `fixup_user_fault`). Used by faults
-/// and to fill a new process's memory before it runs.
-pub fn fault_in(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
+/// and to fill or read another process's memory (`mm/remote.rs`), where
+/// `force` (Linux: `FOLL_FORCE`, `check_vma_flags`) also lets a write
+/// reach a readable private mapping that is not writable: the write fault
+/// then makes a private copy, mapped read-only as the VMA says.
+pub fn fault_in(
+    mm: &Arc<Mm>,
+    addr: usize,
+    access: Access,
+    force: bool,
+) -> Result<(), FaultError> {
     loop {
-        match fault_under_mmap_lock(mm, addr, access) {
+        match fault_under_mmap_lock(mm, addr, access, force) {
             // The lock is dropped: let whatever we wait for finish.
             Err(FaultError::Retry) => crate::task::yield_now(),
             result => return result,
@@ -173,7 +181,12 @@ pub fn fault_in(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultEr
 /// One attempt under `mmap_lock` held for reading: find the VMA (growing the
 /// stack if `addr` is just below one), check the access, and handle the
 /// fault; `Retry` has dropped the lock for `fault_in` to wait and try again.
-fn fault_under_mmap_lock(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
+fn fault_under_mmap_lock(
+    mm: &Arc<Mm>,
+    addr: usize,
+    access: Access,
+    force: bool,
+) -> Result<(), FaultError> {
     let map = mm.mmap_lock_readonly();
     let Some((start, end, vma)) = map.vmas.find(addr) else {
         // Below a stack: grow it and fault again (Linux:
@@ -182,39 +195,23 @@ fn fault_under_mmap_lock(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<()
         let limit = crate::task::current_process()
             .map_or(crate::task::exec::STACK_SIZE as u64, |p| p.stack_limit());
         if crate::mm::mmap::expand_stack(mm, addr, limit) {
-            return fault_under_mmap_lock(mm, addr, access);
+            return fault_under_mmap_lock(mm, addr, access, force);
         }
         return Err(FaultError::Segv(signal::SEGV_MAPERR));
     };
-    if !access_ok(vma, access) {
+    // A forced write needs a private mapping that may become writable
+    // and that the page can be mapped readable in (we keep no PROT_NONE
+    // entries, so a forced access to one is refused).
+    let forced = force
+        && access == Access::Write
+        && vma.flags & (VM_SHARED | VM_MAYWRITE | VM_READ) == VM_MAYWRITE | VM_READ;
+    if !access_ok(vma, access) && !forced {
         return Err(FaultError::Segv(signal::SEGV_ACCERR));
     }
     let vma = vma.clone();
     let result = handle_mm_fault(mm, &vma, start..end, addr & !(PAGE_SIZE - 1), access);
     drop(map);
     result
-}
-
-/// Copies `bytes` to `addr` in `mm`, which need not be the current address
-/// space (Linux: `access_remote_vm`): each page is faulted in for writing
-/// and written through the kernel's linear map.
-pub fn copy_to_mm(mm: &Arc<Mm>, mut addr: usize, mut bytes: &[u8]) -> Result<(), FaultError> {
-    while !bytes.is_empty() {
-        fault_in(mm, addr, Access::Write)?;
-        let pa = {
-            let _ptl = mm.page_table_lock.lock();
-            pgtable::translate(&&**mm, mm.pgd, addr)
-                .ok_or(FaultError::Segv(signal::SEGV_MAPERR))?
-                .pa
-        };
-        let n = (PAGE_SIZE - addr % PAGE_SIZE).min(bytes.len());
-        // SAFETY: a page of `mm` just made writable and present, reached
-        // through the linear map; mm is not running anywhere else yet.
-        unsafe { core::ptr::copy_nonoverlapping(bytes.as_ptr(), phys_to_virt(pa) as *mut u8, n) };
-        addr += n;
-        bytes = &bytes[n..];
-    }
-    Ok(())
 }
 
 /// Linux: `handle_mm_fault` -> `__handle_mm_fault`: walk down to the PMD,
@@ -593,10 +590,15 @@ fn do_wp_page(vmf: &VmFault) -> Result<(), FaultError> {
     // SAFETY: a valid entry, read under its table's lock, holds a
     // reference on its folio.
     let folio = unsafe { Folio::from_pfn(pfn) };
-    // Our reference and the entry's: nobody else holds this page.
-    let exclusive = folio.is_anon() && folio.refcount() == 2 && vmf.vma.flags & VM_SHARED == 0;
+    // The page is this entry's alone: marked so, or (Linux:
+    // `wp_can_reuse_anon_folio`) a small folio whose only references are
+    // ours and the entry's, once fork's other holder has gone.
+    let exclusive = folio.is_anon()
+        && vmf.vma.flags & VM_SHARED == 0
+        && (folio::page_anon_exclusive(pfn) || folio.nr_pages() == 1 && folio.refcount() == 2);
     let prot = vma_prot(vmf.vma, true);
     if exclusive {
+        folio::set_page_anon_exclusive(pfn, true);
         drop(replace_pte(mm, table, addr, Pte::page(pte.addr(), prot)));
         folio.into_mapping();
         return Ok(());

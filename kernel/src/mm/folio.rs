@@ -30,6 +30,13 @@ const PG_ANON: u32 = 1 << 2;
 /// so it never maps a folio truncation has just removed.
 const PG_CACHED: u32 = 1 << 3;
 
+/// Per page, not per folio: the page is mapped by one private anonymous
+/// entry only, so a write may reuse it and mprotect may make it writable
+/// (Linux: `PageAnonExclusive`). Set for every page of a new anonymous
+/// folio, cleared when fork shares the page, set again when a write fault
+/// finds the page is the process's alone.
+const PG_ANON_EXCLUSIVE: u32 = 1 << 4;
+
 /// The flags by name, as `Folio`'s `Debug` and gdb's `fl-folio` show them.
 pub const FOLIO_FLAG_NAMES: [(&str, u32); 4] = [
     ("uptodate", PG_UPTODATE),
@@ -111,6 +118,52 @@ pub fn table_lock(pfn: usize) -> &'static AtomicBool {
     &meta(pfn).ptl
 }
 
+/// Is page `pfn` of an anonymous folio mapped by one private entry only
+/// (Linux: `PageAnonExclusive`)? Read under the lock of an entry mapping it.
+pub fn page_anon_exclusive(pfn: usize) -> bool {
+    meta(pfn).flags.load(Ordering::Relaxed) & PG_ANON_EXCLUSIVE != 0
+}
+
+/// Sets (a write fault found the page is the process's alone) or clears
+/// (fork shares it) page `pfn`'s `PG_ANON_EXCLUSIVE` (Linux:
+/// `SetPageAnonExclusive`, `ClearPageAnonExclusive`).
+pub fn set_page_anon_exclusive(pfn: usize, exclusive: bool) {
+    if exclusive {
+        meta(pfn).flags.fetch_or(PG_ANON_EXCLUSIVE, Ordering::Relaxed);
+    } else {
+        meta(pfn).flags.fetch_and(!PG_ANON_EXCLUSIVE, Ordering::Relaxed);
+    }
+}
+
+/// What frame `pfn` is as a page of a folio, read without a reference
+/// (Linux: `stable_page_flags` reading `page_folio(page)->flags`): None
+/// outside RAM or when no live folio holds it. A snapshot, racing with
+/// allocation and freeing as Linux's reads of /proc/kpageflags do.
+pub fn folio_page(pfn: usize) -> Option<crate::mm::page_flags::FolioPage> {
+    let i = pfn.checked_sub(BASE_PFN.load(Ordering::Relaxed))?;
+    if i >= META_LEN.load(Ordering::Relaxed) {
+        return None;
+    }
+    let head_pfn = pfn.checked_sub(meta(pfn).head_offset.load(Ordering::Relaxed) as usize)?;
+    let head = meta(head_pfn);
+    let order = head.order.load(Ordering::Relaxed);
+    // A stale offset left by a freed folio leads to a head that is free, or
+    // that heads a folio too small to hold `pfn`.
+    if head.refcount.load(Ordering::Relaxed) == 0 || pfn >= head_pfn + (1 << order) {
+        return None;
+    }
+    let flags = head.flags.load(Ordering::Relaxed);
+    Some(crate::mm::page_flags::FolioPage {
+        head: head_pfn == pfn,
+        order,
+        mapcount: head.mapcount.load(Ordering::Relaxed).max(0) as u32,
+        anon: flags & PG_ANON != 0,
+        cached: flags & PG_CACHED != 0,
+        uptodate: flags & PG_UPTODATE != 0,
+        dirty: flags & PG_DIRTY != 0,
+    })
+}
+
 /// A counted reference to a folio: a pointer to its head frame's state,
 /// as Linux's `struct folio *` is; the frame number follows from where that
 /// state sits in the array. One word, so the page cache's slots stay small.
@@ -141,7 +194,11 @@ impl Folio {
         head.flags.store(0, Ordering::Relaxed);
         head.order.store(order, Ordering::Relaxed);
         for i in 0..1usize << order {
-            meta(pfn + i).head_offset.store(i as u16, Ordering::Relaxed);
+            let page = meta(pfn + i);
+            page.head_offset.store(i as u16, Ordering::Relaxed);
+            if i > 0 {
+                page.flags.store(0, Ordering::Relaxed); // no stale per-page bits
+            }
         }
         vmstat::FOLIO_ALLOC[order as usize].inc();
         Some(Folio { head })
@@ -267,9 +324,15 @@ impl Folio {
     pub fn is_anon(&self) -> bool {
         self.head().flags.load(Ordering::Relaxed) & PG_ANON != 0
     }
-    /// Marks a new folio as anonymous memory (Linux sets `PAGE_MAPPING_ANON`).
+    /// Marks a new folio as anonymous memory (Linux sets `PAGE_MAPPING_ANON`),
+    /// each of its pages exclusive to the one process about to map it
+    /// (Linux: `folio_add_new_anon_rmap` with `RMAP_EXCLUSIVE`).
     pub fn mark_anon(&self) {
         self.head().flags.fetch_or(PG_ANON, Ordering::Relaxed);
+        let pfn = self.pfn();
+        for i in 0..self.nr_pages() {
+            meta(pfn + i).flags.fetch_or(PG_ANON_EXCLUSIVE, Ordering::Relaxed);
+        }
     }
     /// Whether the folio is in a file's page cache; faults recheck it under the
     /// page-table lock so as not to map a folio truncation removed.

@@ -12,6 +12,7 @@ use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
 use crate::mm::buddy::{BuddyAllocator, BuddyError, MAX_ORDER};
 use crate::mm::folio::{self, FolioMeta};
 use crate::mm::page::Page;
+use crate::mm::page_flags::FrameState;
 use crate::mm::pcp;
 use crate::sync::SpinLock;
 
@@ -194,4 +195,27 @@ pub fn free_stats() -> FreeStats {
 /// Frames given to the allocator at boot (Linux: `totalram_pages`).
 pub fn total_pages() -> usize {
     TOTAL_PAGES.load(Ordering::Relaxed)
+}
+
+/// What frame `pfn` is now, for /proc/kpageflags (Linux:
+/// `pfn_to_online_page`, then what `stable_page_flags` reads): a
+/// snapshot that may be stale by the time it is shown, as Linux's is.
+pub fn frame_state(pfn: usize) -> FrameState {
+    let (reserved, free) = match with_buddy(|b| (b.is_reserved(pfn), b.is_free(pfn))) {
+        (Some(reserved), Some(free)) => (reserved, free),
+        _ => return FrameState::NoPage,
+    };
+    if reserved {
+        FrameState::Reserved
+    } else if free {
+        FrameState::Free
+    } else {
+        folio::folio_page(pfn).map_or(FrameState::Kernel, FrameState::Folio)
+    }
+}
+
+/// The frame number just past the last frame of RAM (Linux:
+/// `max_pfn`, the end of /proc/kpageflags).
+pub fn max_pfn() -> usize {
+    with_buddy(|b| b.end_pfn())
 }

@@ -11,7 +11,7 @@ use crate::arch::contpte::{self, ContpteOps};
 use crate::arch::desc::{PgProt, Pte};
 use crate::arch::mmu;
 use crate::mm::addr::{align_up, PhysAddr, PAGE_SIZE, PMD_SIZE, PTRS_PER_TABLE};
-use crate::mm::folio::Folio;
+use crate::mm::folio::{self, Folio};
 use crate::mm::frame;
 use crate::mm::mm_struct::Mm;
 use crate::mm::pgtable::{self, Alloc, Found, Level, PageTable, PgtableMem};
@@ -395,6 +395,11 @@ pub fn copy_range(dst: &Mm, src: &Mm, start: usize, end: usize, cow: bool) -> bo
         // parent's mmap_lock and every VMA lock, so no fault or zap
         // changes it.
         let folio = unsafe { Folio::from_pfn(pte.addr().pfn()) };
+        if cow && folio.is_anon() {
+            // Two processes map it now: a write must copy it (Linux:
+            // `folio_try_dup_anon_rmap_ptes` clearing `PageAnonExclusive`).
+            folio::set_page_anon_exclusive(pte.addr().pfn(), false);
+        }
         dst_slot.store(pte.0, Ordering::Release);
         folio.into_mapping();
     });

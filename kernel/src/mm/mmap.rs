@@ -14,7 +14,7 @@ use crate::fs::tmpfs;
 use crate::fs::vfs::{File, Inode, InodeKind};
 use crate::mm::addr::{align_up, PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault::{fault_in, Access};
-use crate::mm::folio::Folio;
+use crate::mm::folio;
 use crate::mm::huge_memory;
 use crate::mm::memory;
 use crate::mm::mm_struct::{Mm, MmMap, MmapWriteGuard, MMAP_BOTTOM, MMAP_TOP};
@@ -315,7 +315,7 @@ fn populate(mm: &Arc<Mm>, start: usize, end: usize, vflags: u32) {
         Access::Read
     };
     for page in (start..end).step_by(PAGE_SIZE) {
-        if fault_in(mm, page, access).is_err() {
+        if fault_in(mm, page, access, false).is_err() {
             break;
         }
     }
@@ -547,9 +547,10 @@ pub fn mprotect(mm: &Arc<Mm>, addr: usize, len: usize, prot: u32) -> KResult<()>
                 // PROT_NONE: keep the page but make every access fault.
                 return protnone(pte);
             }
-            // SAFETY: change_protection hands over each entry under its
-            // table's lock; a present entry holds a folio reference.
-            let own = shared || unsafe { Folio::from_pfn(pte.addr().pfn()) }.is_anon();
+            // A private page may become writable only if it is the
+            // process's own (Linux: `can_change_pte_writable`): after fork
+            // a shared page must still fault and be copied.
+            let own = shared || folio::page_anon_exclusive(pte.addr().pfn());
             let write = new_flags & VM_WRITE != 0 && own;
             Pte::page(pte.addr(), PgProt::user(write, new_flags & VM_EXEC != 0))
         });

@@ -19,7 +19,9 @@
 //!   description, handed down it), `fault_range` (how much one fault may
 //!   map).
 //! - What /proc shows: `smaps`, `thpmaps` (memory by folio size), `ptdump`
-//!   (the user page tables).
+//!   (the user page tables), `pagemap` (what maps each page, what each
+//!   frame is), `page_flags` (their bits), `remote` (another address
+//!   space's memory, for exec and /proc/PID/mem).
 pub mod addr;
 pub mod buddy;
 pub mod fault;
@@ -36,8 +38,11 @@ pub mod mm_struct;
 pub mod mmap;
 pub mod oom_kill;
 pub mod page;
+pub mod page_flags;
+pub mod pagemap;
 pub mod pcp;
 pub mod pgtable;
+pub mod remote;
 pub mod ptdump;
 pub mod ptlock;
 pub mod slab;

@@ -8,7 +8,7 @@ use core::sync::atomic::Ordering;
 
 use super::{SysResult, MAX_RW_COUNT};
 use crate::errno::{Errno, KResult};
-use crate::fs::device::Pipe;
+use crate::fs::device::{Pipe, PIPE_SIZE};
 use crate::fs::tmpfs;
 use crate::fs::vfs::{self, File, Inode, InodeKind, PATH_MAX, S_IFCHR, S_IFIFO};
 use crate::mm::addr::PAGE_SIZE;
@@ -269,6 +269,45 @@ pub fn writev(fd: i32, uiov: usize, count: usize) -> SysResult {
         }
     }
     Ok(total)
+}
+
+/// SPLICE_F_MOVE, SPLICE_F_NONBLOCK, SPLICE_F_MORE and SPLICE_F_GIFT: the
+/// flags vmsplice knows (`include/linux/splice.h`).
+const SPLICE_F_ALL: u32 = 0xf;
+/// SPLICE_F_NONBLOCK: do not wait for room in the pipe.
+const SPLICE_F_NONBLOCK: u32 = 0x2;
+
+/// vmsplice(2): user memory into a pipe opened for writing, as much as
+/// fits once there is room, or out of one opened for reading, as readv
+/// (Linux: `vmsplice` in `fs/splice.c`). Where we simplify: Linux lends
+/// the pages themselves to the pipe and a reader sees them as they are
+/// when it reads; here they are copied at once, which a caller keeping
+/// vmsplice's contract (leave the pages alone until they are read) cannot
+/// tell apart. EBADF for a descriptor that is no pipe, EINVAL for an
+/// unknown flag.
+pub fn vmsplice(fd: i32, uiov: usize, count: usize, flags: u32) -> SysResult {
+    if flags & !SPLICE_F_ALL != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let f = file(fd)?;
+    let pipe = match &f.inode.kind {
+        InodeKind::Device(d) => d.clone().into_any().downcast::<Pipe>().ok(),
+        _ => None,
+    }
+    .ok_or(Errno::EBADF)?;
+    if !f.is_writable() {
+        return readv(fd, uiov, count);
+    }
+    // No more than the pipe can hold: that is all one call moves.
+    let mut data = heap::try_vec(PIPE_SIZE)?;
+    for (base, len) in iovecs(uiov, count)? {
+        let n = len.min(PIPE_SIZE - data.len());
+        let start = data.len();
+        data.resize(start + n, 0);
+        copy_from_user(&mut data[start..], base)?;
+    }
+    let nonblock = f.flags() & vfs::O_NONBLOCK != 0 || flags & SPLICE_F_NONBLOCK != 0;
+    Ok(pipe.splice_in(&data, nonblock)? as i64)
 }
 
 /// lseek(2): move `fd`'s position to `off` from where `whence` says

@@ -117,6 +117,7 @@ pub fn syscall(tf: &mut TrapFrame) {
         64 => fs::write(a[0] as i32, a[1] as usize, a[2] as usize),
         65 => fs::readv(a[0] as i32, a[1] as usize, a[2] as usize),
         66 => fs::writev(a[0] as i32, a[1] as usize, a[2] as usize),
+        75 => fs::vmsplice(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
         67 => fs::pread64(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as i64),
         68 => fs::pwrite64(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as i64),
         71 => fs::sendfile(a[0] as i32, a[1] as i32, a[2] as usize, a[3] as usize),

@@ -23,7 +23,7 @@ use crate::arch::vdso;
 use crate::errno::{Errno, KResult};
 use crate::fs::vfs::{self, Inode, InodeKind};
 use crate::mm::addr::{align_up, PAGE_SHIFT, PAGE_SIZE};
-use crate::mm::fault::copy_to_mm;
+use crate::mm::remote::copy_to_mm;
 use crate::mm::mm_struct::{Mm, MMAP_BOTTOM, MMAP_TOP};
 use crate::mm::vma::{Vma, VM_EXEC, VM_GROWSDOWN, VM_MAYWRITE, VM_READ, VM_WRITE};
 use crate::task::binfmt_script;
@@ -252,7 +252,7 @@ fn load_binary(
         m.vdso = vdso;
     }
     for (addr, len) in zero_tails {
-        copy_to_mm(&mm, addr, &vec![0u8; len]).map_err(|_| Errno::EFAULT)?;
+        copy_to_mm(&mm, addr, &vec![0u8; len])?;
     }
 
     let argv: Vec<&[u8]> = argv.iter().map(|a| a.as_slice()).collect();
@@ -289,7 +289,7 @@ fn load_binary(
     };
     let initial = stack::create_elf_tables(STACK_TOP as u64, STACK_SIZE / 4, &args)
         .map_err(|_| Errno::E2BIG)?;
-    copy_to_mm(&mm, initial.sp as usize, &initial.bytes).map_err(|_| Errno::EFAULT)?;
+    copy_to_mm(&mm, initial.sp as usize, &initial.bytes)?;
     Ok(Loaded {
         mm,
         // A dynamically linked program starts in its interpreter.

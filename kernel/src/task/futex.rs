@@ -120,7 +120,7 @@ fn word_at(uaddr: usize, access: Access, shared: bool) -> KResult<Word> {
     // fault it in again, as Linux's futex code retries `get_user`. Only a
     // fault that fails is EFAULT.
     let (pa, folio) = loop {
-        fault_in(&mm, uaddr, access).map_err(|_| Errno::EFAULT)?;
+        fault_in(&mm, uaddr, access, false).map_err(|_| Errno::EFAULT)?;
         if let Some(found) = memory::follow_page(&mm, uaddr) {
             break found;
         }

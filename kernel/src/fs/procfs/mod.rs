@@ -1,10 +1,11 @@
 //! /proc: the system's files (`meminfo`, `vmstat`, `cpuinfo`, `mounts`,
 //! `stat`, `uptime`, `loadavg`, `version`, `filesystems`), made when
-//! opened, and
-//! one directory per process (`pid.rs`), with `/proc/self` naming the
+//! opened, `kpageflags` and `kpagecount` (`raw.rs`, read at a position),
+//! and one directory per process (`pid.rs`), with `/proc/self` naming the
 //! caller's (Linux: `fs/proc/`, `mm/vmstat.c`'s `vmstat_show`).
 
 mod pid;
+mod raw;
 
 use alloc::boxed::Box;
 use alloc::format;
@@ -17,6 +18,7 @@ use core::sync::atomic::Ordering;
 use super::vfs::{self, Inode, InodeKind, MagicLink, PseudoDir, PseudoFile, S_IFLNK};
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::PAGE_SIZE;
+use crate::mm::pagemap::PerFrame;
 use crate::mm::{frame, vmstat};
 
 /// A system-wide file: `show` makes its text.
@@ -233,6 +235,13 @@ pub fn build() -> Arc<Inode> {
         let inode = Inode::new(
             vfs::S_IFREG | 0o444,
             InodeKind::Pseudo(Box::new(SysFile(show))),
+        );
+        d.link(&proc, name, inode).expect("fresh directory");
+    }
+    for (name, which) in [("kpageflags", PerFrame::Flags), ("kpagecount", PerFrame::Count)] {
+        let inode = Inode::new(
+            vfs::S_IFREG | 0o400,
+            InodeKind::Raw(Box::new(raw::Kpage(which))),
         );
         d.link(&proc, name, inode).expect("fresh directory");
     }

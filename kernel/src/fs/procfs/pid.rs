@@ -168,6 +168,13 @@ pub fn dir(proc: &Arc<Inode>, process: &Arc<Process>) -> Arc<Inode> {
         let inode = Inode::new(vfs::S_IFREG | 0o444, InodeKind::Pseudo(Box::new(file)));
         d.link(&this, name, inode).expect("fresh directory");
     }
+    // The files read at a position: 0400 and 0600, as Linux's.
+    let pagemap = InodeKind::Raw(Box::new(super::raw::Pagemap(weak.clone())));
+    let mem = InodeKind::Raw(Box::new(super::raw::Mem(weak.clone())));
+    for (name, mode, kind) in [("pagemap", 0o400, pagemap), ("mem", 0o600, mem)] {
+        d.link(&this, name, Inode::new(vfs::S_IFREG | mode, kind))
+            .expect("fresh directory");
+    }
     for (name, which) in [
         ("cwd", Which::Cwd),
         ("exe", Which::Exe),

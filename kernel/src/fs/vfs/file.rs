@@ -109,6 +109,7 @@ impl File {
             _ if flags & O_DIRECTORY != 0 => return Err(Errno::ENOTDIR),
             InodeKind::Symlink(_) | InodeKind::MagicLink(_) => return Err(Errno::ELOOP),
             InodeKind::Pseudo(p) if writable && !p.is_writable() => return Err(Errno::EACCES),
+            InodeKind::Raw(r) if writable && !r.is_writable() => return Err(Errno::EACCES),
             InodeKind::File(f) if writable && flags & O_TRUNC != 0 => {
                 f.truncate(0)?;
                 inode.touch(T_MTIME | T_CTIME);
@@ -206,6 +207,7 @@ impl File {
                 buf[..n].copy_from_slice(&text[start..start + n]);
                 Ok(n)
             }
+            InodeKind::Raw(r) => r.read_at(offset, buf),
             InodeKind::Symlink(_) | InodeKind::MagicLink(_) => Err(Errno::EINVAL),
             InodeKind::Device(_) => Err(Errno::ESPIPE),
         }
@@ -237,6 +239,7 @@ impl File {
                 let text = core::str::from_utf8(bytes).map_err(|_| Errno::EINVAL)?;
                 p.store(text).map(|_| bytes.len())
             }),
+            InodeKind::Raw(r) => data.with_bytes(|bytes| r.write_at(offset, bytes)),
             InodeKind::Dir(_) => Err(Errno::EISDIR),
             InodeKind::Symlink(_) | InodeKind::MagicLink(_) => Err(Errno::EINVAL),
             InodeKind::Device(_) => Err(Errno::ESPIPE),
@@ -282,10 +285,12 @@ impl File {
             });
     }
 
-    /// A device's ioctl (the terminal's, a pipe's FIONREAD).
+    /// A device's ioctl (the terminal's, a pipe's FIONREAD) or a /proc
+    /// file's (pagemap's PAGEMAP_SCAN).
     pub fn ioctl(&self, cmd: u32, arg: usize) -> KResult<i64> {
         match &self.inode.kind {
             InodeKind::Device(d) => d.ioctl(cmd, arg),
+            InodeKind::Raw(r) => r.ioctl(cmd, arg),
             _ => Err(Errno::ENOTTY),
         }
     }

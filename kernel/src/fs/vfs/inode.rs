@@ -46,6 +46,28 @@ pub trait PseudoFile: Send + Sync {
     }
 }
 
+/// A /proc file read and written at a position, on the live state at
+/// each call rather than on text made when it was opened (Linux: a proc
+/// file with its own `read`, `write` and `llseek` file operations, as
+/// `proc_pagemap_operations`, `proc_mem_operations` and /proc/kpageflags
+/// have). Its size is 0 and any position may be sought.
+pub trait RawFile: Send + Sync {
+    /// Reads into `buf` from position `offset`; 0 at the end.
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> KResult<usize>;
+    /// May the file be opened for writing?
+    fn is_writable(&self) -> bool {
+        false
+    }
+    /// Writes `data` at position `offset` (called only if `is_writable`).
+    fn write_at(&self, _offset: u64, _data: &[u8]) -> KResult<usize> {
+        Err(Errno::EINVAL)
+    }
+    /// ioctl(2) `cmd` with its argument `arg` (Linux: `unlocked_ioctl`).
+    fn ioctl(&self, _cmd: u32, _arg: usize) -> KResult<i64> {
+        Err(Errno::ENOTTY)
+    }
+}
+
 /// Directory entries the kernel makes up when they are looked up, beside
 /// the ones linked in (Linux: procfs's `proc_pid_lookup` and
 /// `proc_pid_readdir`): /proc's per-process directories, /proc/PID/fd.
@@ -82,6 +104,8 @@ pub enum InodeKind {
     MagicLink(Box<dyn MagicLink>),
     /// A /proc or /sys file whose text the kernel makes (see `PseudoFile`).
     Pseudo(Box<dyn PseudoFile>),
+    /// A /proc file read and written at a position (see `RawFile`).
+    Raw(Box<dyn RawFile>),
 }
 
 /// A directory's contents (Linux: the child dentries of its dentry).
@@ -383,7 +407,7 @@ impl Inode {
             InodeKind::Symlink(target) => (target.len() as u64, 0),
             InodeKind::MagicLink(link) => (link.readlink().map_or(0, |t| t.len() as u64), 0),
             InodeKind::Dir(d) => (d.entries.lock().len() as u64 * 20, 0),
-            InodeKind::Pseudo(_) | InodeKind::Device(_) => (0, 0),
+            InodeKind::Pseudo(_) | InodeKind::Raw(_) | InodeKind::Device(_) => (0, 0),
         };
         let t = self.times();
         Stat {

@@ -80,6 +80,11 @@ fn check(buddy: &BuddyAllocator, free: &[bool]) {
         blocks += count;
     }
     assert!(covered == free, "free lists disagree with the model");
+    // What /proc/kpageflags reads frame by frame agrees with the lists.
+    for (i, &f) in free.iter().enumerate() {
+        assert_eq!(buddy.is_free(buddy.base_pfn + i), Some(f), "is_free at {i}");
+    }
+    assert_eq!(buddy.is_free(buddy.base_pfn + len), None);
     let heads = buddy.mem_map.iter().filter(|p| p.is_buddy()).count();
     assert_eq!(heads, blocks, "PG_buddy on a page that is on no list");
     assert_eq!(buddy.free_pages(), free.iter().filter(|&&f| f).count());
