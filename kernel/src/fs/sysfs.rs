@@ -174,7 +174,13 @@ impl PseudoFile for Defrag {
         let words: alloc::vec::Vec<String> = DEFRAG
             .iter()
             .enumerate()
-            .map(|(i, w)| if i == chosen { format!("[{w}]") } else { String::from(*w) })
+            .map(|(i, w)| {
+                if i == chosen {
+                    format!("[{w}]")
+                } else {
+                    String::from(*w)
+                }
+            })
             .collect();
         format!("{}\n", words.join(" "))
     }
@@ -182,7 +188,10 @@ impl PseudoFile for Defrag {
         true
     }
     fn store(&self, data: &str) -> KResult<()> {
-        let i = DEFRAG.iter().position(|w| *w == data.trim()).ok_or(Errno::EINVAL)?;
+        let i = DEFRAG
+            .iter()
+            .position(|w| *w == data.trim())
+            .ok_or(Errno::EINVAL)?;
         self.0.store(i, Ordering::Relaxed);
         Ok(())
     }

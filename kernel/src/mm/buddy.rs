@@ -194,10 +194,11 @@ impl BuddyAllocator {
         // The block holding it, if free, heads at `pfn` aligned down to
         // its order (Linux's walk up the orders).
         Some((0..NR_PAGE_ORDERS).any(|order| {
-            self.index_of(pfn & !((1 << order) - 1)).is_some_and(|head| {
-                let page = &self.mem_map[head];
-                page.is_buddy() && page.order() >= order
-            })
+            self.index_of(pfn & !((1 << order) - 1))
+                .is_some_and(|head| {
+                    let page = &self.mem_map[head];
+                    page.is_buddy() && page.order() >= order
+                })
         }))
     }
 

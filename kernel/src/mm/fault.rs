@@ -163,12 +163,7 @@ fn access_ok(vma: &Vma, access: Access) -> bool {
 /// `force` (Linux: `FOLL_FORCE`, `check_vma_flags`) also lets a write
 /// reach a readable private mapping that is not writable: the write fault
 /// then makes a private copy, mapped read-only as the VMA says.
-pub fn fault_in(
-    mm: &Arc<Mm>,
-    addr: usize,
-    access: Access,
-    force: bool,
-) -> Result<(), FaultError> {
+pub fn fault_in(mm: &Arc<Mm>, addr: usize, access: Access, force: bool) -> Result<(), FaultError> {
     loop {
         match fault_under_mmap_lock(mm, addr, access, force) {
             // The lock is dropped: let whatever we wait for finish.

@@ -129,9 +129,13 @@ pub fn page_anon_exclusive(pfn: usize) -> bool {
 /// `SetPageAnonExclusive`, `ClearPageAnonExclusive`).
 pub fn set_page_anon_exclusive(pfn: usize, exclusive: bool) {
     if exclusive {
-        meta(pfn).flags.fetch_or(PG_ANON_EXCLUSIVE, Ordering::Relaxed);
+        meta(pfn)
+            .flags
+            .fetch_or(PG_ANON_EXCLUSIVE, Ordering::Relaxed);
     } else {
-        meta(pfn).flags.fetch_and(!PG_ANON_EXCLUSIVE, Ordering::Relaxed);
+        meta(pfn)
+            .flags
+            .fetch_and(!PG_ANON_EXCLUSIVE, Ordering::Relaxed);
     }
 }
 
@@ -331,7 +335,9 @@ impl Folio {
         self.head().flags.fetch_or(PG_ANON, Ordering::Relaxed);
         let pfn = self.pfn();
         for i in 0..self.nr_pages() {
-            meta(pfn + i).flags.fetch_or(PG_ANON_EXCLUSIVE, Ordering::Relaxed);
+            meta(pfn + i)
+                .flags
+                .fetch_or(PG_ANON_EXCLUSIVE, Ordering::Relaxed);
         }
     }
     /// Whether the folio is in a file's page cache; faults recheck it under the

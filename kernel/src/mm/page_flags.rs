@@ -237,14 +237,23 @@ mod tests {
         // A 64K anonymous folio: its head and a tail are THP pages.
         let head = stable_page_flags(folio(true, 4, true, false));
         let tail = stable_page_flags(folio(false, 4, true, false));
-        assert_eq!(head & ((1 << 15) | (1 << 16) | (1 << 22)), (1 << 15) | (1 << 22));
-        assert_eq!(tail & ((1 << 15) | (1 << 16) | (1 << 22)), (1 << 16) | (1 << 22));
+        assert_eq!(
+            head & ((1 << 15) | (1 << 16) | (1 << 22)),
+            (1 << 15) | (1 << 22)
+        );
+        assert_eq!(
+            tail & ((1 << 15) | (1 << 16) | (1 << 22)),
+            (1 << 16) | (1 << 22)
+        );
         // A 2M shmem folio: THP, not anonymous.
         let shmem = stable_page_flags(folio(true, 9, false, true));
         assert_ne!(shmem & (1 << 22), 0);
         assert_eq!(shmem & (1 << 12), 0);
         // A large folio of neither kind is compound but no THP.
-        assert_eq!(stable_page_flags(folio(true, 2, false, false)) & (1 << 22), 0);
+        assert_eq!(
+            stable_page_flags(folio(true, 2, false, false)) & (1 << 22),
+            0
+        );
         // Unmapped: no KPF_MMAP.
         let unmapped = FrameState::Folio(folio_page(0, 0));
         assert_eq!(stable_page_flags(unmapped) & (1 << 11), 0);

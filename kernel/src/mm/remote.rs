@@ -75,12 +75,7 @@ pub fn access_remote_vm(mm: &Arc<Mm>, mut addr: usize, mut buf: RemoteBuf, force
 /// faulting it in for `access`; for a write to a private mapping, only
 /// once it is the process's own copy (another thread may have zapped and
 /// refaulted it from the file since). None if it cannot be had.
-fn page_for(
-    mm: &Arc<Mm>,
-    addr: usize,
-    access: Access,
-    force: bool,
-) -> Option<(PhysAddr, Folio)> {
+fn page_for(mm: &Arc<Mm>, addr: usize, access: Access, force: bool) -> Option<(PhysAddr, Folio)> {
     // A few rounds against threads that unmap what we just faulted in.
     for _ in 0..8 {
         fault_in(mm, addr, access, force).ok()?;

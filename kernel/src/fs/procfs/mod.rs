@@ -2,7 +2,8 @@
 //! `stat`, `uptime`, `loadavg`, `version`, `filesystems`), made when
 //! opened, `kpageflags` and `kpagecount` (`raw.rs`, read at a position),
 //! and one directory per process (`pid.rs`), with `/proc/self` naming the
-//! caller's (Linux: `fs/proc/`, `mm/vmstat.c`'s `vmstat_show`).
+//! caller's and `/proc/thread-self` its thread's (Linux: `fs/proc/`,
+//! `mm/vmstat.c`'s `vmstat_show`).
 
 mod pid;
 mod raw;
@@ -204,7 +205,7 @@ struct PidDirs;
 
 impl PseudoDir for PidDirs {
     fn lookup(&self, dir: &Arc<Inode>, name: &str) -> Option<Arc<Inode>> {
-        let process = crate::task::process::find_process(name.parse().ok()?)?;
+        let process = crate::task::process::find_process(pid::name_to_int(name)?)?;
         Some(pid::dir(dir, &process))
     }
 
@@ -227,6 +228,27 @@ impl MagicLink for SelfLink {
     }
 }
 
+/// `/proc/thread-self`: the caller's thread's directory, `PID/task/TID`
+/// (Linux: `proc_thread_self_get_link`).
+struct ThreadSelfLink(Arc<Inode>);
+
+impl MagicLink for ThreadSelfLink {
+    fn readlink(&self) -> KResult<String> {
+        let current = crate::task::current();
+        let u = current.user.as_ref().ok_or(Errno::ENOENT)?;
+        Ok(format!("{}/task/{}", u.process.pid, u.tid))
+    }
+
+    fn follow(&self) -> KResult<Arc<Inode>> {
+        let name = self.readlink()?;
+        let mut dir = self.0.clone();
+        for part in name.split('/') {
+            dir = dir.dir()?.find(&dir, part).ok_or(Errno::ENOENT)?;
+        }
+        Ok(dir)
+    }
+}
+
 /// Builds the /proc tree (under the root, which must be set).
 pub fn build() -> Arc<Inode> {
     let proc = Inode::new_pseudo_dir(&vfs::root(), Some(Box::new(PidDirs)));
@@ -238,7 +260,10 @@ pub fn build() -> Arc<Inode> {
         );
         d.link(&proc, name, inode).expect("fresh directory");
     }
-    for (name, which) in [("kpageflags", PerFrame::Flags), ("kpagecount", PerFrame::Count)] {
+    for (name, which) in [
+        ("kpageflags", PerFrame::Flags),
+        ("kpagecount", PerFrame::Count),
+    ] {
         let inode = Inode::new(
             vfs::S_IFREG | 0o400,
             InodeKind::Raw(Box::new(raw::Kpage(which))),
@@ -251,5 +276,11 @@ pub fn build() -> Arc<Inode> {
         InodeKind::MagicLink(Box::new(SelfLink(proc.clone()))),
     );
     d.link(&proc, "self", this).expect("fresh directory");
+    let thread_self = Inode::new(
+        S_IFLNK | 0o777,
+        InodeKind::MagicLink(Box::new(ThreadSelfLink(proc.clone()))),
+    );
+    d.link(&proc, "thread-self", thread_self)
+        .expect("fresh directory");
     proc
 }

@@ -3,7 +3,10 @@
 //! `status`; `fs/proc/fd.c`). `/proc/self` is a link to the caller's.
 //!
 //! Each file holds a weak reference to its process and shows it when
-//! opened; a process gone by then shows an empty file (Linux: ESRCH).
+//! read; a process gone by then shows an empty file (Linux: ESRCH).
+//! `task/TID` is a directory per thread, and `/proc/thread-self` links to
+//! the caller's. Where we simplify: a thread's directory shows its
+//! process's files.
 
 use alloc::boxed::Box;
 use alloc::format;
@@ -37,7 +40,7 @@ impl PseudoFile for ProcFile {
 type Show = fn(&Process) -> String;
 
 /// The files of a process directory and what each shows.
-const FILES: [(&str, Show); 10] = [
+const FILES: [(&str, Show); 11] = [
     ("cmdline", cmdline),
     ("comm", comm),
     ("environ", environ),
@@ -48,6 +51,7 @@ const FILES: [(&str, Show); 10] = [
     ("statm", statm),
     ("status", status),
     ("thpmaps", thpmaps),
+    ("wchan", wchan),
 ];
 
 /// The links of a process directory (Linux: `proc_exe_link`,
@@ -139,7 +143,7 @@ struct FdDir(Weak<Process>);
 impl PseudoDir for FdDir {
     fn lookup(&self, _dir: &Arc<Inode>, name: &str) -> Option<Arc<Inode>> {
         let p = self.0.upgrade()?;
-        let fd: usize = name.parse().ok()?;
+        let fd = name_to_int(name)? as usize;
         p.files.lock().get(fd).ok()?;
         Some(link(&p, Which::Fd(fd)))
     }
@@ -155,9 +159,124 @@ impl PseudoDir for FdDir {
     }
 }
 
+/// A /proc name that must be a number, read as Linux's `name_to_int`
+/// reads it: decimal digits only, no sign, no leading zero but in "0"
+/// itself, at most `u32::MAX`.
+pub fn name_to_int(name: &str) -> Option<u32> {
+    let digits = !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit());
+    if !digits || (name.len() > 1 && name.starts_with('0')) {
+        return None;
+    }
+    name.parse().ok()
+}
+
+/// `/proc/PID/task`: a directory per thread, named by its TID (Linux:
+/// `proc_task_lookup`, `proc_task_readdir`).
+struct TaskDir(Weak<Process>);
+
+impl TaskDir {
+    /// The TIDs of the process's live threads.
+    fn tids(&self) -> Vec<u32> {
+        self.0.upgrade().map_or_else(Vec::new, |p| {
+            p.live_threads()
+                .iter()
+                .filter_map(|t| t.user.as_ref().map(|u| u.tid))
+                .collect()
+        })
+    }
+}
+
+impl PseudoDir for TaskDir {
+    fn lookup(&self, dir: &Arc<Inode>, name: &str) -> Option<Arc<Inode>> {
+        let tid = name_to_int(name)?;
+        let p = self.0.upgrade()?;
+        self.tids()
+            .contains(&tid)
+            .then(|| fill(Inode::new_pseudo_dir(dir, None), &p, false))
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.tids().iter().map(|t| t.to_string()).collect()
+    }
+}
+
+/// `/proc/PID/map_files`: a link per mapping of a file, named `start-end`
+/// in hex, to the file itself (Linux: `proc_map_files_lookup`,
+/// `proc_map_files_readdir`).
+struct MapFilesDir(Weak<Process>);
+
+/// A `/proc/PID/map_files/` link: the mapped file (Linux:
+/// `map_files_get_link`).
+struct MapFile(Arc<Inode>);
+
+impl MagicLink for MapFile {
+    fn readlink(&self) -> KResult<String> {
+        Ok(file_name(&self.0))
+    }
+
+    fn follow(&self) -> KResult<Arc<Inode>> {
+        Ok(self.0.clone())
+    }
+}
+
+/// The `start-end` a map_files name gives, parsed as Linux's
+/// `dname_to_vma_addr` does: hex numbers with no leading zeros, that fit.
+fn dname_to_vma_addr(name: &str) -> Option<(usize, usize)> {
+    let (start, end) = name.split_once('-')?;
+    let hex = |s: &str| {
+        let ok = !s.is_empty() && s.bytes().all(|b| b.is_ascii_hexdigit());
+        if !ok || (s.len() > 1 && s.starts_with('0')) {
+            return None;
+        }
+        usize::from_str_radix(s, 16).ok()
+    };
+    Some((hex(start)?, hex(end)?))
+}
+
+impl MapFilesDir {
+    /// Each file mapping's range and file.
+    fn mappings(&self) -> Vec<(usize, usize, Arc<Inode>)> {
+        let Some(mm) = self.0.upgrade().and_then(|p| p.mm()) else {
+            return Vec::new();
+        };
+        let map = mm.mmap_lock_readonly();
+        map.vmas
+            .iter()
+            .filter_map(|(start, end, vma)| Some((start, end, vma.file.clone()?)))
+            .collect()
+    }
+}
+
+impl PseudoDir for MapFilesDir {
+    fn lookup(&self, _dir: &Arc<Inode>, name: &str) -> Option<Arc<Inode>> {
+        let (start, end) = dname_to_vma_addr(name)?;
+        let (_, _, file) = self
+            .mappings()
+            .into_iter()
+            .find(|&(s, e, _)| (s, e) == (start, end))?;
+        Some(Inode::new(
+            S_IFLNK | 0o400,
+            InodeKind::MagicLink(Box::new(MapFile(file))),
+        ))
+    }
+
+    fn names(&self) -> Vec<String> {
+        self.mappings()
+            .iter()
+            .map(|(s, e, _)| format!("{s:x}-{e:x}"))
+            .collect()
+    }
+}
+
 /// The directory `/proc/PID` of `process`, under `proc`.
 pub fn dir(proc: &Arc<Inode>, process: &Arc<Process>) -> Arc<Inode> {
-    let this = Inode::new_pseudo_dir(proc, None);
+    fill(Inode::new_pseudo_dir(proc, None), process, true)
+}
+
+/// Puts the files and links of `process` in the directory `this`, and
+/// `task/` too unless this is a thread's directory (Linux: `tgid_base_stuff`
+/// and `tid_base_stuff`).
+fn fill(this: Arc<Inode>, process: &Arc<Process>, with_task: bool) -> Arc<Inode> {
     let d = this.dir().expect("a directory");
     let weak = Arc::downgrade(process);
     for (name, show) in FILES {
@@ -183,8 +302,15 @@ pub fn dir(proc: &Arc<Inode>, process: &Arc<Process>) -> Arc<Inode> {
         d.link(&this, name, link(process, which))
             .expect("fresh directory");
     }
-    let fd = Inode::new_pseudo_dir(&this, Some(Box::new(FdDir(weak))));
+    let fd = Inode::new_pseudo_dir(&this, Some(Box::new(FdDir(weak.clone()))));
     d.link(&this, "fd", fd).expect("fresh directory");
+    let map_files = Inode::new_pseudo_dir(&this, Some(Box::new(MapFilesDir(weak.clone()))));
+    d.link(&this, "map_files", map_files)
+        .expect("fresh directory");
+    if with_task {
+        let task = Inode::new_pseudo_dir(&this, Some(Box::new(TaskDir(weak))));
+        d.link(&this, "task", task).expect("fresh directory");
+    }
     this
 }
 
@@ -198,6 +324,13 @@ pub fn self_pid() -> KResult<u32> {
 /// Every process's directory name, for listing /proc.
 pub fn names() -> Vec<String> {
     process::all_pids().iter().map(|p| p.to_string()).collect()
+}
+
+/// `/proc/PID/wchan`: where the process sleeps in the kernel; "0", as
+/// Linux shows it when it will not say (Linux: `proc_pid_wchan` without a
+/// symbol for it), since faultline keeps no such address.
+fn wchan(_p: &Process) -> String {
+    String::from("0")
 }
 
 /// `/proc/PID/cmdline`: the arguments exec was given, each ending in a NUL
@@ -398,7 +531,7 @@ fn status(p: &Process) -> String {
         s,
         "Name:\t{}\nUmask:\t{:04o}\nState:\t{} ({})\nTgid:\t{}\nNgid:\t0\nPid:\t{}\nPPid:\t{}\n\
          TracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t{}\nGroups:\t\n\
-         NStgid:\t{}\nNSpid:\t{}\n",
+         NStgid:\t{}\nNSpid:\t{}\nNSpgid:\t{}\nNSsid:\t{}\nKthread:\t0\n",
         p.comm(),
         p.umask.load(Ordering::Relaxed),
         letter,
@@ -409,6 +542,8 @@ fn status(p: &Process) -> String {
         vfs::NR_OPEN,
         p.pid,
         p.pid,
+        p.pgid.load(Ordering::Acquire),
+        p.sid.load(Ordering::Acquire),
     );
     if let Some(mm) = p.mm() {
         let c = crate::mm::smaps::counters(&mm);

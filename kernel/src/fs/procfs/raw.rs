@@ -61,7 +61,8 @@ impl RawFile for Pagemap {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> KResult<usize> {
         let mm = self.mm();
         read_entries(offset, buf, |vpfn, out| {
-            mm.as_ref().map_or(0, |mm| pagemap::pagemap_read(mm, vpfn, out))
+            mm.as_ref()
+                .map_or(0, |mm| pagemap::pagemap_read(mm, vpfn, out))
         })
     }
 }
@@ -71,7 +72,9 @@ pub struct Kpage(pub PerFrame);
 
 impl RawFile for Kpage {
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> KResult<usize> {
-        read_entries(offset, buf, |pfn, out| pagemap::kpage_read(self.0, pfn, out))
+        read_entries(offset, buf, |pfn, out| {
+            pagemap::kpage_read(self.0, pfn, out)
+        })
     }
 }
 

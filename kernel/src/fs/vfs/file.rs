@@ -68,9 +68,11 @@ pub struct File {
     /// The file position in bytes; for a directory, the entries read so far
     /// (Linux: `f_pos`, under `f_pos_lock`).
     pos: SpinLock<u64>,
-    /// A pseudo file's text, made when it was opened (Linux: the seq_file
-    /// buffer), so reads in pieces see one consistent snapshot.
-    text: Option<String>,
+    /// A pseudo file's text, made by its first read and again by each read
+    /// from offset 0 (Linux: the seq_file buffer, which a read at position
+    /// 0 refills), so reads in pieces see one consistent snapshot and a
+    /// program polling a file with pread at 0 sees it change.
+    text: SpinLock<Option<String>>,
     /// Has this open file taken an OFD or flock lock? Then its last close
     /// must release them.
     locked: AtomicBool,
@@ -116,19 +118,14 @@ impl File {
             }
             _ => {}
         }
-        let text = match &inode.kind {
-            InodeKind::Pseudo(p) if !writable => Some(p.show()),
-            InodeKind::Device(d) => {
-                d.opened(writable);
-                None
-            }
-            _ => None,
-        };
+        if let InodeKind::Device(d) = &inode.kind {
+            d.opened(writable);
+        }
         Ok(Arc::new(File {
             inode,
             flags: AtomicU32::new(flags & !(O_CREAT | O_EXCL | O_TRUNC)),
             pos: SpinLock::new(0),
-            text,
+            text: SpinLock::new(None),
             locked: AtomicBool::new(false),
         }))
     }
@@ -187,8 +184,8 @@ impl File {
     }
 
     /// pread(2): reads at `offset`, leaving the file position alone (Linux:
-    /// `vfs_read` at an explicit position). A pseudo file reads from the text
-    /// made when it was opened; ESPIPE for a device, EISDIR for a directory.
+    /// `vfs_read` at an explicit position). A pseudo file reads from its
+    /// text (see `text`); ESPIPE for a device, EISDIR for a directory.
     pub fn pread(&self, buf: &mut [u8], offset: u64) -> KResult<usize> {
         if !self.readable() {
             return Err(Errno::EBADF);
@@ -200,8 +197,12 @@ impl File {
                 Ok(n)
             }
             InodeKind::Dir(_) => Err(Errno::EISDIR),
-            InodeKind::Pseudo(_) => {
-                let text = self.text.as_deref().unwrap_or("").as_bytes();
+            InodeKind::Pseudo(p) => {
+                let mut text = self.text.lock();
+                if offset == 0 || text.is_none() {
+                    *text = Some(p.show());
+                }
+                let text = text.as_deref().unwrap_or_default().as_bytes();
                 let start = (offset as usize).min(text.len());
                 let n = buf.len().min(text.len() - start);
                 buf[..n].copy_from_slice(&text[start..start + n]);
