@@ -1,5 +1,5 @@
 //! Process and thread system calls (Linux: `kernel/fork.c`, `kernel/exit.c`,
-//! `kernel/sys.c`, `kernel/futex/syscalls.c`).
+//! `kernel/sys.c`, `kernel/futex/syscalls.c`, `kernel/sched/syscalls.c`).
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -11,6 +11,7 @@ use crate::errno::{Errno, KResult};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::uaccess::{copy_to_user, read_user, strncpy_from_user, write_user};
 use crate::task::process::{self, Caps, Process};
+use crate::task::sched_policy::SchedPolicy;
 use crate::task::signal_abi::exited;
 use crate::task::{current, current_process, exec, exit, fork, futex};
 
@@ -610,18 +611,61 @@ fn sched_thread(pid: i32) -> KResult<Arc<crate::task::Thread>> {
     }
 }
 
-/// sched_getscheduler(2): every thread is SCHED_OTHER (0).
-pub fn sched_getscheduler(pid: i32) -> SysResult {
-    sched_thread(pid).map(|_| 0)
+/// Runs `f` on the policy of the thread a sched_* `pid` names, under its
+/// lock.
+fn with_sched<R>(pid: i32, f: impl FnOnce(&mut SchedPolicy) -> R) -> KResult<R> {
+    let t = sched_thread(pid)?;
+    let user = t.user.as_ref().ok_or(Errno::ESRCH)?;
+    let mut sched = user.sched.lock();
+    Ok(f(&mut sched))
 }
 
-/// sched_getparam(2): SCHED_OTHER's priority, 0.
-pub fn sched_getparam(pid: i32, uparam: usize) -> SysResult {
-    if uparam == 0 {
+/// sched_setscheduler(2) and, with `policy` None, sched_setparam(2): the
+/// thread's policy and real-time priority (Linux:
+/// `do_sched_setscheduler`). Every process runs as root, which may set
+/// any; faultline keeps them without a real-time class (`sched_policy.rs`).
+pub fn sched_setscheduler(pid: i32, policy: Option<i32>, uparam: usize) -> SysResult {
+    if policy.is_some_and(|p| p < 0) || uparam == 0 || pid < 0 {
         return Err(Errno::EINVAL);
     }
-    sched_thread(pid)?;
-    write_user(uparam, &0i32).map(|_| 0)
+    let priority: i32 = read_user(uparam)?;
+    with_sched(pid, |sched| {
+        *sched = sched
+            .set(policy.map(|p| p as u32), priority)
+            .ok_or(Errno::EINVAL)?;
+        Ok(0)
+    })?
+}
+
+/// sched_getscheduler(2): the thread's policy, with SCHED_RESET_ON_FORK.
+pub fn sched_getscheduler(pid: i32) -> SysResult {
+    with_sched(pid, |sched| sched.reported() as i64)
+}
+
+/// sched_getparam(2): the thread's real-time priority, 0 under a
+/// time-shared policy.
+pub fn sched_getparam(pid: i32, uparam: usize) -> SysResult {
+    if uparam == 0 || pid < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let priority = with_sched(pid, |sched| sched.rt_priority as i32)?;
+    write_user(uparam, &priority).map(|_| 0)
+}
+
+/// sched_get_priority_max(2) (`max`) and sched_get_priority_min(2): 99 and
+/// 1 for SCHED_FIFO and SCHED_RR, 0 for the other policies Linux knows
+/// (SCHED_EXT, 7, included), EINVAL for the rest.
+pub fn sched_get_priority(policy: i32, max: bool) -> SysResult {
+    use crate::task::sched_policy::{
+        MAX_RT_PRIO, SCHED_BATCH, SCHED_DEADLINE, SCHED_EXT, SCHED_FIFO, SCHED_IDLE, SCHED_NORMAL,
+        SCHED_RR,
+    };
+    match u32::try_from(policy).map_err(|_| Errno::EINVAL)? {
+        SCHED_FIFO | SCHED_RR if max => Ok(MAX_RT_PRIO as i64 - 1),
+        SCHED_FIFO | SCHED_RR => Ok(1),
+        SCHED_NORMAL | SCHED_BATCH | SCHED_IDLE | SCHED_DEADLINE | SCHED_EXT => Ok(0),
+        _ => Err(Errno::EINVAL),
+    }
 }
 
 /// sched_setaffinity(2): threads stay on the CPU they started on, so a
