@@ -6,6 +6,7 @@
 //! Unimplemented calls return ENOSYS, logged once each under `strace`.
 
 mod fs;
+mod futex;
 pub use fs::console_files;
 mod mm;
 mod net;
@@ -239,7 +240,7 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as usize,
         ),
         96 => proc::set_tid_address(a[0] as usize),
-        98 => proc::futex(
+        98 => futex::futex(
             a[0] as usize,
             a[1] as u32,
             a[2] as u32,
@@ -247,8 +248,15 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as usize,
             a[5] as u32,
         ),
-        99 => proc::set_robust_list(a[0] as usize, a[1] as usize),
-        100 => proc::get_robust_list(a[0] as i32, a[1] as usize, a[2] as usize),
+        99 => futex::set_robust_list(a[0] as usize, a[1] as usize),
+        100 => futex::get_robust_list(a[0] as i32, a[1] as usize, a[2] as usize),
+        449 => futex::futex_waitv(
+            a[0] as usize,
+            a[1] as u32,
+            a[2] as u32,
+            a[3] as usize,
+            a[4] as i32,
+        ),
         142 => proc::reboot(a[0] as u32, a[1] as u32, a[2] as u32),
         118 => proc::sched_setscheduler(a[0] as i32, None, a[1] as usize),
         119 => proc::sched_setscheduler(a[0] as i32, Some(a[1] as i32), a[2] as usize),
@@ -344,6 +352,14 @@ pub fn syscall(tf: &mut TrapFrame) {
             Err(Errno::ENOSYS)
         }
     };
+    // Back to the svc with the first argument back, to run again once the
+    // signal that interrupted it is handled, handler or not (Linux: arm64's
+    // `do_signal` on -ERESTARTNOINTR).
+    if result == Err(Errno::ERESTARTNOINTR) {
+        tf.set_reg(0, a[0]);
+        tf.set_pc(tf.pc() - 4);
+        return;
+    }
     // execve rewrote the registers: it returns 0 in the new program's x0.
     let ret = match result {
         Ok(v) => v,

@@ -1,5 +1,5 @@
 //! Process and thread system calls (Linux: `kernel/fork.c`, `kernel/exit.c`,
-//! `kernel/sys.c`, `kernel/futex/syscalls.c`, `kernel/sched/syscalls.c`).
+//! `kernel/sys.c`, `kernel/sched/syscalls.c`).
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -13,7 +13,7 @@ use crate::mm::uaccess::{copy_to_user, read_user, strncpy_from_user, write_user}
 use crate::task::process::{self, Caps, Process};
 use crate::task::sched_policy::SchedPolicy;
 use crate::task::signal_abi::exited;
-use crate::task::{current, current_process, exec, exit, fork, futex};
+use crate::task::{current, current_process, exec, exit, fork};
 
 /// exit(2): ends the calling thread; the last thread out ends the process,
 /// with exit status `code`'s low byte.
@@ -51,35 +51,6 @@ pub fn set_tid_address(uaddr: usize) -> SysResult {
     let u = me.user.as_ref().ok_or(Errno::ESRCH)?;
     u.clear_child_tid.store(uaddr, Ordering::Relaxed);
     Ok(u.tid as i64)
-}
-
-/// The size of `struct robust_list_head`, the only one Linux accepts.
-const ROBUST_LIST_HEAD_SIZE: usize = 24;
-
-/// set_robust_list(2): where this thread's robust futexes are listed
-/// (Linux: `kernel/futex/syscalls.c`).
-pub fn set_robust_list(head: usize, len: usize) -> SysResult {
-    if len != ROBUST_LIST_HEAD_SIZE {
-        return Err(Errno::EINVAL);
-    }
-    let me = current();
-    let u = me.user.as_ref().ok_or(Errno::ESRCH)?;
-    u.robust_list.store(head, Ordering::Relaxed);
-    Ok(0)
-}
-
-/// get_robust_list(2): the list head of thread `tid` (0: the caller) and
-/// its size. Every process runs as root, which Linux lets read any.
-pub fn get_robust_list(tid: i32, uhead: usize, ulen: usize) -> SysResult {
-    let thread = match tid {
-        0 => current(),
-        t if t > 0 => crate::task::process::find_thread(t as u32).ok_or(Errno::ESRCH)?,
-        _ => return Err(Errno::ESRCH),
-    };
-    let u = thread.user.as_ref().ok_or(Errno::ESRCH)?;
-    write_user(uhead, &(u.robust_list.load(Ordering::Relaxed) as u64))?;
-    write_user(ulen, &(ROBUST_LIST_HEAD_SIZE as u64))?;
-    Ok(0)
 }
 
 /// getresuid(2) and getresgid(2): real, effective and saved ids, all root.
@@ -699,75 +670,6 @@ pub fn times(ubuf: usize) -> SysResult {
         write_user(ubuf, &tms)?;
     }
     Ok((crate::task::clock::monotonic_ns() / TICK_NS) as i64)
-}
-
-/// futex(2) (Linux: `kernel/futex/syscalls.c` `do_futex`). The fourth
-/// argument is a timeout for the waits and a count (`val2`) for the
-/// requeues and WAKE_OP. WAIT's timeout is relative, on CLOCK_MONOTONIC;
-/// WAIT_BITSET's absolute, on CLOCK_REALTIME with FUTEX_CLOCK_REALTIME,
-/// which any other operation refuses with ENOSYS. PI futexes: ENOSYS
-/// (glibc's default mutexes never use them).
-pub fn futex(
-    uaddr: usize,
-    op: u32,
-    val: u32,
-    utimeout: usize,
-    uaddr2: usize,
-    val3: u32,
-) -> SysResult {
-    const FUTEX_WAIT: u32 = 0;
-    const FUTEX_WAKE: u32 = 1;
-    const FUTEX_REQUEUE: u32 = 3;
-    const FUTEX_CMP_REQUEUE: u32 = 4;
-    const FUTEX_WAKE_OP: u32 = 5;
-    const FUTEX_WAIT_BITSET: u32 = 9;
-    const FUTEX_WAKE_BITSET: u32 = 10;
-    const FUTEX_PRIVATE_FLAG: u32 = 128;
-    const FUTEX_CLOCK_REALTIME: u32 = 256;
-    let cmd = op & !(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
-    if op & FUTEX_CLOCK_REALTIME != 0 && !matches!(cmd, FUTEX_WAIT | FUTEX_WAIT_BITSET) {
-        return Err(Errno::ENOSYS);
-    }
-    let timeout = |absolute: bool| -> KResult<Option<u64>> {
-        if utimeout == 0 {
-            return Ok(None);
-        }
-        let ts: [i64; 2] = read_user(utimeout)?;
-        // An absolute time is on CLOCK_MONOTONIC unless FUTEX_CLOCK_REALTIME.
-        const CLOCK_REALTIME: i32 = 0;
-        const CLOCK_MONOTONIC: i32 = 1;
-        let clock = if op & FUTEX_CLOCK_REALTIME != 0 {
-            CLOCK_REALTIME
-        } else {
-            CLOCK_MONOTONIC
-        };
-        match absolute {
-            true => super::time::deadline_at_clock(clock, ts).map(Some),
-            false => super::time::deadline_after(ts).map(Some),
-        }
-    };
-    // Linux takes the counts as ints. A wake wakes one waiter before it
-    // compares, so a count of 0 or below (u32::MAX is -1) wakes one; a
-    // requeue refuses negative counts with EINVAL.
-    let at_least_one = |n: u32| (n as i32).max(1) as usize;
-    let count = |n: u32| usize::try_from(n as i32).map_err(|_| Errno::EINVAL);
-    let val2 = utimeout as u32;
-    let shared = op & FUTEX_PRIVATE_FLAG == 0;
-    match cmd {
-        FUTEX_WAIT => futex::wait(uaddr, shared, val, timeout(false)?, futex::MATCH_ANY).map(|_| 0),
-        FUTEX_WAIT_BITSET => futex::wait(uaddr, shared, val, timeout(true)?, val3).map(|_| 0),
-        FUTEX_WAKE => Ok(futex::wake(uaddr, shared, at_least_one(val), futex::MATCH_ANY)? as i64),
-        FUTEX_WAKE_BITSET => Ok(futex::wake(uaddr, shared, at_least_one(val), val3)? as i64),
-        FUTEX_REQUEUE | FUTEX_CMP_REQUEUE => {
-            let cmp = (cmd == FUTEX_CMP_REQUEUE).then_some(val3);
-            Ok(futex::requeue(uaddr, uaddr2, shared, count(val)?, count(val2)?, cmp)? as i64)
-        }
-        FUTEX_WAKE_OP => {
-            let (n, n2) = (at_least_one(val), at_least_one(val2));
-            Ok(futex::wake_op(uaddr, uaddr2, shared, n, n2, val3)? as i64)
-        }
-        _ => Err(Errno::ENOSYS),
-    }
 }
 
 /// uname(2): a `struct utsname` saying Linux 6.12 on aarch64, with

@@ -2,8 +2,8 @@
 //! sched_setscheduler(2) sets them and sched_getscheduler(2) reports them
 //! (Linux: `kernel/sched/syscalls.c`, `__sched_setscheduler`'s checks).
 //! faultline's scheduler is round robin for every thread: the policy and
-//! priority are kept and reported, but no real-time class runs SCHED_FIFO
-//! threads first.
+//! priority are kept and reported, and order futex waiters (`futex/`), but
+//! no real-time class runs SCHED_FIFO threads first.
 
 /// SCHED_NORMAL (SCHED_OTHER): the default, time-shared policy.
 pub const SCHED_NORMAL: u32 = 0;
@@ -93,6 +93,17 @@ impl SchedPolicy {
                 reset_on_fork: false,
                 ..*self
             },
+        }
+    }
+
+    /// The priority a futex waiter queues with, lower first (Linux:
+    /// `min(current->normal_prio, MAX_RT_PRIO)` in `__futex_queue`, the
+    /// order an rt_mutex also gives its waiters): 99 - rt_priority for a
+    /// real-time thread; MAX_RT_PRIO for every other, in arrival order.
+    pub fn futex_prio(&self) -> u32 {
+        match Self::is_rt(self.policy) {
+            true => MAX_RT_PRIO - 1 - self.rt_priority,
+            false => MAX_RT_PRIO,
         }
     }
 }
