@@ -7,6 +7,7 @@
 
 mod fs;
 mod futex;
+mod ipc;
 pub use fs::console_files;
 mod mm;
 mod net;
@@ -250,6 +251,10 @@ pub fn syscall(tf: &mut TrapFrame) {
         ),
         99 => futex::set_robust_list(a[0] as usize, a[1] as usize),
         100 => futex::get_robust_list(a[0] as i32, a[1] as usize, a[2] as usize),
+        194 => ipc::shmget(a[0] as i32, a[1] as usize, a[2] as u32),
+        195 => ipc::shmctl(a[0] as i32, a[1] as i32, a[2] as usize),
+        196 => ipc::shmat(a[0] as i32, a[1] as usize, a[2] as u32),
+        197 => ipc::shmdt(a[0] as usize),
         449 => futex::futex_waitv(
             a[0] as usize,
             a[1] as u32,
