@@ -6,19 +6,18 @@
 //!
 //! Simplified: ids are handed out in order (Linux mixes a slot index and a
 //! sequence number); a segment counts as attached as long as a mapping
-//! holds its file, and one removed while attached is freed at the next
-//! shm call after its last mapping goes, rather than at that unmap (Linux:
-//! `shm_close`); shmctl knows IPC_STAT, IPC_SET and IPC_RMID, not the
-//! IPC_INFO, SHM_INFO, SHM_STAT and SHM_LOCK families; SHM_HUGETLB is
-//! ignored. Every process runs as root, which passes every permission
-//! check.
+//! holds its file (Linux counts in `shm_open` and `shm_close`), so one
+//! removed while attached goes with its last mapping; shmctl knows
+//! IPC_STAT, IPC_SET and IPC_RMID, not the IPC_INFO, SHM_INFO, SHM_STAT
+//! and SHM_LOCK families; SHM_HUGETLB is ignored. Every process runs as
+//! root, which passes every permission check.
 
 use alloc::collections::BTreeMap;
-use alloc::sync::Arc;
+use alloc::sync::{Arc, Weak};
 
 use crate::errno::{Errno, KResult};
 use crate::fs::tmpfs;
-use crate::fs::vfs::{File, O_RDONLY, O_RDWR};
+use crate::fs::vfs::{File, Inode, O_RDONLY, O_RDWR};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::mm_struct::Mm;
 use crate::mm::mmap::{self, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_SHARED, PROT_EXEC, PROT_READ};
@@ -62,8 +61,11 @@ const SHMMNI: usize = 4096;
 struct Segment {
     /// The key it was made with; IPC_PRIVATE once removed.
     key: i32,
-    /// The tmpfs file holding its pages (Linux: `shm_file`).
-    file: Arc<File>,
+    /// The tmpfs file holding its pages (Linux: `shm_file`), kept by its
+    /// mappings and, until IPC_RMID, by `kept`.
+    inode: Weak<Inode>,
+    /// The segment's own hold on its file, given up at IPC_RMID.
+    kept: Option<Arc<Inode>>,
     /// Its size in bytes, as asked for.
     size: usize,
     /// Permission bits, and SHM_DEST once removed.
@@ -86,9 +88,14 @@ struct Segment {
 
 impl Segment {
     /// How many mappings hold it (Linux: `shm_nattch`): every reference to
-    /// its file's inode but the file's own.
+    /// its file but its own.
     fn nattch(&self) -> usize {
-        Arc::strong_count(&self.file.inode) - 1
+        self.inode.strong_count() - usize::from(self.kept.is_some())
+    }
+
+    /// Is this its file?
+    fn is(&self, inode: &Arc<Inode>) -> bool {
+        core::ptr::eq(self.inode.as_ptr(), Arc::as_ptr(inode))
     }
 }
 
@@ -117,11 +124,10 @@ fn my_pid() -> u32 {
     crate::task::current_process().map_or(0, |p| p.pid)
 }
 
-/// Drops removed segments nobody has attached any more, and with them
-/// their pages.
+/// Forgets removed segments whose last mapping has gone, and with it
+/// their file and pages.
 fn reap(ids: &mut Ids) {
-    ids.segments
-        .retain(|_, s| s.mode & SHM_DEST == 0 || s.nattch() > 0);
+    ids.segments.retain(|_, s| s.inode.strong_count() > 0);
 }
 
 /// shmget(2): the id of the segment `key` names, made with `size` bytes
@@ -155,6 +161,7 @@ pub fn shmget(key: i32, size: usize, flags: u32) -> KResult<i32> {
     }
     let file = tmpfs::memfd_create("SYSV", 0)?;
     file.ftruncate(size as i64)?;
+    let inode = file.inode.clone();
     let id = ids.next;
     ids.next = ids.next.checked_add(1).unwrap_or(0);
     let (pid, time) = (my_pid(), now());
@@ -162,7 +169,8 @@ pub fn shmget(key: i32, size: usize, flags: u32) -> KResult<i32> {
         id,
         Segment {
             key,
-            file,
+            inode: Arc::downgrade(&inode),
+            kept: Some(inode),
             size,
             mode: flags & S_IRWXUGO,
             uid: 0,
@@ -217,9 +225,10 @@ pub fn shmat(mm: &Arc<Mm>, id: i32, addr: usize, flags: u32) -> KResult<usize> {
     let (inode, size) = {
         let mut ids = IDS.lock();
         let s = ids.segments.get_mut(&id).ok_or(Errno::EINVAL)?;
+        let inode = s.inode.upgrade().ok_or(Errno::EINVAL)?;
         s.atime = now();
         s.lpid = my_pid();
-        (s.file.inode.clone(), s.size)
+        (inode, s.size)
     };
     let file = File::new(inode, access)?;
     mmap::mmap(mm, addr, size, prot, map_flags, Some(file), 0).map_err(|e| match e {
@@ -236,11 +245,11 @@ pub fn shmdt(mm: &Arc<Mm>, addr: usize) -> KResult<()> {
         return Err(Errno::EINVAL);
     }
     // The segment whose mapping starts its file at `addr`.
-    let is_segment = |inode: &Arc<crate::fs::vfs::Inode>| {
+    let is_segment = |inode: &Arc<Inode>| {
         let ids = IDS.lock();
         ids.segments
             .iter()
-            .find(|(_, s)| Arc::ptr_eq(&s.file.inode, inode))
+            .find(|(_, s)| s.is(inode))
             .map(|(&id, s)| (id, s.size))
     };
     let found = {
@@ -360,6 +369,7 @@ pub fn shmctl(id: i32, ctl: Ctl) -> KResult<ShmidDs> {
         Ctl::Rmid => {
             s.mode |= SHM_DEST;
             s.key = IPC_PRIVATE;
+            s.kept = None;
         }
     }
     let ds = ShmidDs {
