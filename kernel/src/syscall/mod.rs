@@ -357,14 +357,6 @@ pub fn syscall(tf: &mut TrapFrame) {
             Err(Errno::ENOSYS)
         }
     };
-    // Back to the svc with the first argument back, to run again once the
-    // signal that interrupted it is handled, handler or not (Linux: arm64's
-    // `do_signal` on -ERESTARTNOINTR).
-    if result == Err(Errno::ERESTARTNOINTR) {
-        tf.set_reg(0, a[0]);
-        tf.set_pc(tf.pc() - 4);
-        return;
-    }
     // execve rewrote the registers: it returns 0 in the new program's x0.
     let ret = match result {
         Ok(v) => v,
@@ -385,6 +377,14 @@ pub fn syscall(tf: &mut TrapFrame) {
             "[{}] {}({:#x}, {:#x}, {:#x}, {:#x}) = {:#x}",
             tid, nr, a[0], a[1], a[2], a[3], ret
         );
+    }
+    // Back to the svc with the first argument back, to run again once the
+    // signal that interrupted it is handled, handler or not (Linux: arm64's
+    // `do_signal` on -ERESTARTNOINTR).
+    if result == Err(Errno::ERESTARTNOINTR) {
+        tf.set_reg(0, a[0]);
+        tf.set_pc(tf.pc() - 4);
+        return;
     }
     tf.set_return(ret);
 }

@@ -176,24 +176,25 @@ pub(super) fn finish_pi_wait(
     shared: bool,
     slept: KResult<()>,
 ) -> KResult<()> {
+    // The word, once we know it needs fixing: found with no lock held, as
+    // it may need faulting in.
+    let mut word = None;
     loop {
-        // The word first, unlocked: it may need faulting in.
-        let word = match q.state() {
-            Q_LOCKED => Some(word_at(uaddr, Access::Write, shared)),
-            _ => None,
-        };
         let mut hb = lock_q(q);
-        let at = position(&hb, q);
-        match (q.state(), at) {
+        match (q.state(), position(&hb, q)) {
             (Q_LOCKED, None) => return Ok(()),
             (Q_LOCKED, Some(i)) => {
-                // Locked since we looked: look again. A word that is gone
-                // leaves the lock ours anyway, and we say so.
-                let Some(w) = word else {
+                let Some(w) = &word else {
+                    drop(hb);
+                    word = Some(word_at(uaddr, Access::Write, shared));
                     continue;
                 };
-                if let Ok(w) = &w {
+                // A word that is gone leaves the lock ours anyway, and we
+                // say so.
+                if let Ok(w) = w {
                     if fixup_owner(w, q.tid).is_none() {
+                        drop(hb);
+                        word = None; // moved: look again
                         continue;
                     }
                 }
@@ -201,7 +202,7 @@ pub(super) fn finish_pi_wait(
                     ps.owner.store(q.tid, Ordering::Release);
                 }
                 hb.remove(i);
-                return w.map(|_| ());
+                return w.as_ref().map(|_| ()).map_err(|e| *e);
             }
             // Not ours: a timeout or a signal (a PI waiter has no other
             // way out).
