@@ -591,21 +591,30 @@ fn with_sched<R>(pid: i32, f: impl FnOnce(&mut SchedPolicy) -> R) -> KResult<R> 
     Ok(f(&mut sched))
 }
 
-/// sched_setscheduler(2) and, with `policy` None, sched_setparam(2): the
-/// thread's policy and real-time priority (Linux:
-/// `do_sched_setscheduler`). Every process runs as root, which may set
-/// any; faultline keeps them without a real-time class (`sched_policy.rs`).
-pub fn sched_setscheduler(pid: i32, policy: Option<i32>, uparam: usize) -> SysResult {
-    if policy.is_some_and(|p| p < 0) || uparam == 0 || pid < 0 {
+/// The policy and real-time priority of thread `pid`, `policy` None
+/// keeping its policy (Linux: `do_sched_setscheduler`). Every process runs
+/// as root, which may set any; faultline keeps them without a real-time
+/// class (`sched_policy.rs`).
+fn do_sched_setscheduler(pid: i32, policy: Option<u32>, uparam: usize) -> SysResult {
+    if uparam == 0 || pid < 0 {
         return Err(Errno::EINVAL);
     }
     let priority: i32 = read_user(uparam)?;
     with_sched(pid, |sched| {
-        *sched = sched
-            .set(policy.map(|p| p as u32), priority)
-            .ok_or(Errno::EINVAL)?;
+        *sched = sched.set(policy, priority).ok_or(Errno::EINVAL)?;
         Ok(0)
     })?
+}
+
+/// sched_setscheduler(2): the thread's policy and real-time priority.
+pub fn sched_setscheduler(pid: i32, policy: i32, uparam: usize) -> SysResult {
+    let policy = u32::try_from(policy).map_err(|_| Errno::EINVAL)?;
+    do_sched_setscheduler(pid, Some(policy), uparam)
+}
+
+/// sched_setparam(2): the thread's real-time priority, under its policy.
+pub fn sched_setparam(pid: i32, uparam: usize) -> SysResult {
+    do_sched_setscheduler(pid, None, uparam)
 }
 
 /// sched_getscheduler(2): the thread's policy, with SCHED_RESET_ON_FORK.
@@ -623,20 +632,29 @@ pub fn sched_getparam(pid: i32, uparam: usize) -> SysResult {
     write_user(uparam, &priority).map(|_| 0)
 }
 
-/// sched_get_priority_max(2) (`max`) and sched_get_priority_min(2): 99 and
-/// 1 for SCHED_FIFO and SCHED_RR, 0 for the other policies Linux knows
-/// (SCHED_EXT, 7, included), EINVAL for the rest.
-pub fn sched_get_priority(policy: i32, max: bool) -> SysResult {
+/// The priorities `policy` takes (Linux: `sched_get_priority_max` and
+/// `_min`): 1..=99 for SCHED_FIFO and SCHED_RR, 0 for the other policies
+/// Linux knows (SCHED_EXT, 7, included), EINVAL for the rest.
+fn priority_range(policy: i32) -> KResult<(i64, i64)> {
     use crate::task::sched_policy::{
         MAX_RT_PRIO, SCHED_BATCH, SCHED_DEADLINE, SCHED_EXT, SCHED_FIFO, SCHED_IDLE, SCHED_NORMAL,
         SCHED_RR,
     };
     match u32::try_from(policy).map_err(|_| Errno::EINVAL)? {
-        SCHED_FIFO | SCHED_RR if max => Ok(MAX_RT_PRIO as i64 - 1),
-        SCHED_FIFO | SCHED_RR => Ok(1),
-        SCHED_NORMAL | SCHED_BATCH | SCHED_IDLE | SCHED_DEADLINE | SCHED_EXT => Ok(0),
+        SCHED_FIFO | SCHED_RR => Ok((1, MAX_RT_PRIO as i64 - 1)),
+        SCHED_NORMAL | SCHED_BATCH | SCHED_IDLE | SCHED_DEADLINE | SCHED_EXT => Ok((0, 0)),
         _ => Err(Errno::EINVAL),
     }
+}
+
+/// sched_get_priority_max(2): the highest priority `policy` takes.
+pub fn sched_get_priority_max(policy: i32) -> SysResult {
+    Ok(priority_range(policy)?.1)
+}
+
+/// sched_get_priority_min(2): the lowest priority `policy` takes.
+pub fn sched_get_priority_min(policy: i32) -> SysResult {
+    Ok(priority_range(policy)?.0)
 }
 
 /// sched_setaffinity(2): threads stay on the CPU they started on, so a
