@@ -107,3 +107,68 @@ impl SchedPolicy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fifo(rt_priority: u32) -> SchedPolicy {
+        SchedPolicy {
+            policy: SCHED_FIFO,
+            rt_priority,
+            reset_on_fork: false,
+        }
+    }
+
+    #[test]
+    fn real_time_policies_take_1_to_99_and_the_rest_0() {
+        let normal = SchedPolicy::default();
+        assert_eq!(normal.set(Some(SCHED_FIFO), 1), Some(fifo(1)));
+        assert_eq!(
+            normal.set(Some(SCHED_RR), 99).map(|p| p.rt_priority),
+            Some(99)
+        );
+        for (policy, priority) in [(SCHED_FIFO, 0), (SCHED_RR, 100), (SCHED_FIFO, -1)] {
+            assert_eq!(
+                normal.set(Some(policy), priority),
+                None,
+                "{policy} {priority}"
+            );
+        }
+        for policy in [SCHED_NORMAL, SCHED_BATCH, SCHED_IDLE] {
+            assert!(normal.set(Some(policy), 0).is_some(), "{policy} 0");
+            assert_eq!(normal.set(Some(policy), 1), None, "{policy} 1");
+        }
+        for policy in [4, SCHED_DEADLINE, SCHED_EXT, 8] {
+            assert_eq!(normal.set(Some(policy), 0), None, "policy {policy}");
+        }
+    }
+
+    #[test]
+    fn setparam_keeps_the_policy() {
+        assert_eq!(fifo(10).set(None, 20), Some(fifo(20)));
+        assert_eq!(fifo(10).set(None, 0), None);
+        assert_eq!(SchedPolicy::default().set(None, 5), None);
+    }
+
+    #[test]
+    fn reset_on_fork_is_reported_and_not_inherited() {
+        let p = SchedPolicy::default()
+            .set(Some(SCHED_RR | SCHED_RESET_ON_FORK), 5)
+            .unwrap();
+        assert_eq!(p.reported(), SCHED_RR | SCHED_RESET_ON_FORK);
+        assert_eq!(p.for_child(), SchedPolicy::default());
+        let batch = SchedPolicy::default()
+            .set(Some(SCHED_BATCH | SCHED_RESET_ON_FORK), 0)
+            .unwrap();
+        assert_eq!(batch.for_child().reported(), SCHED_BATCH);
+        assert_eq!(fifo(7).for_child(), fifo(7));
+    }
+
+    #[test]
+    fn futex_waiters_queue_real_time_first_higher_first() {
+        assert_eq!(fifo(99).futex_prio(), 0);
+        assert!(fifo(20).futex_prio() < fifo(10).futex_prio());
+        assert!(fifo(1).futex_prio() < SchedPolicy::default().futex_prio());
+    }
+}
