@@ -9,8 +9,9 @@
 //! holds its file (Linux counts in `shm_open` and `shm_close`), so one
 //! removed while attached goes with its last mapping; shmctl knows
 //! IPC_STAT, IPC_SET and IPC_RMID, not the IPC_INFO, SHM_INFO, SHM_STAT
-//! and SHM_LOCK families; SHM_HUGETLB is ignored. Every process runs as
-//! root, which passes every permission check.
+//! and SHM_LOCK families. No huge pages are reserved for SHM_HUGETLB
+//! (faultline has no hugetlbfs), which gets Linux's ENOMEM for that case.
+//! Every process runs as root, which passes every permission check.
 
 use alloc::collections::BTreeMap;
 use alloc::sync::{Arc, Weak};
@@ -48,6 +49,13 @@ pub const SHM_REMAP: u32 = 0o40000;
 pub const SHM_EXEC: u32 = 0o100000;
 /// In a segment's mode: removed, freed at the last detach.
 const SHM_DEST: u32 = 0o1000;
+/// shmget: back the segment with huge pages, of the size whose log2 is
+/// in bits 26-31 (0: the default size).
+const SHM_HUGETLB: u32 = 0o4000;
+/// Where SHM_HUGETLB's page size log2 is.
+const SHM_HUGE_SHIFT: u32 = 26;
+/// The huge page sizes arm64 with 4K pages has, as log2: 64K, 2M, 32M, 1G.
+const HUGE_PAGE_SHIFTS: [u32; 4] = [16, 21, 25, 30];
 /// The permission bits of a mode.
 const S_IRWXUGO: u32 = 0o777;
 /// Where an attach may start: any page (Linux: arm64's `SHMLBA`).
@@ -135,7 +143,7 @@ fn reap(ids: &mut Ids) {
 /// (Linux: `ksys_shmget`, `newseg`). ENOENT without IPC_CREAT for a key
 /// with none, EEXIST under IPC_CREAT | IPC_EXCL for one with one, EINVAL
 /// for a size out of bounds or larger than the one found, ENOSPC past
-/// SHMMNI segments.
+/// SHMMNI segments, ENOMEM for SHM_HUGETLB.
 pub fn shmget(key: i32, size: usize, flags: u32) -> KResult<i32> {
     let mut ids = IDS.lock();
     reap(&mut ids);
@@ -155,6 +163,15 @@ pub fn shmget(key: i32, size: usize, flags: u32) -> KResult<i32> {
     }
     if size == 0 || size > SHMMAX {
         return Err(Errno::EINVAL);
+    }
+    if flags & SHM_HUGETLB != 0 {
+        // Linux: `hstate_sizelog` knows the size or EINVAL, then
+        // `hugetlb_file_setup` finds no huge page free.
+        let shift = flags >> SHM_HUGE_SHIFT;
+        if shift != 0 && !HUGE_PAGE_SHIFTS.contains(&shift) {
+            return Err(Errno::EINVAL);
+        }
+        return Err(Errno::ENOMEM);
     }
     if ids.segments.len() >= SHMMNI {
         return Err(Errno::ENOSPC);

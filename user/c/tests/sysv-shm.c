@@ -1,7 +1,7 @@
 /*
  * System V shared memory: shmget by key (IPC_PRIVATE, IPC_CREAT,
- * IPC_EXCL), shmat (anywhere, at an address, SHM_RND, SHM_RDONLY),
- * shmdt, shmctl's IPC_STAT, IPC_SET and IPC_RMID, with their errnos;
+ * IPC_EXCL; SHM_HUGETLB with no huge pages reserved), shmat (anywhere,
+ * at an address, SHM_RND, SHM_RDONLY), shmdt, shmctl's IPC_STAT, IPC_SET and IPC_RMID, with their errnos;
  * memory shared between attaches and across fork; and a shared futex in
  * a segment, which names the segment's page, not the address. A static
  * glibc program: make test runs it on faultline, make test-linux on
@@ -88,6 +88,12 @@ static int keys_find_segments(void)
 	int empty = shmget(IPC_PRIVATE, 0, 0600);
 	int empty_err = errno;
 	int private2 = shmget(IPC_PRIVATE, 4096, 0600);
+	/* No huge pages are reserved: SHM_HUGETLB finds none, and a size
+	 * arm64 does not have is EINVAL. */
+	int huge = shmget(IPC_PRIVATE, 2 << 20, SHM_HUGETLB | 0600);
+	int huge_err = errno;
+	int odd_huge = shmget(IPC_PRIVATE, 2 << 20, SHM_HUGETLB | (20 << 26) | 0600);
+	int odd_huge_err = errno;
 	/* Removed while attached: its key finds it no more, it lives on. */
 	char *p = shmat(made, NULL, 0);
 	int rm = shmctl(made, IPC_RMID, NULL);
@@ -110,6 +116,9 @@ static int keys_find_segments(void)
 	      none_err);
 	CHECK(empty == -1 && empty_err == EINVAL, "size 0: %d, errno %d", empty, empty_err);
 	CHECK(private2 >= 0 && private2 != made, "IPC_PRIVATE makes a new one: %d", private2);
+	CHECK(huge == -1 && huge_err == ENOMEM, "SHM_HUGETLB: %d, errno %d", huge, huge_err);
+	CHECK(odd_huge == -1 && odd_huge_err == EINVAL, "SHM_HUGETLB of 1M pages: %d, errno %d",
+	      odd_huge, odd_huge_err);
 	CHECK(rm == 0 && by_key == -1 && by_key_err == ENOENT,
 	      "after IPC_RMID the key finds %d, errno %d", by_key, by_key_err);
 	CHECK(stat == 0 && ds.shm_perm.__key == IPC_PRIVATE && (ds.shm_perm.mode & SHM_DEST) &&
