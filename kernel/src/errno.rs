@@ -35,6 +35,7 @@ pub enum Errno {
     ENOSPC = 28,
     EPIPE = 32,
     ERANGE = 34,
+    EDEADLK = 35,
     ENAMETOOLONG = 36,
     ENOSYS = 38,
     ENOTEMPTY = 39,
@@ -54,6 +55,10 @@ pub enum Errno {
     ENOTCONN = 107,
     ETIMEDOUT = 110,
     ECONNREFUSED = 111,
+    /// Never seen by user space: the system call is run again once the
+    /// signal that interrupted it is handled, handler or not (Linux's
+    /// kernel-internal `ERESTARTNOINTR`, `include/linux/errno.h`).
+    ERESTARTNOINTR = 513,
 }
 
 /// What every fallible kernel function returns: a value or an errno.

@@ -20,6 +20,7 @@ mod config;
 mod dtb;
 mod errno;
 mod fs;
+mod ipc;
 mod ktest;
 mod mm;
 mod net;

@@ -25,7 +25,8 @@
  * than left out: kill() and friends only reach the child itself,
  * prlimit64 and setpgid only the caller, paths only the child's own
  * directory (and a few read-only /proc and /sys files), exit() is not
- * called, and execve never finds an executable.
+ * called, execve never finds an executable, and a System V shared memory
+ * segment is removed as soon as it is made.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -42,6 +43,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/shm.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -370,7 +372,11 @@ static void child(struct slot *me, uint64_t seed)
 			me->args[j] = a[j];
 		struct itimerval t = { .it_value = { 0, 20000 } };
 		setitimer(ITIMER_REAL, &t, NULL);
-		syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		long rc = syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		/* A System V segment outlives its maker (as on Linux): have it
+		 * go with the child's mappings, so free memory comes back. */
+		if (nr == SYS_shmget && rc >= 0)
+			shmctl(rc, IPC_RMID, NULL);
 		me->calls++;
 		if (!cloned && getpid() != self) {
 			/* A process the call made: its own calls from here. */

@@ -46,6 +46,7 @@ pub mod arch {
 pub mod task {
     pub mod binfmt_script;
     pub mod elf;
+    pub mod sched_policy;
     pub mod signal_abi;
     pub mod stack;
 }

@@ -4,4 +4,4 @@ mod mutex;
 mod spinlock;
 
 pub use mutex::{Mutex, MutexGuard};
-pub use spinlock::SpinLock;
+pub use spinlock::{SpinLock, SpinLockGuard};

@@ -6,6 +6,8 @@
 //! Unimplemented calls return ENOSYS, logged once each under `strace`.
 
 mod fs;
+mod futex;
+mod ipc;
 pub use fs::console_files;
 mod mm;
 mod net;
@@ -240,7 +242,7 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as usize,
         ),
         96 => proc::set_tid_address(a[0] as usize),
-        98 => proc::futex(
+        98 => futex::futex(
             a[0] as usize,
             a[1] as u32,
             a[2] as u32,
@@ -248,14 +250,29 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as usize,
             a[5] as u32,
         ),
-        99 => proc::set_robust_list(a[0] as usize, a[1] as usize),
-        100 => proc::get_robust_list(a[0] as i32, a[1] as usize, a[2] as usize),
+        99 => futex::set_robust_list(a[0] as usize, a[1] as usize),
+        100 => futex::get_robust_list(a[0] as i32, a[1] as usize, a[2] as usize),
+        194 => ipc::shmget(a[0] as i32, a[1] as usize, a[2] as u32),
+        195 => ipc::shmctl(a[0] as i32, a[1] as i32, a[2] as usize),
+        196 => ipc::shmat(a[0] as i32, a[1] as usize, a[2] as u32),
+        197 => ipc::shmdt(a[0] as usize),
+        449 => futex::futex_waitv(
+            a[0] as usize,
+            a[1] as u32,
+            a[2] as u32,
+            a[3] as usize,
+            a[4] as i32,
+        ),
         142 => proc::reboot(a[0] as u32, a[1] as u32, a[2] as u32),
+        118 => proc::sched_setparam(a[0] as i32, a[1] as usize),
+        119 => proc::sched_setscheduler(a[0] as i32, a[1] as i32, a[2] as usize),
         120 => proc::sched_getscheduler(a[0] as i32),
         121 => proc::sched_getparam(a[0] as i32, a[1] as usize),
         122 => proc::sched_setaffinity(a[0] as i32, a[1] as usize, a[2] as usize),
         123 => proc::sched_getaffinity(a[0] as i32, a[1] as usize, a[2] as usize),
         124 => proc::sched_yield(),
+        125 => proc::sched_get_priority_max(a[0] as i32),
+        126 => proc::sched_get_priority_min(a[0] as i32),
         140 => proc::setpriority(a[0] as i32, a[1] as i32, a[2] as i32),
         141 => proc::getpriority(a[0] as i32, a[1] as i32),
         153 => proc::times(a[0] as usize),
@@ -361,6 +378,14 @@ pub fn syscall(tf: &mut TrapFrame) {
             "[{}] {}({:#x}, {:#x}, {:#x}, {:#x}) = {:#x}",
             tid, nr, a[0], a[1], a[2], a[3], ret
         );
+    }
+    // Back to the svc with the first argument back, to run again once the
+    // signal that interrupted it is handled, handler or not (Linux: arm64's
+    // `do_signal` on -ERESTARTNOINTR).
+    if result == Err(Errno::ERESTARTNOINTR) {
+        tf.set_reg(0, a[0]);
+        tf.set_pc(tf.pc() - 4);
+        return;
     }
     tf.set_return(ret);
 }

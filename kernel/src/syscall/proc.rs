@@ -1,5 +1,5 @@
 //! Process and thread system calls (Linux: `kernel/fork.c`, `kernel/exit.c`,
-//! `kernel/sys.c`, `kernel/futex/syscalls.c`).
+//! `kernel/sys.c`, `kernel/sched/syscalls.c`).
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -11,8 +11,9 @@ use crate::errno::{Errno, KResult};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::uaccess::{copy_to_user, read_user, strncpy_from_user, write_user};
 use crate::task::process::{self, Caps, Process};
+use crate::task::sched_policy::SchedPolicy;
 use crate::task::signal_abi::exited;
-use crate::task::{current, current_process, exec, exit, fork, futex};
+use crate::task::{current, current_process, exec, exit, fork};
 
 /// exit(2): ends the calling thread; the last thread out ends the process,
 /// with exit status `code`'s low byte.
@@ -50,35 +51,6 @@ pub fn set_tid_address(uaddr: usize) -> SysResult {
     let u = me.user.as_ref().ok_or(Errno::ESRCH)?;
     u.clear_child_tid.store(uaddr, Ordering::Relaxed);
     Ok(u.tid as i64)
-}
-
-/// The size of `struct robust_list_head`, the only one Linux accepts.
-const ROBUST_LIST_HEAD_SIZE: usize = 24;
-
-/// set_robust_list(2): where this thread's robust futexes are listed
-/// (Linux: `kernel/futex/syscalls.c`).
-pub fn set_robust_list(head: usize, len: usize) -> SysResult {
-    if len != ROBUST_LIST_HEAD_SIZE {
-        return Err(Errno::EINVAL);
-    }
-    let me = current();
-    let u = me.user.as_ref().ok_or(Errno::ESRCH)?;
-    u.robust_list.store(head, Ordering::Relaxed);
-    Ok(0)
-}
-
-/// get_robust_list(2): the list head of thread `tid` (0: the caller) and
-/// its size. Every process runs as root, which Linux lets read any.
-pub fn get_robust_list(tid: i32, uhead: usize, ulen: usize) -> SysResult {
-    let thread = match tid {
-        0 => current(),
-        t if t > 0 => crate::task::process::find_thread(t as u32).ok_or(Errno::ESRCH)?,
-        _ => return Err(Errno::ESRCH),
-    };
-    let u = thread.user.as_ref().ok_or(Errno::ESRCH)?;
-    write_user(uhead, &(u.robust_list.load(Ordering::Relaxed) as u64))?;
-    write_user(ulen, &(ROBUST_LIST_HEAD_SIZE as u64))?;
-    Ok(0)
 }
 
 /// getresuid(2) and getresgid(2): real, effective and saved ids, all root.
@@ -610,18 +582,79 @@ fn sched_thread(pid: i32) -> KResult<Arc<crate::task::Thread>> {
     }
 }
 
-/// sched_getscheduler(2): every thread is SCHED_OTHER (0).
-pub fn sched_getscheduler(pid: i32) -> SysResult {
-    sched_thread(pid).map(|_| 0)
+/// Runs `f` on the policy of the thread a sched_* `pid` names, under its
+/// lock.
+fn with_sched<R>(pid: i32, f: impl FnOnce(&mut SchedPolicy) -> R) -> KResult<R> {
+    let t = sched_thread(pid)?;
+    let user = t.user.as_ref().ok_or(Errno::ESRCH)?;
+    let mut sched = user.sched.lock();
+    Ok(f(&mut sched))
 }
 
-/// sched_getparam(2): SCHED_OTHER's priority, 0.
-pub fn sched_getparam(pid: i32, uparam: usize) -> SysResult {
-    if uparam == 0 {
+/// The policy and real-time priority of thread `pid`, `policy` None
+/// keeping its policy (Linux: `do_sched_setscheduler`). Every process runs
+/// as root, which may set any; faultline keeps them without a real-time
+/// class (`sched_policy.rs`).
+fn do_sched_setscheduler(pid: i32, policy: Option<u32>, uparam: usize) -> SysResult {
+    if uparam == 0 || pid < 0 {
         return Err(Errno::EINVAL);
     }
-    sched_thread(pid)?;
-    write_user(uparam, &0i32).map(|_| 0)
+    let priority: i32 = read_user(uparam)?;
+    with_sched(pid, |sched| {
+        *sched = sched.set(policy, priority).ok_or(Errno::EINVAL)?;
+        Ok(0)
+    })?
+}
+
+/// sched_setscheduler(2): the thread's policy and real-time priority.
+pub fn sched_setscheduler(pid: i32, policy: i32, uparam: usize) -> SysResult {
+    let policy = u32::try_from(policy).map_err(|_| Errno::EINVAL)?;
+    do_sched_setscheduler(pid, Some(policy), uparam)
+}
+
+/// sched_setparam(2): the thread's real-time priority, under its policy.
+pub fn sched_setparam(pid: i32, uparam: usize) -> SysResult {
+    do_sched_setscheduler(pid, None, uparam)
+}
+
+/// sched_getscheduler(2): the thread's policy, with SCHED_RESET_ON_FORK.
+pub fn sched_getscheduler(pid: i32) -> SysResult {
+    with_sched(pid, |sched| sched.reported() as i64)
+}
+
+/// sched_getparam(2): the thread's real-time priority, 0 under a
+/// time-shared policy.
+pub fn sched_getparam(pid: i32, uparam: usize) -> SysResult {
+    if uparam == 0 || pid < 0 {
+        return Err(Errno::EINVAL);
+    }
+    let priority = with_sched(pid, |sched| sched.rt_priority as i32)?;
+    write_user(uparam, &priority).map(|_| 0)
+}
+
+/// The priorities `policy` takes (Linux: `sched_get_priority_max` and
+/// `_min`): 1..=99 for SCHED_FIFO and SCHED_RR, 0 for the other policies
+/// Linux knows (SCHED_EXT, 7, included), EINVAL for the rest.
+fn priority_range(policy: i32) -> KResult<(i64, i64)> {
+    use crate::task::sched_policy::{
+        MAX_RT_PRIO, SCHED_BATCH, SCHED_DEADLINE, SCHED_EXT, SCHED_FIFO, SCHED_IDLE, SCHED_NORMAL,
+        SCHED_RR,
+    };
+    match u32::try_from(policy).map_err(|_| Errno::EINVAL)? {
+        SCHED_FIFO | SCHED_RR => Ok((1, MAX_RT_PRIO as i64 - 1)),
+        SCHED_NORMAL | SCHED_BATCH | SCHED_IDLE | SCHED_DEADLINE | SCHED_EXT => Ok((0, 0)),
+        _ => Err(Errno::EINVAL),
+    }
+}
+
+/// sched_get_priority_max(2): the highest priority `policy` takes.
+pub fn sched_get_priority_max(policy: i32) -> SysResult {
+    Ok(priority_range(policy)?.1)
+}
+
+/// sched_get_priority_min(2): the lowest priority `policy` takes.
+pub fn sched_get_priority_min(policy: i32) -> SysResult {
+    Ok(priority_range(policy)?.0)
 }
 
 /// sched_setaffinity(2): threads stay on the CPU they started on, so a
@@ -655,75 +688,6 @@ pub fn times(ubuf: usize) -> SysResult {
         write_user(ubuf, &tms)?;
     }
     Ok((crate::task::clock::monotonic_ns() / TICK_NS) as i64)
-}
-
-/// futex(2) (Linux: `kernel/futex/syscalls.c` `do_futex`). The fourth
-/// argument is a timeout for the waits and a count (`val2`) for the
-/// requeues and WAKE_OP. WAIT's timeout is relative, on CLOCK_MONOTONIC;
-/// WAIT_BITSET's absolute, on CLOCK_REALTIME with FUTEX_CLOCK_REALTIME,
-/// which any other operation refuses with ENOSYS. PI futexes: ENOSYS
-/// (glibc's default mutexes never use them).
-pub fn futex(
-    uaddr: usize,
-    op: u32,
-    val: u32,
-    utimeout: usize,
-    uaddr2: usize,
-    val3: u32,
-) -> SysResult {
-    const FUTEX_WAIT: u32 = 0;
-    const FUTEX_WAKE: u32 = 1;
-    const FUTEX_REQUEUE: u32 = 3;
-    const FUTEX_CMP_REQUEUE: u32 = 4;
-    const FUTEX_WAKE_OP: u32 = 5;
-    const FUTEX_WAIT_BITSET: u32 = 9;
-    const FUTEX_WAKE_BITSET: u32 = 10;
-    const FUTEX_PRIVATE_FLAG: u32 = 128;
-    const FUTEX_CLOCK_REALTIME: u32 = 256;
-    let cmd = op & !(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
-    if op & FUTEX_CLOCK_REALTIME != 0 && !matches!(cmd, FUTEX_WAIT | FUTEX_WAIT_BITSET) {
-        return Err(Errno::ENOSYS);
-    }
-    let timeout = |absolute: bool| -> KResult<Option<u64>> {
-        if utimeout == 0 {
-            return Ok(None);
-        }
-        let ts: [i64; 2] = read_user(utimeout)?;
-        // An absolute time is on CLOCK_MONOTONIC unless FUTEX_CLOCK_REALTIME.
-        const CLOCK_REALTIME: i32 = 0;
-        const CLOCK_MONOTONIC: i32 = 1;
-        let clock = if op & FUTEX_CLOCK_REALTIME != 0 {
-            CLOCK_REALTIME
-        } else {
-            CLOCK_MONOTONIC
-        };
-        match absolute {
-            true => super::time::deadline_at_clock(clock, ts).map(Some),
-            false => super::time::deadline_after(ts).map(Some),
-        }
-    };
-    // Linux takes the counts as ints. A wake wakes one waiter before it
-    // compares, so a count of 0 or below (u32::MAX is -1) wakes one; a
-    // requeue refuses negative counts with EINVAL.
-    let at_least_one = |n: u32| (n as i32).max(1) as usize;
-    let count = |n: u32| usize::try_from(n as i32).map_err(|_| Errno::EINVAL);
-    let val2 = utimeout as u32;
-    let shared = op & FUTEX_PRIVATE_FLAG == 0;
-    match cmd {
-        FUTEX_WAIT => futex::wait(uaddr, shared, val, timeout(false)?, futex::MATCH_ANY).map(|_| 0),
-        FUTEX_WAIT_BITSET => futex::wait(uaddr, shared, val, timeout(true)?, val3).map(|_| 0),
-        FUTEX_WAKE => Ok(futex::wake(uaddr, shared, at_least_one(val), futex::MATCH_ANY)? as i64),
-        FUTEX_WAKE_BITSET => Ok(futex::wake(uaddr, shared, at_least_one(val), val3)? as i64),
-        FUTEX_REQUEUE | FUTEX_CMP_REQUEUE => {
-            let cmp = (cmd == FUTEX_CMP_REQUEUE).then_some(val3);
-            Ok(futex::requeue(uaddr, uaddr2, shared, count(val)?, count(val2)?, cmp)? as i64)
-        }
-        FUTEX_WAKE_OP => {
-            let (n, n2) = (at_least_one(val), at_least_one(val2));
-            Ok(futex::wake_op(uaddr, uaddr2, shared, n, n2, val3)? as i64)
-        }
-        _ => Err(Errno::ENOSYS),
-    }
 }
 
 /// uname(2): a `struct utsname` saying Linux 6.12 on aarch64, with

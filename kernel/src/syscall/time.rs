@@ -15,9 +15,9 @@ use crate::task::timers;
 
 /// CLOCK_REALTIME: wall-clock time since the epoch; clock_settime(2)
 /// moves it.
-const CLOCK_REALTIME: i32 = 0;
+pub(super) const CLOCK_REALTIME: i32 = 0;
 /// CLOCK_MONOTONIC: time since boot, which nothing sets.
-const CLOCK_MONOTONIC: i32 = 1;
+pub(super) const CLOCK_MONOTONIC: i32 = 1;
 /// CLOCK_PROCESS_CPUTIME_ID: CPU time of the calling process, all its
 /// threads.
 const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;

@@ -46,12 +46,10 @@ fn exit_thread(status: u32) {
     }
     process::release_vfork_parent(user);
     let last = process.nr_threads.fetch_sub(1, Ordering::AcqRel) == 1;
-    // Robust futexes this thread still holds pass to their waiters marked
-    // FUTEX_OWNER_DIED (Linux: `futex_exit_release`, before the tid clear).
-    let robust = user.robust_list.load(Ordering::Relaxed);
-    if robust != 0 {
-        futex::exit_robust_list(robust, user.tid);
-    }
+    // Robust futexes and PI locks this thread still holds pass to their
+    // waiters marked FUTEX_OWNER_DIED (Linux: `futex_exit_release`, before
+    // the tid clear).
+    futex::exit_release(user.robust_list.load(Ordering::Relaxed), user.tid);
     // CLONE_CHILD_CLEARTID: tell a joiner we are gone (after leaving the
     // count, so a joiner that then exits knows it is the last).
     let ctid = user.clear_child_tid.load(Ordering::Relaxed);

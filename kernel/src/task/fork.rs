@@ -175,6 +175,7 @@ pub fn clone(
         parent_user.sigmask.load(Ordering::Relaxed),
     );
     *user.comm.lock() = *parent_user.comm.lock();
+    *user.sched.lock() = parent_user.sched.lock().for_child();
     // A new process keeps the alternate signal stack (it is a copy of the
     // same memory); a thread sharing the memory gets none (Linux:
     // `copy_process` clears sas_ss_* for CLONE_VM without CLONE_VFORK).

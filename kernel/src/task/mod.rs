@@ -16,6 +16,7 @@ pub mod fork;
 pub mod futex;
 pub mod process;
 mod sched;
+pub mod sched_policy;
 pub mod signal;
 pub mod signal_abi;
 pub mod stack;

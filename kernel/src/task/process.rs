@@ -26,6 +26,7 @@ use crate::errno::{Errno, KResult};
 use crate::fs::vfs::{FdTable, Inode};
 use crate::mm::mm_struct::Mm;
 use crate::sync::SpinLock;
+use crate::task::sched_policy::SchedPolicy;
 use crate::task::signal_abi::{AltStack, SigAction, SigInfo, NSIG};
 use crate::task::thread::Thread;
 use crate::task::WaitQueue;
@@ -249,6 +250,8 @@ pub struct UserThread {
     /// set_robust_list: the head of the robust futexes this thread holds,
     /// released for it when it dies (glibc's robust mutexes).
     pub robust_list: AtomicUsize,
+    /// sched_setscheduler: the thread's policy and real-time priority.
+    pub sched: SpinLock<SchedPolicy>,
     /// The signals this thread blocks (Linux: `task->blocked`); never holds
     /// SIGKILL or SIGSTOP.
     pub sigmask: AtomicU64,
@@ -656,6 +659,7 @@ impl UserThread {
             clear_child_tid: AtomicUsize::new(0),
             set_child_tid: AtomicUsize::new(0),
             robust_list: AtomicUsize::new(0),
+            sched: SpinLock::new(SchedPolicy::default()),
             sigmask: AtomicU64::new(sigmask),
             pending: AtomicU64::new(0),
             info: SpinLock::new(Box::new([None; NSIG as usize])),

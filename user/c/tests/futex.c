@@ -3,8 +3,13 @@
  * with CLOCK_REALTIME deadlines, semaphores, rwlocks, barriers) and the
  * futex(2) operations underneath, called directly: WAIT and WAIT_BITSET
  * with their timeouts, WAKE_BITSET, CMP_REQUEUE and WAKE_OP, and their
- * errnos; and robust mutexes, which the kernel releases when their owner
- * dies (set_robust_list). A static glibc program: make test runs it on faultline, make
+ * errnos; robust mutexes, which the kernel releases when their owner
+ * dies (set_robust_list); priority-inheritance locks (LOCK_PI, LOCK_PI2,
+ * TRYLOCK_PI, UNLOCK_PI: the owner's TID in the word, FUTEX_WAITERS,
+ * FUTEX_OWNER_DIED, the kernel handing the lock to the highest-priority
+ * waiter) and glibc's PTHREAD_PRIO_INHERIT mutexes on them; the
+ * requeue_pi pair (WAIT_REQUEUE_PI, CMP_REQUEUE_PI); and futex_waitv.
+ * A static glibc program: make test runs it on faultline, make
  * test-linux on Debian's Linux 6.12, and the values it expects are Linux's.
  *
  * Output and exit status: check.h's run_tests.
@@ -13,7 +18,9 @@
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -262,6 +269,12 @@ static int futex_waits_check_the_word_and_time_out(void)
 	long nowhere = futex((uint32_t *)8, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 	int nowhere_err = errno;
 	long none = futex(&word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	/* Linux 6.12 takes FUTEX_CLOCK_REALTIME only with WAIT_BITSET,
+	 * WAIT_REQUEUE_PI and LOCK_PI2. */
+	long rt_wait = futex(&word, FUTEX_WAIT_PRIVATE | FUTEX_CLOCK_REALTIME, 1, &rel, NULL, 0);
+	int rt_wait_err = errno;
+	CHECK(rt_wait == -1 && rt_wait_err == ENOSYS, "WAIT with CLOCK_REALTIME: %ld, errno %d",
+	      rt_wait, rt_wait_err);
 	CHECK(again == -1 && again_err == EAGAIN, "a changed word: %ld, errno %d", again, again_err);
 	CHECK(timed == -1 && timed_err == ETIMEDOUT && waited >= 29,
 	      "relative timeout: %ld, errno %d, %ld ms", timed, timed_err, waited);
@@ -418,6 +431,549 @@ static int a_robust_mutex_passes_on_when_its_owner_dies(void)
 	return 0;
 }
 
+static pid_t tid_of_caller(void)
+{
+	return syscall(SYS_gettid);
+}
+
+static struct timespec clock_in(clockid_t clock, long ms)
+{
+	struct timespec t;
+	clock_gettime(clock, &t);
+	t.tv_sec += ms / 1000;
+	t.tv_nsec += (ms % 1000) * 1000000;
+	if (t.tv_nsec >= 1000000000) {
+		t.tv_sec++;
+		t.tv_nsec -= 1000000000;
+	}
+	return t;
+}
+
+/* A thread that runs one PI operation on a word and reports. */
+struct pi_op {
+	uint32_t *word;
+	int op;
+	const struct timespec *timeout;
+	uint32_t *word2;      /* WAIT_REQUEUE_PI's PI lock */
+	int unlock;           /* unlock the lock (word2 if set) once held */
+	volatile int started; /* set just before the call */
+	pid_t tid;
+	long rc;
+	int err;
+	uint32_t seen;        /* the lock word just after the call */
+	long unlock_rc;
+	int order;            /* the how-manyeth to get the lock */
+};
+
+static volatile int got_lock;
+
+static void *pi_thread(void *arg)
+{
+	struct pi_op *p = arg;
+	uint32_t *lock = p->word2 ? p->word2 : p->word;
+	p->tid = tid_of_caller();
+	p->started = 1;
+	p->rc = futex(p->word, p->op, 0, p->timeout, p->word2, 0);
+	p->err = errno;
+	p->seen = *lock;
+	if (p->rc == 0) {
+		p->order = __atomic_add_fetch(&got_lock, 1, __ATOMIC_SEQ_CST);
+		if (p->unlock)
+			p->unlock_rc = futex(lock, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	}
+	return NULL;
+}
+
+/* Starts a pi_thread and gives it time to sleep in the kernel. */
+static void start_pi(pthread_t *t, struct pi_op *p)
+{
+	pthread_create(t, NULL, pi_thread, p);
+	while (!p->started)
+		usleep(1000);
+	usleep(20000);
+}
+
+static int pi_lock_words_hold_the_owners_tid(void)
+{
+	uint32_t w = 0;
+	pid_t me = tid_of_caller();
+	long lock = futex(&w, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	uint32_t held = w;
+	long again = futex(&w, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	int again_err = errno;
+	long self_try = futex(&w, FUTEX_TRYLOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	int self_try_err = errno;
+	/* Another thread's trylock fails, and marks the word contended. */
+	pthread_t t;
+	struct pi_op other = { .word = &w, .op = FUTEX_TRYLOCK_PI_PRIVATE };
+	pthread_create(&t, NULL, pi_thread, &other);
+	pthread_join(t, NULL);
+	uint32_t contended = w;
+	struct pi_op stranger = { .word = &w, .op = FUTEX_UNLOCK_PI_PRIVATE };
+	pthread_create(&t, NULL, pi_thread, &stranger);
+	pthread_join(t, NULL);
+	long unlock = futex(&w, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	uint32_t freed = w;
+	long unheld = futex(&w, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	int unheld_err = errno;
+	long rt = futex(&w, FUTEX_LOCK_PI_PRIVATE | FUTEX_CLOCK_REALTIME, 0, NULL, NULL, 0);
+	int rt_err = errno;
+	uint32_t ghost = 0x3ffffff0; /* a TID no thread has */
+	long nobody = futex(&ghost, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	int nobody_err = errno;
+	long odd = futex((uint32_t *)((char *)&w + 2), FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	int odd_err = errno;
+	CHECK(lock == 0 && held == (uint32_t)me, "LOCK_PI of a free lock: %ld, word %#x, tid %#x",
+	      lock, held, me);
+	CHECK(again == -1 && again_err == EDEADLK, "LOCK_PI of a lock held: %ld, errno %d", again,
+	      again_err);
+	CHECK(self_try == -1 && self_try_err == EDEADLK, "TRYLOCK_PI of a lock held: %ld, errno %d",
+	      self_try, self_try_err);
+	CHECK(other.rc == -1 && other.err == EAGAIN, "another's TRYLOCK_PI: %ld, errno %d", other.rc,
+	      other.err);
+	CHECK(contended == (me | FUTEX_WAITERS), "after a failed TRYLOCK_PI: word %#x", contended);
+	CHECK(stranger.rc == -1 && stranger.err == EPERM, "another's UNLOCK_PI: %ld, errno %d",
+	      stranger.rc, stranger.err);
+	CHECK(unlock == 0 && freed == 0, "UNLOCK_PI with nobody waiting: %ld, word %#x", unlock,
+	      freed);
+	CHECK(unheld == -1 && unheld_err == EPERM, "UNLOCK_PI of a free lock: %ld, errno %d", unheld,
+	      unheld_err);
+	CHECK(rt == -1 && rt_err == ENOSYS, "LOCK_PI with CLOCK_REALTIME: %ld, errno %d", rt, rt_err);
+	CHECK(nobody == -1 && nobody_err == ESRCH && ghost == (0x3ffffff0 | FUTEX_WAITERS),
+	      "LOCK_PI of a dead TID's lock: %ld, errno %d, word %#x", nobody, nobody_err, ghost);
+	CHECK(odd == -1 && odd_err == EINVAL, "LOCK_PI of a misaligned word: %ld, errno %d", odd,
+	      odd_err);
+	return 0;
+}
+
+static int an_unlock_hands_the_pi_lock_to_its_waiter(void)
+{
+	uint32_t w = 0;
+	pid_t me = tid_of_caller();
+	futex(&w, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	pthread_t t;
+	struct pi_op waiter = { .word = &w, .op = FUTEX_LOCK_PI_PRIVATE, .unlock = 1 };
+	start_pi(&t, &waiter);
+	uint32_t waited = w;
+	long unlock = futex(&w, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	pthread_join(t, NULL);
+	CHECK(waited == (me | FUTEX_WAITERS), "a waiter sleeping: word %#x", waited);
+	CHECK(unlock == 0 && waiter.rc == 0, "UNLOCK_PI %ld, the waiter's LOCK_PI %ld errno %d",
+	      unlock, waiter.rc, waiter.err);
+	CHECK(waiter.seen == (waiter.tid | FUTEX_WAITERS), "handed over: word %#x, want %#x",
+	      waiter.seen, waiter.tid | FUTEX_WAITERS);
+	CHECK(waiter.unlock_rc == 0 && w == 0, "the new owner's unlock: %ld, word %#x",
+	      waiter.unlock_rc, w);
+	return 0;
+}
+
+static int pi_lock_deadlines_are_on_their_clocks(void)
+{
+	uint32_t w = 0;
+	futex(&w, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	/* LOCK_PI's deadline is CLOCK_REALTIME; LOCK_PI2's CLOCK_MONOTONIC
+	 * unless FUTEX_CLOCK_REALTIME. */
+	struct timespec rt = clock_in(CLOCK_REALTIME, 30);
+	struct timespec mono = clock_in(CLOCK_MONOTONIC, 30);
+	struct timespec rt2 = clock_in(CLOCK_REALTIME, 30);
+	struct pi_op a = { .word = &w, .op = FUTEX_LOCK_PI_PRIVATE, .timeout = &rt };
+	struct pi_op b = { .word = &w, .op = FUTEX_LOCK_PI2_PRIVATE, .timeout = &mono };
+	struct pi_op c = { .word = &w, .op = FUTEX_LOCK_PI2_PRIVATE | FUTEX_CLOCK_REALTIME,
+			   .timeout = &rt2 };
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pthread_t t[3];
+	pthread_create(&t[0], NULL, pi_thread, &a);
+	pthread_create(&t[1], NULL, pi_thread, &b);
+	pthread_create(&t[2], NULL, pi_thread, &c);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	long unlock = futex(&w, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	CHECK(a.rc == -1 && a.err == ETIMEDOUT, "LOCK_PI: %ld, errno %d", a.rc, a.err);
+	CHECK(b.rc == -1 && b.err == ETIMEDOUT, "LOCK_PI2: %ld, errno %d", b.rc, b.err);
+	CHECK(c.rc == -1 && c.err == ETIMEDOUT, "LOCK_PI2 realtime: %ld, errno %d", c.rc, c.err);
+	CHECK(ms_between(&t0, &t1) >= 29, "timed out after %ld ms", ms_between(&t0, &t1));
+	CHECK(unlock == 0 && w == 0, "the owner's unlock after: %ld, word %#x", unlock, w);
+	return 0;
+}
+
+/* A thread of real-time priority PRIO running P. */
+static int start_fifo(pthread_t *t, struct pi_op *p, int prio)
+{
+	pthread_attr_t attr;
+	struct sched_param sp = { .sched_priority = prio };
+	pthread_attr_init(&attr);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_FIFO);
+	int rc = pthread_attr_setschedparam(&attr, &sp);
+	if (rc == 0)
+		rc = pthread_create(t, &attr, pi_thread, p);
+	pthread_attr_destroy(&attr);
+	while (rc == 0 && !p->started)
+		usleep(1000);
+	usleep(20000);
+	return rc;
+}
+
+static int the_highest_priority_waiter_gets_the_pi_lock_first(void)
+{
+	uint32_t w = 0;
+	futex(&w, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	got_lock = 0;
+	pthread_t t[3];
+	struct pi_op p[3];
+	int prio[3] = { 5, 20, 10 };
+	for (int i = 0; i < 3; i++) {
+		p[i] = (struct pi_op){ .word = &w, .op = FUTEX_LOCK_PI_PRIVATE, .unlock = 1 };
+		int rc = start_fifo(&t[i], &p[i], prio[i]);
+		CHECK(rc == 0, "a SCHED_FIFO thread of priority %d: %s", prio[i], strerror(rc));
+	}
+	futex(&w, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(t[i], NULL);
+	CHECK(p[1].order == 1 && p[2].order == 2 && p[0].order == 3,
+	      "priorities 5, 20, 10 got the lock %dth, %dth, %dth (want 3, 1, 2)", p[0].order,
+	      p[1].order, p[2].order);
+	CHECK(w == 0, "word %#x at the end", w);
+	return 0;
+}
+
+static volatile int pi_owner_ready;
+
+static void *pi_lock_and_die(void *arg)
+{
+	futex(arg, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	pi_owner_ready = 1;
+	usleep(30000);
+	return NULL; /* exits holding it */
+}
+
+static int a_dead_owners_pi_lock_passes_on_marked_owner_died(void)
+{
+	uint32_t w = 0;
+	pi_owner_ready = 0;
+	pthread_t t;
+	pthread_create(&t, NULL, pi_lock_and_die, &w);
+	while (!pi_owner_ready)
+		usleep(1000);
+	long lock = futex(&w, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	uint32_t got = w;
+	pthread_join(t, NULL);
+	long unlock = futex(&w, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	pid_t me = tid_of_caller();
+	CHECK(lock == 0, "LOCK_PI behind an owner that exits: %ld, errno %d", lock, errno);
+	CHECK(got == (me | FUTEX_WAITERS | FUTEX_OWNER_DIED), "word %#x, want %#x", got,
+	      me | FUTEX_WAITERS | FUTEX_OWNER_DIED);
+	CHECK(unlock == 0 && w == 0, "unlock: %ld, word %#x", unlock, w);
+	return 0;
+}
+
+static pthread_mutex_t pi_mutex;
+static long pi_counter;
+
+static void *count_up_pi(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 20000; i++) {
+		pthread_mutex_lock(&pi_mutex);
+		pi_counter++;
+		pthread_mutex_unlock(&pi_mutex);
+	}
+	return NULL;
+}
+
+static void *lock_pi_mutex_and_die(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&pi_mutex);
+	pi_owner_ready = 1;
+	usleep(30000);
+	return NULL;
+}
+
+static int glibc_priority_inheritance_mutexes_work(void)
+{
+	pthread_mutexattr_t attr;
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_setprotocol(&attr, PTHREAD_PRIO_INHERIT);
+	pthread_mutex_init(&pi_mutex, &attr);
+	pi_counter = 0;
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		pthread_create(&t[i], NULL, count_up_pi, NULL);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	pthread_mutex_destroy(&pi_mutex);
+	CHECK(pi_counter == 80000, "counter %ld, want 80000", pi_counter);
+	/* A robust PI mutex whose owner dies: the waiter learns it. */
+	pthread_mutexattr_setrobust(&attr, PTHREAD_MUTEX_ROBUST);
+	pthread_mutex_init(&pi_mutex, &attr);
+	pi_owner_ready = 0;
+	pthread_create(&t[0], NULL, lock_pi_mutex_and_die, NULL);
+	while (!pi_owner_ready)
+		usleep(1000);
+	int waited = pthread_mutex_lock(&pi_mutex);
+	pthread_join(t[0], NULL);
+	int consistent = pthread_mutex_consistent(&pi_mutex);
+	pthread_mutex_unlock(&pi_mutex);
+	int again = pthread_mutex_lock(&pi_mutex);
+	pthread_mutex_unlock(&pi_mutex);
+	CHECK(waited == EOWNERDEAD, "a waiter got %d, want EOWNERDEAD", waited);
+	CHECK(consistent == 0 && again == 0, "consistent %d, relock %d", consistent, again);
+	return 0;
+}
+
+static int requeue_pi_moves_waiters_onto_the_pi_lock(void)
+{
+	uint32_t cond = 0, lock = 0;
+	pid_t me = tid_of_caller();
+	pthread_t t;
+	/* A free lock: the requeue takes it for the waiter and wakes it. */
+	struct pi_op a = { .word = &cond, .op = FUTEX_WAIT_REQUEUE_PI_PRIVATE, .word2 = &lock,
+			   .unlock = 1 };
+	start_pi(&t, &a);
+	long stale = futex(&cond, FUTEX_CMP_REQUEUE_PI_PRIVATE, 1, (void *)0, &lock, 1);
+	int stale_err = errno;
+	long two = futex(&cond, FUTEX_CMP_REQUEUE_PI_PRIVATE, 2, (void *)0, &lock, 0);
+	int two_err = errno;
+	long same = futex(&cond, FUTEX_CMP_REQUEUE_PI_PRIVATE, 1, (void *)0, &cond, 0);
+	int same_err = errno;
+	long wake = futex(&cond, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	int wake_err = errno;
+	long plain = futex(&cond, FUTEX_CMP_REQUEUE_PRIVATE, 0, (void *)1, &lock, 0);
+	int plain_err = errno;
+	long took = futex(&cond, FUTEX_CMP_REQUEUE_PI_PRIVATE, 1, (void *)0, &lock, 0);
+	pthread_join(t, NULL);
+	CHECK(stale == -1 && stale_err == EAGAIN, "a stale value: %ld, errno %d", stale, stale_err);
+	CHECK(two == -1 && two_err == EINVAL, "nr_wake 2: %ld, errno %d", two, two_err);
+	CHECK(same == -1 && same_err == EINVAL, "onto the same word: %ld, errno %d", same, same_err);
+	CHECK(wake == -1 && wake_err == EINVAL, "FUTEX_WAKE of a requeue_pi waiter: %ld, errno %d",
+	      wake, wake_err);
+	CHECK(plain == -1 && plain_err == EINVAL, "CMP_REQUEUE of one: %ld, errno %d", plain,
+	      plain_err);
+	CHECK(took == 1 && a.rc == 0 && a.seen == (uint32_t)a.tid,
+	      "a free lock: requeue %ld, waiter %ld errno %d, word %#x (its tid %#x)", took, a.rc,
+	      a.err, a.seen, a.tid);
+	CHECK(a.unlock_rc == 0 && lock == 0, "its unlock: %ld, word %#x", a.unlock_rc, lock);
+	/* A held lock: the waiter sleeps on it until the owner unlocks. */
+	futex(&lock, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	struct pi_op b = { .word = &cond, .op = FUTEX_WAIT_REQUEUE_PI_PRIVATE, .word2 = &lock,
+			   .unlock = 1, .rc = 9 };
+	start_pi(&t, &b);
+	long moved = futex(&cond, FUTEX_CMP_REQUEUE_PI_PRIVATE, 1, (void *)0, &lock, 0);
+	usleep(20000);
+	uint32_t queued = lock;
+	int still = b.rc == 9; /* asleep on the lock now */
+	long unlock = futex(&lock, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	pthread_join(t, NULL);
+	CHECK(moved == 1 && queued == (me | FUTEX_WAITERS) && still,
+	      "a held lock: requeue %ld, word %#x, waiter %ld", moved, queued, still ? 9 : b.rc);
+	CHECK(unlock == 0 && b.rc == 0 && b.seen == (b.tid | FUTEX_WAITERS),
+	      "after the unlock: %ld, waiter %ld, word %#x", unlock, b.rc, b.seen);
+	/* A plain waiter cannot be requeued to a PI lock: EINVAL, and a
+	 * FUTEX_WAKE still finds it. */
+	struct waiter c = { &cond, FUTEX_BITSET_MATCH_ANY, 9 };
+	start_waiter(&t, &c);
+	long mismatched = futex(&cond, FUTEX_CMP_REQUEUE_PI_PRIVATE, 1, (void *)0, &lock, 0);
+	int mismatched_err = errno;
+	long woke = futex(&cond, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(t, NULL);
+	CHECK(mismatched == -1 && mismatched_err == EINVAL && woke == 1 && c.rc == 0,
+	      "a FUTEX_WAIT waiter: %ld errno %d, then FUTEX_WAKE %ld", mismatched, mismatched_err,
+	      woke);
+	return 0;
+}
+
+static int requeue_pi_waits_check_and_time_out(void)
+{
+	uint32_t cond = 0, lock = 0;
+	struct timespec mono = clock_in(CLOCK_MONOTONIC, 30);
+	long timed = futex(&cond, FUTEX_WAIT_REQUEUE_PI_PRIVATE, 0, &mono, &lock, 0);
+	int timed_err = errno;
+	struct timespec rt = clock_in(CLOCK_REALTIME, 30);
+	long timed_rt = futex(&cond, FUTEX_WAIT_REQUEUE_PI_PRIVATE | FUTEX_CLOCK_REALTIME, 0, &rt,
+			      &lock, 0);
+	int timed_rt_err = errno;
+	long changed = futex(&cond, FUTEX_WAIT_REQUEUE_PI_PRIVATE, 1, NULL, &lock, 0);
+	int changed_err = errno;
+	long same = futex(&cond, FUTEX_WAIT_REQUEUE_PI_PRIVATE, 0, NULL, &cond, 0);
+	int same_err = errno;
+	long none = futex(&cond, FUTEX_CMP_REQUEUE_PI_PRIVATE, 1, (void *)5, &lock, 0);
+	CHECK(timed == -1 && timed_err == ETIMEDOUT, "CLOCK_MONOTONIC deadline: %ld, errno %d",
+	      timed, timed_err);
+	CHECK(timed_rt == -1 && timed_rt_err == ETIMEDOUT, "CLOCK_REALTIME deadline: %ld, errno %d",
+	      timed_rt, timed_rt_err);
+	CHECK(changed == -1 && changed_err == EAGAIN, "a changed word: %ld, errno %d", changed,
+	      changed_err);
+	CHECK(same == -1 && same_err == EINVAL, "onto itself: %ld, errno %d", same, same_err);
+	CHECK(none == 0 && lock == 0, "requeueing nobody: %ld, word %#x", none, lock);
+	return 0;
+}
+
+static volatile int handled;
+
+static void count_signal(int sig)
+{
+	(void)sig;
+	handled++;
+}
+
+/* A signal with a handler (no SA_RESTART) restarts LOCK_PI and a
+ * WAIT_REQUEUE_PI not yet requeued; once requeued, it ends the wait
+ * with EAGAIN. */
+static int signals_restart_pi_waits(void)
+{
+	struct sigaction sa = { .sa_handler = count_signal };
+	sigaction(SIGUSR1, &sa, NULL);
+	handled = 0;
+	uint32_t cond = 0, lock = 0;
+	futex(&lock, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	pthread_t t;
+	struct pi_op a = { .word = &lock, .op = FUTEX_LOCK_PI_PRIVATE, .unlock = 1 };
+	start_pi(&t, &a);
+	pthread_kill(t, SIGUSR1);
+	usleep(20000);
+	int first = handled;
+	futex(&lock, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	pthread_join(t, NULL);
+	CHECK(first == 1 && a.rc == 0, "LOCK_PI after a handler: %ld, errno %d, handled %d", a.rc,
+	      a.err, first);
+	futex(&lock, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	struct pi_op b = { .word = &cond, .op = FUTEX_WAIT_REQUEUE_PI_PRIVATE, .word2 = &lock };
+	start_pi(&t, &b);
+	pthread_kill(t, SIGUSR1);
+	usleep(20000);
+	long moved = futex(&cond, FUTEX_CMP_REQUEUE_PI_PRIVATE, 1, (void *)0, &lock, 0);
+	usleep(20000);
+	pthread_kill(t, SIGUSR1);
+	pthread_join(t, NULL);
+	long unlock = futex(&lock, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	signal(SIGUSR1, SIG_DFL);
+	CHECK(moved == 1, "the waiter went back to waiting after the first signal: requeue %ld",
+	      moved);
+	CHECK(b.rc == -1 && b.err == EAGAIN && handled == 3,
+	      "a signal after the requeue: %ld, errno %d, handled %d", b.rc, b.err, handled);
+	CHECK(unlock == 0 && lock == 0, "unlock: %ld, word %#x", unlock, lock);
+	return 0;
+}
+
+static long waitv(struct futex_waitv *w, unsigned n, unsigned flags, const struct timespec *to,
+		  clockid_t clock)
+{
+	return syscall(SYS_futex_waitv, w, n, flags, to, clock);
+}
+
+struct waitv_call {
+	struct futex_waitv *w;
+	unsigned n;
+	long rc;
+	int err;
+};
+
+static void *waitv_thread(void *arg)
+{
+	struct waitv_call *c = arg;
+	struct timespec to = clock_in(CLOCK_MONOTONIC, 5000);
+	c->rc = waitv(c->w, c->n, 0, &to, CLOCK_MONOTONIC);
+	c->err = errno;
+	return NULL;
+}
+
+static int futex_waitv_wakes_on_any_word(void)
+{
+	static uint32_t words[3];
+	struct futex_waitv w[3];
+	for (int i = 0; i < 3; i++) {
+		words[i] = 0;
+		w[i] = (struct futex_waitv){ .val = 0, .uaddr = (uintptr_t)&words[i],
+					     .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
+	}
+	w[2].flags = FUTEX_32; /* a shared one among them */
+	pthread_t t;
+	struct waitv_call c = { w, 3, 9, 0 };
+	pthread_create(&t, NULL, waitv_thread, &c);
+	usleep(20000);
+	long woke = futex(&words[1], FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(t, NULL);
+	CHECK(woke == 1 && c.rc == 1, "a wake on word 1: woke %ld, waitv returned %ld errno %d",
+	      woke, c.rc, c.err);
+	c.rc = 9;
+	pthread_create(&t, NULL, waitv_thread, &c);
+	usleep(20000);
+	woke = futex(&words[2], FUTEX_WAKE, 1, NULL, NULL, 0);
+	pthread_join(t, NULL);
+	CHECK(woke == 1 && c.rc == 2, "a shared wake on word 2: woke %ld, waitv returned %ld",
+	      woke, c.rc);
+	struct timespec t0, t1, rt = clock_in(CLOCK_REALTIME, 30);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	long timed = waitv(w, 3, 0, &rt, CLOCK_REALTIME);
+	int timed_err = errno;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	words[2] = 1;
+	long changed = waitv(w, 3, 0, NULL, 0);
+	int changed_err = errno;
+	words[2] = 0;
+	CHECK(timed == -1 && timed_err == ETIMEDOUT && ms_between(&t0, &t1) >= 29,
+	      "a CLOCK_REALTIME deadline: %ld, errno %d, %ld ms", timed, timed_err,
+	      ms_between(&t0, &t1));
+	CHECK(changed == -1 && changed_err == EAGAIN, "a changed word: %ld, errno %d", changed,
+	      changed_err);
+	return 0;
+}
+
+static int futex_waitv_checks_its_arguments(void)
+{
+	static uint32_t word;
+	struct futex_waitv w = { .val = 0, .uaddr = (uintptr_t)&word,
+				 .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
+	struct timespec to = clock_in(CLOCK_MONOTONIC, 1000);
+	static struct futex_waitv many[FUTEX_WAITV_MAX + 1];
+	struct {
+		const char *what;
+		struct futex_waitv entry;
+		unsigned n, flags;
+		clockid_t clock;
+		int nullv;
+		int want;
+	} cases[] = {
+		{ "syscall flags", w, 1, 1, CLOCK_MONOTONIC, 0, EINVAL },
+		{ "no words", w, 0, 0, CLOCK_MONOTONIC, 0, EINVAL },
+		{ "129 words", w, FUTEX_WAITV_MAX + 1, 0, CLOCK_MONOTONIC, 0, EINVAL },
+		{ "a NULL array", w, 1, 0, CLOCK_MONOTONIC, 1, EINVAL },
+		{ "CLOCK_TAI", w, 1, 0, CLOCK_TAI, 0, EINVAL },
+		{ "no size", { 0, (uintptr_t)&word, FUTEX_PRIVATE_FLAG, 0 }, 1, 0, CLOCK_MONOTONIC, 0,
+		  EINVAL },
+		{ "a 64-bit size", { 0, (uintptr_t)&word, 3, 0 }, 1, 0, CLOCK_MONOTONIC, 0, EINVAL },
+		{ "an unknown flag", { 0, (uintptr_t)&word, FUTEX_32 | 64, 0 }, 1, 0, CLOCK_MONOTONIC,
+		  0, EINVAL },
+		{ "__reserved", { 0, (uintptr_t)&word, FUTEX_32, 1 }, 1, 0, CLOCK_MONOTONIC, 0,
+		  EINVAL },
+		{ "a value over 32 bits", { 1ull << 32, (uintptr_t)&word, FUTEX_32, 0 }, 1, 0,
+		  CLOCK_MONOTONIC, 0, EINVAL },
+		{ "a misaligned word", { 0, (uintptr_t)&word + 1, FUTEX_32, 0 }, 1, 0,
+		  CLOCK_MONOTONIC, 0, EINVAL },
+		{ "a NULL word", { 0, 0, FUTEX_32 | FUTEX_PRIVATE_FLAG, 0 }, 1, 0, CLOCK_MONOTONIC, 0,
+		  EFAULT },
+		{ "an unmapped shared word", { 0, 8, FUTEX_32, 0 }, 1, 0, CLOCK_MONOTONIC, 0,
+		  EFAULT },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct futex_waitv *v = cases[i].nullv ? NULL : many;
+		for (unsigned k = 0; k <= FUTEX_WAITV_MAX; k++)
+			many[k] = cases[i].entry;
+		long rc = waitv(v, cases[i].n, cases[i].flags, &to, cases[i].clock);
+		int err = errno;
+		CHECK(rc == -1 && err == cases[i].want, "%s: %ld, errno %d (want %d)", cases[i].what,
+		      rc, err, cases[i].want);
+	}
+	long unreadable = waitv((struct futex_waitv *)8, 1, 0, &to, CLOCK_MONOTONIC);
+	int unreadable_err = errno;
+	CHECK(unreadable == -1 && unreadable_err == EFAULT, "an unreadable array: %ld, errno %d",
+	      unreadable, unreadable_err);
+	return 0;
+}
+
 static const struct test tests[] = {
 	TEST(pthread_join_returns_each_threads_value),
 	TEST(a_contended_mutex_loses_no_increment),
@@ -429,6 +985,17 @@ static const struct test tests[] = {
 	TEST(bitset_requeue_and_wake_op_wake_whom_they_should),
 	TEST(a_private_wake_on_unmapped_memory_wakes_nobody),
 	TEST(a_robust_mutex_passes_on_when_its_owner_dies),
+	TEST(pi_lock_words_hold_the_owners_tid),
+	TEST(an_unlock_hands_the_pi_lock_to_its_waiter),
+	TEST(pi_lock_deadlines_are_on_their_clocks),
+	TEST(the_highest_priority_waiter_gets_the_pi_lock_first),
+	TEST(a_dead_owners_pi_lock_passes_on_marked_owner_died),
+	TEST(glibc_priority_inheritance_mutexes_work),
+	TEST(requeue_pi_moves_waiters_onto_the_pi_lock),
+	TEST(requeue_pi_waits_check_and_time_out),
+	TEST(signals_restart_pi_waits),
+	TEST(futex_waitv_wakes_on_any_word),
+	TEST(futex_waitv_checks_its_arguments),
 };
 
 int main(void)
