@@ -321,9 +321,13 @@ pub fn self_pid() -> KResult<u32> {
         .ok_or(Errno::ENOENT)
 }
 
-/// Every process's directory name, for listing /proc.
+/// Every process's directory name, kthreadd's among them, for listing
+/// /proc.
 pub fn names() -> Vec<String> {
-    process::all_pids().iter().map(|p| p.to_string()).collect()
+    let mut pids = process::all_pids();
+    pids.push(process::KTHREADD_PID);
+    pids.sort_unstable();
+    pids.iter().map(|p| p.to_string()).collect()
 }
 
 /// `/proc/PID/wchan`: where the process sleeps in the kernel; "0", as

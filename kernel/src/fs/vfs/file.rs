@@ -397,6 +397,7 @@ impl File {
             .chain(entries.iter().map(|(n, i)| (n.as_str(), i.clone())));
         let mut written = 0;
         for (name, inode) in all.skip(*pos as usize) {
+            let name = crate::ustr::to_bytes(name);
             let reclen = (19 + name.len() + 1).next_multiple_of(8);
             if written + reclen > buf.len() {
                 if written == 0 {
@@ -410,7 +411,7 @@ impl File {
             rec[8..16].copy_from_slice(&(*pos as i64 + 1).to_ne_bytes());
             rec[16..18].copy_from_slice(&(reclen as u16).to_ne_bytes());
             rec[18] = dirent_type(inode.mode());
-            rec[19..19 + name.len()].copy_from_slice(name.as_bytes());
+            rec[19..19 + name.len()].copy_from_slice(&name);
             written += reclen;
             *pos += 1;
         }
