@@ -17,8 +17,11 @@ use crate::task::process::KTHREADD_PID;
 /// Linux's `PF_KTHREAD`, a task flag `/proc/PID/stat` shows.
 const PF_KTHREAD: u32 = 0x0020_0000;
 
+/// What one of kthreadd's files shows.
+type Show = fn() -> String;
+
 /// One of kthreadd's files: fixed text.
-struct Text(fn() -> String);
+struct Text(Show);
 
 impl PseudoFile for Text {
     fn show(&self) -> String {
@@ -51,7 +54,7 @@ fn stat() -> String {
 }
 
 /// The directory's files and what each shows.
-const FILES: [(&str, fn() -> String); 4] = [
+const FILES: [(&str, Show); 4] = [
     ("cmdline", String::new),
     ("comm", || String::from("kthreadd\n")),
     ("stat", stat),
