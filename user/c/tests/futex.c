@@ -8,7 +8,8 @@
  * TRYLOCK_PI, UNLOCK_PI: the owner's TID in the word, FUTEX_WAITERS,
  * FUTEX_OWNER_DIED, the kernel handing the lock to the highest-priority
  * waiter) and glibc's PTHREAD_PRIO_INHERIT mutexes on them; the
- * requeue_pi pair (WAIT_REQUEUE_PI, CMP_REQUEUE_PI); and futex_waitv.
+ * requeue_pi pair (WAIT_REQUEUE_PI, CMP_REQUEUE_PI); futex_waitv; and
+ * which waits a signal handler restarts.
  * A static glibc program: make test runs it on faultline, make
  * test-linux on Debian's Linux 6.12, and the values it expects are Linux's.
  *
@@ -869,12 +870,14 @@ struct waitv_call {
 	unsigned n;
 	long rc;
 	int err;
+	volatile int started; /* set just before the call */
 };
 
 static void *waitv_thread(void *arg)
 {
 	struct waitv_call *c = arg;
 	struct timespec to = clock_in(CLOCK_MONOTONIC, 5000);
+	c->started = 1;
 	c->rc = waitv(c->w, c->n, 0, &to, CLOCK_MONOTONIC);
 	c->err = errno;
 	return NULL;
@@ -974,6 +977,102 @@ static int futex_waitv_checks_its_arguments(void)
 	return 0;
 }
 
+/* One FUTEX_WAIT or WAIT_BITSET on restart_word in a thread. */
+struct wait_call {
+	int op;
+	const struct timespec *deadline;
+	volatile int started; /* set just before the call */
+	long rc;
+	int err;
+};
+
+static uint32_t restart_word;
+
+static void *wait_call_thread(void *arg)
+{
+	struct wait_call *c = arg;
+	c->started = 1;
+	c->rc = futex(&restart_word, c->op, 0, c->deadline, NULL, FUTEX_BITSET_MATCH_ANY);
+	c->err = errno;
+	return NULL;
+}
+
+/* Starts FN(ARG) in a thread, sends it SIGUSR1 once it sleeps, and
+ * returns a while after the handler has run. */
+static pthread_t interrupted(void *(*fn)(void *), void *arg, volatile int *started)
+{
+	pthread_t t;
+	handled = 0;
+	pthread_create(&t, NULL, fn, arg);
+	while (!*started)
+		usleep(1000);
+	usleep(20000);
+	pthread_kill(t, SIGUSR1);
+	while (!handled)
+		usleep(1000);
+	usleep(20000);
+	return t;
+}
+
+/* A wait without a deadline runs again after an SA_RESTART handler
+ * (Linux: -ERESTARTSYS), one with a deadline ends with EINTR
+ * (-ERESTART_RESTARTBLOCK); futex_waitv's deadline is absolute, so it
+ * runs again even with one. Without SA_RESTART every wait ends with
+ * EINTR. */
+static int signals_restart_untimed_futex_waits(void)
+{
+	struct sigaction sa = { .sa_handler = count_signal, .sa_flags = SA_RESTART };
+	sigaction(SIGUSR1, &sa, NULL);
+	restart_word = 0;
+	struct wait_call plain = { .op = FUTEX_WAIT_PRIVATE, .rc = 9 };
+	pthread_t t = interrupted(wait_call_thread, &plain, &plain.started);
+	long plain_asleep = plain.rc == 9;
+	long plain_woke = futex(&restart_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(t, NULL);
+	struct wait_call bitset = { .op = FUTEX_WAIT_BITSET_PRIVATE, .rc = 9 };
+	t = interrupted(wait_call_thread, &bitset, &bitset.started);
+	long bitset_asleep = bitset.rc == 9;
+	long bitset_woke = futex(&restart_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(t, NULL);
+	struct timespec later = clock_in(CLOCK_MONOTONIC, 5000), t0, t1;
+	struct wait_call timed = { .op = FUTEX_WAIT_BITSET_PRIVATE, .deadline = &later, .rc = 9 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t = interrupted(wait_call_thread, &timed, &timed.started);
+	pthread_join(t, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	static uint32_t words[2];
+	struct futex_waitv w[2];
+	for (int i = 0; i < 2; i++)
+		w[i] = (struct futex_waitv){ .val = 0, .uaddr = (uintptr_t)&words[i],
+					     .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
+	struct waitv_call v = { w, 2, 9, 0, 0 };
+	t = interrupted(waitv_thread, &v, &v.started);
+	long waitv_asleep = v.rc == 9;
+	long waitv_woke = futex(&words[1], FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(t, NULL);
+	sa.sa_flags = 0;
+	sigaction(SIGUSR1, &sa, NULL);
+	struct wait_call intr = { .op = FUTEX_WAIT_PRIVATE, .rc = 9 };
+	t = interrupted(wait_call_thread, &intr, &intr.started);
+	pthread_join(t, NULL);
+	signal(SIGUSR1, SIG_DFL);
+	CHECK(plain_asleep && plain_woke == 1 && plain.rc == 0,
+	      "FUTEX_WAIT after an SA_RESTART handler: asleep %ld, woke %ld, returned %ld errno %d",
+	      plain_asleep, plain_woke, plain.rc, plain.err);
+	CHECK(bitset_asleep && bitset_woke == 1 && bitset.rc == 0,
+	      "WAIT_BITSET after an SA_RESTART handler: asleep %ld, woke %ld, returned %ld errno %d",
+	      bitset_asleep, bitset_woke, bitset.rc, bitset.err);
+	CHECK(timed.rc == -1 && timed.err == EINTR && ms_between(&t0, &t1) < 2000,
+	      "a wait with a deadline: %ld, errno %d after %ld ms", timed.rc, timed.err,
+	      ms_between(&t0, &t1));
+	CHECK(waitv_asleep && waitv_woke == 1 && v.rc == 1,
+	      "futex_waitv after an SA_RESTART handler: asleep %ld, woke %ld, returned %ld errno %d",
+	      waitv_asleep, waitv_woke, v.rc, v.err);
+	CHECK(intr.rc == -1 && intr.err == EINTR, "without SA_RESTART: %ld, errno %d", intr.rc,
+	      intr.err);
+	return 0;
+}
+
 static const struct test tests[] = {
 	TEST(pthread_join_returns_each_threads_value),
 	TEST(a_contended_mutex_loses_no_increment),
@@ -996,6 +1095,7 @@ static const struct test tests[] = {
 	TEST(signals_restart_pi_waits),
 	TEST(futex_waitv_wakes_on_any_word),
 	TEST(futex_waitv_checks_its_arguments),
+	TEST(signals_restart_untimed_futex_waits),
 };
 
 int main(void)
