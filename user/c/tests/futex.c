@@ -977,6 +977,24 @@ static int futex_waitv_checks_its_arguments(void)
 	int unreadable_err = errno;
 	CHECK(unreadable == -1 && unreadable_err == EFAULT, "an unreadable array: %ld, errno %d",
 	      unreadable, unreadable_err);
+	/* Every word is named before any is read: a shared word that cannot
+	 * be is EFAULT even after one that differs; a private one needs no
+	 * page to be named, so the differing word decides. */
+	static uint32_t one = 1;
+	struct futex_waitv two[2] = {
+		{ .val = 0, .uaddr = (uintptr_t)&one, .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG },
+		{ .val = 0, .uaddr = 8, .flags = FUTEX_32 },
+	};
+	long shared = waitv(two, 2, 0, &to, CLOCK_MONOTONIC);
+	int shared_err = errno;
+	two[1].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
+	long private = waitv(two, 2, 0, &to, CLOCK_MONOTONIC);
+	int private_err = errno;
+	CHECK(shared == -1 && shared_err == EFAULT,
+	      "an unmapped shared word after one that differs: %ld, errno %d", shared, shared_err);
+	CHECK(private == -1 && private_err == EAGAIN,
+	      "an unmapped private word after one that differs: %ld, errno %d", private,
+	      private_err);
 	return 0;
 }
 

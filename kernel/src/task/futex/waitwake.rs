@@ -263,9 +263,11 @@ pub struct WaitvEntry {
 /// a bad one, ETIMEDOUT at `deadline`; a signal ends it with ERESTARTSYS,
 /// to run again after an SA_RESTART handler (the deadline is absolute).
 pub fn waitv(entries: &[WaitvEntry], deadline: Option<u64>) -> KResult<usize> {
-    // Every name first, as Linux takes every key before queueing.
-    if entries.iter().any(|e| !e.uaddr.is_multiple_of(4)) {
-        return Err(Errno::EINVAL);
+    // Every name first, as Linux takes every key before it reads a value:
+    // a misaligned word, or a shared one that cannot be faulted in, fails
+    // the call whatever the words before it hold.
+    for e in entries {
+        key_at(e.uaddr, e.shared)?;
     }
     let prio = my_prio();
     loop {
