@@ -55,6 +55,10 @@ pub enum Errno {
     ENOTCONN = 107,
     ETIMEDOUT = 110,
     ECONNREFUSED = 111,
+    /// EINTR to user space unless the system call is run again: after an
+    /// SA_RESTART handler, or when no handler runs (Linux's kernel-internal
+    /// `ERESTARTSYS`, `include/linux/errno.h`).
+    ERESTARTSYS = 512,
     /// Never seen by user space: the system call is run again once the
     /// signal that interrupted it is handled, handler or not (Linux's
     /// kernel-internal `ERESTARTNOINTR`, `include/linux/errno.h`).

@@ -517,7 +517,7 @@ fn errno_lines(path: &str) -> Vec<(String, i128)> {
 
 /// Errnos the kernel uses inside and never returns to user space, which
 /// no uapi header has: their values in Linux's `include/linux/errno.h`.
-const KERNEL_INTERNAL_ERRNOS: &[(&str, i128)] = &[("ERESTARTNOINTR", 513)];
+const KERNEL_INTERNAL_ERRNOS: &[(&str, i128)] = &[("ERESTARTSYS", 512), ("ERESTARTNOINTR", 513)];
 
 #[test]
 fn errnos_have_linux_values() {

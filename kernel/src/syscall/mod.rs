@@ -366,15 +366,25 @@ pub fn syscall(tf: &mut TrapFrame) {
             Err(Errno::ENOSYS)
         }
     };
+    // Sleeps, futex waits with a deadline, sigsuspend, sigtimedwait, poll,
+    // select and epoll_wait report EINTR even under SA_RESTART, as on
+    // Linux. The rest, and ERESTARTSYS, run again after an SA_RESTART
+    // handler or none, and are EINTR otherwise.
+    let restartable = match result {
+        Err(Errno::ERESTARTSYS) => true,
+        Err(Errno::EINTR) => !matches!(nr, 22 | 72 | 73 | 98 | 101 | 115 | 133 | 137 | 441),
+        _ => false,
+    };
+    let result = result.map_err(|e| match e {
+        Errno::ERESTARTSYS => Errno::EINTR,
+        e => e,
+    });
     // execve rewrote the registers: it returns 0 in the new program's x0.
     let ret = match result {
         Ok(v) => v,
         Err(e) => e.as_neg(),
     };
-    // Sleeps, futex waits, sigsuspend, sigtimedwait, poll, select and
-    // epoll_wait report EINTR even under SA_RESTART, as on Linux.
-    if result == Err(Errno::EINTR) && !matches!(nr, 22 | 72 | 73 | 98 | 101 | 115 | 133 | 137 | 441)
-    {
+    if restartable {
         if let Some(u) = &crate::task::current().user {
             u.restart_x0.store(a[0], Ordering::Relaxed);
             u.restart_pending.store(true, Ordering::Relaxed);

@@ -359,6 +359,12 @@ fn interp_area(
 /// `start_thread`): new address space, close-on-exec files closed, caught
 /// signals reset, registers set to start at the entry point.
 pub fn commit(process: &Arc<Process>, loaded: Loaded, tf: &mut TrapFrame) {
+    // The robust futexes and PI locks the old program held pass on, read
+    // in its address space, and its robust list is forgotten (Linux:
+    // `exec_mm_release` before `exec_mmap` switches).
+    if let Some(u) = &crate::task::current().user {
+        crate::task::futex::exec_release(u);
+    }
     // The process takes the new address space before this CPU switches to
     // it: a thread preempted in between is switched back in with
     // `process.mm`, so the old one, freed just below, is never live again.

@@ -27,13 +27,19 @@ pub fn do_exit(status: u32) -> ! {
 
 /// The work of [`do_exit`], in a frame of its own so that every reference
 /// it takes is dropped before the thread dies (Linux: `do_exit` up to
-/// `do_task_dead`): account the thread's time to its process, release a
-/// vfork parent, robust futexes and `clear_child_tid`, and if it was the
-/// last thread, drop the address space and end the process.
+/// `do_task_dead`): release its robust futexes and PI locks, account the
+/// thread's time to its process, release a vfork parent and
+/// `clear_child_tid`, and if it was the last thread, drop the address
+/// space and end the process.
 fn exit_thread(status: u32) {
     let me = current();
     let user = me.user.as_ref().expect("a user thread exits");
     let process = user.process.clone();
+    // Robust futexes and PI locks this thread still holds pass to their
+    // waiters marked FUTEX_OWNER_DIED, while its TID still names it and
+    // before a vfork parent goes on (Linux: `futex_exit_release` in
+    // `exit_mm`, before `mm_release` and the unhash).
+    futex::exit_release(user);
     {
         // The thread's CPU time passes to the process as it leaves the
         // list the process adds live threads' from (Linux:
@@ -46,10 +52,6 @@ fn exit_thread(status: u32) {
     }
     process::release_vfork_parent(user);
     let last = process.nr_threads.fetch_sub(1, Ordering::AcqRel) == 1;
-    // Robust futexes and PI locks this thread still holds pass to their
-    // waiters marked FUTEX_OWNER_DIED (Linux: `futex_exit_release`, before
-    // the tid clear).
-    futex::exit_release(user.robust_list.load(Ordering::Relaxed), user.tid);
     // CLONE_CHILD_CLEARTID: tell a joiner we are gone (after leaving the
     // count, so a joiner that then exits knows it is the last).
     let ctid = user.clear_child_tid.load(Ordering::Relaxed);

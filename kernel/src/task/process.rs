@@ -19,7 +19,7 @@ use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use core::mem::ManuallyDrop;
 use core::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+    AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
 };
 
 use crate::errno::{Errno, KResult};
@@ -250,6 +250,10 @@ pub struct UserThread {
     /// set_robust_list: the head of the robust futexes this thread holds,
     /// released for it when it dies (glibc's robust mutexes).
     pub robust_list: AtomicUsize,
+    /// How far the release of its futexes at exit has got (Linux:
+    /// `futex_state`), which a PI locker waits out: `task::futex`'s
+    /// FUTEX_STATE_OK, EXITING or DEAD.
+    pub futex_state: AtomicU8,
     /// sched_setscheduler: the thread's policy and real-time priority.
     pub sched: SpinLock<SchedPolicy>,
     /// The signals this thread blocks (Linux: `task->blocked`); never holds
@@ -668,6 +672,7 @@ impl UserThread {
             clear_child_tid: AtomicUsize::new(0),
             set_child_tid: AtomicUsize::new(0),
             robust_list: AtomicUsize::new(0),
+            futex_state: AtomicU8::new(crate::task::futex::FUTEX_STATE_OK),
             sched: SpinLock::new(SchedPolicy::default()),
             sigmask: AtomicU64::new(sigmask),
             pending: AtomicU64::new(0),

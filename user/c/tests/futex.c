@@ -8,7 +8,9 @@
  * TRYLOCK_PI, UNLOCK_PI: the owner's TID in the word, FUTEX_WAITERS,
  * FUTEX_OWNER_DIED, the kernel handing the lock to the highest-priority
  * waiter) and glibc's PTHREAD_PRIO_INHERIT mutexes on them; the
- * requeue_pi pair (WAIT_REQUEUE_PI, CMP_REQUEUE_PI); and futex_waitv.
+ * requeue_pi pair (WAIT_REQUEUE_PI, CMP_REQUEUE_PI); futex_waitv; which
+ * waits a signal handler restarts; and what an exiting or exec'ing
+ * thread's robust and PI locks pass on.
  * A static glibc program: make test runs it on faultline, make
  * test-linux on Debian's Linux 6.12, and the values it expects are Linux's.
  *
@@ -21,10 +23,12 @@
 #include <sched.h>
 #include <semaphore.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -869,12 +873,14 @@ struct waitv_call {
 	unsigned n;
 	long rc;
 	int err;
+	volatile int started; /* set just before the call */
 };
 
 static void *waitv_thread(void *arg)
 {
 	struct waitv_call *c = arg;
 	struct timespec to = clock_in(CLOCK_MONOTONIC, 5000);
+	c->started = 1;
 	c->rc = waitv(c->w, c->n, 0, &to, CLOCK_MONOTONIC);
 	c->err = errno;
 	return NULL;
@@ -971,6 +977,250 @@ static int futex_waitv_checks_its_arguments(void)
 	int unreadable_err = errno;
 	CHECK(unreadable == -1 && unreadable_err == EFAULT, "an unreadable array: %ld, errno %d",
 	      unreadable, unreadable_err);
+	/* Every word is named before any is read: a shared word that cannot
+	 * be is EFAULT even after one that differs; a private one needs no
+	 * page to be named, so the differing word decides. */
+	static uint32_t one = 1;
+	struct futex_waitv two[2] = {
+		{ .val = 0, .uaddr = (uintptr_t)&one, .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG },
+		{ .val = 0, .uaddr = 8, .flags = FUTEX_32 },
+	};
+	long shared = waitv(two, 2, 0, &to, CLOCK_MONOTONIC);
+	int shared_err = errno;
+	two[1].flags = FUTEX_32 | FUTEX_PRIVATE_FLAG;
+	long private = waitv(two, 2, 0, &to, CLOCK_MONOTONIC);
+	int private_err = errno;
+	CHECK(shared == -1 && shared_err == EFAULT,
+	      "an unmapped shared word after one that differs: %ld, errno %d", shared, shared_err);
+	CHECK(private == -1 && private_err == EAGAIN,
+	      "an unmapped private word after one that differs: %ld, errno %d", private,
+	      private_err);
+	return 0;
+}
+
+/* One FUTEX_WAIT or WAIT_BITSET on restart_word in a thread. */
+struct wait_call {
+	int op;
+	const struct timespec *deadline;
+	volatile int started; /* set just before the call */
+	long rc;
+	int err;
+};
+
+static uint32_t restart_word;
+
+static void *wait_call_thread(void *arg)
+{
+	struct wait_call *c = arg;
+	c->started = 1;
+	c->rc = futex(&restart_word, c->op, 0, c->deadline, NULL, FUTEX_BITSET_MATCH_ANY);
+	c->err = errno;
+	return NULL;
+}
+
+/* Starts FN(ARG) in a thread, sends it SIGUSR1 once it sleeps, and
+ * returns a while after the handler has run. */
+static pthread_t interrupted(void *(*fn)(void *), void *arg, volatile int *started)
+{
+	pthread_t t;
+	handled = 0;
+	pthread_create(&t, NULL, fn, arg);
+	while (!*started)
+		usleep(1000);
+	usleep(20000);
+	pthread_kill(t, SIGUSR1);
+	while (!handled)
+		usleep(1000);
+	usleep(20000);
+	return t;
+}
+
+/* A wait without a deadline runs again after an SA_RESTART handler
+ * (Linux: -ERESTARTSYS), one with a deadline ends with EINTR
+ * (-ERESTART_RESTARTBLOCK); futex_waitv's deadline is absolute, so it
+ * runs again even with one. Without SA_RESTART every wait ends with
+ * EINTR. */
+static int signals_restart_untimed_futex_waits(void)
+{
+	struct sigaction sa = { .sa_handler = count_signal, .sa_flags = SA_RESTART };
+	sigaction(SIGUSR1, &sa, NULL);
+	restart_word = 0;
+	struct wait_call plain = { .op = FUTEX_WAIT_PRIVATE, .rc = 9 };
+	pthread_t t = interrupted(wait_call_thread, &plain, &plain.started);
+	long plain_asleep = plain.rc == 9;
+	long plain_woke = futex(&restart_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(t, NULL);
+	struct wait_call bitset = { .op = FUTEX_WAIT_BITSET_PRIVATE, .rc = 9 };
+	t = interrupted(wait_call_thread, &bitset, &bitset.started);
+	long bitset_asleep = bitset.rc == 9;
+	long bitset_woke = futex(&restart_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(t, NULL);
+	struct timespec later = clock_in(CLOCK_MONOTONIC, 5000), t0, t1;
+	struct wait_call timed = { .op = FUTEX_WAIT_BITSET_PRIVATE, .deadline = &later, .rc = 9 };
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t = interrupted(wait_call_thread, &timed, &timed.started);
+	pthread_join(t, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	static uint32_t words[2];
+	struct futex_waitv w[2];
+	for (int i = 0; i < 2; i++)
+		w[i] = (struct futex_waitv){ .val = 0, .uaddr = (uintptr_t)&words[i],
+					     .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
+	struct waitv_call v = { w, 2, 9, 0, 0 };
+	t = interrupted(waitv_thread, &v, &v.started);
+	long waitv_asleep = v.rc == 9;
+	long waitv_woke = futex(&words[1], FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	pthread_join(t, NULL);
+	sa.sa_flags = 0;
+	sigaction(SIGUSR1, &sa, NULL);
+	struct wait_call intr = { .op = FUTEX_WAIT_PRIVATE, .rc = 9 };
+	t = interrupted(wait_call_thread, &intr, &intr.started);
+	pthread_join(t, NULL);
+	signal(SIGUSR1, SIG_DFL);
+	CHECK(plain_asleep && plain_woke == 1 && plain.rc == 0,
+	      "FUTEX_WAIT after an SA_RESTART handler: asleep %ld, woke %ld, returned %ld errno %d",
+	      plain_asleep, plain_woke, plain.rc, plain.err);
+	CHECK(bitset_asleep && bitset_woke == 1 && bitset.rc == 0,
+	      "WAIT_BITSET after an SA_RESTART handler: asleep %ld, woke %ld, returned %ld errno %d",
+	      bitset_asleep, bitset_woke, bitset.rc, bitset.err);
+	CHECK(timed.rc == -1 && timed.err == EINTR && ms_between(&t0, &t1) < 2000,
+	      "a wait with a deadline: %ld, errno %d after %ld ms", timed.rc, timed.err,
+	      ms_between(&t0, &t1));
+	CHECK(waitv_asleep && waitv_woke == 1 && v.rc == 1,
+	      "futex_waitv after an SA_RESTART handler: asleep %ld, woke %ld, returned %ld errno %d",
+	      waitv_asleep, waitv_woke, v.rc, v.err);
+	CHECK(intr.rc == -1 && intr.err == EINTR, "without SA_RESTART: %ld, errno %d", intr.rc,
+	      intr.err);
+	return 0;
+}
+
+/* A PI lock on a robust list (bit 0 of the pointer to it: a PI lock). */
+static struct {
+	struct robust_list_head head;
+	struct robust_list entry;
+	uint32_t word;
+} exiting_owner;
+
+/* Sets exiting_owner's list up and, unless ROBUST is -1, starts a vfork
+ * child that takes its PI lock, on the list if ROBUST, and exits holding
+ * it. */
+static pid_t lock_pi_in_a_vfork_child(int robust)
+{
+	exiting_owner.word = 0;
+	exiting_owner.head.list.next = (struct robust_list *)((uintptr_t)&exiting_owner.entry | 1);
+	exiting_owner.entry.next = &exiting_owner.head.list;
+	exiting_owner.head.futex_offset = offsetof(typeof(exiting_owner), word) -
+					  offsetof(typeof(exiting_owner), entry);
+	exiting_owner.head.list_op_pending = NULL;
+	if (robust < 0)
+		return 0;
+	pid_t child = vfork();
+	if (child == 0) {
+		if (robust)
+			syscall(SYS_set_robust_list, &exiting_owner.head, sizeof(exiting_owner.head));
+		syscall(SYS_futex, &exiting_owner.word, FUTEX_LOCK_PI, 0, NULL, NULL, 0);
+		_exit(0);
+	}
+	return child;
+}
+
+static volatile int race_locked;
+
+/* Takes the PI lock on exiting_owner's robust list and exits. */
+static void *lock_pi_robustly_and_exit(void *arg)
+{
+	(void)arg;
+	syscall(SYS_set_robust_list, &exiting_owner.head, sizeof(exiting_owner.head));
+	futex(&exiting_owner.word, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	race_locked = 1;
+	return NULL;
+}
+
+/* A thread's futexes are released before vfork's parent goes on and
+ * before its TID is gone (Linux: futex_exit_release, then mm_release):
+ * the parent finds its robust PI lock marked FUTEX_OWNER_DIED and takes
+ * it; a lock not on its list names a thread that is gone: ESRCH. A
+ * locker that meets an owner on its way out waits until the owner's
+ * robust list is released (Linux: FUTEX_STATE_EXITING), never ESRCH:
+ * tried 300 times, at different moments of the exit. */
+static int a_pi_lock_passes_on_once_its_owner_has_exited(void)
+{
+	pid_t me = tid_of_caller();
+	int status;
+	pid_t child = lock_pi_in_a_vfork_child(1);
+	long lock = futex(&exiting_owner.word, FUTEX_LOCK_PI, 0, NULL, NULL, 0);
+	int lock_err = errno;
+	uint32_t got = exiting_owner.word;
+	long unlock = futex(&exiting_owner.word, FUTEX_UNLOCK_PI, 0, NULL, NULL, 0);
+	uint32_t freed = exiting_owner.word;
+	waitpid(child, &status, 0);
+	child = lock_pi_in_a_vfork_child(0);
+	long orphan = futex(&exiting_owner.word, FUTEX_LOCK_PI, 0, NULL, NULL, 0);
+	int orphan_err = errno;
+	uint32_t left = exiting_owner.word;
+	waitpid(child, &status, 0);
+	int raced = 0, race_err = 0;
+	for (int i = 0; i < 300 && !raced; i++) {
+		lock_pi_in_a_vfork_child(-1); /* just the list, no child */
+		race_locked = 0;
+		pthread_t t;
+		pthread_create(&t, NULL, lock_pi_robustly_and_exit, NULL);
+		while (!race_locked)
+			;
+		for (volatile int k = 0; k < (i % 50) * 200; k++)
+			;
+		long rc = futex(&exiting_owner.word, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+		race_err = errno;
+		pthread_join(t, NULL);
+		raced = rc != 0 || (exiting_owner.word & FUTEX_TID_MASK) != (uint32_t)me;
+		futex(&exiting_owner.word, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+	}
+	CHECK(lock == 0 && got == (me | FUTEX_OWNER_DIED),
+	      "a robust lock: %ld, errno %d, word %#x (want %#x)", lock, lock_err, got,
+	      me | FUTEX_OWNER_DIED);
+	CHECK(unlock == 0 && freed == 0, "its unlock: %ld, word %#x", unlock, freed);
+	CHECK(orphan == -1 && orphan_err == ESRCH && left == ((uint32_t)child | FUTEX_WAITERS),
+	      "a lock on no list: %ld, errno %d, word %#x (want %#x)", orphan, orphan_err, left,
+	      (uint32_t)child | FUTEX_WAITERS);
+	CHECK(!raced, "a lock whose owner was exiting: errno %d, word %#x", race_err,
+	      exiting_owner.word);
+	return 0;
+}
+
+/* execve releases the robust futexes of the thread that runs it, as an
+ * exit would (Linux: futex_exec_release): a lock word shared with the
+ * parent that held the child's TID says FUTEX_OWNER_DIED once the child
+ * has run another program. */
+static int execve_releases_robust_futexes(void)
+{
+	struct {
+		struct robust_list_head head;
+		struct robust_list entry;
+		uint32_t word;
+	} *r = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	CHECK(r != MAP_FAILED, "mmap: %s", strerror(errno));
+	char self[256];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	self[n > 0 ? n : 0] = 0;
+	pid_t child = fork();
+	if (child == 0) {
+		r->head.list.next = &r->entry;
+		r->entry.next = &r->head.list;
+		r->head.futex_offset = offsetof(typeof(*r), word) - offsetof(typeof(*r), entry);
+		r->head.list_op_pending = NULL;
+		r->word = syscall(SYS_gettid); /* held */
+		syscall(SYS_set_robust_list, &r->head, sizeof(r->head));
+		char *args[] = { self, "--exit", NULL };
+		execv(self, args);
+		_exit(127);
+	}
+	int status;
+	waitpid(child, &status, 0);
+	uint32_t word = r->word;
+	munmap(r, 4096);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child's exec: status %#x",
+	      status);
+	CHECK(word == FUTEX_OWNER_DIED, "the lock word after the exec: %#x (child %d)", word, child);
 	return 0;
 }
 
@@ -996,9 +1246,15 @@ static const struct test tests[] = {
 	TEST(signals_restart_pi_waits),
 	TEST(futex_waitv_wakes_on_any_word),
 	TEST(futex_waitv_checks_its_arguments),
+	TEST(signals_restart_untimed_futex_waits),
+	TEST(a_pi_lock_passes_on_once_its_owner_has_exited),
+	TEST(execve_releases_robust_futexes),
 };
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* The program execve_releases_robust_futexes runs. */
+	if (argc > 1 && strcmp(argv[1], "--exit") == 0)
+		return 0;
 	return run_tests("futex", tests, sizeof(tests) / sizeof(tests[0])) != 0;
 }

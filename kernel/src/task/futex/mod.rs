@@ -38,6 +38,7 @@ use crate::mm::memory;
 use crate::mm::pgtable;
 use crate::mm::uaccess::read_user;
 use crate::sync::{SpinLock, SpinLockGuard};
+use crate::task::process::UserThread;
 use crate::task::{current, Thread};
 
 use pi::PiState;
@@ -393,14 +394,44 @@ fn key_at(uaddr: usize, shared: bool) -> KResult<Key> {
 /// exit (Linux: `ROBUST_LIST_LIMIT`).
 const ROBUST_LIST_LIMIT: usize = 2048;
 
-/// What a dying thread's futexes pass on (Linux: `futex_exit_release`,
-/// `futex_cleanup`): the locks on its robust list at `robust_head` (if
-/// set), then the PI locks threads wait for it to release.
-pub fn exit_release(robust_head: usize, tid: u32) {
-    if robust_head != 0 {
-        exit_robust_list(robust_head, tid);
+/// [`UserThread::futex_state`]: the thread's futexes are its own.
+pub const FUTEX_STATE_OK: u8 = 0;
+/// [`UserThread::futex_state`]: they are being released; a PI locker
+/// waits and looks again (Linux: `-EBUSY` from `attach_to_pi_owner`).
+const FUTEX_STATE_EXITING: u8 = 1;
+/// [`UserThread::futex_state`]: released at exit; a PI lock that still
+/// names the thread has no owner left to release it.
+const FUTEX_STATE_DEAD: u8 = 2;
+
+/// What an exiting thread's futexes pass on, while its TID still finds it
+/// (Linux: `futex_exit_release`, in `exit_mm` before anything else is
+/// let go): the locks on its robust list, then the PI locks threads wait
+/// for it to release.
+pub fn exit_release(user: &UserThread) {
+    futex_cleanup(user, FUTEX_STATE_DEAD);
+}
+
+/// The same at execve, the thread living on with no robust list: the new
+/// program registers its own (Linux: `futex_exec_release`).
+pub fn exec_release(user: &UserThread) {
+    futex_cleanup(user, FUTEX_STATE_OK);
+}
+
+/// Releases `user`'s robust list and PI locks between the EXITING state
+/// and `end`, which a PI locker of a lock it holds waits for (Linux:
+/// `futex_cleanup_begin`, `futex_cleanup`, `futex_cleanup_end`). A locker
+/// checks the state under a bucket lock, and `exit_pi_state_list` takes
+/// each bucket lock after the state is EXITING: a locker that saw it OK
+/// is queued by the time the walk comes to its bucket.
+fn futex_cleanup(user: &UserThread, end: u8) {
+    user.futex_state
+        .store(FUTEX_STATE_EXITING, Ordering::Release);
+    let head = user.robust_list.swap(0, Ordering::Relaxed);
+    if head != 0 {
+        exit_robust_list(head, user.tid);
     }
-    pi::exit_pi_state_list(tid);
+    pi::exit_pi_state_list(user.tid);
+    user.futex_state.store(end, Ordering::Release);
 }
 
 /// A dying thread's robust list (Linux: `exit_robust_list`): `head` is a

@@ -17,8 +17,8 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 use super::{
     bucket, enqueue, lock_q, position, sleep, top_waiter, wake_up_all, wake_waiter, word_at,
-    Bucket, FutexQ, Key, Waiter, Word, FUTEX_OWNER_DIED, FUTEX_TID_MASK, FUTEX_WAITERS, MATCH_ANY,
-    QUEUES, Q_LOCKED, Q_QUEUED,
+    Bucket, FutexQ, Key, Waiter, Word, FUTEX_OWNER_DIED, FUTEX_STATE_EXITING, FUTEX_STATE_OK,
+    FUTEX_TID_MASK, FUTEX_WAITERS, MATCH_ANY, QUEUES, Q_LOCKED, Q_QUEUED,
 };
 use crate::errno::{Errno, KResult};
 use crate::mm::fault::Access;
@@ -53,7 +53,8 @@ pub(super) enum Atomic {
     Acquired,
     /// The lock is held: sleep on this state (FUTEX_WAITERS is set).
     Wait(Arc<PiState>),
-    /// The word changed or moved under us: look again.
+    /// The word changed or moved under us, or its owner is exiting: look
+    /// again, with no lock held.
     Retry,
 }
 
@@ -95,11 +96,19 @@ pub(super) fn lock_pi_atomic(
         _ => return Ok(Atomic::Retry),
     }
     let owner = new & FUTEX_TID_MASK;
-    if crate::task::process::find_thread(owner).is_some() {
-        return Ok(Atomic::Wait(PiState::new(owner)));
+    let state = crate::task::process::find_thread(owner)
+        .and_then(|t| Some(t.user.as_ref()?.futex_state.load(Ordering::Acquire)));
+    match state {
+        Some(FUTEX_STATE_OK) => return Ok(Atomic::Wait(PiState::new(owner))),
+        // Releasing its futexes: look again once it has, when the word
+        // will say whether it passed the lock on (Linux: -EBUSY and
+        // `wait_for_owner_exiting`).
+        Some(FUTEX_STATE_EXITING) => return Ok(Atomic::Retry),
+        _ => {}
     }
-    // No such thread, or it has exited (Linux: `handle_exit_race`): if the
-    // word is unchanged nobody owns it any more who could release it.
+    // No such thread, or it has released its futexes (Linux:
+    // `handle_exit_race`): if the word is unchanged nobody owns it any
+    // more who could release it.
     match word.load() {
         Some(now) if now == new => Err(Errno::ESRCH),
         _ => Ok(Atomic::Retry),
@@ -140,7 +149,11 @@ pub fn lock_pi(uaddr: usize, shared: bool, deadline: Option<u64>, trylock: bool)
         let mut hb = bucket(w.key).lock();
         match lock_pi_atomic(&w, &hb, w.key, tid, false)? {
             Atomic::Acquired => return Ok(()),
-            Atomic::Retry => continue,
+            Atomic::Retry => {
+                drop(hb);
+                crate::task::yield_now();
+                continue;
+            }
             Atomic::Wait(_) if trylock => return Err(Errno::EAGAIN),
             Atomic::Wait(ps) => {
                 let q = FutexQ::new(w.key);

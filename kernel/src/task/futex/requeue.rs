@@ -134,6 +134,8 @@ pub fn requeue(
         if let Some(done) = done {
             break done;
         }
+        // The word moved, or the lock's owner is exiting: let it run.
+        crate::task::yield_now();
     };
     wake_up_all(&woken);
     result

@@ -65,8 +65,11 @@ pub(super) fn wait_setup(
 
 /// FUTEX_WAIT / WAIT_BITSET: sleep until a wake whose bitset meets
 /// `bitset`, if `*uaddr == val`; EAGAIN if not; ETIMEDOUT at `deadline` (a
-/// counter value); EINTR on a signal; EINVAL for an empty bitset (Linux:
-/// `futex_wait`).
+/// counter value); EINVAL for an empty bitset (Linux: `futex_wait`). A
+/// signal ends a wait without a deadline with ERESTARTSYS, to run again
+/// after an SA_RESTART handler; one with a deadline with EINTR, where
+/// Linux runs it again, to the same deadline, if no handler runs (its
+/// restart block, which faultline does not have).
 pub fn wait(
     uaddr: usize,
     shared: bool,
@@ -79,7 +82,10 @@ pub fn wait(
     }
     let q = wait_setup(uaddr, shared, val, bitset, None)?;
     match sleep(|| q.state() != Q_QUEUED, deadline) {
-        Err(e) if unqueue(&q) => Err(e),
+        Err(e) if unqueue(&q) => Err(match e {
+            Errno::EINTR if deadline.is_none() => Errno::ERESTARTSYS,
+            e => e,
+        }),
         _ => Ok(()), // woken, maybe on the way out: the wake counts
     }
 }
@@ -254,11 +260,14 @@ pub struct WaitvEntry {
 /// futex_waitv(2): sleep on every word of `entries` while each holds its
 /// value, until a wake on any; returns the index of one woken (Linux:
 /// `futex_wait_multiple`). EAGAIN if a word differs, EFAULT or EINVAL for
-/// a bad one, ETIMEDOUT at `deadline`, EINTR on a signal.
+/// a bad one, ETIMEDOUT at `deadline`; a signal ends it with ERESTARTSYS,
+/// to run again after an SA_RESTART handler (the deadline is absolute).
 pub fn waitv(entries: &[WaitvEntry], deadline: Option<u64>) -> KResult<usize> {
-    // Every name first, as Linux takes every key before queueing.
-    if entries.iter().any(|e| !e.uaddr.is_multiple_of(4)) {
-        return Err(Errno::EINVAL);
+    // Every name first, as Linux takes every key before it reads a value:
+    // a misaligned word, or a shared one that cannot be faulted in, fails
+    // the call whatever the words before it hold.
+    for e in entries {
+        key_at(e.uaddr, e.shared)?;
     }
     let prio = my_prio();
     loop {
@@ -298,7 +307,10 @@ pub fn waitv(entries: &[WaitvEntry], deadline: Option<u64>) -> KResult<usize> {
         if let Some(i) = unqueue_multiple(&qs) {
             return Ok(i);
         }
-        result?;
+        result.map_err(|e| match e {
+            Errno::EINTR => Errno::ERESTARTSYS,
+            e => e,
+        })?;
     }
 }
 
