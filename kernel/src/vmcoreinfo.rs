@@ -26,7 +26,7 @@ pub struct VmCoreInfo {
     /// Where the stack VMA ends (`/proc/PID/maps` calls it `[stack]`).
     stack_top: usize,
     /// `Vma::flags` bits, with Linux's smaps `VmFlags` names.
-    vm_flags: [(&'static str, u32); VM_FLAG_NAMES.len()],
+    vm_flags: [(&'static str, u64); VM_FLAG_NAMES.len()],
     /// Folio flag bits (`mm/folio.rs`).
     folio_flags: [(&'static str, u32); FOLIO_FLAG_NAMES.len()],
     /// The buddy allocator's flags on `mem_map` (`mm/page.rs`).

@@ -81,7 +81,7 @@ def main(console_path, gdb_path):
     same("fl_vmstat_matches_proc_vmstat", "fl-vmstat before", "vmstat before")
     vmas = "\n".join(seen.get("fl-vmas before", []))
     check("fl_vmas_shows_flags_and_the_vma_lock",
-          re.search(r"^7e0000000000-7e0000020000 rw-s .*\n    rd wr sh mw; pgoff 0x0; vma 0x[0-9a-f]+; "
+          re.search(r"^7e0000000000-7e0000020000 rw-s .*\n    rd wr sh mr mw me ms; pgoff 0x0; vma 0x[0-9a-f]+; "
                     r"(never write-locked|unlocked \(vm_lock_seq \d+, mm_lock_seq \d+\)), readers 0, published$",
                     vmas, re.M), vmas[-600:])
     none = "\n".join(seen.get("fl-pt-none before", []))

@@ -398,8 +398,12 @@ fn finish_fault_one(vmf: &VmFault, folio: Folio, prot: PgProt) {
 /// place.
 fn do_anonymous_page(vmf: &VmFault) -> Result<(), FaultError> {
     let (vma, addr) = (vmf.vma, vmf.address);
+    vma.anon_vma.prepare();
     let prot = vma_prot(vma, true);
-    let orders = huge_memory::anon_orders(vma.flags & VM_HUGEPAGE != 0);
+    let orders = match vma.thp_disabled() {
+        false => huge_memory::anon_orders(vma.flags & VM_HUGEPAGE != 0),
+        true => huge_memory::order::OrderMask::from_bits(0),
+    };
     for order in orders.orders().rev() {
         let size = PAGE_SIZE << order;
         let start = addr & !(size - 1);
@@ -437,7 +441,12 @@ fn file_folio(vmf: &VmFault) -> Result<(Folio, usize), FaultError> {
         return Err(FaultError::Bus(signal::BUS_ADRERR));
     };
     let hugepage = vma.flags & VM_HUGEPAGE != 0;
-    let fits = |order| thp_vma_suitable(vmf.address, vmf.range.clone(), vma.pgoff, order);
+    // Linux: `shmem_allowable_huge_orders` asks `vma_thp_disabled` too.
+    let nohuge = vma.thp_disabled();
+    let fits = |order| {
+        (order == 0 || !nohuge)
+            && thp_vma_suitable(vmf.address, vmf.range.clone(), vma.pgoff, order)
+    };
     file.fault_folio(vmf.pgoff, hugepage, fits)
         .map_err(|e| match e {
             Errno::EAGAIN => FaultError::Retry,
@@ -564,6 +573,7 @@ fn copy_page(src: &Folio, page: usize) -> Result<Folio, FaultError> {
 /// Write to a not-yet-mapped page of a private file mapping: copy the
 /// file's page into a new private page (Linux: `do_cow_fault`).
 fn do_cow_fault(vmf: &VmFault) -> Result<(), FaultError> {
+    vmf.vma.anon_vma.prepare();
     let (folio, page) = file_folio(vmf)?;
     let copy = copy_page(&folio, page)?;
     finish_fault_one(vmf, copy, vma_prot(vmf.vma, true));
@@ -575,6 +585,7 @@ fn do_cow_fault(vmf: &VmFault) -> Result<(), FaultError> {
 /// place; anything else (a page-cache page, a page shared since fork) is
 /// copied.
 fn do_wp_page(vmf: &VmFault) -> Result<(), FaultError> {
+    vmf.vma.anon_vma.prepare();
     let (mm, table, addr) = (vmf.mm, vmf.table(), vmf.address);
     let _ptl = vmf.ptl();
     let pte = contpte::ptep_get(table, Level::Pte.index(addr));

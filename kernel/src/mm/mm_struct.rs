@@ -8,7 +8,7 @@
 
 use alloc::sync::Arc;
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch::asid::{alloc_asid, free_asid};
 use crate::arch::mmu;
@@ -44,7 +44,7 @@ pub struct MmMap {
     pub vdso: usize,
     /// Flags every new mapping gets: VM_LOCKED after mlockall(MCL_FUTURE)
     /// (Linux: `mm->def_flags`).
-    pub def_flags: u32,
+    pub def_flags: u64,
 }
 
 /// A user address space (Linux's `struct mm_struct`): its page tables,
@@ -68,7 +68,15 @@ pub struct Mm {
     pub page_table_lock: SpinLock<()>,
     /// Page-table pages allocated, pgd included.
     pub pt_pages: AtomicUsize,
+    /// `MMF_*` bits (Linux: `mm->flags`): what prctl(PR_SET_MDWE) set.
+    pub flags: AtomicU32,
 }
+
+/// MMF_HAS_MDWE: memory-deny-write-execute (PR_MDWE_REFUSE_EXEC_GAIN): no
+/// mapping may become both writable and executable, or executable later.
+pub const MMF_HAS_MDWE: u32 = 1 << 28;
+/// MMF_HAS_MDWE_NO_INHERIT: MMF_HAS_MDWE ends at fork and exec.
+pub const MMF_HAS_MDWE_NO_INHERIT: u32 = 1 << 29;
 
 impl PgtableMem for &Mm {
     fn alloc_table(&mut self) -> Option<PhysAddr> {
@@ -112,7 +120,19 @@ impl Mm {
             mm_lock_seq: AtomicU64::new(0),
             page_table_lock: SpinLock::new(()),
             pt_pages: AtomicUsize::new(1),
+            flags: AtomicU32::new(0),
         }))
+    }
+
+    /// What a new address space keeps of the one it replaces (exec) or
+    /// copies (fork), `parent` (Linux: `mm_init` with `mmf_init_flags`):
+    /// the MDWE bits, unless they said not to be inherited.
+    pub fn inherit_flags(&self, parent: &Mm) {
+        let mut flags = parent.flags.load(Ordering::Acquire);
+        if flags & MMF_HAS_MDWE_NO_INHERIT != 0 {
+            flags &= !(MMF_HAS_MDWE | MMF_HAS_MDWE_NO_INHERIT);
+        }
+        self.flags.store(flags & MMF_HAS_MDWE, Ordering::Release);
     }
 
     /// The page-table page at `pa`.
@@ -205,11 +225,14 @@ impl MmapWriteGuard<'_> {
 
     /// Joins the VMAs over [start, end) with each other and with their
     /// neighbours where alike (`VmaTree::merge_range`; Linux:
-    /// `vma_merge_existing_range`), write-locking first the neighbours it may
-    /// replace.
+    /// `vma_merge_existing_range`), write-locking the VMAs it replaces, and
+    /// only those, first.
     pub fn vma_merge(&mut self, start: usize, end: usize) {
-        self.vma_start_write(start.saturating_sub(1), end.saturating_add(1));
-        self.vmas.merge_range(start, end);
+        let seq = self.mm.mm_lock_seq.load(Ordering::Relaxed);
+        self.vmas.merge_range(start, end, |lower, upper| {
+            lower.lock.start_write(seq);
+            upper.lock.start_write(seq);
+        });
     }
 
     /// Write-locks every VMA (fork, so no fault races the COW marking).

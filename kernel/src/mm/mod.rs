@@ -12,9 +12,11 @@
 //!   and the orders an anonymous fault may allocate).
 //! - User address spaces: `vma` and `vma_tree` (VMAs), `mm_struct` (an
 //!   address space), `vma_lock` (per-VMA locks), `ptlock` (split PTE-table
-//!   locks), `memory` (setting, zapping and copying page tables), `mmap`
-//!   (mmap, munmap, mprotect, madvise, brk, mremap...), `uaccess` (user
-//!   pointers).
+//!   locks), `memory` (setting, zapping and copying page tables), `uaccess`
+//!   (user pointers).
+//! - The memory system calls: `mmap` (mmap, munmap, brk, and what the
+//!   others share), `mprotect`, `madvise`, `mlock`, `mremap`, `mseal`,
+//!   `mincore`, `msync`.
 //! - The fault path: `fault` (trap to PTE), `vm_fault` (one fault's
 //!   description, handed down it), `fault_range` (how much one fault may
 //!   map).
@@ -33,9 +35,16 @@ pub mod frame;
 pub mod heap;
 pub mod huge_memory;
 pub mod kmap;
+pub mod madvise;
 pub mod memory;
+pub mod mincore;
+pub mod mlock;
 pub mod mm_struct;
 pub mod mmap;
+pub mod mprotect;
+pub mod mremap;
+pub mod mseal;
+pub mod msync;
 pub mod oom_kill;
 pub mod page;
 pub mod page_flags;

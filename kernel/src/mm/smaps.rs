@@ -4,9 +4,10 @@
 //! `task_mem`).
 //!
 //! Where we simplify: a page counts as shared when its folio is also mapped
-//! outside this address space (Linux asks per page); `Pss` and the swap
-//! lines are left out; `ContPTE` (bytes mapped by contiguous-bit blocks) is
-//! faultline's own line.
+//! outside this address space (Linux asks per page); `Pss`, the swap and
+//! hugetlb lines, `Locked` and `THPeligible` are left out; `ContPTE`
+//! (bytes mapped by contiguous-bit blocks) is faultline's own line, before
+//! `VmFlags`.
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
@@ -19,7 +20,9 @@ use crate::mm::folio::Folio;
 use crate::mm::mm_struct::{Mm, MmMap};
 use crate::mm::pgtable::{self, Found};
 use crate::mm::ptlock::pte_lock;
-use crate::mm::vma::{Vma, VM_EXEC, VM_GROWSDOWN, VM_READ, VM_SHARED, VM_WRITE};
+use crate::mm::vma::{
+    Vma, VM_EXEC, VM_FLAG_NAMES, VM_GROWSDOWN, VM_MAYSHARE, VM_READ, VM_SHARED, VM_WRITE,
+};
 use crate::task::exec::STACK_TOP;
 
 /// Byte counts for one VMA, in `show_smap`'s order.
@@ -140,7 +143,11 @@ fn header(out: &mut String, map: &MmMap, start: usize, end: usize, vma: &Vma) {
         flag(VM_READ, 'r'),
         flag(VM_WRITE, 'w'),
         flag(VM_EXEC, 'x'),
-        if vma.flags & VM_SHARED != 0 { 's' } else { 'p' },
+        if vma.flags & VM_MAYSHARE != 0 {
+            's'
+        } else {
+            'p'
+        },
         vma.pgoff as usize * PAGE_SIZE,
         ino,
     );
@@ -293,6 +300,21 @@ pub fn smaps(mm: &Mm) -> String {
             let pad = 15usize.saturating_sub(name.len());
             let _ = writeln!(out, "{name}:{:pad$}{:>8} kB", "", bytes / 1024);
         }
+        vm_flags_line(&mut out, vma.flags);
     }
     out
+}
+
+/// The `VmFlags:` line ending a VMA's smaps block: the two-letter name of
+/// each flag set, in bit order, each followed by a space (Linux:
+/// `show_smap_vma_flags`).
+fn vm_flags_line(out: &mut String, flags: u64) {
+    out.push_str("VmFlags: ");
+    for (name, bit) in VM_FLAG_NAMES {
+        if flags & bit != 0 {
+            out.push_str(name);
+            out.push(' ');
+        }
+    }
+    out.push('\n');
 }

@@ -3,51 +3,128 @@
 //! range is its key in the address space's `VmaTree`.
 
 use alloc::sync::Arc;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::fs::vfs::Inode;
 use crate::mm::addr::PAGE_SHIFT;
 use crate::mm::vma_lock::VmaLock;
 use crate::mm::vma_tree::{Mergeable, Splittable};
 
-/// `vm_flags` bits (Linux: `VM_READ`...).
-pub const VM_READ: u32 = 1 << 0;
+/// `vm_flags` bits, at Linux's positions (`include/linux/mm.h`), so that
+/// `/proc/PID/smaps` prints them in Linux's order.
+pub const VM_READ: u64 = 1 << 0;
 /// VM_WRITE: the pages may be written (PROT_WRITE).
-pub const VM_WRITE: u32 = 1 << 1;
+pub const VM_WRITE: u64 = 1 << 1;
 /// VM_EXEC: the pages may be executed (PROT_EXEC).
-pub const VM_EXEC: u32 = 1 << 2;
-/// MAP_SHARED: writes reach the file (or are shared with forked children).
-pub const VM_SHARED: u32 = 1 << 3;
-/// May be made writable by mprotect (a read-only file opened O_RDONLY may not).
-pub const VM_MAYWRITE: u32 = 1 << 4;
-/// MADV_HUGEPAGE was asked for.
-pub const VM_HUGEPAGE: u32 = 1 << 5;
+pub const VM_EXEC: u64 = 1 << 2;
+/// VM_SHARED: writes reach the file (or are shared with forked children);
+/// cleared for a MAP_SHARED mapping of a file not open for writing.
+pub const VM_SHARED: u64 = 1 << 3;
+/// VM_MAYREAD: mprotect may add PROT_READ.
+pub const VM_MAYREAD: u64 = 1 << 4;
+/// VM_MAYWRITE: mprotect may add PROT_WRITE (not for a shared mapping of a
+/// file opened O_RDONLY, or of a write-sealed memfd).
+pub const VM_MAYWRITE: u64 = 1 << 5;
+/// VM_MAYEXEC: mprotect may add PROT_EXEC.
+pub const VM_MAYEXEC: u64 = 1 << 6;
+/// VM_MAYSHARE: mapped MAP_SHARED (the `s` of `/proc/PID/maps`).
+pub const VM_MAYSHARE: u64 = 1 << 7;
 /// The stack, or a MAP_GROWSDOWN mapping: a fault just below it grows it
 /// down (`mmap::expand_stack`).
-pub const VM_GROWSDOWN: u32 = 1 << 6;
+pub const VM_GROWSDOWN: u64 = 1 << 8;
 /// mlock'ed: populated, kept in memory (Linux: `VM_LOCKED`).
-pub const VM_LOCKED: u32 = 1 << 7;
-/// mlock2(MLOCK_ONFAULT): locked as faults bring pages in, not populated.
-pub const VM_LOCKONFAULT: u32 = 1 << 8;
+pub const VM_LOCKED: u64 = 1 << 13;
+/// MADV_SEQUENTIAL: sequential access expected (no read-ahead to tune here).
+pub const VM_SEQ_READ: u64 = 1 << 15;
+/// MADV_RANDOM: random access expected.
+pub const VM_RAND_READ: u64 = 1 << 16;
 /// MADV_DONTFORK: a forked child does not get this mapping (`VM_DONTCOPY`).
-pub const VM_DONTCOPY: u32 = 1 << 9;
+pub const VM_DONTCOPY: u64 = 1 << 17;
+/// The vDSO and `[vvar]`: mremap may not grow or duplicate them.
+pub const VM_DONTEXPAND: u64 = 1 << 18;
+/// mlock2(MLOCK_ONFAULT): locked as faults bring pages in, not populated.
+pub const VM_LOCKONFAULT: u64 = 1 << 19;
+/// Private writable memory counted against the overcommit limit
+/// (`mmap::enough_memory`).
+pub const VM_ACCOUNT: u64 = 1 << 20;
+/// MAP_NORESERVE: no overcommit check for this mapping.
+pub const VM_NORESERVE: u64 = 1 << 21;
+/// MADV_WIPEONFORK: a forked child gets the mapping empty (zeros).
+pub const VM_WIPEONFORK: u64 = 1 << 25;
 /// MADV_DONTDUMP: left out of core dumps (we write none; kept for the flag).
-pub const VM_DONTDUMP: u32 = 1 << 10;
+pub const VM_DONTDUMP: u64 = 1 << 26;
+/// MADV_HUGEPAGE was asked for.
+pub const VM_HUGEPAGE: u64 = 1 << 29;
+/// MADV_NOHUGEPAGE was asked for: no large anonymous folios here.
+pub const VM_NOHUGEPAGE: u64 = 1 << 30;
+/// MAP_DROPPABLE: the pages may be dropped (read back as zeros) instead of
+/// kept, e.g. by MADV_PAGEOUT.
+pub const VM_DROPPABLE: u64 = 1 << 40;
+/// mseal(2): no more changes to the mapping (Linux: `VM_SEALED`).
+pub const VM_SEALED: u64 = 1 << 63;
+
+/// VM_LOCKED and VM_LOCKONFAULT (Linux: `VM_LOCKED_MASK`).
+pub const VM_LOCKED_MASK: u64 = VM_LOCKED | VM_LOCKONFAULT;
+/// What the heap, the stack and `.bss` may do (Linux:
+/// `VM_DATA_DEFAULT_FLAGS`, as arm64 defines it without READ_IMPLIES_EXEC).
+pub const VM_DATA_DEFAULT_FLAGS: u64 = VM_READ | VM_WRITE | VM_MAYREAD | VM_MAYWRITE | VM_MAYEXEC;
 
 /// The flags with the two-letter names Linux's `/proc/PID/smaps` prints
-/// in `VmFlags` (`show_smap_vma_flags`), for gdb's `fl-vmas`.
-pub const VM_FLAG_NAMES: [(&str, u32); 11] = [
+/// in `VmFlags` (`show_smap_vma_flags`), in bit order; gdb's `fl-vmas`
+/// reads them too.
+pub const VM_FLAG_NAMES: [(&str, u64); 23] = [
     ("rd", VM_READ),
     ("wr", VM_WRITE),
     ("ex", VM_EXEC),
     ("sh", VM_SHARED),
+    ("mr", VM_MAYREAD),
     ("mw", VM_MAYWRITE),
-    ("hg", VM_HUGEPAGE),
+    ("me", VM_MAYEXEC),
+    ("ms", VM_MAYSHARE),
     ("gd", VM_GROWSDOWN),
     ("lo", VM_LOCKED),
-    ("lf", VM_LOCKONFAULT),
+    ("sr", VM_SEQ_READ),
+    ("rr", VM_RAND_READ),
     ("dc", VM_DONTCOPY),
+    ("de", VM_DONTEXPAND),
+    ("lf", VM_LOCKONFAULT),
+    ("ac", VM_ACCOUNT),
+    ("nr", VM_NORESERVE),
+    ("wf", VM_WIPEONFORK),
     ("dd", VM_DONTDUMP),
+    ("hg", VM_HUGEPAGE),
+    ("nh", VM_NOHUGEPAGE),
+    ("dp", VM_DROPPABLE),
+    ("sl", VM_SEALED),
 ];
+
+/// Has the VMA had anonymous pages: a private copy or zeroed memory
+/// (Linux: a non-NULL `anon_vma`, which `anon_vma_prepare` attaches at
+/// the first such fault)? Set by the fault path, copied by a split, a
+/// merge and fork, never cleared; mprotect asks it before dropping
+/// VM_ACCOUNT. We keep no reverse map, so it is only this one bit.
+#[derive(Default)]
+pub struct AnonVma(AtomicBool);
+
+impl AnonVma {
+    /// The fault path is about to map an anonymous page here (Linux:
+    /// `anon_vma_prepare`).
+    pub fn prepare(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Has an anonymous page been mapped here?
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A split or copy of a VMA keeps its `anon_vma`.
+impl Clone for AnonVma {
+    fn clone(&self) -> Self {
+        AnonVma(AtomicBool::new(self.is_set()))
+    }
+}
 
 /// One mapping of a process (Linux's `struct vm_area_struct`); its range is
 /// its key in the mm's `VmaTree`. A VMA in the tree is never edited in
@@ -56,12 +133,14 @@ pub const VM_FLAG_NAMES: [(&str, u32); 11] = [
 #[derive(Clone)]
 pub struct Vma {
     /// `VM_*` bits above (Linux's `vm_flags`).
-    pub flags: u32,
+    pub flags: u64,
     /// The file mapped (tmpfs inode), or None for anonymous memory. Shared
     /// anonymous memory is backed by an internal tmpfs file, as in Linux.
     pub file: Option<Arc<Inode>>,
     /// File page mapped at the VMA's start (Linux: `vm_pgoff`).
     pub pgoff: u64,
+    /// Whether anonymous pages have been mapped here.
+    pub anon_vma: AnonVma,
     /// Held by faults that run without `mmap_lock`.
     pub lock: VmaLock,
 }
@@ -69,17 +148,18 @@ pub struct Vma {
 impl Vma {
     /// A VMA mapping `file` from page `pgoff` (or anonymous memory, with `None`),
     /// never locked yet.
-    pub fn new(flags: u32, file: Option<Arc<Inode>>, pgoff: u64) -> Vma {
+    pub fn new(flags: u64, file: Option<Arc<Inode>>, pgoff: u64) -> Vma {
         Vma {
             flags,
             file,
             pgoff,
+            anon_vma: AnonVma::default(),
             lock: VmaLock::new(),
         }
     }
 
     /// A private anonymous VMA with `flags`.
-    pub fn anon(flags: u32) -> Vma {
+    pub fn anon(flags: u64) -> Vma {
         Vma::new(flags, None, 0)
     }
 
@@ -106,15 +186,27 @@ impl Vma {
     }
 
     /// The child's copy at fork (Linux: `dup_mmap`): none for a
-    /// MADV_DONTFORK mapping, and memory locks are not inherited.
+    /// MADV_DONTFORK mapping, and memory locks are not inherited. A
+    /// VM_WIPEONFORK mapping is copied without its pages, so starts anew.
     pub fn dup_for_fork(&self) -> Option<Vma> {
         if self.flags & VM_DONTCOPY != 0 {
             return None;
         }
+        let anon_vma = match self.flags & VM_WIPEONFORK {
+            0 => self.anon_vma.clone(),
+            _ => AnonVma::default(),
+        };
         Some(Vma {
-            flags: self.flags & !(VM_LOCKED | VM_LOCKONFAULT),
+            flags: self.flags & !VM_LOCKED_MASK,
+            anon_vma,
             ..self.clone()
         })
+    }
+
+    /// No large folios here: MADV_NOHUGEPAGE or MAP_STACK set VM_NOHUGEPAGE
+    /// (Linux: `vma_thp_disabled`).
+    pub fn thp_disabled(&self) -> bool {
+        self.flags & VM_NOHUGEPAGE != 0
     }
 
     /// Whether the VMA is `VM_SHARED`: writes reach the file and other mappers
@@ -140,16 +232,30 @@ impl Splittable for Arc<Vma> {
 }
 
 impl Mergeable for Arc<Vma> {
-    /// Alike flags and backing, and for a file the next page of it. Where we
-    /// simplify: anonymous memory has no `anon_vma` here (its pages are found
-    /// through the page tables alone) and its `pgoff` means nothing, so two
-    /// anonymous neighbours with one set of flags always merge.
-    fn merge(&self, start: usize, mid: usize, next: &Self) -> Option<Self> {
+    /// Alike flags and backing, and for a file the next page of it; a
+    /// changed VMA that has had anonymous pages joins only a neighbour that
+    /// has too (Linux: `is_mergeable_anon_vma`, whose neighbour with no
+    /// `anon_vma` has no single chain). Where we simplify: anonymous
+    /// memory's `pgoff` means nothing here, and we cannot tell two
+    /// `anon_vma`s apart, so any two match.
+    fn merge(&self, start: usize, mid: usize, next: &Self, next_changed: bool) -> Option<Self> {
         let same_backing = match (&self.file, &next.file) {
             (None, None) => true,
             (Some(a), Some(b)) => Arc::ptr_eq(a, b) && next.pgoff == self.pgoff_of(start, mid),
             _ => false,
         };
-        (self.flags == next.flags && same_backing).then(|| Arc::new((**self).clone()))
+        let (changed, neighbour) = if next_changed {
+            (next, self)
+        } else {
+            (self, next)
+        };
+        let anon_ok = !changed.anon_vma.is_set() || neighbour.anon_vma.is_set();
+        (self.flags == next.flags && same_backing && anon_ok).then(|| {
+            let merged = (**self).clone();
+            if next.anon_vma.is_set() {
+                merged.anon_vma.prepare();
+            }
+            Arc::new(merged)
+        })
     }
 }

@@ -46,8 +46,10 @@ pub trait Mergeable: Sized {
     /// The payload of one VMA covering both `self`, which covers
     /// [start, mid), and `next`, which begins at `mid`; None unless the two
     /// differ in nothing but their ranges (Linux: `is_mergeable_vma` and the
-    /// file-offset check of `can_vma_merge_after`).
-    fn merge(&self, start: usize, mid: usize, next: &Self) -> Option<Self>;
+    /// file-offset check of `can_vma_merge_after`). `next_changed`: `next`
+    /// is the VMA the caller changed and `self` its neighbour, not the
+    /// other way round (Linux's checks are not symmetric).
+    fn merge(&self, start: usize, mid: usize, next: &Self, next_changed: bool) -> Option<Self>;
 }
 
 /// One VMA in the map, stored under its start address.
@@ -295,7 +297,9 @@ impl<T: Mergeable> VmaTree<T> {
     /// `vma_merge_existing_range`, which `vma_modify` calls after mprotect,
     /// madvise and mlock). So splitting a range and changing it back leaves
     /// the VMA it began as, and a heap grown page by page stays one VMA.
-    pub fn merge_range(&mut self, start: usize, end: usize) {
+    /// `joining(lower, upper)` hears of each pair just before they become
+    /// one (the kernel write-locks them).
+    pub fn merge_range(&mut self, start: usize, end: usize, mut joining: impl FnMut(&T, &T)) {
         // Begin with the VMA ending at `start`, if one does.
         let mut at = match self.vmas.range(..start).next_back() {
             Some((&below, entry)) if entry.end == start => below,
@@ -308,10 +312,11 @@ impl<T: Mergeable> VmaTree<T> {
             if mid > end {
                 break;
             }
-            let merged = self
-                .vmas
-                .get(&mid)
-                .and_then(|upper| entry.value.merge(lower, mid, &upper.value));
+            let merged = self.vmas.get(&mid).and_then(|upper| {
+                let value = entry.value.merge(lower, mid, &upper.value, mid < end)?;
+                joining(&entry.value, &upper.value);
+                Some(value)
+            });
             match merged {
                 Some(value) => {
                     let upper = self.vmas.remove(&mid).expect("looked up above");

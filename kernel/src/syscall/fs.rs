@@ -687,6 +687,19 @@ pub fn readlinkat(dirfd: i32, upath: usize, ubuf: usize, size: usize) -> SysResu
 /// read-write at a new descriptor; `flags` are `MFD_*`. A name longer
 /// than 249 bytes is EINVAL.
 pub fn memfd_create(uname: usize, flags: u32) -> SysResult {
+    let flags = match tmpfs::memfd_check_flags(flags) {
+        Err(Errno::EACCES) => {
+            let p = me()?;
+            println!(
+                "{}[{}]: memfd_create() requires MFD_NOEXEC_SEAL with vm.memfd_noexec={}",
+                p.comm(),
+                p.pid,
+                tmpfs::MEMFD_NOEXEC_SCOPE_NOEXEC_ENFORCED
+            );
+            return Err(Errno::EACCES);
+        }
+        result => result?,
+    };
     let name = strncpy_from_user(uname, 249).map_err(|e| {
         if e == Errno::ENAMETOOLONG {
             Errno::EINVAL
@@ -1335,6 +1348,6 @@ fn fcntl_seals(f: &File, cmd: u32, arg: u32) -> SysResult {
     if !f.is_writable() {
         return Err(Errno::EPERM);
     }
-    sf.add_seals(arg, || sf.mapping.writably_mapped())
+    sf.add_seals(arg, f.inode.mode(), || sf.mapping.writably_mapped())
         .map(|_| 0)
 }

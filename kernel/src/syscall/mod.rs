@@ -333,6 +333,7 @@ pub fn syscall(tf: &mut TrapFrame) {
         232 => mm::mincore(a[0] as usize, a[1] as usize, a[2] as usize),
         233 => mm::madvise(a[0] as usize, a[1] as usize, a[2] as u32),
         284 => mm::mlock2(a[0] as usize, a[1] as usize, a[2] as u32),
+        462 => mm::mseal(a[0] as usize, a[1] as usize, a[2]),
         // Signals (signal.rs).
         129 => signal::kill(a[0] as i32, a[1] as i32),
         130 => signal::tkill(a[0] as i32, a[1] as i32),

@@ -483,6 +483,8 @@ pub fn prctl(option: i32, arg2: u64, rest: [u64; 3]) -> SysResult {
     const PR_GET_CHILD_SUBREAPER: i32 = 37;
     const PR_SET_NO_NEW_PRIVS: i32 = 38;
     const PR_GET_NO_NEW_PRIVS: i32 = 39;
+    const PR_SET_MDWE: i32 = 65;
+    const PR_GET_MDWE: i32 = 66;
     let me = current();
     let u = me.user.as_ref().ok_or(Errno::EINVAL)?;
     let p = &u.process;
@@ -540,6 +542,8 @@ pub fn prctl(option: i32, arg2: u64, rest: [u64; 3]) -> SysResult {
             write_user(arg2 as usize, &v)?;
             Ok(0)
         }
+        PR_SET_MDWE => super::mm::prctl_set_mdwe(arg2, rest),
+        PR_GET_MDWE => super::mm::prctl_get_mdwe([arg2, rest[0], rest[1], rest[2]]),
         _ => Err(Errno::EINVAL),
     }
 }

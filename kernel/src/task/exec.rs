@@ -25,7 +25,10 @@ use crate::fs::vfs::{self, Inode, InodeKind};
 use crate::mm::addr::{align_up, PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::mm_struct::{Mm, MMAP_BOTTOM, MMAP_TOP};
 use crate::mm::remote::copy_to_mm;
-use crate::mm::vma::{Vma, VM_EXEC, VM_GROWSDOWN, VM_MAYWRITE, VM_READ, VM_WRITE};
+use crate::mm::vma::{
+    Vma, VM_ACCOUNT, VM_DATA_DEFAULT_FLAGS, VM_DONTEXPAND, VM_EXEC, VM_GROWSDOWN, VM_MAYEXEC,
+    VM_MAYREAD, VM_MAYWRITE, VM_READ, VM_WRITE,
+};
 use crate::task::binfmt_script;
 use crate::task::elf::{self, LoadPlan, PHENT_SIZE};
 use crate::task::process::{ExecImage, Process};
@@ -79,7 +82,7 @@ fn map_vdso(mm: &Arc<Mm>, m: &mut crate::mm::mm_struct::MmMap) -> KResult<usize>
         m,
         area,
         area + PAGE_SIZE,
-        Vma::new(VM_READ, Some(vvar), 0),
+        Vma::new(VM_READ | VM_MAYREAD | VM_DONTEXPAND, Some(vvar), 0),
     )?;
     let start = area + PAGE_SIZE;
     let inode = VDSO.get().ok_or(Errno::ENOEXEC)?.clone();
@@ -88,7 +91,11 @@ fn map_vdso(mm: &Arc<Mm>, m: &mut crate::mm::mm_struct::MmMap) -> KResult<usize>
         m,
         start,
         start + len,
-        Vma::new(VM_READ | VM_EXEC, Some(inode), 0),
+        Vma::new(
+            VM_READ | VM_EXEC | VM_MAYREAD | VM_MAYWRITE | VM_MAYEXEC | VM_DONTEXPAND,
+            Some(inode),
+            0,
+        ),
     )?;
     Ok(start)
 }
@@ -221,12 +228,16 @@ fn load_binary(
             .map_err(|_| Errno::ENOEXEC)?;
     }
     let mm = Mm::new()?;
+    if let Some(old) = crate::task::current_mm() {
+        mm.inherit_flags(&old);
+    }
     let mut zero_tails = Vec::new();
     let (vdso, interp_base);
     {
         let mut m = mm.mmap_write_lock();
         let brk = map_segments(&mm, &mut m, &inode, &plan, &mut zero_tails)?;
-        let stack_flags = VM_READ | VM_WRITE | VM_MAYWRITE | VM_GROWSDOWN;
+        // Linux: VM_STACK_FLAGS, and the accounting of private memory.
+        let stack_flags = VM_DATA_DEFAULT_FLAGS | VM_GROWSDOWN | VM_ACCOUNT;
         map(
             &mm,
             &mut m,
@@ -241,7 +252,7 @@ fn load_binary(
         // `arch_setup_additional_pages`).
         interp_base = match &interp {
             Some((inode, interp_plan)) => {
-                let base = interp_area(&m, inode, interp_plan)?;
+                let base = interp_area(&m, interp_plan)?;
                 let moved = interp_plan.with_base(base).map_err(|_| Errno::ENOEXEC)?;
                 map_segments(&mm, &mut m, inode, &moved, &mut zero_tails)?;
                 Some((base, moved.entry))
@@ -315,19 +326,28 @@ fn map_segments(
 ) -> KResult<usize> {
     let mut end = 0;
     for seg in &plan.segments {
+        // As mmap(MAP_PRIVATE) makes them: any right may be added later
+        // (ld.so makes text writable to relocate it), private writable
+        // memory is accounted. `.bss` is brk-like memory (Linux:
+        // `vm_brk_flags`): readable and writable.
+        let exec = if seg.prot.exec { VM_EXEC } else { 0 };
         let flags = if seg.prot.read { VM_READ } else { 0 }
             | if seg.prot.write {
-                VM_WRITE | VM_MAYWRITE
+                VM_WRITE | VM_ACCOUNT
             } else {
                 0
             }
-            | if seg.prot.exec { VM_EXEC } else { 0 };
+            | exec
+            | VM_MAYREAD
+            | VM_MAYWRITE
+            | VM_MAYEXEC;
         let start = seg.vaddr as usize & !(PAGE_SIZE - 1);
         let file_end = align_up((seg.vaddr + seg.filesz) as usize, PAGE_SIZE);
         let mem_end = align_up((seg.vaddr + seg.memsz) as usize, PAGE_SIZE);
         let file_vma = Vma::new(flags, Some(inode.clone()), seg.offset >> PAGE_SHIFT);
         map(mm, m, start, file_end, file_vma)?;
-        map(mm, m, file_end, mem_end, Vma::anon(flags))?;
+        let bss = VM_DATA_DEFAULT_FLAGS | VM_ACCOUNT | exec;
+        map(mm, m, file_end, mem_end, Vma::anon(bss))?;
         let tail = (seg.vaddr + seg.filesz) as usize;
         if seg.memsz > seg.filesz && !tail.is_multiple_of(PAGE_SIZE) {
             zero_tails.push((tail, (file_end.min(mem_end)) - tail));
@@ -341,17 +361,13 @@ fn map_segments(
 /// chosen as mmap would choose it for that file (Linux: `load_elf_interp`
 /// maps the whole span at the address `get_unmapped_area` gives, then
 /// each segment into it).
-fn interp_area(
-    m: &crate::mm::mm_struct::MmMap,
-    inode: &Arc<Inode>,
-    plan: &LoadPlan,
-) -> KResult<u64> {
+fn interp_area(m: &crate::mm::mm_struct::MmMap, plan: &LoadPlan) -> KResult<u64> {
     let first = plan.segments.first().ok_or(Errno::ENOEXEC)?;
     let last = plan.segments.last().ok_or(Errno::ENOEXEC)?;
     let low = first.vaddr as usize & !(PAGE_SIZE - 1);
     let span = align_up((last.vaddr + last.memsz) as usize, PAGE_SIZE) - low;
     let offset = first.offset as usize & !(PAGE_SIZE - 1);
-    let at = crate::mm::mmap::unmapped_area(m, span, None, Some(inode), offset)?;
+    let at = crate::mm::mmap::unmapped_area(m, span, None, true, offset)?;
     Ok((at - low) as u64)
 }
 

@@ -13,7 +13,7 @@ use crate::mm::frame;
 use crate::mm::memory;
 use crate::mm::mm_struct::Mm;
 use crate::mm::uaccess::write_user;
-use crate::mm::vma::{VM_SHARED, VM_WRITE};
+use crate::mm::vma::{VM_SHARED, VM_WIPEONFORK, VM_WRITE};
 use crate::task::process::{self, Process, UserThread, VforkDone};
 use crate::task::{current, spawn_user};
 
@@ -68,6 +68,7 @@ const SUPPORTED: u64 = CSIGNAL
 /// private pages copy-on-write (Linux: `dup_mmap`).
 fn dup_mm(src: &Arc<Mm>) -> KResult<Arc<Mm>> {
     let dst = Mm::new()?;
+    dst.inherit_flags(src);
     // Linux's `dup_mmap` too write-locks the parent's VMAs: a fault must not
     // map a writable page after its table was copied read-only.
     let map = src.mmap_write_lock();
@@ -81,7 +82,8 @@ fn dup_mm(src: &Arc<Mm>) -> KResult<Arc<Mm>> {
             continue;
         };
         let cow = vma.flags & VM_SHARED == 0 && vma.flags & VM_WRITE != 0;
-        if !memory::copy_range(&dst, src, start, end, cow) {
+        let wipe = vma.flags & VM_WIPEONFORK != 0;
+        if !wipe && !memory::copy_range(&dst, src, start, end, cow) {
             return Err(Errno::ENOMEM);
         }
         vma.register_with_file(&dst);

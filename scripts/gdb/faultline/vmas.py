@@ -54,7 +54,7 @@ def maps_line(mm, start, end, vma):
     flags = int(vma["flags"])
     bits = dict(kernel.flag_names("vm_flags"))
     perm = "".join(c if flags & bits[b] else "-" for b, c in (("rd", "r"), ("wr", "w"), ("ex", "x")))
-    perm += "s" if flags & bits["sh"] else "p"
+    perm += "s" if flags & bits["ms"] else "p"
     file = file_of(vma)
     ino = int(file["ino"]) if file is not None else 0
     offset = int(vma["pgoff"]) << kernel.info("page_shift")
@@ -87,7 +87,7 @@ def lock_state(mm, vma, visible):
 
 class FlVmas(gdb.Command):
     """List a process's VMAs as /proc/PID/maps does, each followed by its
-flags (Linux's smaps VmFlags names: rd wr ex sh mw hg gd lo lf dc dd), its
+flags (the two-letter names of Linux's smaps VmFlags line), its
 file page offset, the Vma's address, and its per-VMA lock: vm_lock_seq
 against the address space's mm_lock_seq (equal: write-locked by an mmap
 writer, so faults fall back to mmap_lock), the readers (faults) holding

@@ -1,13 +1,15 @@
 //! /proc: the system's files (`meminfo`, `vmstat`, `cpuinfo`, `mounts`,
 //! `stat`, `uptime`, `loadavg`, `version`, `filesystems`), made when
 //! opened, `kpageflags` and `kpagecount` (`raw.rs`, read at a position),
-//! and one directory per process (`pid.rs`), with `/proc/self` naming the
-//! caller's and `/proc/thread-self` its thread's (Linux: `fs/proc/`,
-//! `mm/vmstat.c`'s `vmstat_show`).
+//! one directory per process (`pid.rs`), with `/proc/self` naming the
+//! caller's and `/proc/thread-self` its thread's, and the tunables under
+//! /proc/sys (`sysctl.rs`) (Linux: `fs/proc/`, `mm/vmstat.c`'s
+//! `vmstat_show`).
 
 mod kthreadd;
 mod pid;
 mod raw;
+mod sysctl;
 
 use alloc::boxed::Box;
 use alloc::format;
@@ -287,5 +289,6 @@ pub fn build() -> Arc<Inode> {
     );
     d.link(&proc, "thread-self", thread_self)
         .expect("fresh directory");
+    sysctl::build(&proc);
     proc
 }

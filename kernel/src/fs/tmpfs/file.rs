@@ -93,9 +93,16 @@ impl ShmemFile {
 
     /// F_ADD_SEALS (Linux: `memfd_add_seals`): EINVAL for unknown seals,
     /// EPERM once F_SEAL_SEAL is set, EBUSY for F_SEAL_WRITE while
-    /// `writable_mapped()` says a shared mapping could still write. Under
-    /// the file's lock, so writers see the seal or finish first.
-    pub fn add_seals(&self, seals: u32, writable_mapped: impl FnOnce() -> bool) -> KResult<()> {
+    /// `writable_mapped()` says a shared mapping could still write. On a
+    /// file whose `mode` has an execute bit, F_SEAL_EXEC brings every
+    /// write seal with it, so it stays write-xor-execute. Under the file's
+    /// lock, so writers see the seal or finish first.
+    pub fn add_seals(
+        &self,
+        mut seals: u32,
+        mode: u32,
+        writable_mapped: impl FnOnce() -> bool,
+    ) -> KResult<()> {
         let all = F_SEAL_SEAL
             | F_SEAL_SHRINK
             | F_SEAL_GROW
@@ -109,6 +116,9 @@ impl ShmemFile {
         let cur = self.seals();
         if cur & F_SEAL_SEAL != 0 {
             return Err(Errno::EPERM);
+        }
+        if seals & F_SEAL_EXEC != 0 && mode & 0o111 != 0 {
+            seals |= F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_FUTURE_WRITE;
         }
         if seals & F_SEAL_WRITE != 0 && cur & F_SEAL_WRITE == 0 && writable_mapped() {
             return Err(Errno::EBUSY);

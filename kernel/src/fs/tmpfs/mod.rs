@@ -9,7 +9,7 @@ pub mod huge;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use spin::Once;
 
@@ -273,30 +273,62 @@ const MFD_NAME_MAX: usize = 249;
 
 /// MFD_NOEXEC_SEAL: the file is not executable and sealed that way
 /// (F_SEAL_EXEC); implies MFD_ALLOW_SEALING.
-const MFD_NOEXEC_SEAL: u32 = 0x8;
-/// MFD_EXEC: the file is executable (mode 0777), which is also the default
-/// here, as Linux's with `vm.memfd_noexec` at 0.
-const MFD_EXEC: u32 = 0x10;
+pub const MFD_NOEXEC_SEAL: u32 = 0x8;
+/// MFD_EXEC: the file is executable (mode 0777).
+pub const MFD_EXEC: u32 = 0x10;
+
+/// `vm.memfd_noexec` (Linux: the pid namespace's `memfd_noexec_scope`; one
+/// for the whole system here): 0, memfd_create without MFD_EXEC or
+/// MFD_NOEXEC_SEAL means MFD_EXEC; 1, it means MFD_NOEXEC_SEAL; 2, only
+/// MFD_NOEXEC_SEAL is allowed.
+pub static MEMFD_NOEXEC_SCOPE: AtomicU32 = AtomicU32::new(0);
+/// `vm.memfd_noexec`'s value that makes MFD_NOEXEC_SEAL the default.
+const MEMFD_NOEXEC_SCOPE_NOEXEC_SEAL: u32 = 1;
+/// `vm.memfd_noexec`'s value that makes MFD_NOEXEC_SEAL compulsory.
+pub const MEMFD_NOEXEC_SCOPE_NOEXEC_ENFORCED: u32 = 2;
+
+/// memfd_create(2)'s flags checked, with MFD_EXEC or MFD_NOEXEC_SEAL
+/// chosen by `vm.memfd_noexec` where neither is given (Linux: the checks
+/// of `memfd_create` and `check_sysctl_memfd_noexec`): EINVAL for unknown
+/// flags or both, EACCES without MFD_NOEXEC_SEAL where it is compulsory.
+pub fn memfd_check_flags(mut flags: u32) -> KResult<u32> {
+    let known = MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL | MFD_EXEC;
+    if flags & !known != 0 || flags & (MFD_NOEXEC_SEAL | MFD_EXEC) == MFD_NOEXEC_SEAL | MFD_EXEC {
+        return Err(Errno::EINVAL);
+    }
+    let scope = MEMFD_NOEXEC_SCOPE.load(Ordering::Relaxed);
+    if flags & (MFD_EXEC | MFD_NOEXEC_SEAL) == 0 {
+        flags |= if scope >= MEMFD_NOEXEC_SCOPE_NOEXEC_SEAL {
+            MFD_NOEXEC_SEAL
+        } else {
+            MFD_EXEC
+        };
+    }
+    if flags & MFD_NOEXEC_SEAL == 0 && scope >= MEMFD_NOEXEC_SCOPE_NOEXEC_ENFORCED {
+        return Err(Errno::EACCES);
+    }
+    Ok(flags)
+}
 
 /// An anonymous tmpfs file on the internal mount, open read-write (Linux:
 /// `memfd_create`; the name only labels it in /proc, which we skip). Its
 /// faults follow the per-size huge-page knobs. MFD_ALLOW_SEALING leaves it
 /// unsealed; MFD_NOEXEC_SEAL also drops the execute bits and seals them
-/// (F_SEAL_EXEC); otherwise it starts sealed with F_SEAL_SEAL.
+/// (F_SEAL_EXEC); otherwise it starts sealed with F_SEAL_SEAL. The kernel's
+/// own files (shared anonymous memory, the vDSO) come from here too, with
+/// no flags, so `vm.memfd_noexec` is the system call's to apply
+/// (`memfd_check_flags`).
 pub fn memfd_create(name: &str, flags: u32) -> KResult<Arc<File>> {
-    let known = MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL | MFD_EXEC;
-    if flags & !known != 0
-        || flags & (MFD_NOEXEC_SEAL | MFD_EXEC) == MFD_NOEXEC_SEAL | MFD_EXEC
-        || name.len() > MFD_NAME_MAX
-    {
+    if name.len() > MFD_NAME_MAX {
         return Err(Errno::EINVAL);
     }
     let noexec = flags & MFD_NOEXEC_SEAL != 0;
-    let inode = internal_mount().new_file(if noexec { 0o666 } else { 0o777 });
+    let mode = if noexec { 0o666 } else { 0o777 };
+    let inode = internal_mount().new_file(mode);
     if let InodeKind::File(f) = &inode.kind {
         if noexec {
             f.allow_sealing();
-            f.add_seals(file::F_SEAL_EXEC, || false)?;
+            f.add_seals(file::F_SEAL_EXEC, mode, || false)?;
         } else if flags & MFD_ALLOW_SEALING != 0 {
             f.allow_sealing();
         }

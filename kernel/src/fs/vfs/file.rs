@@ -37,6 +37,11 @@ pub const O_DIRECTORY: u32 = 0o40000;
 /// O_NOFOLLOW: do not follow a symbolic link in the last component (arm64's
 /// value).
 pub const O_NOFOLLOW: u32 = 0o100000;
+/// O_TMPFILE's own bit (Linux: `__O_TMPFILE`); O_TMPFILE is it with
+/// O_DIRECTORY.
+const __O_TMPFILE: u32 = 0o20000000;
+/// O_TMPFILE: make an unnamed file in the directory `path` names.
+const O_TMPFILE: u32 = __O_TMPFILE | O_DIRECTORY;
 
 /// SEEK_SET: the offset is from the start of the file.
 pub const SEEK_SET: u32 = 0;
@@ -83,6 +88,9 @@ pub struct File {
 
 /// Opens (and with O_CREAT maybe creates) `path` (Linux: `do_sys_openat2`).
 pub fn open(start: &Arc<Inode>, path: &str, flags: u32, mode: u32) -> KResult<Arc<File>> {
+    if flags & __O_TMPFILE != 0 {
+        return open_tmpfile(start, path, flags, mode);
+    }
     let inode = match path::lookup(start, path, flags & O_NOFOLLOW == 0) {
         Ok(_) if flags & O_CREAT != 0 && flags & O_EXCL != 0 => return Err(Errno::EEXIST),
         Ok(inode) => inode,
@@ -96,6 +104,23 @@ pub fn open(start: &Arc<Inode>, path: &str, flags: u32, mode: u32) -> KResult<Ar
         Err(e) => return Err(e),
     };
     File::new(inode, flags)
+}
+
+/// O_TMPFILE (Linux: `build_open_flags`' checks, then `do_tmpfile`): a new
+/// regular file with `mode` on the file system of the directory `path`,
+/// linked nowhere, so it goes when its last descriptor closes. EINVAL
+/// unless opened for writing with O_DIRECTORY and without O_CREAT,
+/// ENOTDIR if `path` is not a directory, EOPNOTSUPP where the file system
+/// cannot make files (/proc, /sys).
+fn open_tmpfile(start: &Arc<Inode>, path: &str, flags: u32, mode: u32) -> KResult<Arc<File>> {
+    if flags & (O_TMPFILE | O_CREAT) != O_TMPFILE || flags & O_ACCMODE == O_RDONLY {
+        return Err(Errno::EINVAL);
+    }
+    let dir = path::lookup(start, path, flags & O_NOFOLLOW == 0)?;
+    let sb = dir.dir().map_err(|_| Errno::ENOTDIR)?.sb.clone();
+    let sb = sb.ok_or(Errno::EOPNOTSUPP)?;
+    let inode = sb.new_file(S_IFREG | (mode & 0o7777));
+    File::new(inode, flags & !(O_TMPFILE | O_CREAT | O_EXCL | O_TRUNC))
 }
 
 impl File {

@@ -53,7 +53,7 @@ impl Splittable for Piece {
 
 impl Mergeable for Piece {
     /// Pieces of one VMA, side by side as they were cut, with one prot.
-    fn merge(&self, start: usize, mid: usize, next: &Self) -> Option<Self> {
+    fn merge(&self, start: usize, mid: usize, next: &Self, _: bool) -> Option<Self> {
         assert_eq!(
             start,
             self.origin + self.offset,
@@ -913,7 +913,7 @@ fn protect(tree: &mut VmaTree<Piece>, from: usize, to: usize, prot: u32) {
     for (_, _, p) in tree.range_mut(from, to) {
         p.prot = prot;
     }
-    tree.merge_range(from, to);
+    tree.merge_range(from, to, |_, _| {});
 }
 
 #[test]
@@ -953,7 +953,7 @@ fn merge_range_leaves_unlike_neighbours_and_holes_apart() {
     let before = layout(&tree);
     // [30, 40) and [40, 50) touch but came from different VMAs; [20, 30)
     // and [50, 60) are holes.
-    tree.merge_range(pg(0), pg(100));
+    tree.merge_range(pg(0), pg(100), |_, _| {});
     assert_eq!(layout(&tree), before);
     protect(&mut tree, pg(44), pg(46), 1);
     protect(&mut tree, pg(45), pg(50), 1);
@@ -987,7 +987,7 @@ fn merge_range_reaches_only_the_neighbours_touching_it() {
     for (_, _, p) in tree.range_mut(pg(2), pg(4)) {
         p.prot = 0;
     }
-    tree.merge_range(pg(2), pg(4));
+    tree.merge_range(pg(2), pg(4), |_, _| {});
     assert_eq!(
         layout(&tree)
             .iter()

@@ -233,8 +233,16 @@ fn faults_on_a_vma_being_mprotected_fall_back() -> TestResult {
         spawn(move || {
             let mut changes = 0usize;
             while !stop.load(Ordering::Acquire) {
-                // SAFETY: our mapping; the same permissions, but a change.
-                if unsafe { mprotect(vma, LEN, PROT_READ | PROT_WRITE) }.is_ok() {
+                // Execute on and off: a change of flags each time (an
+                // mprotect that changes nothing locks nothing, as in
+                // Linux), and writes stay allowed throughout.
+                let exec = if changes.is_multiple_of(2) {
+                    PROT_EXEC
+                } else {
+                    0
+                };
+                // SAFETY: our mapping; it stays readable and writable.
+                if unsafe { mprotect(vma, LEN, PROT_READ | PROT_WRITE | exec) }.is_ok() {
                     changes += 1;
                 }
                 // mmap_lock is not fair: leave the faults a turn at it.

@@ -429,7 +429,13 @@ fn smaps_counts_blocks() -> TestResult {
     check_eq!(smaps_kb(cont, "ContPTE")?, 64);
     check_eq!(smaps_kb(cont, "ShmemPmdMapped")?, 0);
     check_eq!(smaps_kb(cont, "Anonymous")?, 0);
-    let anon = map_anon(4 * PAGE)?;
+    // Holes on both sides, so it joins no neighbouring anonymous VMA.
+    let anon = map_anon(6 * PAGE)? + PAGE;
+    // SAFETY: the guard pages of our own mapping.
+    unsafe {
+        munmap(anon - PAGE, PAGE)?;
+        munmap(anon + 4 * PAGE, PAGE)?;
+    }
     for p in 0..3 {
         try_write(anon + p * PAGE, 1).unwrap();
     }

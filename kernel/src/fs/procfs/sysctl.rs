@@ -1,0 +1,93 @@
+//! /proc/sys: the kernel's tunables as files (Linux: `fs/proc/proc_sysctl.c`
+//! and the tables that register them), those memory management has:
+//! `vm/mmap_min_addr` and `vm/memfd_noexec`.
+//!
+//! Where we simplify: `mmap_min_addr` is Linux's default, 4096, and only
+//! shown (faultline runs everything as root, which Linux lets map below
+//! it anyway); `memfd_noexec` is one setting for the whole system, where
+//! Linux has one per pid namespace.
+
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::String;
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use super::super::vfs::{Inode, InodeKind, PseudoFile, S_IFREG};
+use crate::errno::{Errno, KResult};
+use crate::fs::tmpfs::{MEMFD_NOEXEC_SCOPE, MEMFD_NOEXEC_SCOPE_NOEXEC_ENFORCED};
+
+/// `vm.mmap_min_addr` (Linux: `CONFIG_DEFAULT_MMAP_MIN_ADDR`, as Debian's
+/// arm64 kernel has it).
+const MMAP_MIN_ADDR: u32 = 4096;
+
+/// An integer tunable read with `show` and, if it has a `max`, written as
+/// a number from 0 to it (Linux: `proc_dointvec_minmax`).
+struct IntSysctl {
+    /// Where the value lives.
+    value: &'static AtomicU32,
+    /// The largest value a write may set; None: read-only.
+    max: Option<u32>,
+}
+
+impl PseudoFile for IntSysctl {
+    fn show(&self) -> String {
+        format!("{}\n", self.value.load(Ordering::Relaxed))
+    }
+    fn is_writable(&self) -> bool {
+        self.max.is_some()
+    }
+    fn store(&self, data: &str) -> KResult<()> {
+        let v: u32 = data.trim().parse().map_err(|_| Errno::EINVAL)?;
+        if self.max.is_none_or(|max| v > max) {
+            return Err(Errno::EINVAL);
+        }
+        self.value.store(v, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// The value `vm/mmap_min_addr` shows.
+static MMAP_MIN_ADDR_VALUE: AtomicU32 = AtomicU32::new(MMAP_MIN_ADDR);
+
+/// Makes the directory `name` in `parent` and returns it.
+fn add_dir(parent: &Arc<Inode>, name: &str) -> Arc<Inode> {
+    let dir = Inode::new_dir(0o555, None);
+    parent
+        .dir()
+        .expect("a directory")
+        .link(parent, name, dir.clone())
+        .expect("fresh name");
+    dir
+}
+
+/// Makes the tunable `name` in `dir`: mode 0644, or 0444 if read-only.
+fn add_sysctl(dir: &Arc<Inode>, name: &str, sysctl: IntSysctl) {
+    let mode = if sysctl.is_writable() { 0o644 } else { 0o444 };
+    let inode = Inode::new(S_IFREG | mode, InodeKind::Pseudo(Box::new(sysctl)));
+    dir.dir()
+        .expect("a directory")
+        .link(dir, name, inode)
+        .expect("fresh name");
+}
+
+/// Builds /proc/sys in `proc`.
+pub fn build(proc: &Arc<Inode>) {
+    let vm = add_dir(&add_dir(proc, "sys"), "vm");
+    add_sysctl(
+        &vm,
+        "memfd_noexec",
+        IntSysctl {
+            value: &MEMFD_NOEXEC_SCOPE,
+            max: Some(MEMFD_NOEXEC_SCOPE_NOEXEC_ENFORCED),
+        },
+    );
+    add_sysctl(
+        &vm,
+        "mmap_min_addr",
+        IntSysctl {
+            value: &MMAP_MIN_ADDR_VALUE,
+            max: None,
+        },
+    );
+}
