@@ -20,7 +20,7 @@ use crate::mm::memory;
 use crate::mm::mm_struct::{Mm, MmMap, MmapWriteGuard, MMAP_BOTTOM, MMAP_TOP};
 use crate::mm::vma::{
     Vma, VM_DONTCOPY, VM_DONTDUMP, VM_EXEC, VM_GROWSDOWN, VM_HUGEPAGE, VM_LOCKED, VM_LOCKONFAULT,
-    VM_MAYWRITE, VM_READ, VM_SHARED, VM_WRITE,
+    VM_MAYWRITE, VM_NOHUGEPAGE, VM_READ, VM_SHARED, VM_WRITE,
 };
 
 /// PROT_READ: the pages may be read (the VMA gets VM_READ).
@@ -74,9 +74,11 @@ pub const MADV_FREE: u32 = 8;
 pub const MADV_DONTFORK: u32 = 10;
 /// MADV_DOFORK: undoes MADV_DONTFORK (clears VM_DONTCOPY).
 pub const MADV_DOFORK: u32 = 11;
-/// MADV_HUGEPAGE: large folios wanted here (sets VM_HUGEPAGE).
+/// MADV_HUGEPAGE: large folios wanted here (sets VM_HUGEPAGE, clears
+/// VM_NOHUGEPAGE).
 pub const MADV_HUGEPAGE: u32 = 14;
-/// MADV_NOHUGEPAGE: undoes MADV_HUGEPAGE (clears VM_HUGEPAGE).
+/// MADV_NOHUGEPAGE: no large folios here (sets VM_NOHUGEPAGE, clears
+/// VM_HUGEPAGE).
 pub const MADV_NOHUGEPAGE: u32 = 15;
 /// MADV_DONTDUMP: leave the range out of a core dump (sets VM_DONTDUMP).
 pub const MADV_DONTDUMP: u32 = 16;
@@ -232,6 +234,10 @@ pub fn mmap(
     }
     let mut map = mm.mmap_write_lock();
     vflags |= map.def_flags;
+    // What a MAP_FIXED mapping replaces goes as munmap's does, page tables
+    // and all (Linux: `unmap_region`), so the new one starts with empty PMD
+    // entries where PMD blocks may go.
+    let mut detached = None;
     let start = if flags & (MAP_FIXED | MAP_FIXED_NOREPLACE) != 0 {
         let end = check_range(addr, len)?;
         if map.vmas.overlaps(addr, end) {
@@ -240,7 +246,7 @@ pub fn mmap(
             }
             map.vma_start_write(addr, end);
             map.vmas.remove_range(addr, end);
-            memory::zap_range(mm, addr, end);
+            detached = Some(memory::unmap_range(mm, addr, end, &map.vmas));
         }
         addr
     } else {
@@ -253,7 +259,8 @@ pub fn mmap(
         .insert(start, start + len, Arc::new(vma))
         .map_err(|_| Errno::ENOMEM)?;
     drop(map);
-    // A locked mapping is populated as MAP_POPULATE's is (Linux: `mm_populate`).
+    drop(detached); // the per-page work, with no lock held
+                    // A locked mapping is populated as MAP_POPULATE's is (Linux: `mm_populate`).
     let locked = vflags & (VM_LOCKED | VM_LOCKONFAULT) == VM_LOCKED;
     if flags & MAP_POPULATE != 0 || locked {
         populate(mm, start, start + len, vflags);
@@ -334,6 +341,7 @@ fn change_vma_flags(
         return Err(Errno::ENOMEM);
     }
     map.vma_start_write(start, end);
+    map.vma_adjust_trans_huge(start, end);
     map.vmas.split_at_boundaries(start, end);
     for (_, _, vma) in map.vmas.range_mut(start, end) {
         let mut v = (**vma).clone();
@@ -510,7 +518,7 @@ pub fn munmap(mm: &Arc<Mm>, addr: usize, len: usize) -> KResult<()> {
     let mut map = mm.mmap_write_lock();
     map.vma_start_write(addr, end);
     map.vmas.remove_range(addr, end);
-    let detached = memory::unmap_range(mm, addr, end);
+    let detached = memory::unmap_range(mm, addr, end, &map.vmas);
     drop(map);
     drop(detached); // the per-page work, with no lock held
     Ok(())
@@ -569,7 +577,8 @@ fn protnone(pte: Pte) -> Pte {
 /// anything else, as Linux), drops the pages at once as MADV_DONTNEED does
 /// (Linux frees them lazily; either way they may read back as zeros).
 /// MADV_DONTFORK / MADV_DOFORK set and clear VM_DONTCOPY, MADV_DONTDUMP /
-/// MADV_DODUMP VM_DONTDUMP, MADV_HUGEPAGE / MADV_NOHUGEPAGE VM_HUGEPAGE.
+/// MADV_DODUMP VM_DONTDUMP, MADV_HUGEPAGE / MADV_NOHUGEPAGE VM_HUGEPAGE and
+/// VM_NOHUGEPAGE, each clearing the other.
 pub fn madvise(mm: &Arc<Mm>, addr: usize, len: usize, advice: u32) -> KResult<()> {
     if !addr.is_multiple_of(PAGE_SIZE) {
         return Err(Errno::EINVAL);
@@ -578,8 +587,8 @@ pub fn madvise(mm: &Arc<Mm>, addr: usize, len: usize, advice: u32) -> KResult<()
         MADV_NORMAL | MADV_RANDOM | MADV_SEQUENTIAL | MADV_WILLNEED | MADV_DONTNEED | MADV_FREE => {
             (0, 0)
         }
-        MADV_HUGEPAGE => (VM_HUGEPAGE, 0),
-        MADV_NOHUGEPAGE => (0, VM_HUGEPAGE),
+        MADV_HUGEPAGE => (VM_HUGEPAGE, VM_NOHUGEPAGE),
+        MADV_NOHUGEPAGE => (VM_NOHUGEPAGE, VM_HUGEPAGE),
         MADV_DONTFORK => (VM_DONTCOPY, 0),
         MADV_DOFORK => (0, VM_DONTCOPY),
         MADV_DONTDUMP => (VM_DONTDUMP, 0),

@@ -32,10 +32,12 @@ pub const VM_LOCKONFAULT: u32 = 1 << 8;
 pub const VM_DONTCOPY: u32 = 1 << 9;
 /// MADV_DONTDUMP: left out of core dumps (we write none; kept for the flag).
 pub const VM_DONTDUMP: u32 = 1 << 10;
+/// MADV_NOHUGEPAGE: no large folios here, whatever the knobs say.
+pub const VM_NOHUGEPAGE: u32 = 1 << 11;
 
 /// The flags with the two-letter names Linux's `/proc/PID/smaps` prints
 /// in `VmFlags` (`show_smap_vma_flags`), for gdb's `fl-vmas`.
-pub const VM_FLAG_NAMES: [(&str, u32); 11] = [
+pub const VM_FLAG_NAMES: [(&str, u32); 12] = [
     ("rd", VM_READ),
     ("wr", VM_WRITE),
     ("ex", VM_EXEC),
@@ -47,6 +49,7 @@ pub const VM_FLAG_NAMES: [(&str, u32); 11] = [
     ("lf", VM_LOCKONFAULT),
     ("dc", VM_DONTCOPY),
     ("dd", VM_DONTDUMP),
+    ("nh", VM_NOHUGEPAGE),
 ];
 
 /// One mapping of a process (Linux's `struct vm_area_struct`); its range is
