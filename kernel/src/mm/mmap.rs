@@ -84,6 +84,9 @@ pub const MADV_NOHUGEPAGE: u32 = 15;
 pub const MADV_DONTDUMP: u32 = 16;
 /// MADV_DODUMP: undoes MADV_DONTDUMP (clears VM_DONTDUMP).
 pub const MADV_DODUMP: u32 = 17;
+/// MADV_COLLAPSE: map the range's anonymous 2Ms with PMD blocks now
+/// (`huge_memory::collapse`).
+pub const MADV_COLLAPSE: u32 = 25;
 
 /// MLOCK_ONFAULT (mlock2): lock pages as they are faulted in instead of
 /// populating the range now (VM_LOCKONFAULT).
@@ -578,15 +581,15 @@ fn protnone(pte: Pte) -> Pte {
 /// (Linux frees them lazily; either way they may read back as zeros).
 /// MADV_DONTFORK / MADV_DOFORK set and clear VM_DONTCOPY, MADV_DONTDUMP /
 /// MADV_DODUMP VM_DONTDUMP, MADV_HUGEPAGE / MADV_NOHUGEPAGE VM_HUGEPAGE and
-/// VM_NOHUGEPAGE, each clearing the other.
+/// VM_NOHUGEPAGE, each clearing the other; MADV_COLLAPSE is
+/// `huge_memory::collapse`'s.
 pub fn madvise(mm: &Arc<Mm>, addr: usize, len: usize, advice: u32) -> KResult<()> {
     if !addr.is_multiple_of(PAGE_SIZE) {
         return Err(Errno::EINVAL);
     }
     let (set, clear) = match advice {
-        MADV_NORMAL | MADV_RANDOM | MADV_SEQUENTIAL | MADV_WILLNEED | MADV_DONTNEED | MADV_FREE => {
-            (0, 0)
-        }
+        MADV_NORMAL | MADV_RANDOM | MADV_SEQUENTIAL | MADV_WILLNEED | MADV_DONTNEED | MADV_FREE
+        | MADV_COLLAPSE => (0, 0),
         MADV_HUGEPAGE => (VM_HUGEPAGE, VM_NOHUGEPAGE),
         MADV_NOHUGEPAGE => (VM_NOHUGEPAGE, VM_HUGEPAGE),
         MADV_DONTFORK => (VM_DONTCOPY, 0),
@@ -599,6 +602,9 @@ pub fn madvise(mm: &Arc<Mm>, addr: usize, len: usize, advice: u32) -> KResult<()
         return Ok(());
     }
     let end = check_range(addr, len)?;
+    if advice == MADV_COLLAPSE {
+        return huge_memory::collapse::madvise_collapse(mm, addr, end);
+    }
     if set == 0 && clear == 0 {
         // Linux: `madvise_need_mmap_write` is false; faults may run on.
         let map = mm.mmap_lock_readonly();

@@ -85,6 +85,8 @@ pub static THP_FAULT_ALLOC: Counter = Counter::new("thp_fault_alloc");
 /// `thp_fault_fallback`: anonymous PMD-sized folios not to be had at a
 /// fault.
 pub static THP_FAULT_FALLBACK: Counter = Counter::new("thp_fault_fallback");
+/// 2M folios allocated for `MADV_COLLAPSE` (Linux: `THP_COLLAPSE_ALLOC`).
+pub static THP_COLLAPSE_ALLOC: Counter = Counter::new("thp_collapse_alloc");
 /// PMD-order file folios allocated / failed (Linux: `THP_FILE_ALLOC`,
 /// `THP_FILE_FALLBACK`).
 pub static THP_FILE_ALLOC: Counter = Counter::new("thp_file_alloc");
@@ -166,13 +168,14 @@ pub static MTHP_ANON_FAULT_FALLBACK: [Counter; MAX_ORDER + 1] = per_order!("anon
 
 /// The `/proc/vmstat` counters before the per-order ones, in its order;
 /// a static, so that gdb's `fl-vmstat` reads the same list.
-pub static VMSTAT: [&Counter; 22] = [
+pub static VMSTAT: [&Counter; 23] = [
     &NR_PAGETABLE,
     &NR_SHMEM,
     &NR_SHMEM_HUGEPAGES,
     &NR_ANON_THPS,
     &THP_FAULT_ALLOC,
     &THP_FAULT_FALLBACK,
+    &THP_COLLAPSE_ALLOC,
     &THP_FILE_ALLOC,
     &THP_FILE_FALLBACK,
     &THP_FILE_MAPPED,

@@ -6,7 +6,8 @@
  * munmap, mprotect, MADV_DONTNEED or mremap of part of it takes the PMD
  * apart into PTEs with every byte kept, while whole-2M operations keep it;
  * fork shares it copy-on-write; MADV_NOHUGEPAGE and the `enabled` knob
- * keep it away; debugfs's split_huge_pages splits it into single pages.
+ * keep it away; MADV_COLLAPSE puts a split one back under one PMD; and
+ * debugfs's split_huge_pages splits it into single pages.
  * A static glibc program: make test runs it on faultline, make test-linux
  * on Debian's Linux 6.12, and the values it expects are Linux's. The
  * knobs are set from here through sysfs and put back at the end; the huge
@@ -38,6 +39,9 @@
 #define KPF_COMPOUND_TAIL (1ULL << 16)
 #define KPF_THP (1ULL << 22)
 #define SPLIT "/sys/kernel/debug/split_huge_pages"
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25 /* Linux 6.1's; older glibc headers lack it */
+#endif
 
 /* The knobs this program sets, and what it sets them to before each test. */
 static const char *const knobs[] = {
@@ -411,6 +415,57 @@ static int debugfs_split_huge_pages_splits_to_single_pages(void)
 	return 0;
 }
 
+/* MADV_COLLAPSE maps a PTE-mapped 2M with one PMD again, every byte
+ * copied; not where nothing is mapped, nor where fork shares every page
+ * read-only (nothing would gain): EINVAL. */
+static int madv_collapse_maps_a_split_2m_with_a_pmd_again(void)
+{
+	if (set_enabled("always"))
+		return -1;
+	char *p = map_thp_aligned(THP_SIZE), *empty = map_thp_aligned(THP_SIZE);
+	CHECK(p && empty, "mmap: %s", strerror(errno));
+	fill(p, THP_SIZE, 7);
+	CHECK(mprotect(p + PAGE, PAGE, PROT_READ) == 0 &&
+		      mprotect(p + PAGE, PAGE, PROT_READ | PROT_WRITE) == 0,
+	      "mprotect: %s", strerror(errno));
+	long split = smaps_kb(p, "AnonHugePages"), allocs = vmstat("thp_collapse_alloc");
+	int collapsed = madvise(p, THP_SIZE, MADV_COLLAPSE);
+	int err = errno;
+	long ahp = smaps_kb(p, "AnonHugePages"), alloc = vmstat("thp_collapse_alloc") - allocs;
+	long bad = pattern_at(p, 0, THP_SIZE, 7);
+	int none = madvise(empty, THP_SIZE, MADV_COLLAPSE), none_err = errno;
+	/* Shared with a child: PTE-mapped, every entry read-only. */
+	CHECK(mprotect(p + PAGE, PAGE, PROT_READ) == 0 &&
+		      mprotect(p + PAGE, PAGE, PROT_READ | PROT_WRITE) == 0,
+	      "mprotect: %s", strerror(errno));
+	int pipefd[2];
+	CHECK(pipe(pipefd) == 0, "pipe: %s", strerror(errno));
+	pid_t child = fork();
+	if (child == 0) {
+		char c;
+		read(pipefd[0], &c, 1);
+		_exit(0);
+	}
+	int shared = madvise(p, THP_SIZE, MADV_COLLAPSE), shared_err = errno;
+	write(pipefd[1], "x", 1);
+	waitpid(child, NULL, 0);
+	close(pipefd[0]);
+	close(pipefd[1]);
+	munmap(p, THP_SIZE);
+	munmap(empty, THP_SIZE);
+	CHECK(split == 0, "AnonHugePages %ld kB after mprotect of a page, want 0", split);
+	CHECK(collapsed == 0, "MADV_COLLAPSE: %s", strerror(err));
+	CHECK(ahp == 2048, "AnonHugePages %ld kB after MADV_COLLAPSE, want 2048", ahp);
+	CHECK(alloc == 1, "thp_collapse_alloc grew by %ld, want 1", alloc);
+	CHECK(bad < 0, "byte %ld changed", bad);
+	CHECK(none == -1 && none_err == EINVAL, "MADV_COLLAPSE of nothing: %d (%s), want EINVAL",
+	      none, strerror(none_err));
+	CHECK(shared == -1 && shared_err == EINVAL,
+	      "MADV_COLLAPSE of a 2M fork shares: %d (%s), want EINVAL", shared,
+	      strerror(shared_err));
+	return 0;
+}
+
 static const struct test tests[] = {
 	TEST(a_first_write_maps_a_whole_2m_folio),
 	TEST(a_first_read_maps_a_2m_folio_of_zeros),
@@ -420,6 +475,7 @@ static const struct test tests[] = {
 	TEST(madv_dontneed_of_half_zeros_only_that_half),
 	TEST(mremap_moves_a_whole_pmd_and_splits_a_half),
 	TEST(fork_shares_a_pmd_copy_on_write),
+	TEST(madv_collapse_maps_a_split_2m_with_a_pmd_again),
 	TEST(debugfs_split_huge_pages_splits_to_single_pages),
 };
 

@@ -7,6 +7,8 @@
 //! - `settings`: the system-wide value of every knob, and the rules a write
 //!   must pass;
 //! - `anon`: the orders an anonymous fault may allocate;
+//! - `collapse`: `MADV_COLLAPSE`, copying a PTE-mapped 2M into one 2M
+//!   folio under a PMD block;
 //! - `pmd`: anonymous folios mapped by one PMD block, and taking a block
 //!   apart into a table of PTEs;
 //! - `split`: splitting large anonymous folios into smaller ones (debugfs's
@@ -16,6 +18,7 @@
 //! lock-free copy of what they allow anonymous faults.
 
 pub mod anon;
+pub mod collapse;
 pub mod knobs;
 pub mod order;
 pub mod pmd;
