@@ -29,6 +29,7 @@ mod random;
 mod sync;
 mod syscall;
 mod task;
+mod ustr;
 mod vmcoreinfo;
 
 use arch::{cpu, gic, irq, mmu, psci, semihosting, smp, trap};

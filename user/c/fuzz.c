@@ -474,8 +474,23 @@ static pid_t parent_of(pid_t pid)
 	return ppid;
 }
 
-/* Processes other than this one and its ancestors, from /proc: up to
- * `max` of their pids into `pids`, all of them into `names`. */
+/* Is `pid` a kernel thread (/proc/PID/status's `Kthread: 1`, Linux's
+ * kthreadd at PID 2 among them)? Those are no strays. */
+static int is_kthread(pid_t pid)
+{
+	char path[64], buf[2048];
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return strstr(buf, "Kthread:\t1\n") != NULL;
+}
+
+/* Processes other than this one, its ancestors and kernel threads, from
+ * /proc: up to `max` of their pids into `pids`, all of them into `names`. */
 static int strays(pid_t *pids, int max, char *names, size_t len)
 {
 	int n = 0;
@@ -489,7 +504,7 @@ static int strays(pid_t *pids, int max, char *names, size_t len)
 		int ancestor = 0;
 		for (pid_t p = getpid(); p > 0 && !ancestor; p = parent_of(p))
 			ancestor = p == pid;
-		if (ancestor)
+		if (ancestor || is_kthread(pid))
 			continue;
 		if (n < max)
 			pids[n] = pid;

@@ -57,6 +57,9 @@ pub mod cmdline;
 #[path = "../../src/config.rs"]
 pub mod config;
 
+#[path = "../../src/ustr.rs"]
+pub mod ustr;
+
 #[path = "../../src/dtb/mod.rs"]
 pub mod dtb;
 

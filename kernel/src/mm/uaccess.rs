@@ -181,10 +181,18 @@ pub fn write_user<T: Pod>(dst: usize, value: &T) -> KResult<()> {
     copy_to_user(dst, bytes)
 }
 
-/// A NUL-terminated string from user memory, at most `max` bytes before
-/// the NUL (ENAMETOOLONG beyond), as UTF-8 (EINVAL otherwise). Copies a page
-/// piece at a time, so a string ending just before an unmapped page reads.
+/// A NUL-terminated name or path from user memory, at most `max` bytes
+/// before the NUL (ENAMETOOLONG beyond), as a string whose bytes outside
+/// UTF-8 are escaped (`ustr`).
 pub fn strncpy_from_user(src: usize, max: usize) -> KResult<String> {
+    strncpy_bytes_from_user(src, max).map(crate::ustr::from_bytes)
+}
+
+/// A NUL-terminated string from user memory as its bytes, at most `max`
+/// before the NUL (ENAMETOOLONG beyond; Linux: `strncpy_from_user`).
+/// Copies a page piece at a time, so a string ending just before an
+/// unmapped page reads.
+pub fn strncpy_bytes_from_user(src: usize, max: usize) -> KResult<Vec<u8>> {
     let mut out = Vec::new();
     let mut addr = src;
     // Small pieces, never crossing a page: kernel stacks are small.
@@ -209,5 +217,5 @@ pub fn strncpy_from_user(src: usize, max: usize) -> KResult<String> {
     if out.len() > max {
         return Err(Errno::ENAMETOOLONG);
     }
-    String::from_utf8(out).map_err(|_| Errno::EINVAL)
+    Ok(out)
 }

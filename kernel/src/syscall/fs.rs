@@ -362,6 +362,12 @@ pub fn fstat(fd: i32, ustat: usize) -> SysResult {
 /// `dirfd`; a final symbolic link is followed unless AT_SYMLINK_NOFOLLOW,
 /// and an empty path with AT_EMPTY_PATH means `dirfd` itself.
 pub fn newfstatat(dirfd: i32, upath: usize, ustat: usize, flags: u32) -> SysResult {
+    stat_out(&*stat_at(dirfd, upath, flags)?, ustat)
+}
+
+/// The inode fstatat and statx report: `upath` relative to `dirfd` as
+/// `flags` say (Linux: `vfs_statx`'s look-up).
+fn stat_at(dirfd: i32, upath: usize, flags: u32) -> KResult<Arc<Inode>> {
     const AT_NO_AUTOMOUNT: u32 = 0x800;
     if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT) != 0 {
         return Err(Errno::EINVAL);
@@ -369,14 +375,61 @@ pub fn newfstatat(dirfd: i32, upath: usize, ustat: usize, flags: u32) -> SysResu
     let path = path_arg(upath)?;
     if path.is_empty() {
         return if flags & AT_EMPTY_PATH != 0 {
-            fstat(dirfd, ustat)
+            Ok(file(dirfd)?.inode.clone())
         } else {
             Err(Errno::ENOENT)
         };
     }
     let start = start_dir(dirfd, &path)?;
-    let inode = vfs::lookup(&start, &path, flags & AT_SYMLINK_NOFOLLOW == 0)?;
-    stat_out(&inode, ustat)
+    vfs::lookup(&start, &path, flags & AT_SYMLINK_NOFOLLOW == 0)
+}
+
+/// AT_STATX_SYNC_TYPE: statx's two bits of how fresh the answer must be;
+/// both set is EINVAL, any value is the same here (nothing is remote).
+const AT_STATX_SYNC_TYPE: u32 = 0x6000;
+/// STATX_RESERVED: a mask bit kept for a bigger `struct statx` (EINVAL).
+const STATX_RESERVED: u32 = 0x8000_0000;
+/// STATX_BASIC_STATS: the fields of `struct stat`, all that is filled in.
+const STATX_BASIC_STATS: u32 = 0x7ff;
+
+/// statx(2): the `struct statx` of `upath` relative to `dirfd`, as
+/// fstatat finds it; every basic field, whatever `mask` asks (Linux:
+/// `do_statx`, `cp_statx`; it too may return more than was asked).
+pub fn statx(dirfd: i32, upath: usize, flags: u32, mask: u32, ubuf: usize) -> SysResult {
+    if mask & STATX_RESERVED != 0 || flags & AT_STATX_SYNC_TYPE == AT_STATX_SYNC_TYPE {
+        return Err(Errno::EINVAL);
+    }
+    let st = stat_at(dirfd, upath, flags & !AT_STATX_SYNC_TYPE)?.stat();
+    // The 64-bit device number's halves (glibc's `gnu_dev_major/minor`).
+    let major = |d: u64| ((d >> 8) & 0xfff) as u32 | ((d >> 32) as u32 & !0xfff);
+    let minor = |d: u64| (d & 0xff) as u32 | ((d >> 12) as u32 & !0xff);
+    let mut b = [0u8; 256];
+    let mut put = |at: usize, bytes: &[u8]| b[at..at + bytes.len()].copy_from_slice(bytes);
+    put(0, &STATX_BASIC_STATS.to_ne_bytes());
+    put(4, &(st.st_blksize as u32).to_ne_bytes());
+    put(16, &st.st_nlink.to_ne_bytes());
+    put(20, &st.st_uid.to_ne_bytes());
+    put(24, &st.st_gid.to_ne_bytes());
+    put(28, &(st.st_mode as u16).to_ne_bytes());
+    put(32, &st.st_ino.to_ne_bytes());
+    put(40, &st.st_size.to_ne_bytes());
+    put(48, &st.st_blocks.to_ne_bytes());
+    // Each `struct statx_timestamp`: i64 seconds, u32 nanoseconds, padding;
+    // atime at 64, (no btime at 80), ctime at 96, mtime at 112.
+    for (at, sec, nsec) in [
+        (64, st.st_atime, st.st_atime_nsec),
+        (96, st.st_ctime, st.st_ctime_nsec),
+        (112, st.st_mtime, st.st_mtime_nsec),
+    ] {
+        put(at, &sec.to_ne_bytes());
+        put(at + 8, &(nsec as u32).to_ne_bytes());
+    }
+    put(128, &major(st.st_rdev).to_ne_bytes());
+    put(132, &minor(st.st_rdev).to_ne_bytes());
+    put(136, &major(st.st_dev).to_ne_bytes());
+    put(140, &minor(st.st_dev).to_ne_bytes());
+    copy_to_user(ubuf, &b)?;
+    Ok(0)
 }
 
 /// umask(2): sets the creation mask, returns the old one.
@@ -595,12 +648,11 @@ pub fn pipe2(ufds: usize, flags: u32) -> SysResult {
 /// length with the NUL, as the raw system call does.
 pub fn getcwd(ubuf: usize, size: usize) -> SysResult {
     let cwd = me()?.cwd.lock().clone();
-    let path = vfs::path_of(&cwd);
-    if path.len() + 1 > size {
+    let mut bytes = crate::ustr::to_bytes(&vfs::path_of(&cwd)).into_owned();
+    bytes.push(0);
+    if bytes.len() > size {
         return Err(Errno::ERANGE);
     }
-    let mut bytes = path.into_bytes();
-    bytes.push(0);
     copy_to_user(ubuf, &bytes)?;
     Ok(bytes.len() as i64)
 }
@@ -625,8 +677,9 @@ pub fn readlinkat(dirfd: i32, upath: usize, ubuf: usize, size: usize) -> SysResu
         return Err(Errno::EINVAL);
     }
     let target = vfs::lookup(&start_dir(dirfd, &path)?, &path, false)?.readlink()?;
+    let target = crate::ustr::to_bytes(&target);
     let n = target.len().min(size);
-    copy_to_user(ubuf, &target.as_bytes()[..n])?;
+    copy_to_user(ubuf, &target[..n])?;
     Ok(n as i64)
 }
 

@@ -138,6 +138,13 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as u32,
         ),
         279 => fs::memfd_create(a[0] as usize, a[1] as u32),
+        291 => fs::statx(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as u32,
+            a[3] as u32,
+            a[4] as usize,
+        ),
         285 => fs::copy_file_range(
             a[0] as i32,
             a[1] as usize,
@@ -242,6 +249,7 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as usize,
         ),
         96 => proc::set_tid_address(a[0] as usize),
+        97 => proc::unshare(a[0]),
         98 => futex::futex(
             a[0] as usize,
             a[1] as u32,

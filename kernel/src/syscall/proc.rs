@@ -9,7 +9,9 @@ use super::{SysResult, MAX_RW_COUNT};
 use crate::arch::trap::TrapFrame;
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::PAGE_SIZE;
-use crate::mm::uaccess::{copy_to_user, read_user, strncpy_from_user, write_user};
+use crate::mm::uaccess::{
+    copy_to_user, read_user, strncpy_bytes_from_user, strncpy_from_user, write_user,
+};
 use crate::task::process::{self, Caps, Process};
 use crate::task::sched_policy::SchedPolicy;
 use crate::task::signal_abi::exited;
@@ -211,6 +213,44 @@ pub fn clone(
     fork::clone(tf, flags, newsp, parent_tid, tls, child_tid).map(|tid| tid as i64)
 }
 
+/// The namespace flags of clone and unshare (`CLONE_NEWTIME`, `NEWNS`,
+/// `NEWCGROUP`, `NEWUTS`, `NEWIPC`, `NEWUSER`, `NEWPID`, `NEWNET`).
+const CLONE_NEW_ANY: u64 = 0x80
+    | 0x2_0000
+    | 0x0200_0000
+    | 0x0400_0000
+    | 0x0800_0000
+    | 0x1000_0000
+    | 0x2000_0000
+    | 0x4000_0000;
+
+/// unshare(2): stop sharing what `flags` names with other processes and
+/// threads (Linux: `ksys_unshare`). A process shares its descriptor table,
+/// working directory and handlers with no other process here, so for a
+/// process of one thread CLONE_FILES, CLONE_FS, CLONE_SYSVSEM,
+/// CLONE_SIGHAND, CLONE_VM and CLONE_THREAD are done already, as they are
+/// on Linux. Where we simplify: a process's threads always share all of
+/// these, so with more than one thread they are EINVAL (Linux gives the
+/// thread its own copies of files and fs); and faultline has no
+/// namespaces, so every CLONE_NEW* is EINVAL, Linux's answer for a
+/// namespace it was built without (`copy_namespaces`).
+pub fn unshare(flags: u64) -> SysResult {
+    let shareable = fork::CLONE_THREAD
+        | fork::CLONE_FS
+        | fork::CLONE_SIGHAND
+        | fork::CLONE_VM
+        | fork::CLONE_FILES
+        | fork::CLONE_SYSVSEM;
+    if flags & !(shareable | CLONE_NEW_ANY) != 0 || flags & CLONE_NEW_ANY != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let p = current_process().ok_or(Errno::EINVAL)?;
+    if flags != 0 && p.live_threads().len() > 1 {
+        return Err(Errno::EINVAL);
+    }
+    Ok(0)
+}
+
 /// What argv and envp may take of the new stack, strings and pointers
 /// together (Linux: `bprm_stack_limits`, a quarter of the 8M stack limit).
 const ARG_MAX: usize = 2 << 20;
@@ -238,7 +278,7 @@ fn string_array(uaddr: usize, n: usize, room: &mut usize) -> KResult<Vec<Vec<u8>
     let mut out = crate::mm::heap::try_vec(n)?;
     for i in 0..n {
         let ptr: u64 = read_user(uaddr + i * 8)?;
-        let s = strncpy_from_user(ptr as usize, crate::task::stack::MAX_ARG_STRLEN).map_err(
+        let s = strncpy_bytes_from_user(ptr as usize, crate::task::stack::MAX_ARG_STRLEN).map_err(
             |e| match e {
                 Errno::ENAMETOOLONG => Errno::E2BIG,
                 e => e,
@@ -246,7 +286,7 @@ fn string_array(uaddr: usize, n: usize, room: &mut usize) -> KResult<Vec<Vec<u8>
         )?;
         let cost = s.len() + 1 + core::mem::size_of::<u64>();
         *room = room.checked_sub(cost).ok_or(Errno::E2BIG)?;
-        out.push(s.into_bytes());
+        out.push(s);
     }
     Ok(out)
 }

@@ -343,9 +343,18 @@ static PROCESSES: SpinLock<BTreeMap<u32, Weak<Process>>> = SpinLock::new(BTreeMa
 /// Every user thread that has not exited, by TID.
 static THREADS: SpinLock<BTreeMap<u32, Weak<Thread>>> = SpinLock::new(BTreeMap::new());
 
+/// The PID Linux's `kthreadd` has, parent of every kernel thread: /proc
+/// shows the kernel's threads there (`fs/procfs/kthreadd.rs`), so no
+/// process gets it.
+pub const KTHREADD_PID: u32 = 2;
+
 /// A new PID/TID (one number space, as in Linux).
 pub fn alloc_pid() -> u32 {
-    NEXT_PID.fetch_add(1, Ordering::Relaxed)
+    let pid = NEXT_PID.fetch_add(1, Ordering::Relaxed);
+    if pid == KTHREADD_PID {
+        return alloc_pid();
+    }
+    pid
 }
 
 /// The round-robin cursor of [`next_cpu`].

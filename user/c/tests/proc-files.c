@@ -2,8 +2,9 @@
  * What a process learns about itself from the kernel as ordinary Linux
  * programs do: uname, /proc/self (a link to /proc/PID) and its files
  * (status, cmdline, environ, comm, maps, with mappings split and merged,
- * exe, cwd, fd/), the system's
- * /proc files (cpuinfo, mounts, stat, uptime, loadavg), and execve of `#!`
+ * exe, cwd, fd/, task/, map_files/), /proc/thread-self, kthreadd at PID
+ * 2, the system's /proc files (cpuinfo, mounts, stat, uptime, loadavg),
+ * names of any bytes, statx, and execve of `#!`
  * scripts and of /proc/self/exe. A static glibc program: make test runs it
  * on faultline, make test-linux on Debian's Linux 6.12, and the values it
  * expects are Linux's.
@@ -16,11 +17,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -479,6 +483,177 @@ static int bad_scripts_fail_as_on_linux(void)
 	return 0;
 }
 
+static int fd_names_are_plain_decimal_numbers(void)
+{
+	const char *bad[] = { "/proc/self/fd/00", "/proc/self/fd/+0", "/proc/self/fd/0 ", "/proc/self/fd/-0",
+			      "/proc/self/fd/4294967296", "/proc/self/fd/0x0" };
+	struct stat st;
+	CHECK(lstat("/proc/self/fd/0", &st) == 0 && S_ISLNK(st.st_mode), "fd 0 is no link");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK(lstat(bad[i], &st) == -1 && errno == ENOENT, "%s: errno %d, want ENOENT", bad[i], errno);
+	DIR *d = opendir("/proc/self/fd");
+	CHECK(d, "opendir: %s", strerror(errno));
+	struct dirent *e = readdir(d);
+	CHECK(e && strcmp(e->d_name, ".") == 0 && e->d_type == DT_DIR, "first entry is not .");
+	e = readdir(d);
+	CHECK(e && strcmp(e->d_name, "..") == 0 && e->d_type == DT_DIR, "second entry is not ..");
+	e = readdir(d);
+	CHECK(e && e->d_type == DT_LNK, "an fd entry is not a link");
+	closedir(d);
+	return 0;
+}
+
+static char thread_link[64];
+
+static void *read_thread_self(void *arg)
+{
+	(void)arg;
+	ssize_t n = readlink("/proc/thread-self", thread_link, sizeof(thread_link) - 1);
+	thread_link[n > 0 ? n : 0] = 0;
+	return (void *)(long)syscall(SYS_gettid);
+}
+
+static int thread_self_and_task_name_each_thread(void)
+{
+	char link[64], want[64];
+	ssize_t n = readlink("/proc/thread-self", link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	snprintf(want, sizeof(want), "%d/task/%d", getpid(), getpid());
+	CHECK(strcmp(link, want) == 0, "thread-self -> %s, want %s", link, want);
+	pthread_t t;
+	void *tid;
+	CHECK(pthread_create(&t, NULL, read_thread_self, NULL) == 0, "pthread_create");
+	pthread_join(t, &tid);
+	snprintf(want, sizeof(want), "%d/task/%ld", getpid(), (long)tid);
+	CHECK(strcmp(thread_link, want) == 0, "a thread's thread-self -> %s, want %s", thread_link, want);
+	int fd = open("/", O_RDONLY | O_DIRECTORY);
+	struct stat a, b;
+	snprintf(want, sizeof(want), "/proc/thread-self/fd/%d", fd);
+	CHECK(stat(want, &a) == 0 && fstat(fd, &b) == 0, "stat %s: %s", want, strerror(errno));
+	CHECK(a.st_ino == b.st_ino && a.st_dev == b.st_dev, "%s is another file", want);
+	close(fd);
+	DIR *d = opendir("/proc/self/task");
+	CHECK(d, "opendir task: %s", strerror(errno));
+	int mine = 0, others = 0;
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			atoi(e->d_name) == getpid() ? mine++ : others++;
+	closedir(d);
+	CHECK(mine == 1 && others == 0, "task/ lists %d of ours and %d others", mine, others);
+	snprintf(want, sizeof(want), "/proc/self/task/%d/status", getpid());
+	CHECK(access(want, R_OK) == 0, "%s: %s", want, strerror(errno));
+	return 0;
+}
+
+static int map_files_link_each_mapped_file(void)
+{
+	int fd = open("/tmp/proc-files-mapped", O_CREAT | O_RDWR | O_TRUNC, 0600);
+	CHECK(fd >= 0 && ftruncate(fd, 4096) == 0, "create: %s", strerror(errno));
+	char *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(p != MAP_FAILED, "mmap: %s", strerror(errno));
+	char name[96], link[256];
+	snprintf(name, sizeof(name), "/proc/self/map_files/%lx-%lx", (unsigned long)p, (unsigned long)p + 4096);
+	ssize_t n = readlink(name, link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	CHECK(strcmp(link, "/tmp/proc-files-mapped") == 0, "%s -> %s", name, link);
+	int again = open(name, O_RDONLY);
+	struct stat a, b;
+	CHECK(again >= 0 && fstat(again, &a) == 0 && fstat(fd, &b) == 0 && a.st_ino == b.st_ino,
+	      "opening %s: %s", name, strerror(errno));
+	close(again);
+	snprintf(name, sizeof(name), "/proc/self/map_files/0%lx-%lx", (unsigned long)p, (unsigned long)p + 4096);
+	CHECK(readlink(name, link, sizeof(link)) == -1 && errno == ENOENT, "a leading zero found a mapping");
+	snprintf(name, sizeof(name), "/proc/self/map_files/%lx-%lx", (unsigned long)p, (unsigned long)p + 8192);
+	CHECK(readlink(name, link, sizeof(link)) == -1 && errno == ENOENT, "a wrong end found a mapping");
+	munmap(p, 4096);
+	close(fd);
+	unlink("/tmp/proc-files-mapped");
+	return 0;
+}
+
+static int pid_2_is_kthreadd_and_we_are_no_kernel_thread(void)
+{
+	char buf[4096];
+	CHECK(read_file("/proc/2/status", buf, sizeof(buf)) == 0, "/proc/2/status: %s", strerror(errno));
+	CHECK(strstr(buf, "Kthread:\t1\n"), "/proc/2 is no kernel thread:\n%.400s", buf);
+	CHECK(read_file("/proc/self/status", buf, sizeof(buf)) == 0, "/proc/self/status");
+	CHECK(strstr(buf, "Kthread:\t0\n"), "we are a kernel thread:\n%.400s", buf);
+	CHECK(read_file("/proc/2/stat", buf, sizeof(buf)) == 0, "/proc/2/stat");
+	unsigned long flags = 0;
+	CHECK(sscanf(buf, "2 (kthreadd) S %*d %*d %*d %*d %*d %lu", &flags) == 1 && (flags & 0x00200000),
+	      "kthreadd's stat: %.400s", buf);
+	DIR *d = opendir("/proc/2/fd");
+	CHECK(d, "opendir /proc/2/fd: %s", strerror(errno));
+	int n = 0;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	CHECK(n == 2, "a kernel thread has %d fd entries, want . and ..", n);
+	return 0;
+}
+
+static int names_of_any_bytes_go_in_and_come_back(void)
+{
+	const char name[] = "/tmp/\xff\x80name\xc3";
+	int fd = open(name, O_CREAT | O_RDWR | O_TRUNC, 0600);
+	CHECK(fd >= 0, "create a name that is no UTF-8: %s", strerror(errno));
+	close(fd);
+	struct stat st;
+	CHECK(stat(name, &st) == 0, "stat: %s", strerror(errno));
+	CHECK(stat("/tmp/\xfe", &st) == -1 && errno == ENOENT, "a missing name: errno %d, want ENOENT", errno);
+	int found = 0;
+	DIR *d = opendir("/tmp");
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		found += strcmp(e->d_name, name + 5) == 0;
+	if (d)
+		closedir(d);
+	CHECK(found == 1, "getdents does not give the name's bytes back");
+	CHECK(symlink(name, "/tmp/proc-files-link") == 0, "symlink: %s", strerror(errno));
+	char target[64];
+	ssize_t n = readlink("/tmp/proc-files-link", target, sizeof(target) - 1);
+	target[n > 0 ? n : 0] = 0;
+	unlink("/tmp/proc-files-link");
+	CHECK(strcmp(target, name) == 0, "readlink changed the bytes");
+	CHECK(unlink(name) == 0, "unlink: %s", strerror(errno));
+	return 0;
+}
+
+static int statx_reports_what_stat_does(void)
+{
+	struct statx sx;
+	struct stat st;
+	CHECK(statx(AT_FDCWD, "/proc/self/exe", 0, STATX_BASIC_STATS, &sx) == 0, "statx: %s", strerror(errno));
+	CHECK(stat("/proc/self/exe", &st) == 0, "stat: %s", strerror(errno));
+	CHECK((sx.stx_mask & STATX_BASIC_STATS) == STATX_BASIC_STATS, "mask %#x", sx.stx_mask);
+	CHECK(sx.stx_ino == st.st_ino && sx.stx_size == (unsigned long long)st.st_size &&
+		      sx.stx_mode == st.st_mode && sx.stx_nlink == st.st_nlink,
+	      "statx and stat disagree");
+	CHECK(makedev(sx.stx_dev_major, sx.stx_dev_minor) == st.st_dev, "device %u:%u", sx.stx_dev_major,
+	      sx.stx_dev_minor);
+	CHECK(statx(AT_FDCWD, "/proc/self/exe", AT_SYMLINK_NOFOLLOW, STATX_BASIC_STATS, &sx) == 0 &&
+		      S_ISLNK(sx.stx_mode),
+	      "AT_SYMLINK_NOFOLLOW did not stat the link");
+	CHECK(statx(AT_FDCWD, "/", 0x6000, STATX_BASIC_STATS, &sx) == -1 && errno == EINVAL,
+	      "both sync flags: errno %d", errno);
+	return 0;
+}
+
+static int uptime_read_again_at_0_moves_on(void)
+{
+	int fd = open("/proc/uptime", O_RDONLY);
+	CHECK(fd >= 0, "open: %s", strerror(errno));
+	char a[64] = "", b[64] = "";
+	CHECK(pread(fd, a, sizeof(a) - 1, 0) > 0, "pread: %s", strerror(errno));
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	CHECK(pread(fd, b, sizeof(b) - 1, 0) > 0, "pread: %s", strerror(errno));
+	close(fd);
+	CHECK(atof(b) > atof(a), "a second pread at 0 gave the old %s", b);
+	return 0;
+}
+
 static const struct test tests[] = {
 	TEST(uname_says_linux_and_a_version),
 	TEST(proc_self_is_a_link_to_the_callers_directory),
@@ -490,6 +665,13 @@ static const struct test tests[] = {
 	TEST(a_change_splits_a_mapping_and_changing_back_merges_it),
 	TEST(fd_links_name_open_files),
 	TEST(an_fd_link_reopens_an_unlinked_file),
+	TEST(fd_names_are_plain_decimal_numbers),
+	TEST(thread_self_and_task_name_each_thread),
+	TEST(map_files_link_each_mapped_file),
+	TEST(pid_2_is_kthreadd_and_we_are_no_kernel_thread),
+	TEST(names_of_any_bytes_go_in_and_come_back),
+	TEST(statx_reports_what_stat_does),
+	TEST(uptime_read_again_at_0_moves_on),
 	TEST(cpuinfo_mounts_and_uptime_describe_the_system),
 	TEST(proc_stat_counts_cpu_time),
 	TEST(a_script_runs_under_its_interpreter),

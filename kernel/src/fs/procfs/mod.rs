@@ -5,6 +5,7 @@
 //! caller's and `/proc/thread-self` its thread's (Linux: `fs/proc/`,
 //! `mm/vmstat.c`'s `vmstat_show`).
 
+mod kthreadd;
 mod pid;
 mod raw;
 
@@ -230,7 +231,11 @@ struct PidDirs;
 
 impl PseudoDir for PidDirs {
     fn lookup(&self, dir: &Arc<Inode>, name: &str) -> Option<Arc<Inode>> {
-        let process = crate::task::process::find_process(pid::name_to_int(name)?)?;
+        let pid = pid::name_to_int(name)?;
+        if pid == crate::task::process::KTHREADD_PID {
+            return Some(kthreadd::dir(dir));
+        }
+        let process = crate::task::process::find_process(pid)?;
         Some(pid::dir(dir, &process))
     }
 

@@ -287,10 +287,15 @@ fn fill(this: Arc<Inode>, process: &Arc<Process>, with_task: bool) -> Arc<Inode>
         let inode = Inode::new(vfs::S_IFREG | 0o444, InodeKind::Pseudo(Box::new(file)));
         d.link(&this, name, inode).expect("fresh directory");
     }
-    // The files read at a position: 0400 and 0600, as Linux's.
+    // The files made at each read, with Linux's modes.
     let pagemap = InodeKind::Raw(Box::new(super::raw::Pagemap(weak.clone())));
     let mem = InodeKind::Raw(Box::new(super::raw::Mem(weak.clone())));
-    for (name, mode, kind) in [("pagemap", 0o400, pagemap), ("mem", 0o600, mem)] {
+    let syscall = InodeKind::Raw(Box::new(super::raw::Syscall(weak.clone())));
+    for (name, mode, kind) in [
+        ("pagemap", 0o400, pagemap),
+        ("mem", 0o600, mem),
+        ("syscall", 0o400, syscall),
+    ] {
         d.link(&this, name, Inode::new(vfs::S_IFREG | mode, kind))
             .expect("fresh directory");
     }
@@ -321,9 +326,13 @@ pub fn self_pid() -> KResult<u32> {
         .ok_or(Errno::ENOENT)
 }
 
-/// Every process's directory name, for listing /proc.
+/// Every process's directory name, kthreadd's among them, for listing
+/// /proc.
 pub fn names() -> Vec<String> {
-    process::all_pids().iter().map(|p| p.to_string()).collect()
+    let mut pids = process::all_pids();
+    pids.push(process::KTHREADD_PID);
+    pids.sort_unstable();
+    pids.iter().map(|p| p.to_string()).collect()
 }
 
 /// `/proc/PID/wchan`: where the process sleeps in the kernel; "0", as

@@ -1,5 +1,5 @@
 //! The /proc files read at a position on the live state rather than as text
-//! made at open: a process's `pagemap` and `mem`, and the system's
+//! made at open: a process's `pagemap`, `mem` and `syscall`, and the system's
 //! `kpageflags` and `kpagecount` (Linux: `proc_pagemap_operations` in
 //! `fs/proc/task_mmu.c`, `proc_mem_operations` in `fs/proc/base.c`, and
 //! `fs/proc/page.c`). The memory side is `mm/pagemap.rs` and
@@ -9,7 +9,10 @@
 //! they are read, not the one it had when they were opened, so after an
 //! exec an old descriptor sees the new program (Linux keeps the old `mm`).
 
+use alloc::format;
+use alloc::string::String;
 use alloc::sync::{Arc, Weak};
+use core::fmt::Write;
 
 use crate::errno::{Errno, KResult};
 use crate::fs::vfs::RawFile;
@@ -75,6 +78,47 @@ impl RawFile for Kpage {
         read_entries(offset, buf, |pfn, out| {
             pagemap::kpage_read(self.0, pfn, out)
         })
+    }
+}
+
+/// `/proc/PID/syscall`: the system call the process's first thread is in,
+/// its number, six arguments, stack pointer and pc, made when read, so a
+/// thread reading its own shows that read (Linux: `proc_pid_syscall`,
+/// `task_current_syscall`); `running` for a thread on a CPU. Where we
+/// simplify: a sleeping thread is taken to sleep in a system call (faultline's
+/// threads also sleep in a page fault short of memory, rarely).
+pub struct Syscall(pub Weak<Process>);
+
+impl RawFile for Syscall {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> KResult<usize> {
+        use crate::task::thread::State;
+        let Some(p) = self.0.upgrade() else {
+            return Ok(0);
+        };
+        let threads = p.live_threads();
+        let Some(t) = threads.first() else {
+            return Ok(0);
+        };
+        let current = Arc::ptr_eq(t, &crate::task::current());
+        let text = if !current && t.state() != State::Blocked {
+            String::from("running\n")
+        } else {
+            // SAFETY: the frame at the top of the thread's kernel stack is
+            // written only on its way in and out of the kernel; this
+            // thread is in it (the reader itself) or asleep in it.
+            let tf = unsafe { core::ptr::read_volatile(t.user_frame()) };
+            let mut s = format!("{}", tf.syscall_nr());
+            for i in 0..6 {
+                let _ = write!(s, " {:#x}", tf.arg(i));
+            }
+            let _ = writeln!(s, " {:#x} {:#x}", tf.sp(), tf.pc());
+            s
+        };
+        let text = text.as_bytes();
+        let start = (offset as usize).min(text.len());
+        let n = buf.len().min(text.len() - start);
+        buf[..n].copy_from_slice(&text[start..start + n]);
+        Ok(n)
     }
 }
 

@@ -68,11 +68,14 @@ pub struct File {
     /// The file position in bytes; for a directory, the entries read so far
     /// (Linux: `f_pos`, under `f_pos_lock`).
     pos: SpinLock<u64>,
-    /// A pseudo file's text, made by its first read and again by each read
-    /// from offset 0 (Linux: the seq_file buffer, which a read at position
-    /// 0 refills), so reads in pieces see one consistent snapshot and a
-    /// program polling a file with pread at 0 sees it change.
-    text: SpinLock<Option<String>>,
+    /// A pseudo file's text, made when it was opened and made again by
+    /// each later read from offset 0 (Linux: the seq_file buffer, which a
+    /// read at position 0 refills; the first read here gets what open
+    /// made, so it shows the moment of open and not the read's own
+    /// buffers), and whether it has been read: reads in pieces see one
+    /// snapshot, and a program polling a file with pread at 0 sees it
+    /// change.
+    text: SpinLock<(String, bool)>,
     /// Has this open file taken an OFD or flock lock? Then its last close
     /// must release them.
     locked: AtomicBool,
@@ -118,14 +121,19 @@ impl File {
             }
             _ => {}
         }
-        if let InodeKind::Device(d) = &inode.kind {
-            d.opened(writable);
-        }
+        let text = match &inode.kind {
+            InodeKind::Pseudo(p) if !writable => p.show(),
+            InodeKind::Device(d) => {
+                d.opened(writable);
+                String::new()
+            }
+            _ => String::new(),
+        };
         Ok(Arc::new(File {
             inode,
             flags: AtomicU32::new(flags & !(O_CREAT | O_EXCL | O_TRUNC)),
             pos: SpinLock::new(0),
-            text: SpinLock::new(None),
+            text: SpinLock::new((text, false)),
             locked: AtomicBool::new(false),
         }))
     }
@@ -198,11 +206,12 @@ impl File {
             }
             InodeKind::Dir(_) => Err(Errno::EISDIR),
             InodeKind::Pseudo(p) => {
-                let mut text = self.text.lock();
-                if offset == 0 || text.is_none() {
-                    *text = Some(p.show());
+                let mut guard = self.text.lock();
+                let (text, read) = &mut *guard;
+                if offset == 0 && core::mem::replace(read, true) {
+                    *text = p.show();
                 }
-                let text = text.as_deref().unwrap_or_default().as_bytes();
+                let text = text.as_bytes();
                 let start = (offset as usize).min(text.len());
                 let n = buf.len().min(text.len() - start);
                 buf[..n].copy_from_slice(&text[start..start + n]);
@@ -397,6 +406,7 @@ impl File {
             .chain(entries.iter().map(|(n, i)| (n.as_str(), i.clone())));
         let mut written = 0;
         for (name, inode) in all.skip(*pos as usize) {
+            let name = crate::ustr::to_bytes(name);
             let reclen = (19 + name.len() + 1).next_multiple_of(8);
             if written + reclen > buf.len() {
                 if written == 0 {
@@ -410,7 +420,7 @@ impl File {
             rec[8..16].copy_from_slice(&(*pos as i64 + 1).to_ne_bytes());
             rec[16..18].copy_from_slice(&(reclen as u16).to_ne_bytes());
             rec[18] = dirent_type(inode.mode());
-            rec[19..19 + name.len()].copy_from_slice(name.as_bytes());
+            rec[19..19 + name.len()].copy_from_slice(&name);
             written += reclen;
             *pos += 1;
         }

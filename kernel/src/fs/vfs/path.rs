@@ -60,7 +60,7 @@ fn step(dir: &Arc<Inode>, name: &str) -> KResult<Arc<Inode>> {
     match name {
         "" | "." => Ok(dir.clone()),
         ".." => Ok(d.parent().unwrap_or_else(|| dir.clone())),
-        _ if name.len() > NAME_MAX => Err(Errno::ENAMETOOLONG),
+        _ if crate::ustr::to_bytes(name).len() > NAME_MAX => Err(Errno::ENAMETOOLONG),
         _ => d.find(dir, name).ok_or(Errno::ENOENT),
     }
 }
@@ -132,7 +132,7 @@ pub fn lookup_parent<'p>(start: &Arc<Inode>, path: &'p str) -> KResult<(Arc<Inod
         Some(i) => (&trimmed[..i], &trimmed[i + 1..]),
         None => (".", trimmed),
     };
-    if name.len() > NAME_MAX {
+    if crate::ustr::to_bytes(name).len() > NAME_MAX {
         return Err(Errno::ENAMETOOLONG);
     }
     let dir = lookup(start, dir_path, true)?;
