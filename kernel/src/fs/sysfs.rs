@@ -300,7 +300,7 @@ impl PseudoFile for SplitHugePages {
         true
     }
     fn store(&self, data: &str) -> KResult<()> {
-        use crate::mm::huge_memory::split::split_huge_pages_pid;
+        use crate::mm::huge_memory::split::{split_huge_pages_all, split_huge_pages_pid};
         use crate::task::process;
         let data = data.trim_end_matches(['\n', '\0']);
         let mut fields = data.split(',');
@@ -319,7 +319,7 @@ impl PseudoFile for SplitHugePages {
         if pid == 1 && data.trim() == "1" {
             for p in process::all_processes() {
                 if let Some(mm) = p.mm() {
-                    split_huge_pages_pid(&mm, 0, crate::mm::addr::USER_TOP, 0);
+                    split_huge_pages_all(&mm);
                 }
             }
             return Ok(());

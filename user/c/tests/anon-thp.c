@@ -385,7 +385,8 @@ static int fork_shares_a_pmd_copy_on_write(void)
 }
 
 /* split_huge_pages in debugfs splits the PMD and the folio: single pages,
- * no THP, the data where it was. */
+ * no THP, the data where it was; for a range of a process, and with `1`
+ * for every process. */
 static int debugfs_split_huge_pages_splits_to_single_pages(void)
 {
 	if (access(SPLIT, W_OK) != 0)
@@ -404,6 +405,16 @@ static int debugfs_split_huge_pages_splits_to_single_pages(void)
 	uint64_t head = kpageflags(PM_PFN(pagemap(p))), other = kpageflags(PM_PFN(pagemap(p + 9 * PAGE)));
 	long bad = pattern_at(p, 0, THP_SIZE, 6);
 	munmap(p, THP_SIZE);
+	/* `1` alone: every THP of every process. */
+	char *q = map_thp_aligned(THP_SIZE);
+	CHECK(q, "mmap: %s", strerror(errno));
+	fill(q, THP_SIZE, 8);
+	long whole = smaps_kb(q, "AnonHugePages");
+	int all = write_file(SPLIT, "1") == 0;
+	int all_err = errno;
+	long none = smaps_kb(q, "AnonHugePages");
+	long bad_all = pattern_at(q, 0, THP_SIZE, 8);
+	munmap(q, THP_SIZE);
 	CHECK(ahp == 2048, "AnonHugePages %ld kB before, want 2048", ahp);
 	CHECK(written, "writing %s: %s", SPLIT, strerror(err));
 	CHECK(after == 0 && rss == 2048, "after: AnonHugePages %ld kB, Rss %ld kB; want 0, 2048",
@@ -412,6 +423,10 @@ static int debugfs_split_huge_pages_splits_to_single_pages(void)
 	CHECK(!(head & bits) && !(other & bits), "kpageflags %#llx, %#llx: still compound",
 	      (unsigned long long)head, (unsigned long long)other);
 	CHECK(bad < 0, "byte %ld changed", bad);
+	CHECK(all, "writing 1: %s", strerror(all_err));
+	CHECK(whole == 2048 && none == 0,
+	      "AnonHugePages %ld kB, then %ld kB after writing 1; want 2048, then 0", whole, none);
+	CHECK(bad_all < 0, "byte %ld changed splitting everything", bad_all);
 	return 0;
 }
 

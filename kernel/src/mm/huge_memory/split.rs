@@ -115,29 +115,72 @@ fn map_zero_page(mm: &Mm, m: &Mapping) {
 
 /// debugfs's `split_huge_pages` for one process (Linux:
 /// `split_huge_pages_pid`): splits each large anonymous folio mapped in
-/// `[start, end)` of `mm`, up to the first hole, to `new_order`, taking
-/// apart the PMD blocks that map it first; one that cannot be split is
-/// left as it is, as in Linux. Split to single pages, a page of zeros
-/// becomes the zero page. Where Linux holds `mmap_lock` for reading, we
-/// write-lock every VMA as well, so no fault changes an entry meanwhile
-/// (the page-table walks here take no PTE locks).
+/// `[start, end)` of `mm`, up to the first address no VMA covers, to
+/// `new_order`, taking apart the PMD blocks that map it first; one that
+/// cannot be split is left as it is, as in Linux. Split to single pages, a
+/// page of zeros becomes the zero page. Where Linux holds `mmap_lock` for
+/// reading, we write-lock every VMA as well, so no fault changes an entry
+/// meanwhile (the page-table walks here take no PTE locks).
 pub fn split_huge_pages_pid(mm: &Mm, start: usize, end: usize, new_order: u8) {
+    split_huge_pages_in(
+        mm,
+        start & !(PAGE_SIZE - 1),
+        end.min(USER_TOP),
+        new_order,
+        true,
+    );
+}
+
+/// `split_huge_pages_pid` over every VMA of `mm`, to single pages: what
+/// writing `1` asks for every process (Linux: `split_huge_pages_all`).
+pub fn split_huge_pages_all(mm: &Mm) {
+    split_huge_pages_in(mm, 0, USER_TOP, 0, false);
+}
+
+/// Splits the large anonymous folios mapped in `[start, end)` of `mm` to
+/// `new_order`, stopping at the first hole with `stop_at_hole`. The
+/// folios are found first, by a walk that visits only the page tables
+/// there are, then split one by one.
+fn split_huge_pages_in(mm: &Mm, start: usize, end: usize, new_order: u8, stop_at_hole: bool) {
     let map = mm.mmap_write_lock();
     map.vma_start_write_all();
     let _ptl = mm.page_table_lock.lock();
-    let (mut va, end) = (start & !(PAGE_SIZE - 1), end.min(USER_TOP));
-    while va < end {
-        if map.vmas.find(va).is_none() {
+    let mut folios: Vec<Folio> = Vec::new();
+    let mut found = |pte: Pte| {
+        // SAFETY: a valid entry holds a reference, kept under the lock.
+        let folio = unsafe { Folio::from_pfn(pte.addr().pfn()) };
+        let seen = |f: &Folio| f.is(&folio);
+        if !folio.is_anon()
+            || folio.order() <= new_order
+            || folios.last().is_some_and(seen)
+            || folios.iter().any(seen)
+        {
+            return;
+        }
+        if folios.try_reserve(1).is_ok() {
+            folios.push(folio);
+        }
+    };
+    let mut at = start;
+    for (vstart, vend, _) in map.vmas.range(start, end) {
+        if stop_at_hole && vstart > at {
             break;
         }
-        if let Some(t) = pgtable::translate(&mm, mm.pgd, va) {
-            // SAFETY: a valid entry holds a reference, kept under the lock.
-            let folio = unsafe { Folio::from_pfn(t.pa.pfn()) };
-            if folio.is_anon() && folio.order() > new_order {
-                split_anon_folio(mm, &map, folio, new_order);
+        at = vend;
+        let (from, to) = (start.max(vstart), end.min(vend));
+        pgtable::for_each_pte_table(&mm, mm.pgd, from, to, &mut |_, entries| match entries {
+            Found::Table(table, idx) => {
+                for pte in idx.map(|i| Pte(table[i].load(Ordering::Acquire))) {
+                    if pte.is_valid() {
+                        found(pte);
+                    }
+                }
             }
-        }
-        va += PAGE_SIZE;
+            Found::Block(_, slot) => found(Pte(slot.load(Ordering::Acquire))),
+        });
+    }
+    for folio in folios {
+        split_anon_folio(mm, &map, folio, new_order);
     }
 }
 
