@@ -116,7 +116,9 @@ target/release/mkinitrd -o "$out/faultline.cpio" --dir rootfs --dir build/rootfs
     --file build/busybox:bin/busybox:755 --dir "$bin:selftests" \
     --file user/selftests/run.sh:selftests/run.sh:755 "${libs[@]}" \
     --file "$out/faultline-run.sh:bin/selftests-run.sh:755"
-./qemu-run.sh --smp 2 --mem 2G --initrd "$out/faultline.cpio" \
+# Debian's Linux 6.12 boots with THP `enabled` at `always`
+# (CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS); faultline's default is `never`.
+./qemu-run.sh --smp 2 --mem 2G --initrd "$out/faultline.cpio" --append transparent_hugepage=always \
     --run "/bin/busybox sh /bin/selftests-run.sh" --timeout 7200 >"$out/faultline.new" 2>&1 || true
 keep "$out/faultline"
 

@@ -3,7 +3,8 @@
 #   1. user/c/stress.c, the shadow-model stress: threads and processes on
 #      4 CPUs mapping, unmapping, protecting, advising, remapping,
 #      truncating and punching memfds and anonymous memory, every read
-#      checked, under each fault-path switch setting, SECONDS each
+#      checked, under each fault-path switch setting and with large
+#      shmem and anonymous (PMD-mapped) folios, SECONDS each
 #      (default 600); then free memory must be back;
 #   2. user/c/tests/exhaustion.c, running memory out, at each of MEMS
 #      (default 128M 1G 4G): the OOM killer, ENOSPC, a fork bomb;
@@ -52,12 +53,12 @@ tally() { # LOG EXIT-STATUS: counts the log's ok/FAILED lines, and a bad exit
     passed=$((passed + ok))
     failed=$((failed + bad))
 }
-# Six settings, SECONDS each, and time to boot and check (none with
+# Seven settings, SECONDS each, and time to boot and check (none with
 # --seconds 0).
 log=build/stress.log
 if [ "$seconds" != 0 ]; then
     ./qemu-run.sh --smp 4 --mem 1G --add build/stress --run "/bin/stress seconds=$seconds" \
-        --timeout $((6 * seconds + 180)) >"$log" 2>&1
+        --timeout $((7 * seconds + 180)) >"$log" 2>&1
     tally "$log" $?
 fi
 for mem in $mems; do

@@ -15,9 +15,13 @@
  * fate differs between kernels only in what POSIX leaves open.
  *
  * The run repeats under each setting of faultline's fault-path switches
- * (per-VMA locks, multi-page finish_fault, contpte, fault-around) and of
- * shmem_enabled, set through sysfs by the program; on Linux, which has
- * only the last two, the others are skipped. The rounds run in a child;
+ * (per-VMA locks, multi-page finish_fault, contpte, fault-around), of
+ * shmem_enabled, and of the anonymous THP knob `enabled` (with it at
+ * `always`, a quarter of the anonymous mappings start on a 2M boundary
+ * and reach past the next, so their first touch maps a 2M folio with one
+ * PMD, which the other operations then take apart), set through sysfs by
+ * the program; on Linux, which has only the last three, the others are
+ * skipped. The rounds run in a child;
  * once it has exited, free memory must be back where it was.
  *
  *   stress [seconds=N (each setting)] [workers=N] [seed=N] [only=SETTING]
@@ -47,6 +51,7 @@
 #define AREA (64UL << 20)     /* a worker's stretch of address space */
 #define SLOTS 8               /* mappings a worker keeps at once */
 #define SLOT_SPAN (AREA / SLOTS)
+#define THP_SIZE (2UL << 20)  /* a PMD-mapped anonymous folio; fits a slot */
 #define MAX_WORKERS 8
 
 struct slot {
@@ -69,6 +74,10 @@ struct worker {
 	long ops, errors;
 	char error[200];
 };
+
+/* The anonymous THP knob is `always` in this setting: map some anonymous
+ * slots for PMD-mapped 2M folios. */
+static int huge_anon;
 
 static __thread sigjmp_buf *fault_jmp;
 static __thread volatile int fault_sig;
@@ -177,6 +186,11 @@ static void map_slot(struct worker *w, int i)
 			return;
 		}
 	} else {
+		if (huge_anon && below(w, 4) == 0) {
+			/* From a 2M boundary, 2M and up to 64 pages more. */
+			at = (char *)(((uintptr_t)at + THP_SIZE - 1) & ~(THP_SIZE - 1));
+			len = THP_SIZE + PAGE * below(w, 64);
+		}
 		if (mmap(at, len, prot, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != at) {
 			fail(w, "mmap anon: %s", strerror(errno));
 			return;
@@ -489,18 +503,25 @@ int main(int argc, char **argv)
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
 
-	char saved_shmem[32];
+	char saved_shmem[32], saved_anon[32];
 	knob_value(THP "shmem_enabled", saved_shmem, sizeof(saved_shmem));
+	knob_value(THP "enabled", saved_anon, sizeof(saved_anon));
 	int faultline = access(switch_files[0], F_OK) == 0;
 	/* The settings: everything on; each faultline switch off alone;
-	 * fault-around off; and all with large shmem folios. */
-	struct { const char *name; int off; const char *around; const char *shmem; } settings[] = {
-		{ "all_switches_on", -1, "65536", "never" },
-		{ "per_vma_locks_off", 0, "65536", "never" },
-		{ "multi_page_finish_fault_off", 1, "65536", "never" },
-		{ "contpte_off", 2, "65536", "always" },
-		{ "fault_around_off", -1, "4096", "never" },
-		{ "large_shmem_folios", -1, "65536", "always" },
+	 * fault-around off; all with large shmem folios; and with PMD-mapped
+	 * anonymous ones. */
+	struct {
+		const char *name;
+		int off;
+		const char *around, *shmem, *anon;
+	} settings[] = {
+		{ "all_switches_on", -1, "65536", "never", "never" },
+		{ "per_vma_locks_off", 0, "65536", "never", "never" },
+		{ "multi_page_finish_fault_off", 1, "65536", "never", "never" },
+		{ "contpte_off", 2, "65536", "always", "never" },
+		{ "fault_around_off", -1, "4096", "never", "never" },
+		{ "large_shmem_folios", -1, "65536", "always", "never" },
+		{ "large_anon_folios", -1, "65536", "never", "always" },
 	};
 	int n = sizeof(settings) / sizeof(settings[0]);
 	long free_before = meminfo_kb("MemFree");
@@ -517,6 +538,8 @@ int main(int argc, char **argv)
 				write_file(switch_files[s], s == settings[k].off ? "0" : "1");
 			write_file(FAULT_AROUND, settings[k].around);
 			write_file(THP "shmem_enabled", settings[k].shmem);
+			write_file(THP "enabled", settings[k].anon);
+			huge_anon = strcmp(settings[k].anon, "always") == 0;
 			char report[300];
 			long errors = round_of(workers, seconds, seed + k, report, sizeof(report));
 			printf("stress: %s ... %s: %s\n", settings[k].name, errors ? "FAILED" : "ok", report);
@@ -535,6 +558,7 @@ int main(int argc, char **argv)
 		write_file(switch_files[s], "1");
 	write_file(FAULT_AROUND, "65536");
 	write_file(THP "shmem_enabled", saved_shmem);
+	write_file(THP "enabled", saved_anon);
 
 	long free_after = meminfo_kb("MemFree");
 	for (int i = 0; i < 30 && free_after < free_before - 512; i++) {

@@ -26,6 +26,7 @@ use vfs::Inode;
 /// knobs from the command line, and unpacks the initrd into it.
 pub fn init(cmdline: Cmdline, initrd: Option<&[u8]>) -> Option<initramfs::Unpacked> {
     crate::mm::huge_memory::init_huge_settings();
+    crate::mm::huge_memory::apply_cmdline(cmdline);
     tmpfs::apply_cmdline(cmdline);
     let root = tmpfs::new_mount("").expect("default tmpfs options");
     vfs::set_root(root.clone());

@@ -4,8 +4,8 @@
 //! `thp_exec_enabled` and `thp_mapping_align`, and faultline's own on/off
 //! switches (1 or 0): `kernel/mm/contpte/enabled`,
 //! `kernel/mm/finish_fault/multi_page` and `kernel/mm/vma_lock/enabled`;
-//! and `kernel/debug/fault_around_bytes`
-//! (Linux keeps it in debugfs). A bad value is EINVAL and changes nothing.
+//! and `kernel/debug/fault_around_bytes` and `kernel/debug/split_huge_pages`
+//! (Linux keeps them in debugfs). A bad value is EINVAL and changes nothing.
 //! `devices/system/cpu/online` lists the online CPUs. Each
 //! `hugepages-<N>kB/stats/` holds Linux's per-size counters of folios
 //! allocated and fallen back from, for shmem and anonymous faults.
@@ -266,6 +266,73 @@ impl PseudoFile for FaultAroundBytes {
     }
 }
 
+/// `kernel/debug/split_huge_pages` (Linux: `split_huge_pages_write`, in
+/// debugfs), written to split large folios: `PID,0xSTART,0xEND[,ORDER]`
+/// splits those that process maps in that range to 2^ORDER pages (0 if
+/// left out; `huge_memory::split::split_huge_pages_pid`), and `1` alone
+/// those of every process. `/PATH,0xSTART,0xEND[,ORDER]` names a range of
+/// a file's pages: faultline does not split page-cache folios, so the
+/// write succeeds and changes nothing, as Linux's does when no folio there
+/// will split. EINVAL for anything else or a path that does not resolve,
+/// ESRCH for no such process.
+struct SplitHugePages;
+
+/// A `0x`-prefixed hex number, as `sscanf`'s `0x%lx` reads one.
+fn parse_0x(field: &str) -> KResult<usize> {
+    let hex = field.trim().strip_prefix("0x").ok_or(Errno::EINVAL)?;
+    usize::from_str_radix(hex, 16).map_err(|_| Errno::EINVAL)
+}
+
+/// The optional `ORDER` field: 0 when absent; any larger order than a
+/// folio's leaves it whole.
+fn parse_order(field: Option<&str>) -> KResult<u8> {
+    field.map_or(Ok(0), |f| {
+        let order: u32 = f.trim().parse().map_err(|_| Errno::EINVAL)?;
+        Ok(order.min(u32::from(u8::MAX)) as u8)
+    })
+}
+
+impl PseudoFile for SplitHugePages {
+    fn show(&self) -> String {
+        String::new()
+    }
+    fn is_writable(&self) -> bool {
+        true
+    }
+    fn store(&self, data: &str) -> KResult<()> {
+        use crate::mm::huge_memory::split::{split_huge_pages_all, split_huge_pages_pid};
+        use crate::task::process;
+        let data = data.trim_end_matches(['\n', '\0']);
+        let mut fields = data.split(',');
+        let first = fields.next().unwrap_or_default();
+        let range = |fields: &mut core::str::Split<'_, char>| -> KResult<(usize, usize, u8)> {
+            let start = parse_0x(fields.next().ok_or(Errno::EINVAL)?)?;
+            let end = parse_0x(fields.next().ok_or(Errno::EINVAL)?)?;
+            Ok((start, end, parse_order(fields.next())?))
+        };
+        if first.starts_with('/') {
+            range(&mut fields)?;
+            super::vfs::lookup(&super::vfs::root(), first, true).map_err(|_| Errno::EINVAL)?;
+            return Ok(());
+        }
+        let pid: u32 = first.trim().parse().map_err(|_| Errno::EINVAL)?;
+        if pid == 1 && data.trim() == "1" {
+            for p in process::all_processes() {
+                if let Some(mm) = p.mm() {
+                    split_huge_pages_all(&mm);
+                }
+            }
+            return Ok(());
+        }
+        let (start, end, order) = range(&mut fields)?;
+        let thread = process::find_thread(pid).ok_or(Errno::ESRCH)?;
+        let user = thread.user.as_ref().ok_or(Errno::EINVAL)?;
+        let mm = user.process.mm().ok_or(Errno::EINVAL)?;
+        split_huge_pages_pid(&mm, start, end, order);
+        Ok(())
+    }
+}
+
 /// A read-only counter (Linux: the `hugepages-<N>kB/stats/` files).
 struct Stat(&'static Counter);
 
@@ -308,11 +375,9 @@ pub fn build() -> Arc<Inode> {
         add_knob(&add_dir(&cpu, &format!("cpu{n}")), "online", CpuOnline(n));
     }
     let kernel = add_dir(&sys, "kernel");
-    add_knob(
-        &add_dir(&kernel, "debug"),
-        "fault_around_bytes",
-        FaultAroundBytes,
-    );
+    let debug = add_dir(&kernel, "debug");
+    add_knob(&debug, "fault_around_bytes", FaultAroundBytes);
+    add_knob(&debug, "split_huge_pages", SplitHugePages);
     let mm = add_dir(&kernel, "mm");
     add_knob(
         &add_dir(&mm, "contpte"),

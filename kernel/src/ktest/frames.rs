@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 use super::{ensure, Test, TestResult};
 use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
 use crate::mm::buddy::{BuddyError, MAX_ORDER};
+use crate::mm::folio::Folio;
 use crate::mm::{frame, heap};
 
 /// The page allocator and heap tests, in the order `run_all` runs them.
@@ -24,6 +25,10 @@ pub const TESTS: &[Test] = &[
     Test {
         name: "heap_takes_pages_and_gives_them_back",
         run: heap_takes_and_gives_back,
+    },
+    Test {
+        name: "folio_split_frees_what_nothing_maps",
+        run: folio_split_frees_what_nothing_maps,
     },
 ];
 
@@ -178,4 +183,46 @@ fn heap_takes_and_gives_back() -> TestResult {
         "frames did not come back"
     );
     Ok(())
+}
+
+/// A 64K folio, three of whose pages page-table entries map (here: as
+/// many references and mappings added as the fault path adds), split into
+/// single pages, and another into 16K folios: each new folio keeps the
+/// references of the entries mapping its pages, every other one goes back
+/// to the page allocator, and once the "entries" drop theirs, every frame
+/// is back.
+fn folio_split_frees_what_nothing_maps() -> TestResult {
+    let before = frame::free_stats();
+    for (new_order, mapped) in [(0u8, [0usize, 3, 5]), (2, [5, 6, 13])] {
+        let folio = Folio::alloc(4).ok_or("out of memory")?;
+        let pfn = folio.pfn();
+        folio.mark_anon();
+        folio.add_mappings(mapped.len());
+        let taken = frame::free_stats().free_pages;
+        folio.split(new_order, |page| u32::from(mapped.contains(&page)));
+        // The new folios no entry maps went back, the first one too, once
+        // the splitter's reference went.
+        let nr = 1usize << new_order;
+        let kept = (0..16)
+            .step_by(nr)
+            .filter(|&first| mapped.iter().any(|&p| p / nr * nr == first))
+            .count();
+        let freed = frame::free_stats().free_pages - taken;
+        ensure!(
+            freed == 16 - kept * nr,
+            "order {new_order}: {freed} pages freed, {kept} folios kept"
+        );
+        for &page in &mapped {
+            let state =
+                crate::mm::folio::folio_page(pfn + page).ok_or("a mapped page was freed")?;
+            ensure!(
+                state.order == new_order && state.anon && state.mapcount >= 1,
+                "order {new_order}: page {page} is {state:?}"
+            );
+            // SAFETY: the reference one of the added mappings stands for.
+            let page_folio = unsafe { Folio::from_mapped_pfn(pfn + page) };
+            page_folio.unmapped();
+        }
+    }
+    unchanged_since(&before)
 }

@@ -666,7 +666,7 @@ fn fault_fallback() -> TestResult {
             }
             let given = (frame::min_free_pages() >> 9) + 4;
             for &pa in hog.iter().take(given) {
-                frame::split_pages(pa, 9);
+                frame::split_pages(pa, 9, 0);
                 for page in 1..512 {
                     frame::free_pages(PhysAddr::from_pfn(pa.pfn() + page), 0).map_err(e)?;
                 }

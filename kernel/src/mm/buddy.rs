@@ -165,20 +165,24 @@ impl BuddyAllocator {
         Ok(())
     }
 
-    /// Turns the allocated block of 2^order frames at `pfn` into 2^order
-    /// allocated single frames, each to be freed on its own (Linux:
-    /// `split_page`).
+    /// Turns the allocated block of 2^order frames at `pfn` into allocated
+    /// blocks of 2^`new_order` frames, each to be freed on its own (Linux:
+    /// `split_page` for single frames, `split_page_memcg`'s caller
+    /// `__split_huge_page` for larger ones).
     ///
     /// # Panics
     ///
-    /// If `pfn` does not start an allocated block of that order.
-    pub fn split(&mut self, pfn: usize, order: usize) {
+    /// If `pfn` does not start an allocated block of that order, or
+    /// `new_order` is above it.
+    pub fn split(&mut self, pfn: usize, order: usize, new_order: usize) {
+        assert!(new_order <= order, "split to a larger order");
         let index = self
             .index_of(pfn)
             .filter(|&i| self.mem_map[i].is_head() && self.mem_map[i].order() == order)
             .expect("split of a block that is not allocated");
-        for page in &mut self.mem_map[index..index + (1 << order)] {
-            page.set_head(0);
+        let blocks = self.mem_map[index..index + (1 << order)].chunks_mut(1 << new_order);
+        for block in blocks {
+            block[0].set_head(new_order);
         }
     }
 

@@ -25,10 +25,11 @@ use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run, thp_vma_suitable};
 use crate::mm::folio::{self, Folio};
 use crate::mm::huge_memory;
+use crate::mm::huge_memory::order::PMD_ORDER;
 use crate::mm::memory::{replace_pte, set_pmd, set_pte_range};
 use crate::mm::mm_struct::Mm;
 use crate::mm::oom_kill;
-use crate::mm::pgtable::{self, Alloc, Level, PageTable};
+use crate::mm::pgtable::{self, Alloc, Level, PageTable, PgtableMem};
 use crate::mm::vm_fault::VmFault;
 use crate::mm::vma::{Vma, VM_EXEC, VM_HUGEPAGE, VM_MAYWRITE, VM_READ, VM_SHARED, VM_WRITE};
 use crate::mm::vma_lock::{lock_vma_under_rcu, PER_VMA_LOCK};
@@ -83,6 +84,12 @@ pub fn do_user_fault(addr: usize, access: Access) {
 /// `pagefault_out_of_memory`). The faulting process may be the one
 /// killed; if nothing can be killed, it dies itself.
 fn pagefault_out_of_memory() {
+    // Partly unmapped large folios give back their unmapped pages first
+    // (Linux: the deferred split shrinker, run by reclaim before the OOM
+    // killer); then the access faults again.
+    if huge_memory::split::deferred_split_scan() > 0 {
+        return;
+    }
     if oom_kill::out_of_memory() {
         crate::task::msleep(1000 / crate::task::HZ);
     } else {
@@ -210,8 +217,9 @@ fn fault_under_mmap_lock(
 }
 
 /// Linux: `handle_mm_fault` -> `__handle_mm_fault`: walk down to the PMD,
-/// describe the fault (`VmFault`), map a PMD block if one fits, else go on
-/// to the PTE level.
+/// describe the fault (`VmFault`); on an empty PMD entry map a PMD block if
+/// one fits, on a read-only block take a write (`do_huge_pmd_wp_page`),
+/// else go on to the PTE level.
 fn handle_mm_fault(
     mm: &Arc<Mm>,
     vma: &Vma,
@@ -235,18 +243,43 @@ fn handle_mm_fault(
         pte: None,
         orig_pte: Pte(0),
     };
-    if let Some(done) = do_set_pmd(&vmf) {
-        return done;
+    let pmd = Pte(vmf.pmd.load(Ordering::Acquire));
+    if !pmd.is_table() {
+        if let Some(done) = handle_pmd_fault(&vmf, pmd) {
+            return done;
+        }
     }
     let Some(table) = pgtable::table_below(&mut mem, pmds, Level::Pmd, addr, Alloc::IfMissing)
     else {
-        // A PMD block another thread just installed, or no memory.
-        let mapped = pgtable::translate(&mem, mm.pgd, addr).is_some();
-        return if mapped { Ok(()) } else { Err(FaultError::Oom) };
+        // A PMD block another thread just installed or is changing, or
+        // no memory.
+        let filled = !Pte(vmf.pmd.load(Ordering::Acquire)).is_none();
+        return if filled { Ok(()) } else { Err(FaultError::Oom) };
     };
     // SAFETY: `table` is this mm's, from its own walk.
     vmf.pte = Some(unsafe { mm.table_at(table) });
     handle_pte_fault(&mut vmf)
+}
+
+/// The fault's level-2 entry `pmd` is no table (Linux: the PMD half of
+/// `__handle_mm_fault`): if empty, map a PMD block where one fits
+/// (anonymous memory, or a shared file's 2M folio); a write to a
+/// read-only block copies or reuses it (`do_huge_pmd_wp_page`); any other
+/// fault on a block is spurious, or the block is being changed (an invalid
+/// entry), and the access retries. None: go on to the PTE level. Kept out
+/// of `handle_mm_fault`, whose PTE-level paths it must not slow.
+#[inline(never)]
+fn handle_pmd_fault(vmf: &VmFault, pmd: Pte) -> Option<Result<(), FaultError>> {
+    if pmd.is_none() {
+        return match vmf.vma.file {
+            None => do_huge_pmd_anonymous_page(vmf),
+            Some(_) => do_set_pmd(vmf),
+        };
+    }
+    if !pmd.is_valid() || vmf.access != Access::Write || pmd.prot().is_writable() {
+        return Some(Ok(()));
+    }
+    do_huge_pmd_wp_page(vmf, pmd)
 }
 
 /// Decides by what the entry holds (Linux: `handle_pte_fault`): an empty
@@ -294,13 +327,6 @@ fn do_set_pmd(vmf: &VmFault) -> Option<Result<(), FaultError>> {
     let nr = (PMD_SIZE / PAGE_SIZE) as u64;
     if !vma.pgoff_of(range.start, haddr).is_multiple_of(nr) {
         return None;
-    }
-    let cur = Pte(vmf.pmd.load(Ordering::Acquire));
-    if cur.is_table() {
-        return None; // pages are mapped here already: map pages
-    }
-    if !cur.is_none() {
-        return Some(Ok(())); // another thread's block
     }
     // The fault's own folio, found or allocated as large as the policy
     // allows (Linux's order: `__do_fault`, then `finish_fault` on a none
@@ -400,10 +426,8 @@ fn do_anonymous_page(vmf: &VmFault) -> Result<(), FaultError> {
     let (vma, addr) = (vmf.vma, vmf.address);
     vma.anon_vma.prepare();
     let prot = vma_prot(vma, true);
-    let orders = match vma.thp_disabled() {
-        false => huge_memory::anon_orders(vma.flags & VM_HUGEPAGE != 0),
-        true => huge_memory::order::OrderMask::from_bits(0),
-    };
+    // PMD-sized folios are `do_huge_pmd_anonymous_page`'s, mapped by a block.
+    let orders = huge_memory::anon_vma_orders(vma.flags).without(PMD_ORDER);
     for order in orders.orders().rev() {
         let size = PAGE_SIZE << order;
         let start = addr & !(size - 1);
@@ -428,6 +452,69 @@ fn do_anonymous_page(vmf: &VmFault) -> Result<(), FaultError> {
     folio.mark_anon();
     finish_fault_one(vmf, folio, prot);
     Ok(())
+}
+
+/// First touch of anonymous memory in a 2M the VMA covers and whose PMD
+/// entry is empty, where the knobs allow PMD-sized folios: a new zeroed 2M
+/// folio mapped by one PMD block, read faults included, as Linux does with
+/// `use_zero_page` 0 (Linux: `do_huge_pmd_anonymous_page`). When no 2M is
+/// free, after splitting the partly unmapped large folios queued for it,
+/// None: `thp_fault_fallback`, and the PTE level takes smaller folios.
+fn do_huge_pmd_anonymous_page(vmf: &VmFault) -> Option<Result<(), FaultError>> {
+    let (vma, range) = (vmf.vma, &vmf.range);
+    let haddr = vmf.address & !(PMD_SIZE - 1);
+    if haddr < range.start
+        || haddr + PMD_SIZE > range.end
+        || !huge_memory::anon_vma_orders(vma.flags).contains(PMD_ORDER)
+    {
+        return None;
+    }
+    let folio = Folio::alloc(PMD_ORDER).or_else(|| {
+        (huge_memory::split::deferred_split_scan() > 0)
+            .then(|| Folio::alloc(PMD_ORDER))
+            .flatten()
+    });
+    let Some(folio) = folio else {
+        vmstat::THP_FAULT_FALLBACK.inc();
+        vmstat::MTHP_ANON_FAULT_FALLBACK[PMD_ORDER as usize].inc();
+        return None;
+    };
+    let mut mem: &Mm = vmf.mm;
+    let Some(table) = mem.alloc_table() else {
+        return Some(Err(FaultError::Oom));
+    };
+    vmstat::THP_FAULT_ALLOC.inc();
+    vmstat::MTHP_ANON_FAULT_ALLOC[PMD_ORDER as usize].inc();
+    folio.mark_anon();
+    huge_memory::pmd::set_huge_pmd(vmf.mm, vmf.pmd, folio, vma_prot(vma, true), table);
+    Some(Ok(()))
+}
+
+/// A write to a read-only PMD block (Linux: `wp_huge_pmd` ->
+/// `do_huge_pmd_wp_page`): an anonymous folio that is this block's alone
+/// (its pages exclusive, or no one else holds it once fork's child has
+/// gone) is reused in place, made writable as the VMA allows; anything else
+/// is taken apart (`pmd::split_huge_pmd`) and None lets the PTE level copy
+/// the one page written, as Linux 6.12 does.
+fn do_huge_pmd_wp_page(vmf: &VmFault, orig: Pte) -> Option<Result<(), FaultError>> {
+    let haddr = vmf.address & !(PMD_SIZE - 1);
+    let _ptl = vmf.mm.page_table_lock.lock();
+    if vmf.pmd.load(Ordering::Acquire) != orig.0 {
+        return Some(Ok(())); // changed under us: let the access retry
+    }
+    // SAFETY: the block holds a reference, kept under the lock.
+    let folio = unsafe { Folio::from_pfn(orig.addr().pfn()) };
+    let reuse = folio.is_anon()
+        && (folio::page_anon_exclusive(folio.pfn())
+            || folio.refcount() == 2 && folio.mapcount() == 1);
+    if reuse {
+        folio.set_anon_exclusive(true);
+        let new = Pte::block(orig.addr(), vma_prot(vmf.vma, true)).with_access_of(orig);
+        huge_memory::pmd::set_pmd_at(vmf.mm, vmf.pmd, haddr, new);
+        return Some(Ok(()));
+    }
+    huge_memory::pmd::split_huge_pmd(vmf.mm, vmf.pmd, haddr);
+    None
 }
 
 /// The page-cache folio holding the fault's page of the VMA's file
@@ -497,6 +584,7 @@ fn do_read_fault(vmf: &VmFault) -> Result<(), FaultError> {
 /// (Linux: `do_fault_around` -> `filemap_map_pages`). The window is cut at
 /// the end of the file. As in Linux, one walk of the page cache and one
 /// hold of the page table's lock cover the whole window.
+#[inline(never)] // its loop keeps its registers, whatever handle_mm_fault holds
 fn do_fault_around(vmf: &VmFault) {
     let (vma, range, table) = (vmf.vma, &vmf.range, vmf.table());
     let Some(InodeKind::File(file)) = vma.file.as_deref().map(|i| &i.kind) else {

@@ -93,6 +93,44 @@ static META_LEN: AtomicUsize = AtomicUsize::new(0);
 /// The PFN `META[0]` describes: the first frame of RAM.
 static BASE_PFN: AtomicUsize = AtomicUsize::new(0);
 
+/// The zero page's frame once it exists, else 0 (Linux: `zero_pfn`).
+static ZERO_PFN: AtomicUsize = AtomicUsize::new(0);
+
+/// The zero page, made the first time it is asked for: a zeroed frame
+/// splitting an anonymous folio maps read-only where a page held nothing
+/// but zeros (Linux: `ZERO_PAGE(0)`, mapped by
+/// `try_to_map_unused_to_zeropage`). A folio neither anonymous nor cached,
+/// so a write to it copies it, whose first reference is kept for ever.
+/// None if no frame is free for it then. Where we simplify: a read fault
+/// on anonymous memory still allocates a page of its own.
+pub fn zero_folio() -> Option<Folio> {
+    let pfn = match ZERO_PFN.load(Ordering::Acquire) {
+        0 => {
+            let folio = Folio::alloc(0)?;
+            let pfn = folio.pfn();
+            match ZERO_PFN.compare_exchange(0, pfn, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => core::mem::forget(folio), // the kernel's reference
+                Err(winner) => return zero_folio_at(winner),
+            }
+            pfn
+        }
+        pfn => pfn,
+    };
+    zero_folio_at(pfn)
+}
+
+/// A new reference on the zero page at `pfn`.
+fn zero_folio_at(pfn: usize) -> Option<Folio> {
+    // SAFETY: the zero page's first reference is never dropped.
+    Some(unsafe { Folio::from_pfn(pfn) })
+}
+
+/// Is `pfn` the zero page's frame (Linux: `is_zero_pfn`)? Its mappings
+/// count in no process's memory use.
+pub fn is_zero_pfn(pfn: usize) -> bool {
+    pfn == ZERO_PFN.load(Ordering::Relaxed)
+}
+
 /// Installs the per-frame folio state for frames from `base_pfn` on.
 pub(super) fn init(base_pfn: usize, meta: &'static [FolioMeta]) {
     BASE_PFN.store(base_pfn, Ordering::Relaxed);
@@ -157,10 +195,16 @@ pub fn folio_page(pfn: usize) -> Option<crate::mm::page_flags::FolioPage> {
         return None;
     }
     let flags = head.flags.load(Ordering::Relaxed);
+    let entire = match order {
+        0 => 0,
+        _ => meta(head_pfn + 1).mapcount.load(Ordering::Relaxed).max(0) as u32,
+    };
     Some(crate::mm::page_flags::FolioPage {
         head: head_pfn == pfn,
         order,
         mapcount: head.mapcount.load(Ordering::Relaxed).max(0) as u32,
+        entire_mapcount: entire,
+        zero: is_zero_pfn(pfn),
         anon: flags & PG_ANON != 0,
         cached: flags & PG_CACHED != 0,
         uptodate: flags & PG_UPTODATE != 0,
@@ -197,6 +241,9 @@ impl Folio {
         head.mapcount.store(0, Ordering::Relaxed);
         head.flags.store(0, Ordering::Relaxed);
         head.order.store(order, Ordering::Relaxed);
+        if order > 0 {
+            meta(pfn + 1).mapcount.store(0, Ordering::Relaxed); // no PMD maps it
+        }
         for i in 0..1usize << order {
             let page = meta(pfn + i);
             page.head_offset.store(i as u16, Ordering::Relaxed);
@@ -271,6 +318,26 @@ impl Folio {
         self.head().mapcount.fetch_sub(1, Ordering::Relaxed);
     }
 
+    /// PMD blocks mapping this large folio whole (Linux: `_entire_mapcount`,
+    /// which it keeps in the folio's second page as we do); each also
+    /// counts once in `mapcount`.
+    fn entire(&self) -> &'static AtomicI32 {
+        debug_assert!(self.order() > 0);
+        &meta(self.pfn() + 1).mapcount
+    }
+
+    /// A PMD block now maps this large folio (Linux:
+    /// `folio_add_anon_rmap_pmd`); true if it is the first.
+    pub fn add_pmd_mapping(&self) -> bool {
+        self.entire().fetch_add(1, Ordering::Relaxed) == 0
+    }
+
+    /// A PMD block stopped mapping this large folio (Linux:
+    /// `folio_remove_rmap_pmd`); true if it was the last.
+    pub fn remove_pmd_mapping(&self) -> bool {
+        self.entire().fetch_sub(1, Ordering::Relaxed) == 1
+    }
+
     /// The head frame's state, where the whole folio's state lives.
     fn head(&self) -> &'static FolioMeta {
         self.head
@@ -340,6 +407,57 @@ impl Folio {
                 .fetch_or(PG_ANON_EXCLUSIVE, Ordering::Relaxed);
         }
     }
+    /// Sets or clears `PG_ANON_EXCLUSIVE` on every page: a PMD block maps
+    /// them all at once (Linux keeps the bit of the head page for the
+    /// block, and hands it to every page when the block is split).
+    pub fn set_anon_exclusive(&self, exclusive: bool) {
+        let pfn = self.pfn();
+        for i in 0..self.nr_pages() {
+            set_page_anon_exclusive(pfn + i, exclusive);
+        }
+    }
+
+    /// Splits this large folio into folios of 2^`new_order` pages (Linux:
+    /// `__split_huge_page`). `mapped(page)` says how many page-table
+    /// entries map each page: a new folio takes the sum over its pages as
+    /// its references and mapcount, the old folio's flags, and each page
+    /// keeps its own `PG_ANON_EXCLUSIVE`; a new folio no entry maps goes
+    /// back to the page allocator. The reference `self` holds stays with
+    /// the first, and goes when it is dropped here. The caller has made
+    /// sure that those entries, and `self`, are all the references there
+    /// are, that no PMD block maps the folio, and that none of them can
+    /// change meanwhile.
+    pub fn split(self, new_order: u8, mapped: impl Fn(usize) -> u32) {
+        let (pfn, order) = (self.pfn(), self.order());
+        assert!(new_order < order, "split to a smaller order");
+        let flags = self.head().flags.load(Ordering::Relaxed) & !PG_ANON_EXCLUSIVE;
+        frame::split_pages(self.phys(), order as usize, new_order as usize);
+        let nr = 1usize << new_order;
+        for first in (0..1usize << order).step_by(nr) {
+            let refs: u32 = (first..first + nr).map(&mapped).sum();
+            for i in first..first + nr {
+                meta(pfn + i)
+                    .head_offset
+                    .store((i - first) as u16, Ordering::Relaxed);
+            }
+            let head = meta(pfn + first);
+            head.order.store(new_order, Ordering::Relaxed);
+            head.mapcount.store(refs as i32, Ordering::Relaxed);
+            let own = head.flags.load(Ordering::Relaxed) & PG_ANON_EXCLUSIVE;
+            head.flags.store(flags | own, Ordering::Relaxed);
+            if new_order > 0 {
+                meta(pfn + first + 1).mapcount.store(0, Ordering::Relaxed);
+            }
+            // `self`'s reference is on the first.
+            let refs = refs + u32::from(first == 0);
+            head.refcount.store(refs, Ordering::Release);
+            if refs == 0 {
+                let pa = PhysAddr::from_pfn(pfn + first);
+                frame::free_pages(pa, new_order as usize).expect("a split folio freed twice");
+            }
+        }
+    }
+
     /// Whether the folio is in a file's page cache; faults recheck it under the
     /// page-table lock so as not to map a folio truncation removed.
     pub fn is_cached(&self) -> bool {

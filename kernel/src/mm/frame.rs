@@ -104,7 +104,7 @@ fn refill(order: usize) -> Option<usize> {
             return None;
         }
         let pfn = b.alloc(order)?;
-        b.split(pfn, order);
+        b.split(pfn, order, 0);
         Some(pfn)
     })
 }
@@ -165,10 +165,10 @@ pub fn free_pages(pa: PhysAddr, order: usize) -> Result<(), BuddyError> {
     with_buddy(|b| b.free(pa.pfn(), order))
 }
 
-/// Turns a block from `alloc_pages` into 2^order single frames, each to be
-/// freed on its own (Linux: `split_page`).
-pub fn split_pages(pa: PhysAddr, order: usize) {
-    with_buddy(|b| b.split(pa.pfn(), order))
+/// Turns a block of 2^order frames from `alloc_pages` into blocks of
+/// 2^`new_order`, each to be freed on its own (Linux: `split_page`).
+pub fn split_pages(pa: PhysAddr, order: usize, new_order: usize) {
+    with_buddy(|b| b.split(pa.pfn(), order, new_order))
 }
 
 /// Free frames now, in total and as free blocks per order (Linux:

@@ -14,6 +14,7 @@ use crate::errno::{Errno, KResult};
 use crate::fs::vfs::{Inode, InodeKind};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::fault::{fault_in, Access, FaultError};
+use crate::mm::huge_memory;
 use crate::mm::memory;
 use crate::mm::mm_struct::{Mm, MmMap};
 use crate::mm::mmap::vma_modify_flags;
@@ -69,6 +70,9 @@ pub const MADV_POPULATE_READ: u32 = 22;
 pub const MADV_POPULATE_WRITE: u32 = 23;
 /// MADV_DONTNEED_LOCKED: MADV_DONTNEED that a locked VMA allows too.
 pub const MADV_DONTNEED_LOCKED: u32 = 24;
+/// MADV_COLLAPSE: map the range's anonymous 2Ms with PMD blocks now
+/// (`huge_memory::collapse`).
+pub const MADV_COLLAPSE: u32 = 25;
 
 /// madvise(2) (Linux: `do_madvise`): EINVAL for advice it does not know
 /// (KSM's MADV_MERGEABLE among them, as Linux without CONFIG_KSM), a
@@ -100,6 +104,7 @@ pub fn madvise(mm: &Arc<Mm>, start: usize, len: usize, advice: u32) -> KResult<(
             | MADV_PAGEOUT
             | MADV_POPULATE_READ
             | MADV_POPULATE_WRITE
+            | MADV_COLLAPSE
     );
     if !(changes_flags || other) || !start.is_multiple_of(PAGE_SIZE) {
         return Err(Errno::EINVAL);
@@ -115,6 +120,9 @@ pub fn madvise(mm: &Arc<Mm>, start: usize, len: usize, advice: u32) -> KResult<(
     }
     if matches!(advice, MADV_POPULATE_READ | MADV_POPULATE_WRITE) {
         return madvise_populate(mm, start, end, advice == MADV_POPULATE_WRITE);
+    }
+    if advice == MADV_COLLAPSE {
+        return huge_memory::collapse::madvise_collapse(mm, start, end);
     }
     if changes_flags {
         let mut map = mm.mmap_write_lock();

@@ -3,6 +3,7 @@
 //! copying a range at fork (`copy_page_range`) and freeing the tables
 //! (`free_pgtables`). Each mapped entry holds one reference on its folio.
 
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::Range;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -13,9 +14,12 @@ use crate::arch::mmu;
 use crate::mm::addr::{align_up, PhysAddr, PAGE_SIZE, PMD_SIZE, PTRS_PER_TABLE};
 use crate::mm::folio::{self, Folio};
 use crate::mm::frame;
+use crate::mm::huge_memory::{pmd, split};
 use crate::mm::mm_struct::Mm;
 use crate::mm::pgtable::{self, Alloc, Found, Level, PageTable, PgtableMem};
 use crate::mm::ptlock::pte_lock;
+use crate::mm::vma::Vma;
+use crate::mm::vma_tree::VmaTree;
 use crate::mm::vmstat;
 
 /// Above this many pages, one flush of the whole ASID beats page flushes.
@@ -28,7 +32,7 @@ pub static CONTPTE_ENABLED: AtomicBool = AtomicBool::new(true);
 
 /// The contpte logic's view of one PTE table of `mm`, whose entry 0 maps
 /// `table_va`.
-struct TableOps<'a> {
+pub struct TableOps<'a> {
     /// The address space the table belongs to: its ASID for TLB flushes.
     mm: &'a Mm,
     /// The user VA entry 0 of the table maps: 2M-aligned.
@@ -37,7 +41,7 @@ struct TableOps<'a> {
 
 impl<'a> TableOps<'a> {
     /// The view of the PTE table that maps `va` (any address in its 2M).
-    fn new(mm: &'a Mm, va: usize) -> Self {
+    pub fn new(mm: &'a Mm, va: usize) -> Self {
         TableOps {
             mm,
             table_va: va & !(PMD_SIZE - 1),
@@ -131,34 +135,60 @@ pub fn set_pmd(pmd: &AtomicU64, folio: Folio, prot: PgProt) {
 /// entry, flushes the TLB, then drops the folio references (never before
 /// the flush: another CPU could still reach the page through a stale TLB
 /// entry). A dirty entry dirties its folio. A PMD block the range covers
-/// only in part is cleared whole, as Linux does for shmem: the rest of it
-/// refaults from the page cache.
+/// only in part is taken apart first (`pmd::split_huge_pmd`): an anonymous
+/// one into PTEs, of which only those in the range go; a shared file one
+/// is unmapped whole, the rest refaulting from the page cache, as Linux
+/// does for shmem. A table left mapping part of a large anonymous folio
+/// is queued for the folio's split (`split::deferred_split_table`).
 pub fn zap_range(mm: &Mm, start: usize, end: usize) {
     let mut tlb = Gather::new(mm);
-    let _ptl = mm.page_table_lock.lock();
+    let mut partly = Vec::new();
+    let ptl = mm.page_table_lock.lock();
     let mut take = |old: Pte, va: usize, size: usize| {
         // SAFETY: the entry's reference, now ours.
         let folio = unsafe { Folio::from_mapped_pfn(old.addr().pfn()) };
         if old.is_dirty() {
             folio.mark_dirty();
         }
+        let large_anon = folio.order() > 0 && folio.is_anon();
         tlb.add(folio, va, size);
+        large_anon
     };
-    pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |va, found| match found {
-        Found::Table(table, idx) => {
-            let _pte = pte_lock(table);
-            let mut ops = TableOps::new(mm, va);
-            contpte::clear_range(table, idx, &mut ops, |i, old| {
-                take(old, va + i * PAGE_SIZE, PAGE_SIZE)
-            });
-        }
-        Found::Block(level, slot) => {
-            if va < start || va + level.size() > end {
-                vmstat::THP_SPLIT_PMD.inc();
+    pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |va, found| {
+        let (table, idx) = match found {
+            Found::Table(table, idx) => (table, idx),
+            Found::Block(level, slot) if va >= start && va + level.size() <= end => {
+                take(pmd::zap_huge_pmd(mm, slot), va, level.size());
+                return;
             }
-            take(Pte(slot.swap(0, Ordering::AcqRel)), va, level.size());
+            Found::Block(level, slot) => match pmd::split_huge_pmd(mm, slot, va) {
+                Some(table) => (table, pte_indices(va, level, start, end)),
+                None => return,
+            },
+        };
+        let _pte = pte_lock(table);
+        let whole = idx.len() == PTRS_PER_TABLE;
+        let mut large_anon = false;
+        let mut ops = TableOps::new(mm, va);
+        contpte::clear_range(table, idx, &mut ops, |i, old| {
+            large_anon |= take(old, va + i * PAGE_SIZE, PAGE_SIZE)
+        });
+        if large_anon && !whole && partly.try_reserve(1).is_ok() {
+            partly.push(va);
         }
     });
+    drop(ptl);
+    drop(tlb); // the flush, and the references, before the folios are looked at
+    for va in partly {
+        split::deferred_split_table(mm, va);
+    }
+}
+
+/// The entries of the PTE table that maps the 2M (a `level` block) at `va`
+/// which lie in `[start, end)`.
+fn pte_indices(va: usize, level: Level, start: usize, end: usize) -> Range<usize> {
+    let (first, last) = (start.max(va), end.min(va + level.size()));
+    Level::Pte.index(first)..Level::Pte.index(last - 1) + 1
 }
 
 /// Unmaps `[start, end)` like [`zap_range`], but whole 2M stretches cheaply:
@@ -169,9 +199,27 @@ pub fn zap_range(mm: &Mm, start: usize, end: usize) {
 /// work needs no lock, and the munmaps of two threads run side by side
 /// (Linux does it all under `mmap_lock`; its faults cost far more than a
 /// zap, ours do not). User memory only: the kernel's own mappings go with
-/// `pgtable::unmap_kernel_range`.
-pub fn unmap_range(mm: &Mm, start: usize, end: usize) -> DetachedTables<'_> {
-    let (first, last) = (align_up(start, PMD_SIZE), end & !(PMD_SIZE - 1));
+/// `pgtable::unmap_kernel_range`. The 2M stretch at either end goes whole
+/// too, its table with it, when no VMA of `vmas` (the VMAs that stay) meets
+/// it (Linux: `free_pgtables` between the neighbours' `floor` and
+/// `ceiling`), so a later mapping there starts with an empty PMD entry,
+/// where a PMD block may go.
+pub fn unmap_range<'a>(
+    mm: &'a Mm,
+    start: usize,
+    end: usize,
+    vmas: &VmaTree<Arc<Vma>>,
+) -> DetachedTables<'a> {
+    let unused = |s: usize| !vmas.overlaps(s, s + PMD_SIZE);
+    let (down, up) = (start & !(PMD_SIZE - 1), end & !(PMD_SIZE - 1));
+    let first = match down != start && unused(down) {
+        true => down,
+        false => align_up(start, PMD_SIZE),
+    };
+    let last = match up != end && unused(up) {
+        true => up + PMD_SIZE,
+        false => up,
+    };
     if first >= last {
         zap_range(mm, start, end);
         return DetachedTables {
@@ -179,8 +227,8 @@ pub fn unmap_range(mm: &Mm, start: usize, end: usize) -> DetachedTables<'_> {
             tables: Vec::new(),
         };
     }
-    zap_range(mm, start, first);
-    zap_range(mm, last, end);
+    zap_range(mm, start, first.max(start));
+    zap_range(mm, last.min(end), end);
     let mut tables = Vec::new();
     let mut tlb = Gather::new(mm);
     {
@@ -197,7 +245,7 @@ pub fn unmap_range(mm: &Mm, start: usize, end: usize) -> DetachedTables<'_> {
                 va = align_up(va + 1, PMD_SIZE * PTRS_PER_TABLE).min(last);
                 continue;
             };
-            let old = Pte(pmds[Level::Pmd.index(va)].swap(0, Ordering::AcqRel));
+            let old = pmd::zap_huge_pmd(mm, &pmds[Level::Pmd.index(va)]);
             if old.is_table() {
                 tables.push(old.addr());
                 tlb.lo = tlb.lo.min(va);
@@ -376,9 +424,25 @@ pub fn copy_range(dst: &Mm, src: &Mm, start: usize, end: usize, cow: bool) -> bo
     let mut wrprotected = false;
     let _ptl = src.page_table_lock.lock();
     let mut dst_mem = dst;
+    // A PMD block reaching outside the range (a VMA split inside it) is
+    // taken apart first, so the child gets only the range's pages.
+    pgtable::for_each_pte_table(&src, src.pgd, start, end, &mut |va, found| {
+        if let Found::Block(level, slot) = found {
+            if va < start || va + level.size() > end {
+                pmd::split_huge_pmd(src, slot, va);
+            }
+        }
+    });
     pgtable::for_each_leaf_slot(&src, src.pgd, start, end, &mut |va, level, slot| {
         if level != Level::Pte {
-            // A PMD-mapped shared file folio: the child refaults it.
+            let pte = Pte(slot.load(Ordering::Acquire));
+            if !pmd::is_anon_block(pte) {
+                return; // a PMD-mapped shared file folio: the child refaults it
+            }
+            match pmd::copy_huge_pmd(dst, slot, va, cow) {
+                Some(wp) => wrprotected |= wp,
+                None => ok = false,
+            }
             return;
         }
         let mut pte = Pte(slot.load(Ordering::Acquire));
@@ -410,8 +474,24 @@ pub fn copy_range(dst: &Mm, src: &Mm, start: usize, end: usize, cow: bool) -> bo
     ok
 }
 
-/// Frees every page-table page of `mm` (all leaves already zapped).
+/// Takes apart the PMD block mapping `addr`, if one does and `addr` is
+/// not 2M-aligned (Linux: `split_huge_pmd_address`): a VMA edge is about
+/// to fall inside it.
+pub fn split_huge_pmd_address(mm: &Mm, addr: usize) {
+    if addr.is_multiple_of(PMD_SIZE) {
+        return;
+    }
+    let _ptl = mm.page_table_lock.lock();
+    let mut mem = mm;
+    if let Some(pmds) = pgtable::table_for(&mut mem, mm.pgd, addr, Level::Pmd, Alloc::Never) {
+        pmd::split_huge_pmd(mm, &pmds[Level::Pmd.index(addr)], addr & !(PMD_SIZE - 1));
+    }
+}
+
+/// Frees every page-table page of `mm` (all leaves already zapped), and
+/// the tables kept for PMD blocks.
 pub fn free_pgtables(mm: &Mm) {
+    pmd::free_deposited(mm);
     pgtable::free_tables(&mm, mm.pgd, &mut |pa| {
         frame::free_pages(pa, 0).expect("page table freed twice");
         vmstat::NR_PAGETABLE.dec();
@@ -424,56 +504,71 @@ pub fn free_pgtables(mm: &Mm) {
 /// `change_protection`): each is cleared and flushed before the new one is
 /// written, as a permission change on a live entry requires. Whole
 /// contiguous blocks and PMD blocks keep their size; a contiguous block the
-/// range cuts is unfolded, a PMD block it cuts is unmapped (its pages
-/// refault under the new VMAs).
+/// range cuts is unfolded, a PMD block it cuts is taken apart
+/// (`pmd::split_huge_pmd`: an anonymous one into PTEs, of which those in
+/// the range change; a shared file one is unmapped, its pages refaulting
+/// under the new VMAs).
 pub fn change_protection(mm: &Mm, start: usize, end: usize, mut f: impl FnMut(Pte) -> Pte) {
-    let mut cut = Vec::new();
-    {
-        let _ptl = mm.page_table_lock.lock();
-        pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |va, found| match found {
-            Found::Table(table, idx) => {
-                let _pte = pte_lock(table);
-                contpte::change_range(table, idx, &mut TableOps::new(mm, va), &mut f);
-            }
+    let _ptl = mm.page_table_lock.lock();
+    pgtable::for_each_pte_table(&mm, mm.pgd, start, end, &mut |va, found| {
+        let (table, idx) = match found {
+            Found::Table(table, idx) => (table, idx),
             Found::Block(level, slot) if va >= start && va + level.size() <= end => {
                 let old = Pte(slot.swap(0, Ordering::AcqRel));
                 mmu::flush_tlb_asid(mm.asid);
                 let new = f(old);
                 slot.store(Pte::block(new.addr(), new.prot()).0, Ordering::Release);
+                return;
             }
-            Found::Block(level, _) => cut.push((va, va + level.size())),
-        });
-        mmu::publish_table_writes();
-    }
-    for (s, e) in cut {
-        zap_range(mm, s, e);
-    }
+            Found::Block(level, slot) => match pmd::split_huge_pmd(mm, slot, va) {
+                Some(table) => (table, pte_indices(va, level, start, end)),
+                None => return,
+            },
+        };
+        let _pte = pte_lock(table);
+        contpte::change_range(table, idx, &mut TableOps::new(mm, va), &mut f);
+    });
+    mmu::publish_table_writes();
 }
 
 /// Moves the entries of `[old, old + len)` to `[new, new + len)` (Linux:
 /// `move_page_tables`, for mremap). The moved entries lose the contiguous
-/// bit (the new VA need not be 64K-aligned like the old); PMD blocks (only
-/// shared file pages) are unmapped and refault at the new place. False if a
-/// page table could not be allocated: what moved stays moved, the rest is
-/// unmapped.
+/// bit (the new VA need not be 64K-aligned like the old). An anonymous PMD
+/// block the range covers whole moves whole when its new place is
+/// 2M-aligned and empty (`pmd::move_huge_pmd`); otherwise it is taken
+/// apart and its PTEs move. A shared file block is unmapped and refaults
+/// at the new place. False if a page table could not be allocated: what
+/// moved stays moved, the rest is unmapped.
 pub fn move_range(mm: &Mm, old: usize, new: usize, len: usize) -> bool {
     let mut entries = Vec::new();
-    let mut blocks = Vec::new();
     {
         let _ptl = mm.page_table_lock.lock();
-        pgtable::for_each_pte_table(&mm, mm.pgd, old, old + len, &mut |va, found| match found {
-            Found::Table(table, idx) => {
-                let _pte = pte_lock(table);
-                let mut ops = TableOps::new(mm, va);
-                contpte::clear_range(table, idx, &mut ops, |i, pte| {
-                    entries.push((va + i * PAGE_SIZE, pte.with_cont(false)));
-                });
-            }
-            Found::Block(level, _) => blocks.push((va, va + level.size())),
+        pgtable::for_each_pte_table(&mm, mm.pgd, old, old + len, &mut |va, found| {
+            let (table, idx) = match found {
+                Found::Table(table, idx) => (table, idx),
+                Found::Block(level, slot) => {
+                    let to = va.wrapping_sub(old).wrapping_add(new);
+                    let whole = va >= old && va + level.size() <= old + len;
+                    let anon = pmd::is_anon_block(Pte(slot.load(Ordering::Acquire)));
+                    if whole
+                        && anon
+                        && to.is_multiple_of(PMD_SIZE)
+                        && pmd::move_huge_pmd(mm, slot, to)
+                    {
+                        return;
+                    }
+                    match pmd::split_huge_pmd(mm, slot, va) {
+                        Some(table) => (table, pte_indices(va, level, old, old + len)),
+                        None => return,
+                    }
+                }
+            };
+            let _pte = pte_lock(table);
+            let mut ops = TableOps::new(mm, va);
+            contpte::clear_range(table, idx, &mut ops, |i, pte| {
+                entries.push((va + i * PAGE_SIZE, pte.with_cont(false)));
+            });
         });
-    }
-    for (s, e) in blocks {
-        zap_range(mm, s, e);
     }
     mmu::flush_tlb_asid(mm.asid);
     let _ptl = mm.page_table_lock.lock();

@@ -6,7 +6,7 @@
 //! semaphore), so its readers (faults that fell back, /proc readers) take
 //! turns.
 
-use alloc::sync::Arc;
+use alloc::sync::{Arc, Weak};
 use core::ops::{Deref, DerefMut};
 use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -70,6 +70,14 @@ pub struct Mm {
     pub pt_pages: AtomicUsize,
     /// `MMF_*` bits (Linux: `mm->flags`): what prctl(PR_SET_MDWE) set.
     pub flags: AtomicU32,
+    /// PTE tables kept for splitting the anonymous PMD blocks of this mm,
+    /// one per block (`huge_memory::pmd::deposit`; Linux's `pmd_huge_pte`):
+    /// the physical address of the first, each holding the next in its
+    /// entry 0; 0 for none. Under `page_table_lock`.
+    pub pmd_huge_pte: AtomicUsize,
+    /// This mm itself, for what must find it again later without keeping
+    /// it alive (the deferred split queue, `huge_memory::split`).
+    me: Weak<Mm>,
 }
 
 /// MMF_HAS_MDWE: memory-deny-write-execute (PR_MDWE_REFUSE_EXEC_GAIN): no
@@ -106,7 +114,7 @@ impl Mm {
             return Err(Errno::ENOMEM);
         };
         vmstat::NR_PAGETABLE.inc();
-        Ok(Arc::new(Mm {
+        Ok(Arc::new_cyclic(|me| Mm {
             pgd,
             asid,
             mmap_lock: Mutex::new(MmMap {
@@ -121,7 +129,14 @@ impl Mm {
             page_table_lock: SpinLock::new(()),
             pt_pages: AtomicUsize::new(1),
             flags: AtomicU32::new(0),
+            pmd_huge_pte: AtomicUsize::new(0),
+            me: me.clone(),
         }))
+    }
+
+    /// A weak reference to this mm.
+    pub fn weak(&self) -> Weak<Mm> {
+        self.me.clone()
     }
 
     /// What a new address space keeps of the one it replaces (exec) or
@@ -186,6 +201,7 @@ impl Drop for Mm {
             memory::zap_range(self, start, end);
         }
         memory::free_pgtables(self);
+        crate::mm::huge_memory::split::forget_mm(me);
         free_asid(self.asid);
     }
 }
@@ -233,6 +249,15 @@ impl MmapWriteGuard<'_> {
             lower.lock.start_write(seq);
             upper.lock.start_write(seq);
         });
+    }
+
+    /// Takes apart the PMD blocks that map across `start` or `end`, where
+    /// the VMAs are about to be split without their entries changing
+    /// (madvise, mlock), so that no block maps two VMAs (Linux:
+    /// `vma_adjust_trans_huge`, from `__split_vma`).
+    pub fn vma_adjust_trans_huge(&self, start: usize, end: usize) {
+        memory::split_huge_pmd_address(self.mm, start);
+        memory::split_huge_pmd_address(self.mm, end);
     }
 
     /// Write-locks every VMA (fork, so no fault races the COW marking).

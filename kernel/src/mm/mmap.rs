@@ -241,9 +241,10 @@ pub fn mmap(
     if flags & MAP_NORESERVE != 0 {
         vm_flags |= VM_NORESERVE;
     }
-    mmap_region(mm, &mut map, start, end, vm_flags, backing, pgoff)?;
+    let detached = mmap_region(mm, &mut map, start, end, vm_flags, backing, pgoff)?;
     drop(map);
-    // A locked mapping is populated as MAP_POPULATE's is (Linux: `mm_populate`).
+    drop(detached); // the per-page work, with no lock held
+                    // A locked mapping is populated as MAP_POPULATE's is (Linux: `mm_populate`).
     let locked = vm_flags & (VM_LOCKED | VM_LOCKONFAULT) == VM_LOCKED;
     if locked || flags & (MAP_POPULATE | MAP_NONBLOCK) == MAP_POPULATE {
         populate(mm, start, end, vm_flags);
@@ -331,17 +332,20 @@ fn anon_vm_flags(flags: u32, mut vm_flags: u64) -> KResult<(u64, bool)> {
 
 /// Maps [start, end) with `vm_flags` (Linux: `mmap_region`): refused under
 /// memory-deny-write-execute (EACCES), over a sealed mapping (EPERM), or
-/// past the overcommit check (ENOMEM); otherwise whatever was there goes,
-/// and the new VMA joins alike neighbours.
-fn mmap_region(
-    mm: &Arc<Mm>,
+/// past the overcommit check (ENOMEM); otherwise whatever was there goes
+/// as munmap's does, page tables and all (Linux: `unmap_region`), so the
+/// new VMA starts with empty PMD entries where PMD blocks may go; what the
+/// old tables mapped is freed when the result is dropped. The new VMA
+/// joins alike neighbours.
+fn mmap_region<'a>(
+    mm: &'a Arc<Mm>,
     map: &mut MmapWriteGuard,
     start: usize,
     end: usize,
     mut vm_flags: u64,
     file: Option<Arc<Inode>>,
     pgoff: u64,
-) -> KResult<()> {
+) -> KResult<Option<memory::DetachedTables<'a>>> {
     if map_deny_write_exec(mm, vm_flags, vm_flags) {
         return Err(Errno::EACCES);
     }
@@ -354,10 +358,11 @@ fn mmap_region(
         }
         vm_flags |= VM_ACCOUNT;
     }
+    let mut detached = None;
     if map.vmas.overlaps(start, end) {
         map.vma_start_write(start, end);
         map.vmas.remove_range(start, end);
-        memory::zap_range(mm, start, end);
+        detached = Some(memory::unmap_range(mm, start, end, &map.vmas));
     }
     let vma = Vma::new(vm_flags, file, pgoff);
     vma.register_with_file(mm);
@@ -365,7 +370,7 @@ fn mmap_region(
         .insert(start, end, Arc::new(vma))
         .map_err(|_| Errno::ENOMEM)?;
     map.vma_merge(start, end);
-    Ok(())
+    Ok(detached)
 }
 
 /// Where mmap puts `len` bytes of a tmpfs file (`shmem`) from byte
@@ -455,6 +460,7 @@ pub fn vma_modify_flags(
         };
         if new != vma.flags {
             map.vma_start_write(s, e);
+            map.vma_adjust_trans_huge(at, part_end);
             map.vmas.split_at_boundaries(at, part_end);
             for (_, _, v) in map.vmas.range_mut(at, part_end) {
                 let mut copy = (**v).clone();
@@ -504,7 +510,7 @@ pub fn do_munmap<'a>(
     }
     map.vma_start_write(addr, end);
     map.vmas.remove_range(addr, end);
-    Ok(memory::unmap_range(mm, addr, end))
+    Ok(memory::unmap_range(mm, addr, end, &map.vmas))
 }
 
 /// How much unmapped space a stack keeps below it as it grows (Linux:

@@ -29,8 +29,11 @@ pub struct MappedPage {
     pub anon: bool,
     /// Mappings of its folio, in every address space.
     pub mapcount: u32,
-    /// Pages in its folio.
+    /// Pages in its folio; 1 for a PMD block, which maps each of them once.
     pub nr_pages: usize,
+    /// The zero page: present, but neither a file page nor anyone's own
+    /// (Linux: `vm_normal_page` finds no page behind the entry).
+    pub zero: bool,
 }
 
 /// The pagemap entry of a virtual page: 0 for one nothing maps (Linux:
@@ -41,6 +44,9 @@ pub fn pagemap_entry(page: Option<MappedPage>) -> u64 {
         return 0;
     };
     let mut entry = PM_PRESENT | (p.pfn as u64 & PM_PFRAME_MASK);
+    if p.zero {
+        return entry;
+    }
     if !p.anon {
         entry |= PM_FILE;
     }
@@ -74,6 +80,8 @@ pub const KPF_NOPAGE: u32 = 20;
 /// Part of a transparent huge page: any large anonymous or page-cache
 /// folio, PMD-sized or not.
 pub const KPF_THP: u32 = 22;
+/// The zero page.
+pub const KPF_ZERO_PAGE: u32 = 24;
 /// Reserved: firmware, the kernel image, `mem_map`.
 pub const KPF_RESERVED: u32 = 32;
 
@@ -101,6 +109,11 @@ pub struct FolioPage {
     pub order: u8,
     /// Page-table entries mapping the folio, in every address space.
     pub mapcount: u32,
+    /// Of those, PMD blocks mapping it whole.
+    pub entire_mapcount: u32,
+    /// The zero page, which no process counts as its own (Linux:
+    /// `is_zero_folio`).
+    pub zero: bool,
     /// Anonymous memory.
     pub anon: bool,
     /// In a file's page cache.
@@ -113,9 +126,15 @@ pub struct FolioPage {
 
 impl FolioPage {
     /// How many entries map this page: its `/proc/kpagecount` entry (Linux:
-    /// `folio_precise_page_mapcount`; here the folio's average, rounded up).
+    /// `folio_precise_page_mapcount`; here each PMD block mapping the folio,
+    /// and the folio's average of the rest, rounded up). 0 for the zero
+    /// page, which Linux does not count.
     pub fn page_mapcount(&self) -> u64 {
-        u64::from(self.mapcount).div_ceil(1 << self.order)
+        if self.zero {
+            return 0;
+        }
+        let ptes = self.mapcount.saturating_sub(self.entire_mapcount);
+        u64::from(self.entire_mapcount) + u64::from(ptes).div_ceil(1 << self.order)
     }
 }
 
@@ -127,6 +146,7 @@ pub fn stable_page_flags(state: FrameState) -> u64 {
         FrameState::Reserved => return bit(KPF_RESERVED),
         FrameState::Free => return bit(KPF_BUDDY),
         FrameState::Kernel => return 0,
+        FrameState::Folio(f) if f.zero => return bit(KPF_ZERO_PAGE) | bit(KPF_RESERVED),
         FrameState::Folio(f) => f,
     };
     // Anonymous and page-cache folios are the ones on the LRU and in the
@@ -162,6 +182,7 @@ mod tests {
             anon,
             mapcount,
             nr_pages,
+            zero: false,
         })
     }
 
@@ -183,6 +204,15 @@ mod tests {
         // A 64K folio mapped whole by one process; then by two.
         assert_ne!(pagemap_entry(page(16, true, 16, 16)) & PM_MMAP_EXCLUSIVE, 0);
         assert_eq!(pagemap_entry(page(16, true, 32, 16)) & PM_MMAP_EXCLUSIVE, 0);
+        // A PMD block mapped by this process alone, then after fork.
+        assert_ne!(pagemap_entry(page(512, true, 1, 1)) & PM_MMAP_EXCLUSIVE, 0);
+        assert_eq!(pagemap_entry(page(512, true, 2, 1)) & PM_MMAP_EXCLUSIVE, 0);
+        // The zero page: present, nothing else.
+        let zero = MappedPage {
+            zero: true,
+            ..page(9, false, 1, 1).unwrap()
+        };
+        assert_eq!(pagemap_entry(Some(zero)), (1 << 63) | 9);
         // The PFN field is 55 bits wide.
         assert_eq!(
             pagemap_entry(page(usize::MAX, true, 1, 1)) & PM_PFRAME_MASK,
@@ -195,6 +225,8 @@ mod tests {
             head: true,
             order,
             mapcount,
+            entire_mapcount: 0,
+            zero: false,
             anon: true,
             cached: false,
             uptodate: true,
@@ -208,6 +240,20 @@ mod tests {
         assert_eq!(folio_page(4, 16).page_mapcount(), 1);
         assert_eq!(folio_page(4, 17).page_mapcount(), 2);
         assert_eq!(folio_page(4, 0).page_mapcount(), 0);
+        // A 2M folio under one PMD block, then under two after fork, then
+        // with 512 PTEs too once one of them is split.
+        let pmd = |entire, mapcount| FolioPage {
+            entire_mapcount: entire,
+            ..folio_page(9, mapcount)
+        };
+        assert_eq!(pmd(1, 1).page_mapcount(), 1);
+        assert_eq!(pmd(2, 2).page_mapcount(), 2);
+        assert_eq!(pmd(1, 513).page_mapcount(), 2);
+        let zero = FolioPage {
+            zero: true,
+            ..folio_page(0, 7)
+        };
+        assert_eq!(zero.page_mapcount(), 0);
     }
 
     fn folio(head: bool, order: u8, anon: bool, cached: bool) -> FrameState {
@@ -215,6 +261,8 @@ mod tests {
             head,
             order,
             mapcount: 1,
+            entire_mapcount: 0,
+            zero: false,
             anon,
             cached,
             uptodate: cached,
@@ -254,6 +302,12 @@ mod tests {
             stable_page_flags(folio(true, 2, false, false)) & (1 << 22),
             0
         );
+        // The zero page: that, and reserved, whoever maps it.
+        let zero = FrameState::Folio(FolioPage {
+            zero: true,
+            ..folio_page(0, 3)
+        });
+        assert_eq!(stable_page_flags(zero), (1 << 24) | (1 << 32));
         // Unmapped: no KPF_MMAP.
         let unmapped = FrameState::Folio(folio_page(0, 0));
         assert_eq!(stable_page_flags(unmapped) & (1 << 11), 0);

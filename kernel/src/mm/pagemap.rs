@@ -5,7 +5,7 @@
 //! in `fs/proc/page.c`). The entries' bits are `page_flags.rs`'s.
 
 use crate::mm::addr::{PAGE_SIZE, USER_TOP};
-use crate::mm::folio::Folio;
+use crate::mm::folio::{is_zero_pfn, Folio};
 use crate::mm::frame;
 use crate::mm::mm_struct::Mm;
 use crate::mm::page_flags::{self, FrameState, MappedPage};
@@ -33,7 +33,13 @@ pub fn pagemap_read(mm: &Mm, vpfn: u64, out: &mut [u64]) -> usize {
         let pfn = pte.addr().pfn();
         // SAFETY: for_each_mapping's entries are read under their locks.
         let folio = unsafe { Folio::from_pfn(pfn) };
-        // A PMD block gives each of its pages' frames in turn.
+        // A PMD block gives each of its pages' frames in turn, each mapped
+        // once by it.
+        let nr_pages = if bytes > PAGE_SIZE {
+            1
+        } else {
+            folio.nr_pages()
+        };
         for i in 0..bytes / PAGE_SIZE {
             let page_va = va + i * PAGE_SIZE;
             if (start..end).contains(&page_va) {
@@ -41,7 +47,8 @@ pub fn pagemap_read(mm: &Mm, vpfn: u64, out: &mut [u64]) -> usize {
                     pfn: pfn + i,
                     anon: folio.is_anon(),
                     mapcount: folio.mapcount(),
-                    nr_pages: folio.nr_pages(),
+                    nr_pages,
+                    zero: is_zero_pfn(pfn),
                 }));
             }
         }

@@ -4,10 +4,10 @@
 //! `task_mem`).
 //!
 //! Where we simplify: a page counts as shared when its folio is also mapped
-//! outside this address space (Linux asks per page); `Pss`, the swap and
-//! hugetlb lines, `Locked` and `THPeligible` are left out; `ContPTE`
-//! (bytes mapped by contiguous-bit blocks) is faultline's own line, before
-//! `VmFlags`.
+//! outside this address space (Linux asks per page); the zero page counts
+//! nowhere, as in Linux; `Pss`, the swap and hugetlb lines, `Locked` and
+//! `THPeligible` are left out; `ContPTE` (bytes mapped by contiguous-bit
+//! blocks) is faultline's own line, before `VmFlags`.
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
@@ -16,7 +16,7 @@ use core::fmt::Write;
 use crate::arch::contpte;
 use crate::arch::desc::Pte;
 use crate::mm::addr::{PAGE_SIZE, USER_TOP};
-use crate::mm::folio::Folio;
+use crate::mm::folio::{is_zero_pfn, Folio};
 use crate::mm::mm_struct::{Mm, MmMap};
 use crate::mm::pgtable::{self, Found};
 use crate::mm::ptlock::pte_lock;
@@ -43,7 +43,9 @@ struct Usage {
     referenced: usize,
     /// `Anonymous`: bytes of anonymous folios.
     anonymous: usize,
-    /// `ShmemPmdMapped`: bytes mapped by PMD blocks (only shmem is PMD-mapped).
+    /// `AnonHugePages`: bytes of anonymous folios mapped by PMD blocks.
+    anon_huge_pages: usize,
+    /// `ShmemPmdMapped`: bytes of shmem folios mapped by PMD blocks.
     shmem_pmd_mapped: usize,
     /// `ContPTE`: bytes mapped by contiguous-bit (contpte) blocks.
     contpte: usize,
@@ -79,6 +81,9 @@ pub fn for_each_mapping(mm: &Mm, start: usize, end: usize, f: &mut impl FnMut(us
 fn usage(mm: &Mm, start: usize, end: usize, in_mm: &BTreeMap<usize, u32>) -> Usage {
     let mut u = Usage::default();
     for_each_mapping(mm, start, end, &mut |_, pte, bytes| {
+        if is_zero_pfn(pte.addr().pfn()) {
+            return; // no one's memory (Linux: `vm_normal_page` finds none)
+        }
         // SAFETY: for_each_mapping's entries are read under their locks.
         let folio = unsafe { Folio::from_pfn(pte.addr().pfn()) };
         let shared = folio.mapcount() > in_mm.get(&folio.pfn()).copied().unwrap_or(0);
@@ -96,7 +101,9 @@ fn usage(mm: &Mm, start: usize, end: usize, in_mm: &BTreeMap<usize, u32>) -> Usa
         if folio.is_anon() {
             u.anonymous += bytes;
         }
-        if bytes > PAGE_SIZE {
+        if bytes > PAGE_SIZE && folio.is_anon() {
+            u.anon_huge_pages += bytes;
+        } else if bytes > PAGE_SIZE {
             u.shmem_pmd_mapped += bytes;
         }
         if pte.is_contiguous() {
@@ -254,6 +261,9 @@ pub fn rss(mm: &Mm) -> (usize, usize) {
     let _ptl = mm.page_table_lock.lock();
     let (mut anon, mut shmem) = (0, 0);
     for_each_mapping(mm, 0, USER_TOP, &mut |_, pte, bytes| {
+        if is_zero_pfn(pte.addr().pfn()) {
+            return;
+        }
         // SAFETY: for_each_mapping's entries are read under their locks.
         if unsafe { Folio::from_pfn(pte.addr().pfn()) }.is_anon() {
             anon += bytes;
@@ -290,7 +300,7 @@ pub fn smaps(mm: &Mm) -> String {
             ("Private_Dirty", u.private_dirty),
             ("Referenced", u.referenced),
             ("Anonymous", u.anonymous),
-            ("AnonHugePages", 0),
+            ("AnonHugePages", u.anon_huge_pages),
             ("ShmemPmdMapped", u.shmem_pmd_mapped),
             ("FilePmdMapped", 0),
             ("ContPTE", u.contpte),

@@ -27,7 +27,7 @@ use core::fmt::Write;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
-use crate::mm::folio::Folio;
+use crate::mm::folio::{is_zero_pfn, Folio};
 use crate::mm::mm_struct::Mm;
 use crate::mm::smaps::for_each_mapping;
 use crate::mm::vma::VM_EXEC;
@@ -114,6 +114,9 @@ impl Summary {
     fn add_vma(&mut self, mm: &Mm, start: usize, end: usize, exec: bool) {
         let mut run: Option<Run> = None;
         for_each_mapping(mm, start, end, &mut |va, pte, bytes| {
+            if is_zero_pfn(pte.addr().pfn()) {
+                return; // no one's memory
+            }
             // SAFETY: for_each_mapping's entries are read under their locks.
             let folio = unsafe { Folio::from_pfn(pte.addr().pfn()) };
             let anon = folio.is_anon();

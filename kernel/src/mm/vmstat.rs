@@ -74,6 +74,19 @@ pub static VMA_LOCK_MISS: Counter = Counter::new("vma_lock_miss");
 pub static NR_SHMEM: Counter = Counter::new("nr_shmem");
 /// Of those, pages in PMD-sized (2M) folios (Linux: `NR_SHMEM_THPS`).
 pub static NR_SHMEM_HUGEPAGES: Counter = Counter::new("nr_shmem_hugepages");
+/// Anonymous PMD-sized folios mapped by a PMD block now, counted once
+/// however many blocks map each (Linux: `NR_ANON_THPS`, which /proc/meminfo
+/// shows as `AnonHugePages`).
+pub static NR_ANON_THPS: Counter = Counter::new("nr_anon_transparent_hugepages");
+/// Anonymous faults that mapped a new PMD-sized folio, and those that
+/// found none free and fell back to smaller folios (Linux:
+/// `THP_FAULT_ALLOC`, `THP_FAULT_FALLBACK`).
+pub static THP_FAULT_ALLOC: Counter = Counter::new("thp_fault_alloc");
+/// `thp_fault_fallback`: anonymous PMD-sized folios not to be had at a
+/// fault.
+pub static THP_FAULT_FALLBACK: Counter = Counter::new("thp_fault_fallback");
+/// 2M folios allocated for `MADV_COLLAPSE` (Linux: `THP_COLLAPSE_ALLOC`).
+pub static THP_COLLAPSE_ALLOC: Counter = Counter::new("thp_collapse_alloc");
 /// PMD-order file folios allocated / failed (Linux: `THP_FILE_ALLOC`,
 /// `THP_FILE_FALLBACK`).
 pub static THP_FILE_ALLOC: Counter = Counter::new("thp_file_alloc");
@@ -89,6 +102,17 @@ pub static NR_PAGETABLE: Counter = Counter::new("nr_page_table_pages");
 pub static THP_FILE_MAPPED: Counter = Counter::new("thp_file_mapped");
 /// `thp_split_pmd`: PMD blocks a partial unmap or mprotect took apart.
 pub static THP_SPLIT_PMD: Counter = Counter::new("thp_split_pmd");
+/// PMD-sized folios split into smaller ones, splits refused (a reference
+/// from outside the page tables, or a mapping in another address space),
+/// and partly unmapped folios queued to be split when memory runs short
+/// (Linux: `THP_SPLIT_PAGE`, `THP_SPLIT_PAGE_FAILED`,
+/// `THP_DEFERRED_SPLIT_PAGE`).
+pub static THP_SPLIT_PAGE: Counter = Counter::new("thp_split_page");
+/// `thp_split_page_failed`: PMD-sized folio splits refused.
+pub static THP_SPLIT_PAGE_FAILED: Counter = Counter::new("thp_split_page_failed");
+/// `thp_deferred_split_page`: page tables queued because a large anonymous
+/// folio they map was partly unmapped.
+pub static THP_DEFERRED_SPLIT_PAGE: Counter = Counter::new("thp_deferred_split_page");
 /// Batched user TLB invalidations after a zap (faultline's own line).
 pub static TLB_RANGE_FLUSH: Counter = Counter::new("tlb_range_flush");
 /// User contiguous-bit blocks folded / unfolded (faultline's own lines;
@@ -144,13 +168,20 @@ pub static MTHP_ANON_FAULT_FALLBACK: [Counter; MAX_ORDER + 1] = per_order!("anon
 
 /// The `/proc/vmstat` counters before the per-order ones, in its order;
 /// a static, so that gdb's `fl-vmstat` reads the same list.
-pub static VMSTAT: [&Counter; 16] = [
+pub static VMSTAT: [&Counter; 23] = [
     &NR_PAGETABLE,
     &NR_SHMEM,
     &NR_SHMEM_HUGEPAGES,
+    &NR_ANON_THPS,
+    &THP_FAULT_ALLOC,
+    &THP_FAULT_FALLBACK,
+    &THP_COLLAPSE_ALLOC,
     &THP_FILE_ALLOC,
     &THP_FILE_FALLBACK,
     &THP_FILE_MAPPED,
+    &THP_SPLIT_PAGE,
+    &THP_SPLIT_PAGE_FAILED,
+    &THP_DEFERRED_SPLIT_PAGE,
     &THP_SPLIT_PMD,
     &CONTPTE_FOLD,
     &CONTPTE_UNFOLD,

@@ -254,6 +254,14 @@ impl Pte {
     pub fn old_clean(self) -> Pte {
         Pte(self.0 & !(bits(LEAF_DESC::AF::SET) | bits(LEAF_DESC::SW_DIRTY::SET)))
     }
+    /// The same entry with the valid bit clear (Linux: `pmd_mkinvalid`):
+    /// the walker faults through it, yet it is not none, so no fault
+    /// installs a table or block in its place while it is being changed.
+    pub fn invalid(self) -> Pte {
+        let mut leaf = Leaf::new(self.0);
+        leaf.modify(LEAF_DESC::VALID::CLEAR);
+        Pte(leaf.get())
+    }
     /// The same attributes over another frame (Linux: `pfn_pte`).
     pub fn with_addr(self, pa: PhysAddr) -> Pte {
         Pte((self.0 & !ADDR_MASK) | (pa.0 & ADDR_MASK))
@@ -293,6 +301,14 @@ mod tests {
         assert_eq!(p.addr(), PhysAddr(0x4020_1000));
         assert_eq!(p.prot(), PgProt::KERNEL);
         assert_eq!(b.prot(), PgProt::KERNEL);
+    }
+
+    #[test]
+    fn an_invalidated_block_is_neither_valid_nor_none() {
+        let b = Pte::block(PhysAddr(0x4020_0000), PgProt::user(true, false));
+        let gone = b.invalid();
+        assert!(!gone.is_valid() && !gone.is_none() && !gone.is_table());
+        assert_eq!(gone.addr(), b.addr());
     }
 
     #[test]

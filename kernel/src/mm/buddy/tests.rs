@@ -414,7 +414,7 @@ fn a_split_block_frees_frame_by_frame_and_merges_back() {
     let mut b = buddy(0, 64);
     let before = nr_free_by_order(&b);
     let pfn = b.alloc(4).unwrap();
-    b.split(pfn, 4);
+    b.split(pfn, 4, 0);
     // The block is no longer one allocation of order 4...
     assert_eq!(b.free(pfn, 4), Err(BuddyError::WrongOrder));
     // ...but sixteen of order 0, freed in any order.
@@ -422,5 +422,20 @@ fn a_split_block_frees_frame_by_frame_and_merges_back() {
         assert_eq!(b.free(pfn + i, 0), Ok(()));
     }
     assert_eq!(b.free(pfn + 3, 0), Err(BuddyError::NotAllocated));
+    assert_eq!(nr_free_by_order(&b), before);
+}
+
+#[test]
+fn a_block_splits_into_smaller_blocks() {
+    let mut b = buddy(0, 64);
+    let before = nr_free_by_order(&b);
+    let pfn = b.alloc(4).unwrap();
+    // Four blocks of order 2, as a 64K folio split into 16K folios.
+    b.split(pfn, 4, 2);
+    assert_eq!(b.free(pfn + 1, 0), Err(BuddyError::NotAllocated));
+    assert_eq!(b.free(pfn, 0), Err(BuddyError::WrongOrder));
+    for i in [12, 0, 8, 4] {
+        assert_eq!(b.free(pfn + i, 2), Ok(()));
+    }
     assert_eq!(nr_free_by_order(&b), before);
 }

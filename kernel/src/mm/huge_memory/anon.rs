@@ -1,9 +1,9 @@
 //! Which large folio orders an anonymous fault may allocate (Linux:
 //! `thp_vma_allowable_orders` for an anonymous VMA, from
 //! `alloc_anon_folio`). Simplified: only the knobs and `MADV_HUGEPAGE`
-//! decide; Linux also asks `PR_SET_THP_DISABLE`, `MADV_NOHUGEPAGE` and
-//! whether the VMA is big enough, the last of which `do_anonymous_page`
-//! checks here (`mm::fault`).
+//! decide here; `MADV_NOHUGEPAGE` is `super::anon_vma_orders`', whether
+//! the VMA is big enough the fault's (`mm::fault`), and
+//! `PR_SET_THP_DISABLE`, which Linux also asks, faultline lacks.
 
 use super::knobs::{AnonPerSize, ThpEnabled};
 use super::order::OrderMask;

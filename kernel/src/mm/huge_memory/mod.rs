@@ -6,18 +6,28 @@
 //! - `knobs`: each knob's values and sysfs text;
 //! - `settings`: the system-wide value of every knob, and the rules a write
 //!   must pass;
-//! - `anon`: the orders an anonymous fault may allocate.
+//! - `anon`: the orders an anonymous fault may allocate;
+//! - `collapse`: `MADV_COLLAPSE`, copying a PTE-mapped 2M into one 2M
+//!   folio under a PMD block;
+//! - `pmd`: anonymous folios mapped by one PMD block, and taking a block
+//!   apart into a table of PTEs;
+//! - `split`: splitting large anonymous folios into smaller ones (debugfs's
+//!   `split_huge_pages`, and the deferred split of partly unmapped ones).
 //!
 //! This file keeps the one copy of the settings the kernel runs with, and a
 //! lock-free copy of what they allow anonymous faults.
 
 pub mod anon;
+pub mod collapse;
 pub mod knobs;
 pub mod order;
+pub mod pmd;
 pub mod settings;
+pub mod split;
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
+use crate::mm::vma::{VM_HUGEPAGE, VM_NOHUGEPAGE};
 use crate::sync::SpinLock;
 use anon::anon_allowable_orders;
 use knobs::{AnonPerSize, PerSizeEnabled, ShmemEnabled, ThpEnabled};
@@ -65,4 +75,27 @@ pub fn update_huge_settings<R>(f: impl FnOnce(&mut HugeSettings) -> R) -> R {
 pub fn anon_orders(madvised: bool) -> OrderMask {
     let both = ANON_ORDERS.load(Ordering::Relaxed);
     OrderMask::from_bits((if madvised { both >> 16 } else { both }) as u16)
+}
+
+/// The folio orders an anonymous fault may allocate in a VMA whose flags
+/// are `vm_flags` (Linux: `thp_vma_allowable_orders`): none under
+/// `MADV_NOHUGEPAGE`, else what the knobs allow with or without
+/// `MADV_HUGEPAGE`.
+pub fn anon_vma_orders(vm_flags: u64) -> OrderMask {
+    if vm_flags & VM_NOHUGEPAGE != 0 {
+        return OrderMask::EMPTY;
+    }
+    anon_orders(vm_flags & VM_HUGEPAGE != 0)
+}
+
+/// Boot-time knob (Linux: `setup_transparent_hugepage`):
+/// `transparent_hugepage=always|madvise|never` sets `enabled`, as a
+/// kernel configured with `CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS` (Debian's)
+/// or `_MADVISE` boots with it. A bad value is reported and ignored.
+pub fn apply_cmdline(cmdline: crate::cmdline::Cmdline) {
+    if let Some(v) = cmdline.get("transparent_hugepage") {
+        if update_huge_settings(|s| s.store_anon_enabled(v)).is_err() {
+            crate::println!("thp: ignoring transparent_hugepage={}", v);
+        }
+    }
 }
