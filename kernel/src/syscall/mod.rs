@@ -280,6 +280,11 @@ pub fn syscall(tf: &mut TrapFrame) {
         221 => proc::execve(tf, a[0] as usize, a[1] as usize, a[2] as usize),
         260 => proc::wait4(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as usize),
         278 => proc::getrandom(a[0] as usize, a[1] as usize, a[2] as u32),
+        268 => proc::setns(a[0] as i32, a[1] as i32),
+        272 => proc::kcmp(a[0] as i32, a[1] as i32, a[2] as i32, a[3], a[4]),
+        434 => proc::pidfd_open(a[0] as i32, a[1] as u32),
+        435 => proc::clone3(tf, a[0] as usize, a[1] as usize),
+        438 => proc::pidfd_getfd(a[0] as i32, a[1] as i32, a[2] as u32),
         // Memory (mm.rs).
         214 => mm::brk(a[0] as usize),
         215 => mm::munmap(a[0] as usize, a[1] as usize),
@@ -316,6 +321,7 @@ pub fn syscall(tf: &mut TrapFrame) {
         134 => signal::rt_sigaction(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
         135 => signal::rt_sigprocmask(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
         137 => signal::rt_sigtimedwait(a[0] as usize, a[1] as usize, a[2] as usize, a[3] as usize),
+        424 => signal::pidfd_send_signal(a[0] as i32, a[1] as i32, a[2] as usize, a[3] as u32),
         139 => {
             crate::task::signal::sigreturn(tf);
             // x0 is what the frame restored: leave it.

@@ -8,6 +8,7 @@ use core::sync::atomic::Ordering;
 use super::{SysResult, MAX_RW_COUNT};
 use crate::arch::trap::TrapFrame;
 use crate::errno::{Errno, KResult};
+use crate::fs::pidfd;
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::uaccess::{copy_to_user, read_user, strncpy_from_user, write_user};
 use crate::task::process::{self, Caps, Process};
@@ -341,12 +342,15 @@ pub fn wait4(pid: i32, ustatus: usize, options: u32, urusage: usize) -> SysResul
 }
 
 /// waitid(2) (Linux: `kernel_waitid`): P_ALL, P_PID, P_PGID (id 0: the
-/// caller's group); at least one of WEXITED, WSTOPPED, WCONTINUED. The
-/// siginfo says who and how; all zero when WNOHANG finds nothing.
+/// caller's group), P_PIDFD (the process a pidfd names; a non-blocking
+/// pidfd waits as WNOHANG, and says EAGAIN where that finds nothing); at
+/// least one of WEXITED, WSTOPPED, WCONTINUED. The siginfo says who and
+/// how; all zero when WNOHANG finds nothing.
 pub fn waitid(idtype: i32, id: i32, uinfo: usize, options: u32, urusage: usize) -> SysResult {
     const P_ALL: i32 = 0;
     const P_PID: i32 = 1;
     const P_PGID: i32 = 2;
+    const P_PIDFD: i32 = 3;
     let allowed = exit::WNOHANG
         | exit::WNOWAIT
         | exit::WEXITED
@@ -357,6 +361,8 @@ pub fn waitid(idtype: i32, id: i32, uinfo: usize, options: u32, urusage: usize) 
     {
         return Err(Errno::EINVAL);
     }
+    let mut options = options;
+    let mut nonblock_pidfd = false;
     let which = match idtype {
         P_ALL => exit::WaitFor::Any,
         P_PID if id > 0 => exit::WaitFor::Pid(id as u32),
@@ -367,9 +373,22 @@ pub fn waitid(idtype: i32, id: i32, uinfo: usize, options: u32, urusage: usize) 
                 .pgid
                 .load(Ordering::Acquire),
         ),
+        P_PIDFD if id >= 0 => {
+            let file = super::fs::file(id)?;
+            let pid = pidfd::of_file(&file)?.process().pid;
+            if file.flags() & pidfd::PIDFD_NONBLOCK != 0 && options & exit::WNOHANG == 0 {
+                options |= exit::WNOHANG;
+                nonblock_pidfd = true;
+            }
+            exit::WaitFor::Pid(pid)
+        }
+        P_PIDFD => return Err(Errno::EINVAL),
         _ => return Err(Errno::EINVAL),
     };
     let r = exit::do_wait(which, options)?;
+    if r.is_none() && nonblock_pidfd {
+        return Err(Errno::EAGAIN);
+    }
     if uinfo != 0 {
         let info = match r {
             Some(r) => {
@@ -387,6 +406,179 @@ pub fn waitid(idtype: i32, id: i32, uinfo: usize, options: u32, urusage: usize) 
         write_user(urusage, &rusage_words(u, st, 0))?;
     }
     Ok(0)
+}
+
+/// The process a pidfd argument names (Linux: `pidfd_get_pid`): EBADF
+/// for a descriptor that is not open or not a pidfd.
+fn pidfd_process(fd: i32) -> KResult<Arc<Process>> {
+    let file = super::fs::file(fd)?;
+    Ok(pidfd::of_file(&file)?.process().clone())
+}
+
+/// pidfd_open(2) (Linux: `kernel/pid.c`): a pidfd, close-on-exec, for
+/// process `pid`, which must be a process and not one of its other
+/// threads (EINVAL); ESRCH once it has been reaped. PIDFD_NONBLOCK is
+/// the only flag (PIDFD_THREAD: see `fs/pidfd.rs`).
+pub fn pidfd_open(pid: i32, flags: u32) -> SysResult {
+    if flags & !pidfd::PIDFD_NONBLOCK != 0 || pid <= 0 {
+        return Err(Errno::EINVAL);
+    }
+    let Some(p) = process::find_process(pid as u32) else {
+        // A thread's TID names no process.
+        return Err(if process::find_thread(pid as u32).is_some() {
+            Errno::EINVAL
+        } else {
+            Errno::ESRCH
+        });
+    };
+    let file = pidfd::new_file(p, flags)?;
+    super::fs::install(file, true)
+}
+
+/// CAP_SYS_PTRACE, which lets a process look into others that are not
+/// dumpable.
+const CAP_SYS_PTRACE: u32 = 19;
+
+/// May the caller look into `target`'s files and memory (Linux:
+/// `ptrace_may_access`)? Everyone is root here, so only a target that is
+/// not dumpable (PR_SET_DUMPABLE 0) and still has its memory refuses a
+/// caller without CAP_SYS_PTRACE in its effective set.
+fn ptrace_may_access(target: &Process) -> KResult<bool> {
+    let me = current_process().ok_or(Errno::ESRCH)?;
+    if me.pid == target.pid {
+        return Ok(true);
+    }
+    let dumpable = target.dumpable.load(Ordering::Acquire) == 1;
+    let privileged = me.caps.lock().effective & (1 << CAP_SYS_PTRACE) != 0;
+    Ok(dumpable || privileged || target.mm().is_none())
+}
+
+/// pidfd_getfd(2) (Linux: `kernel/pid.c`): a copy, close-on-exec, of the
+/// file that the process a pidfd names has open as `fd`: EPERM if the
+/// caller may not look into it, EBADF if it has no such descriptor, ESRCH
+/// once it has exited. `flags` must be 0.
+pub fn pidfd_getfd(pidfd: i32, fd: i32, flags: u32) -> SysResult {
+    if flags != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let target = pidfd_process(pidfd)?;
+    if process::find_process(target.pid).is_none() {
+        return Err(Errno::ESRCH);
+    }
+    if !ptrace_may_access(&target)? {
+        return Err(Errno::EPERM);
+    }
+    let file = match usize::try_from(fd).map(|fd| target.files.lock().get(fd)) {
+        Ok(Ok(file)) => file,
+        // Its files are gone with it (Linux: PF_EXITING turns EBADF into
+        // ESRCH).
+        _ if target.is_exiting() => return Err(Errno::ESRCH),
+        _ => return Err(Errno::EBADF),
+    };
+    super::fs::install(file, true)
+}
+
+/// kcmp(2) (Linux: `kernel/kcmp.c`): do threads `pid1` and `pid2` share
+/// the resource `kind` names (`idx1`, `idx2`: descriptors for KCMP_FILE)?
+/// 0 if so, else 1 or 2 as an order of the two objects that says nothing
+/// of their addresses. KCMP_SYSVSEM is EOPNOTSUPP (no System V IPC here),
+/// as is KCMP_EPOLL_TFD (a simplification).
+pub fn kcmp(pid1: i32, pid2: i32, kind: i32, idx1: u64, idx2: u64) -> SysResult {
+    const KCMP_FILE: i32 = 0;
+    const KCMP_VM: i32 = 1;
+    const KCMP_FILES: i32 = 2;
+    const KCMP_FS: i32 = 3;
+    const KCMP_SIGHAND: i32 = 4;
+    const KCMP_IO: i32 = 5;
+    const KCMP_SYSVSEM: i32 = 6;
+    const KCMP_EPOLL_TFD: i32 = 7;
+    let process_of_tid = |tid: i32| -> KResult<Arc<Process>> {
+        let t = u32::try_from(tid)
+            .ok()
+            .and_then(process::find_thread)
+            .ok_or(Errno::ESRCH)?;
+        Ok(t.user.as_ref().ok_or(Errno::ESRCH)?.process.clone())
+    };
+    let (p1, p2) = (process_of_tid(pid1)?, process_of_tid(pid2)?);
+    if !ptrace_may_access(&p1)? || !ptrace_may_access(&p2)? {
+        return Err(Errno::EPERM);
+    }
+    // Each process has one fd table, working directory and handler table
+    // here: the process itself stands for them.
+    let (a, b) = match kind {
+        KCMP_FILE => {
+            let get = |p: &Process, fd: u64| {
+                let f = p
+                    .files
+                    .lock()
+                    .get(usize::try_from(fd).map_err(|_| Errno::EBADF)?)?;
+                Ok::<usize, Errno>(Arc::as_ptr(&f) as usize)
+            };
+            (get(&p1, idx1)?, get(&p2, idx2)?)
+        }
+        KCMP_VM => {
+            let mm = |p: &Process| p.mm().map_or(0, |mm| Arc::as_ptr(&mm) as usize);
+            (mm(&p1), mm(&p2))
+        }
+        KCMP_FILES | KCMP_FS | KCMP_SIGHAND => {
+            (Arc::as_ptr(&p1) as usize, Arc::as_ptr(&p2) as usize)
+        }
+        // No I/O contexts: none on either side, which compare equal.
+        KCMP_IO => (0, 0),
+        KCMP_SYSVSEM | KCMP_EPOLL_TFD => return Err(Errno::EOPNOTSUPP),
+        _ => return Err(Errno::EINVAL),
+    };
+    Ok(kcmp_order(kind as u64, a, b))
+}
+
+/// 0 for the same object, else 1 or 2 by an order of the addresses
+/// scrambled with a secret of this boot, so that no address leaks (Linux:
+/// `kcmp_ptr`'s cookies).
+fn kcmp_order(kind: u64, a: usize, b: usize) -> i64 {
+    static COOKIE: spin::Once<[u64; 2]> = spin::Once::new();
+    let cookie = COOKIE.call_once(|| {
+        let mut bytes = [0u8; 16];
+        crate::random::fill(&mut bytes);
+        let word = |i: usize| u64::from_ne_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
+        [word(0), word(8) | 1]
+    });
+    let scramble = |p: usize| ((p as u64 ^ cookie[0] ^ kind).wrapping_mul(cookie[1])) as i64;
+    let (t1, t2) = (scramble(a), scramble(b));
+    (t1 < t2) as i64 | (((t1 > t2) as i64) << 1)
+}
+
+/// setns(2) (Linux: `kernel/nsproxy.c`). The mount namespace is the only
+/// one, as on a Linux built without the others: there are no namespace
+/// files, so only a pidfd is taken, with CLONE_NEWNS alone (any other
+/// flag, or none, is EINVAL, as `check_setns_flags` says for namespaces
+/// configured out); joining the namespace one is already in moves the
+/// working directory to its root (Linux: `mntns_install`), EINVAL for a
+/// caller with other threads sharing it. Any other file: EINVAL.
+pub fn setns(fd: i32, nstype: i32) -> SysResult {
+    const CLONE_NEWNS: i32 = 0x20000;
+    let file = super::fs::file(fd)?;
+    let target = pidfd::of_file(&file).map_err(|_| Errno::EINVAL)?;
+    if nstype != CLONE_NEWNS {
+        return Err(Errno::EINVAL);
+    }
+    let target = target.process();
+    if target.is_zombie() || process::find_process(target.pid).is_none() {
+        return Err(Errno::ESRCH);
+    }
+    if !ptrace_may_access(target)? {
+        return Err(Errno::EPERM);
+    }
+    let me = current_process().ok_or(Errno::ESRCH)?;
+    if me.live_threads().len() != 1 {
+        return Err(Errno::EINVAL);
+    }
+    *me.cwd.lock() = crate::fs::vfs::root();
+    Ok(0)
+}
+
+/// clone3(2): see [`fork::clone3`].
+pub fn clone3(tf: &TrapFrame, uargs: usize, size: usize) -> SysResult {
+    fork::clone3(tf, uargs, size).map(|tid| tid as i64)
 }
 
 /// The process `pid` names: 0 or the caller's own pid is the caller.

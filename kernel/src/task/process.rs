@@ -23,7 +23,8 @@ use core::sync::atomic::{
 };
 
 use crate::errno::{Errno, KResult};
-use crate::fs::vfs::{FdTable, Inode};
+use crate::fs::poll::PollQueue;
+use crate::fs::vfs::{FdTable, File, Inode};
 use crate::mm::mm_struct::Mm;
 use crate::sync::SpinLock;
 use crate::task::signal_abi::{AltStack, SigAction, SigInfo, NSIG};
@@ -77,6 +78,9 @@ pub struct Process {
     pub zombie: AtomicBool,
     /// Children changing state wake the parent here (Linux: `wait_chldexit`).
     pub child_wait: WaitQueue,
+    /// Pollers of the process's pidfds, woken when it becomes a zombie
+    /// (Linux: `struct pid`'s `wait_pidfd`).
+    pub pidfd_wait: PollQueue,
     /// Minor page faults (getrusage's `ru_minflt`).
     pub minflt: AtomicU64,
     /// Resource limits, (soft, hard) per RLIMIT_* (Linux: `signal->rlim`).
@@ -111,6 +115,10 @@ pub struct Process {
     /// PR_SET_PDEATHSIG: the signal this process gets when its parent dies
     /// (Linux keeps it per thread, `pdeath_signal`); cleared by fork.
     pub pdeath_signal: AtomicU32,
+    /// The signal the parent gets when this process exits, 0 for none:
+    /// SIGCHLD, or what clone asked for (Linux: `task->exit_signal`).
+    /// Only wait's __WCLONE or __WALL reap a child with another signal.
+    pub exit_signal: AtomicU32,
     /// PR_SET_DUMPABLE (Linux: `mm->flags` MMF_DUMPABLE), 1 by default.
     pub dumpable: AtomicU32,
     /// PR_SET_CHILD_SUBREAPER: orphaned descendants come here, not to init
@@ -178,6 +186,20 @@ impl Process {
     /// The soft RLIMIT_STACK: how far a stack may grow down.
     pub fn stack_limit(&self) -> u64 {
         self.rlimits.lock()[RLIMIT_STACK][0]
+    }
+
+    /// Puts `file` in the lowest free descriptor at or above `min`, with
+    /// FD_CLOEXEC if `cloexec`; EMFILE unless that is below the soft
+    /// RLIMIT_NOFILE (Linux: `get_unused_fd_flags` + `fd_install`).
+    pub fn install_fd(&self, file: Arc<File>, min: usize, cloexec: bool) -> KResult<usize> {
+        let limit = self.rlimits.lock()[RLIMIT_NOFILE][0] as usize;
+        let mut files = self.files.lock();
+        let fd = files.install_from(file, min, cloexec)?;
+        if fd >= limit {
+            let _ = files.close(fd);
+            return Err(Errno::EMFILE);
+        }
+        Ok(fd)
     }
 }
 /// `RLIMIT_NOFILE`: one more than the highest file descriptor the
@@ -388,6 +410,7 @@ impl Process {
             exit_status: AtomicU32::new(0),
             zombie: AtomicBool::new(false),
             child_wait: WaitQueue::new(),
+            pidfd_wait: PollQueue::new(),
             minflt: AtomicU64::new(0),
             rlimits: SpinLock::new(default_rlimits()),
             caps: SpinLock::new(Caps::ROOT),
@@ -400,6 +423,7 @@ impl Process {
             did_exec: AtomicBool::new(false),
             nice: AtomicI32::new(0),
             pdeath_signal: AtomicU32::new(0),
+            exit_signal: AtomicU32::new(crate::task::signal_abi::SIGCHLD),
             dumpable: AtomicU32::new(1),
             child_subreaper: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
@@ -465,6 +489,12 @@ impl Process {
     /// Is the process a zombie or on its way out?
     pub fn is_exiting(&self) -> bool {
         self.exiting.load(Ordering::Acquire)
+    }
+
+    /// Have all its threads gone, so that its parent may reap it (Linux:
+    /// the leader's `exit_state` with an empty thread group)?
+    pub fn is_zombie(&self) -> bool {
+        self.zombie.load(Ordering::Acquire)
     }
 }
 

@@ -177,20 +177,24 @@ pub fn queue_signal(p: &Arc<Process>, sig: u32, info: SigInfo) -> bool {
     true
 }
 
-/// SIGCHLD to a parent whose child `pid` ended with wait status `status`
-/// (Linux: `do_notify_parent`): si_code says how, si_status the exit code
-/// or the signal.
-pub fn send_child_signal(parent: &Arc<Process>, pid: u32, status: u32) {
+/// The exit signal `sig` (SIGCHLD, or what clone chose; 0 for none) to
+/// a parent whose child `pid` ended with wait status `status` (Linux:
+/// `do_notify_parent`): si_code says how, si_status the exit code or the
+/// signal.
+pub fn send_child_signal(parent: &Arc<Process>, sig: u32, pid: u32, status: u32) {
+    if sig == 0 || sig > NSIG {
+        return;
+    }
     let (code, value) = match status & 0x7f {
         0 => (CLD_EXITED, (status >> 8) & 0xff),
-        sig if status & 0x80 != 0 => (CLD_DUMPED, sig),
-        sig => (CLD_KILLED, sig),
+        s if status & 0x80 != 0 => (CLD_DUMPED, s),
+        s => (CLD_KILLED, s),
     };
-    queue_signal(
-        parent,
-        SIGCHLD,
-        SigInfo::child(code, pid as i32, 0, value as i32, 0, 0),
-    );
+    let info = SigInfo {
+        signo: sig,
+        ..SigInfo::child(code, pid as i32, 0, value as i32, 0, 0)
+    };
+    queue_signal(parent, sig, info);
 }
 
 /// A signal for one thread (tgkill(2)).

@@ -356,6 +356,17 @@ pub enum SigFields {
         /// `si_stime`: the child's system CPU time, in clock ticks.
         stime: i64,
     },
+    /// A caller's own siginfo (pidfd_send_signal's `info`, as
+    /// rt_sigqueueinfo's): its `_rt` fields, sender and value; the rest of
+    /// what it gave is not kept.
+    Rt {
+        /// `si_pid`: the sender the caller named.
+        pid: i32,
+        /// `si_uid`: the user id the caller named.
+        uid: u32,
+        /// `si_value`: the caller's `sigval`.
+        value: u64,
+    },
     /// A POSIX timer's signal: which timer, how many expiries it missed
     /// since the last signal was delivered, and `sigev_value`.
     Timer {
@@ -446,6 +457,11 @@ impl SigInfo {
                 write_u32(&mut bytes, siginfo::UID, uid);
             }
             SigFields::Fault { addr } => write_u64(&mut bytes, siginfo::ADDR, addr),
+            SigFields::Rt { pid, uid, value } => {
+                write_u32(&mut bytes, siginfo::PID, pid as u32);
+                write_u32(&mut bytes, siginfo::UID, uid);
+                write_u64(&mut bytes, siginfo::SIGVAL, value);
+            }
             SigFields::Child {
                 pid,
                 uid,
