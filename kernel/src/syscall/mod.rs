@@ -341,6 +341,8 @@ pub fn syscall(tf: &mut TrapFrame) {
         114 => time::clock_getres(a[0] as i32, a[1] as usize),
         115 => time::clock_nanosleep(a[0] as i32, a[1] as u32, a[2] as usize, a[3] as usize),
         169 => time::gettimeofday(a[0] as usize, a[1] as usize),
+        171 => time::adjtimex(a[0] as usize),
+        266 => time::clock_adjtime(a[0] as i32, a[1] as usize),
         _ => {
             log_enosys(nr);
             Err(Errno::ENOSYS)

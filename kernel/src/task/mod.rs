@@ -14,6 +14,7 @@ pub mod exec;
 pub mod exit;
 pub mod fork;
 pub mod futex;
+pub mod ntp;
 pub mod process;
 mod sched;
 pub mod signal;

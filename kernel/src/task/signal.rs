@@ -171,10 +171,37 @@ pub fn queue_signal(p: &Arc<Process>, sig: u32, info: SigInfo) -> bool {
     }
     p.shared_info.lock()[sig as usize - 1] = Some(info);
     p.shared_pending.fetch_or(sigmask(sig), Ordering::AcqRel);
-    for t in threads {
+    if sig == SIGKILL {
+        for t in threads {
+            crate::task::wake_up(&t);
+        }
+    } else if let Some(t) = target_thread(&threads, sig) {
         crate::task::wake_up(&t);
     }
     true
+}
+
+/// Would the thread `u` take `sig` now: it does not block it, or waits
+/// for it in rt_sigtimedwait (Linux: `wants_signal`)?
+fn wants_signal(u: &UserThread, sig: u32) -> bool {
+    let blocked = u.sigmask.load(Ordering::Acquire) & !u.waiting_for.load(Ordering::Acquire);
+    blocked & sigmask(sig) == 0
+}
+
+/// The one thread of `threads` (a process's) to wake for a signal sent to
+/// the whole process: the calling thread if it is one of them and would
+/// take it, sparing a sleeping one (what a timer on a busy thread's CPU
+/// time wants), else the first that would; None if all block it (Linux:
+/// `complete_signal`, with `send_sigqueue`'s preference for current).
+fn target_thread(threads: &[Arc<Thread>], sig: u32) -> Option<Arc<Thread>> {
+    let wants = |t: &Arc<Thread>| t.user.as_ref().is_some_and(|u| wants_signal(u, sig));
+    crate::task::with_current(|me| {
+        threads
+            .iter()
+            .find(|t| core::ptr::eq(Arc::as_ptr(t), me) && wants(t))
+            .cloned()
+    })
+    .or_else(|| threads.iter().find(|t| wants(t)).cloned())
 }
 
 /// The exit signal `sig` (SIGCHLD, or what clone chose; 0 for none) to

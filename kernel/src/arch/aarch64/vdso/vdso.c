@@ -11,7 +11,8 @@
  * lets EL0 read) and its frequency (CNTFRQ_EL0). The monotonic clocks
  * count from boot; CLOCK_REALTIME adds the offset the kernel keeps in its
  * data page ([vvar], mapped read-only one page below this image; layout
- * in kernel/src/task/clock.rs), under a sequence count. The CPU-time
+ * in kernel/src/task/clock.rs), under a sequence count, and CLOCK_TAI
+ * the TAI offset too. The CPU-time
  * clocks and unknown ones fall back to the system call. Built with the
  * cross gcc by kernel/build.rs: -fPIC, no libc, nothing that needs a
  * relocation.
@@ -68,18 +69,22 @@ struct vdso_data {
 	/* ns = (counter * mult) >> 32, as the kernel's counter_to_ns
 	 * (task/clock.rs, Linux: the clocksource's mult and shift). */
 	uint64_t mult;
+	/* CLOCK_TAI - CLOCK_REALTIME, in seconds. */
+	int64_t tai_offset;
 };
 #define MULT_SHIFT 32
 extern const struct vdso_data _vdso_data __attribute__((visibility("hidden")));
 
 #define CLOCK_REALTIME 0
 #define CLOCK_REALTIME_COARSE 5
+#define CLOCK_TAI 11
 
-/* The clocks the kernel knows: REALTIME..BOOTTIME (0..7); the CPU-time
- * ones (2, 3) are the kernel's business. */
+/* The clocks read here: REALTIME..BOOTTIME (0..7) and TAI (11); the
+ * CPU-time ones (2, 3) and the ALARM ones are the kernel's business, as
+ * in Linux's vDSO. */
 static int counter_clock(long clock)
 {
-	return clock >= 0 && clock <= 7 && clock != 2 && clock != 3;
+	return (clock >= 0 && clock <= 7 && clock != 2 && clock != 3) || clock == CLOCK_TAI;
 }
 
 static uint64_t monotonic_ns(void)
@@ -89,8 +94,9 @@ static uint64_t monotonic_ns(void)
 	return (uint64_t)(((unsigned __int128)counter() * mult) >> MULT_SHIFT);
 }
 
-/* The realtime offset, read consistently (Linux: vdso_read_begin/retry). */
-static int64_t realtime_offset(void)
+/* What `clock` adds to the monotonic clock, read consistently (Linux:
+ * vdso_read_begin/retry). */
+static int64_t offset(long clock)
 {
 	const volatile struct vdso_data *vd = &_vdso_data;
 	uint32_t seq;
@@ -98,7 +104,11 @@ static int64_t realtime_offset(void)
 	do {
 		while ((seq = __atomic_load_n(&vd->seq, __ATOMIC_ACQUIRE)) & 1)
 			;
-		off = vd->realtime_offset;
+		off = 0;
+		if (clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE || clock == CLOCK_TAI)
+			off = vd->realtime_offset;
+		if (clock == CLOCK_TAI)
+			off += vd->tai_offset * (int64_t)NSEC_PER_SEC;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	} while (vd->seq != seq);
 	return off;
@@ -106,9 +116,7 @@ static int64_t realtime_offset(void)
 
 static void now(long clock, struct timespec64 *ts)
 {
-	int64_t ns = (int64_t)monotonic_ns();
-	if (clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE)
-		ns += realtime_offset();
+	int64_t ns = (int64_t)monotonic_ns() + offset(clock);
 	/* Floor division: a clock set before 1970 has negative seconds and a
 	 * non-negative tv_nsec. */
 	ts->tv_sec = ns / (int64_t)NSEC_PER_SEC;
