@@ -26,12 +26,12 @@ use crate::mm::uaccess::{copy_from_user, copy_to_user};
 use crate::task::exit::do_group_exit;
 use crate::task::process::{Process, UserThread};
 use crate::task::signal_abi::{
-    default_action, parse_sigreturn, sigmask, signaled, AltStack, DefaultAction, FpState,
-    SigAction, SigFields, SigInfo, SignalDelivery, UserRegs, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED,
-    CLD_KILLED, CLD_STOPPED, MINSIGSTKSZ, NSIG, RT_SIGFRAME_SIZE, SA_NOCLDSTOP, SA_NODEFER,
-    SA_ONSTACK, SA_RESETHAND, SA_RESTART, SIGCHLD, SIGCONT, SIGFRAME_SIZE, SIGSTOP, SIGTSTP,
-    SIGTTIN, SIGTTOU, SIG_DFL, SIG_IGN, SIG_KERNEL_ONLY_MASK, SI_KERNEL, SI_TIMER, SI_TKILL,
-    SI_USER, SS_AUTODISARM, SS_DISABLE, SS_ONSTACK,
+    default_action, parse_sigreturn, sigmask, signaled, sigreturn_regs, AltStack, DefaultAction,
+    FpState, SigAction, SigFields, SigInfo, SignalDelivery, UserRegs, CLD_CONTINUED, CLD_DUMPED,
+    CLD_EXITED, CLD_KILLED, CLD_STOPPED, MINSIGSTKSZ, NSIG, RT_SIGFRAME_SIZE, SA_NOCLDSTOP,
+    SA_NODEFER, SA_ONSTACK, SA_RESETHAND, SA_RESTART, SIGCHLD, SIGCONT, SIGFRAME_SIZE, SIGSTOP,
+    SIGTSTP, SIGTTIN, SIGTTOU, SIG_DFL, SIG_IGN, SIG_KERNEL_ONLY_MASK, SI_KERNEL, SI_TIMER,
+    SI_TKILL, SI_USER, SS_AUTODISARM, SS_DISABLE, SS_ONSTACK,
 };
 pub use crate::task::signal_abi::{
     BUS_ADRALN, BUS_ADRERR, ILL_ILLOPC, SEGV_ACCERR, SEGV_MAPERR, SIGBUS, SIGILL, SIGKILL, SIGSEGV,
@@ -604,27 +604,32 @@ fn setup_frame(
     Ok(())
 }
 
-/// rt_sigreturn(2): put back what the frame at `sp` saved. A bad frame
-/// kills the process with SIGSEGV, as in Linux.
+/// rt_sigreturn(2): put back what the frame at `sp` saved (Linux:
+/// `sys_rt_sigreturn`, `restore_sigframe`). A frame refused after its
+/// registers were restored raises SIGSEGV about the restored `sp`, one
+/// refused before (a misaligned or unreadable `sp`) about the frame's.
 pub fn sigreturn(tf: &mut TrapFrame) {
     let me = current();
     let Some(u) = &me.user else { return };
     let frame_sp = tf.sp();
     let mut bytes = alloc::boxed::Box::new([0u8; RT_SIGFRAME_SIZE]);
-    let restored = copy_from_user(&mut bytes[..], tf.sp() as usize)
-        .ok()
-        .and_then(|_| parse_sigreturn(tf.sp(), &bytes).ok());
-    let Some(r) = restored else {
-        force_fault_signal(SIGSEGV, SI_KERNEL, 0);
+    if !frame_sp.is_multiple_of(16) || copy_from_user(&mut bytes[..], frame_sp as usize).is_err() {
+        notify_segfault(frame_sp);
+        return;
+    }
+    // The mask and registers come back first, whatever the checks say.
+    let (regs, blocked) = sigreturn_regs(&bytes);
+    for i in 0..31 {
+        tf.set_reg(i, regs.regs[i]);
+    }
+    tf.set_sp(regs.sp);
+    tf.set_pc(regs.pc);
+    tf.set_pstate(regs.pstate);
+    u.sigmask.store(blocked, Ordering::Release);
+    let Ok(r) = parse_sigreturn(frame_sp, &bytes) else {
+        notify_segfault(regs.sp);
         return;
     };
-    for i in 0..31 {
-        tf.set_reg(i, r.regs.regs[i]);
-    }
-    tf.set_sp(r.regs.sp);
-    tf.set_pc(r.regs.pc);
-    tf.set_pstate(r.regs.pstate);
-    u.sigmask.store(r.blocked, Ordering::Release);
     // Linux's `restore_altstack`: put back the stack the frame recorded
     // (what SS_AUTODISARM took away); refused, silently, while on it.
     let _ = set_altstack(u, r.altstack, frame_sp);
@@ -633,6 +638,21 @@ pub fn sigreturn(tf: &mut TrapFrame) {
         fpsr: r.fp.fpsr as u64,
         fpcr: r.fp.fpcr as u64,
     });
+}
+
+/// SIGSEGV for a bad user address the kernel found (a refused signal
+/// frame at `addr`): SEGV_MAPERR if no mapping lies at or above it, else
+/// SEGV_ACCERR (Linux: `arm64_notify_segfault`, whose `find_vma` finds the
+/// first mapping ending above `addr`).
+fn notify_segfault(addr: u64) {
+    let mapped = crate::task::current_mm().is_some_and(|mm| {
+        mm.mmap_lock_readonly()
+            .vmas
+            .find_from(addr as usize)
+            .is_some()
+    });
+    let code = if mapped { SEGV_ACCERR } else { SEGV_MAPERR };
+    force_fault_signal(SIGSEGV, code, addr);
 }
 
 /// rt_sigaction(2) on the current process.

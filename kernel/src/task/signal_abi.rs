@@ -809,14 +809,10 @@ pub fn parse_sigreturn(sp: u64, frame: &[u8; RT_SIGFRAME_SIZE]) -> Result<Restor
         return Err(BadFrame::UnalignedSp);
     }
 
-    let mut regs = UserRegs::default();
-    for (i, reg) in regs.regs.iter_mut().enumerate() {
-        *reg = read_u64(frame, rt_sigframe::REGS + 8 * i);
+    let (regs, _) = sigreturn_regs(frame);
+    if valid_user_pstate(read_u64(frame, rt_sigframe::PSTATE)).is_none() {
+        return Err(BadFrame::BadPstate);
     }
-    regs.sp = read_u64(frame, rt_sigframe::SP);
-    regs.pc = read_u64(frame, rt_sigframe::PC);
-    regs.pstate =
-        valid_user_pstate(read_u64(frame, rt_sigframe::PSTATE)).ok_or(BadFrame::BadPstate)?;
 
     let fpsimd = parse_user_sigframe(frame)?;
     let fp = FpState {
@@ -836,6 +832,27 @@ pub fn parse_sigreturn(sp: u64, frame: &[u8; RT_SIGFRAME_SIZE]) -> Result<Restor
         },
     })
 }
+
+/// The registers and blocked mask Linux's `restore_sigframe` takes from a
+/// frame before it checks anything else, so they stay even when the frame
+/// is then refused (the SIGSEGV for it is about the restored `sp`): a
+/// `pstate` that would not return to EL0 keeps only its NZCV flags
+/// (Linux: `valid_native_regs`).
+pub fn sigreturn_regs(frame: &[u8; RT_SIGFRAME_SIZE]) -> (UserRegs, u64) {
+    let mut regs = UserRegs::default();
+    for (i, reg) in regs.regs.iter_mut().enumerate() {
+        *reg = read_u64(frame, rt_sigframe::REGS + 8 * i);
+    }
+    regs.sp = read_u64(frame, rt_sigframe::SP);
+    regs.pc = read_u64(frame, rt_sigframe::PC);
+    let pstate = read_u64(frame, rt_sigframe::PSTATE);
+    regs.pstate = valid_user_pstate(pstate).unwrap_or(pstate & PSR_NZCV);
+    let blocked = read_u64(frame, rt_sigframe::UC_SIGMASK) & !SIG_KERNEL_ONLY_MASK;
+    (regs, blocked)
+}
+
+/// The N, Z, C and V condition flags, all a refused `pstate` keeps.
+const PSR_NZCV: u64 = 0xf << 28;
 
 /// `PSTATE.M[3:0]`: the exception level and which stack pointer it uses.
 const PSR_MODE_MASK: u64 = 0xf;

@@ -2,7 +2,8 @@
  * The vDSO as glibc uses it: signal handlers return through the vDSO's
  * __kernel_rt_sigreturn (glibc on arm64 never sets SA_RESTORER), and
  * clock_gettime, gettimeofday and clock_getres run from the vDSO that
- * AT_SYSINFO_EHDR announces. And waiting for a signal with sigsuspend. A static glibc program: make test runs it on
+ * AT_SYSINFO_EHDR announces. And waiting for a signal with sigsuspend,
+ * and the SIGSEGV a forged signal frame gets. A static glibc program: make test runs it on
  * faultline, make test-linux on Debian's Linux 6.12, and the values it
  * expects are Linux's.
  *
@@ -225,6 +226,107 @@ static int sigsuspend_waits_and_restores_the_mask(void)
 	return 0;
 }
 
+/* What a refused rt_sigreturn raises, as a SIGSEGV handler on the
+ * alternate stack sees it: written to `report_fd` by the child that
+ * tried. */
+struct segv_report {
+	int code;
+	uintptr_t addr, sp;
+};
+static int report_fd = -1;
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	struct segv_report r = { si->si_code, (uintptr_t)si->si_addr,
+				 ((ucontext_t *)uc)->uc_mcontext.sp };
+	write(report_fd, &r, sizeof(r));
+	_exit(0);
+}
+
+static uintptr_t frame_sp;
+
+/* Returns through a frame whose pstate asks for EL1h: refused. */
+static void mangle_pstate(int sig, siginfo_t *si, void *ucp)
+{
+	ucontext_t *uc = ucp;
+	(void)sig;
+	(void)si;
+	frame_sp = uc->uc_mcontext.sp;
+	write(report_fd, (void *)&frame_sp, sizeof(frame_sp));
+	uc->uc_mcontext.pstate = (uc->uc_mcontext.pstate & ~0xfULL) | 0x5;
+}
+
+/* rt_sigreturn with the stack pointer at `sp`. */
+static void sigreturn_at(uintptr_t sp)
+{
+	__asm__ volatile("mov sp, %0\n\tmov x8, #139\n\tsvc #0" ::"r"(sp) : "x8", "memory");
+}
+
+static char altstack[65536];
+static char scratch[65536];
+
+/* In a child: rt_sigreturn through a frame with a bad pstate (0), at a
+ * misaligned sp (1), or at an sp with nothing mapped at or above it
+ * (2). Returns the sp the kernel was to restore, and what the SIGSEGV
+ * handler was told in `r`. */
+static uintptr_t forged_return(int how, struct segv_report *r)
+{
+	int pfd[2];
+	if (pipe(pfd))
+		return 0;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		report_fd = pfd[1];
+		stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+		sigaltstack(&ss, NULL);
+		struct sigaction sa = { .sa_sigaction = on_segv, .sa_flags = SA_SIGINFO | SA_ONSTACK };
+		sigaction(SIGSEGV, &sa, NULL);
+		struct sigaction mangle = { .sa_sigaction = mangle_pstate, .sa_flags = SA_SIGINFO };
+		sigaction(SIGUSR1, &mangle, NULL);
+		if (how == 0) {
+			raise(SIGUSR1);
+		} else {
+			frame_sp = how == 1 ? ((uintptr_t)scratch + sizeof(scratch) / 2) | 3
+					    : 0xfffffffffff0ULL;
+			write(report_fd, &frame_sp, sizeof(frame_sp));
+			sigreturn_at(frame_sp);
+		}
+		_exit(1);
+	}
+	close(pfd[1]);
+	uintptr_t sp = 0;
+	memset(r, 0, sizeof(*r));
+	if (read(pfd[0], &sp, sizeof(sp)) != sizeof(sp) || read(pfd[0], r, sizeof(*r)) != sizeof(*r))
+		sp = 0;
+	close(pfd[0]);
+	waitpid(pid, NULL, 0);
+	return sp;
+}
+
+static int a_refused_sigreturn_raises_sigsegv_as_linux_does(void)
+{
+	struct segv_report r;
+	/* Registers restored, then refused: about the restored sp. */
+	uintptr_t sp = forged_return(0, &r);
+	CHECK(sp != 0, "no SIGSEGV for a bad pstate");
+	CHECK(r.code == SEGV_ACCERR && r.addr == sp && r.sp == sp,
+	      "bad pstate: code %d addr %#lx handler sp %#lx, frame sp %#lx", r.code,
+	      (unsigned long)r.addr, (unsigned long)r.sp, (unsigned long)sp);
+	/* Refused before any read: about the sp as it was. */
+	sp = forged_return(1, &r);
+	CHECK(sp != 0, "no SIGSEGV for a misaligned sp");
+	CHECK(r.code == SEGV_ACCERR && r.addr == sp && r.sp == sp,
+	      "misaligned: code %d addr %#lx handler sp %#lx, sp %#lx", r.code,
+	      (unsigned long)r.addr, (unsigned long)r.sp, (unsigned long)sp);
+	sp = forged_return(2, &r);
+	CHECK(sp != 0, "no SIGSEGV for an unmapped frame");
+	CHECK(r.code == SEGV_MAPERR && r.addr == sp, "unmapped: code %d addr %#lx, sp %#lx", r.code,
+	      (unsigned long)r.addr, (unsigned long)sp);
+	return 0;
+}
+
 static const struct test tests[] = {
 	TEST(a_handler_returns_to_the_interrupted_code),
 	TEST(siginfo_and_nested_handlers_return_too),
@@ -232,6 +334,7 @@ static const struct test tests[] = {
 	TEST(the_vdso_is_an_elf_image_announced_by_the_auxv),
 	TEST(the_clocks_agree_with_the_system_calls),
 	TEST(sigsuspend_waits_and_restores_the_mask),
+	TEST(a_refused_sigreturn_raises_sigsegv_as_linux_does),
 };
 
 int main(void)
