@@ -280,17 +280,34 @@ fn string_array(uaddr: usize, n: usize, room: &mut usize) -> KResult<Vec<Vec<u8>
     Ok(out)
 }
 
-/// execve(2): copies in the path, argv and envp (E2BIG past [`ARG_MAX`]
-/// together) and replaces the caller's program; on success the new program
-/// starts with 0 in x0 instead of a return.
+/// execve(2): [`execveat`] of a path from the working directory.
 pub fn execve(tf: &mut TrapFrame, upath: usize, uargv: usize, uenvp: usize) -> SysResult {
+    execveat(tf, exec::AT_FDCWD, upath, uargv, uenvp, 0)
+}
+
+/// execveat(2) (Linux: `do_execveat_common`): copies in the path, opens
+/// the program it names from `dirfd` (see [`exec::open_execat`]), then
+/// copies argv and envp (E2BIG past [`ARG_MAX`] together) and replaces the
+/// caller's program; on success the new program starts with 0 in x0
+/// instead of a return.
+pub fn execveat(
+    tf: &mut TrapFrame,
+    dirfd: i32,
+    upath: usize,
+    uargv: usize,
+    uenvp: usize,
+    flags: u32,
+) -> SysResult {
     let path = strncpy_from_user(upath, crate::fs::vfs::PATH_MAX - 1)?;
+    let me = current_process().ok_or(Errno::ESRCH)?;
+    let target = exec::open_execat(&me, dirfd, &path, flags)?;
+    drop(me);
     let argc = count_strings(uargv, ARG_MAX)?;
     let envc = count_strings(uenvp, ARG_MAX - argc * core::mem::size_of::<u64>())?;
     let mut room = ARG_MAX;
     let argv = string_array(uargv, argc, &mut room)?;
     let envp = string_array(uenvp, envc, &mut room)?;
-    exec::execve(tf, &path, &argv, &envp).map(|_| 0)
+    exec::execve(tf, &target, &argv, &envp).map(|_| 0)
 }
 
 /// A `struct rusage` for `utime`/`stime` nanoseconds and `minflt` minor
