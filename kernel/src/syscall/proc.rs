@@ -392,7 +392,7 @@ pub fn waitid(idtype: i32, id: i32, uinfo: usize, options: u32, urusage: usize) 
         ),
         P_PIDFD if id >= 0 => {
             let file = super::fs::file(id)?;
-            let pid = pidfd::of_file(&file)?.process().pid;
+            let pid = pidfd::of_file(&file)?.pid();
             if file.flags() & pidfd::PIDFD_NONBLOCK != 0 && options & exit::WNOHANG == 0 {
                 options |= exit::WNOHANG;
                 nonblock_pidfd = true;
@@ -433,22 +433,29 @@ fn pidfd_process(fd: i32) -> KResult<Arc<Process>> {
 }
 
 /// pidfd_open(2) (Linux: `kernel/pid.c`): a pidfd, close-on-exec, for
-/// process `pid`, which must be a process and not one of its other
-/// threads (EINVAL); ESRCH once it has been reaped. PIDFD_NONBLOCK is
-/// the only flag (PIDFD_THREAD: see `fs/pidfd.rs`).
+/// process `pid` (EINVAL for a thread that is not the first of its
+/// process), or with PIDFD_THREAD for thread `pid`; ESRCH once nothing
+/// has that id. PIDFD_NONBLOCK makes waitid on it not wait.
 pub fn pidfd_open(pid: i32, flags: u32) -> SysResult {
-    if flags & !pidfd::PIDFD_NONBLOCK != 0 || pid <= 0 {
+    if flags & !(pidfd::PIDFD_NONBLOCK | pidfd::PIDFD_THREAD) != 0 || pid <= 0 {
         return Err(Errno::EINVAL);
     }
-    let Some(p) = process::find_process(pid as u32) else {
-        // A thread's TID names no process.
-        return Err(if process::find_thread(pid as u32).is_some() {
-            Errno::EINVAL
-        } else {
-            Errno::ESRCH
-        });
+    let pid = pid as u32;
+    let thread = process::find_thread(pid);
+    let (p, tid) = match process::find_process(pid) {
+        // A process whose first thread has exited still stands for it.
+        Some(p) => (p, Some(pid)),
+        None => match &thread {
+            Some(t) if flags & pidfd::PIDFD_THREAD != 0 => {
+                let u = t.user.as_ref().ok_or(Errno::ESRCH)?;
+                (u.process.clone(), Some(pid))
+            }
+            Some(_) => return Err(Errno::EINVAL),
+            None => return Err(Errno::ESRCH),
+        },
     };
-    let file = pidfd::new_file(p, flags)?;
+    let tid = tid.filter(|_| flags & pidfd::PIDFD_THREAD != 0);
+    let file = pidfd::new_file(p, tid, flags)?;
     super::fs::install(file, true)
 }
 
@@ -574,14 +581,15 @@ fn kcmp_order(kind: u64, a: usize, b: usize) -> i64 {
 pub fn setns(fd: i32, nstype: i32) -> SysResult {
     const CLONE_NEWNS: i32 = 0x20000;
     let file = super::fs::file(fd)?;
-    let target = pidfd::of_file(&file).map_err(|_| Errno::EINVAL)?;
+    let pidfd = pidfd::of_file(&file).map_err(|_| Errno::EINVAL)?;
     if nstype != CLONE_NEWNS {
         return Err(Errno::EINVAL);
     }
-    let target = target.process();
-    if target.is_zombie() || process::find_process(target.pid).is_none() {
+    // An exited task has left its namespaces.
+    if pidfd.exited() || pidfd.reaped() {
         return Err(Errno::ESRCH);
     }
+    let target = pidfd.process();
     if !ptrace_may_access(target)? {
         return Err(Errno::EPERM);
     }

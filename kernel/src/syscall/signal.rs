@@ -62,12 +62,14 @@ pub fn kill(pid: i32, sig: i32) -> SysResult {
     Ok(0)
 }
 
-/// pidfd_send_signal(2) (Linux: `kernel/signal.c`): `sig` to the process
-/// a pidfd names, its thread of the same id (PIDFD_SIGNAL_THREAD) or the
-/// process group it leads (PIDFD_SIGNAL_PROCESS_GROUP); ESRCH once it
-/// has been reaped. A caller's `info` must name the same signal, and only
-/// a process signalling itself may give a non-negative si_code or
-/// SI_TKILL (EPERM). Without `info`: SI_USER, or SI_TKILL for a thread.
+/// pidfd_send_signal(2) (Linux: `kernel/signal.c`): `sig` to what a
+/// pidfd names, a process or (PIDFD_THREAD) a thread, or by the flags to
+/// the thread with its id (PIDFD_SIGNAL_THREAD), its thread group
+/// (PIDFD_SIGNAL_THREAD_GROUP) or the process group it leads
+/// (PIDFD_SIGNAL_PROCESS_GROUP); ESRCH once nothing has that id. A
+/// caller's `info` must name the same signal, and only a thread
+/// signalling its own id may give a non-negative si_code or SI_TKILL
+/// (EPERM). Without `info`: SI_USER, or SI_TKILL for a thread.
 pub fn pidfd_send_signal(pidfd: i32, sig: i32, uinfo: usize, flags: u32) -> SysResult {
     const PIDFD_SIGNAL_THREAD: u32 = 1;
     const PIDFD_SIGNAL_THREAD_GROUP: u32 = 2;
@@ -78,8 +80,22 @@ pub fn pidfd_send_signal(pidfd: i32, sig: i32, uinfo: usize, flags: u32) -> SysR
     }
     let sig = check_sig(sig)?;
     let file = super::fs::file(pidfd)?;
-    let target = pidfd::of_file(&file)?.process().clone();
-    let me = current_process().ok_or(Errno::ESRCH)?;
+    let target = pidfd::of_file(&file)?;
+    /// What a pidfd signal goes to (Linux: `enum pid_type`).
+    #[derive(PartialEq)]
+    enum To {
+        Thread,
+        Process,
+        Group,
+    }
+    let to = match flags {
+        PIDFD_SIGNAL_THREAD => To::Thread,
+        PIDFD_SIGNAL_THREAD_GROUP => To::Process,
+        PIDFD_SIGNAL_PROCESS_GROUP => To::Group,
+        _ if target.is_thread() => To::Thread,
+        _ => To::Process,
+    };
+    let pid = target.pid();
     let info = if uinfo != 0 {
         let raw: [u8; SIGINFO_SIZE] = read_user(uinfo)?;
         let word = |at: usize| u32::from_ne_bytes([raw[at], raw[at + 1], raw[at + 2], raw[at + 3]]);
@@ -87,8 +103,8 @@ pub fn pidfd_send_signal(pidfd: i32, sig: i32, uinfo: usize, flags: u32) -> SysR
         if word(0) != sig {
             return Err(Errno::EINVAL);
         }
-        let foreign = target.pid != me.pid || flags == PIDFD_SIGNAL_PROCESS_GROUP;
-        if foreign && (code >= 0 || code == SI_TKILL) {
+        let own = current().user.as_ref().is_some_and(|u| u.tid == pid);
+        if (!own || to == To::Group) && (code >= 0 || code == SI_TKILL) {
             return Err(Errno::EPERM);
         }
         let value = u64::from_ne_bytes(raw[24..32].try_into().map_err(|_| Errno::EFAULT)?);
@@ -102,19 +118,15 @@ pub fn pidfd_send_signal(pidfd: i32, sig: i32, uinfo: usize, flags: u32) -> SysR
             },
         }
     } else {
-        let code = if flags == PIDFD_SIGNAL_THREAD {
-            SI_TKILL
-        } else {
-            SI_USER
-        };
-        SigInfo::kill(sig, code, me.pid as i32, 0)
+        let code = if to == To::Thread { SI_TKILL } else { SI_USER };
+        SigInfo::kill(sig, code, my_pid() as i32, 0)
     };
-    if find_process(target.pid).is_none() {
+    if target.reaped() {
         return Err(Errno::ESRCH);
     }
-    match flags {
-        PIDFD_SIGNAL_PROCESS_GROUP => {
-            let members = pgrp_members(target.pid);
+    match to {
+        To::Group => {
+            let members = pgrp_members(pid);
             if members.is_empty() {
                 return Err(Errno::ESRCH);
             }
@@ -122,15 +134,14 @@ pub fn pidfd_send_signal(pidfd: i32, sig: i32, uinfo: usize, flags: u32) -> SysR
                 signal::queue_signal(&p, sig, info);
             }
         }
-        // The thread whose TID is the PID; a leader that has exited
-        // before its process takes nothing.
-        PIDFD_SIGNAL_THREAD => {
-            if let Some(t) = find_thread(target.pid) {
+        // A first thread that has exited before its process takes nothing.
+        To::Thread => {
+            if let Some(t) = find_thread(pid) {
                 signal::queue_for_thread(&t, sig, info);
             }
         }
-        _ => {
-            signal::queue_signal(&target, sig, info);
+        To::Process => {
+            signal::queue_signal(target.process(), sig, info);
         }
     }
     Ok(0)

@@ -45,6 +45,8 @@ fn exit_thread(status: u32) {
         process::unregister_thread(&me);
     }
     process::release_vfork_parent(user);
+    // Pidfds of this thread (PIDFD_THREAD) read as exited.
+    process.pidfd_wait.wake();
     let last = process.nr_threads.fetch_sub(1, Ordering::AcqRel) == 1;
     // Robust futexes this thread still holds pass to their waiters marked
     // FUTEX_OWNER_DIED (Linux: `futex_exit_release`, before the tid clear).

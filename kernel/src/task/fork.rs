@@ -233,10 +233,8 @@ fn dup_mm(src: &Arc<Mm>) -> KResult<Arc<Mm>> {
 }
 
 /// Makes the thread or process `args` asks for (Linux: `kernel_clone`,
-/// `copy_process`); returns the child's TID. Where we simplify:
-/// CLONE_PIDFD makes a pidfd for a new process only (EINVAL with
-/// CLONE_THREAD, where Linux makes a thread's), and the exit signal is
-/// sent whatever the parent's SIGCHLD action.
+/// `copy_process`); returns the child's TID. Where we simplify: the exit
+/// signal is sent whatever the parent's SIGCHLD action.
 pub fn kernel_clone(tf: &TrapFrame, args: CloneArgs) -> KResult<u32> {
     let flags = args.flags;
     if flags & !SUPPORTED != 0 {
@@ -247,9 +245,7 @@ pub fn kernel_clone(tf: &TrapFrame, args: CloneArgs) -> KResult<u32> {
         return Err(Errno::EINVAL);
     }
     // The pidfd and the child's TID cannot share one word.
-    if flags & CLONE_PIDFD != 0
-        && (flags & CLONE_THREAD != 0
-            || (flags & CLONE_PARENT_SETTID != 0 && args.pidfd == args.parent_tid))
+    if flags & CLONE_PIDFD != 0 && flags & CLONE_PARENT_SETTID != 0 && args.pidfd == args.parent_tid
     {
         return Err(Errno::EINVAL);
     }
@@ -280,10 +276,12 @@ pub fn kernel_clone(tf: &TrapFrame, args: CloneArgs) -> KResult<u32> {
         }
     };
     // The pidfd goes into the parent's table only, after the child's copy
-    // was taken (Linux: `__pidfd_prepare` after `copy_files`).
+    // was taken (Linux: `__pidfd_prepare` after `copy_files`); a thread's
+    // names the thread (PIDFD_THREAD).
     let pidfd = if flags & CLONE_PIDFD != 0 {
-        let installed =
-            pidfd::new_file(process.clone(), 0).and_then(|file| parent.install_fd(file, 0, true));
+        let thread = (flags & CLONE_THREAD != 0).then_some(tid);
+        let installed = pidfd::new_file(process.clone(), thread, 0)
+            .and_then(|file| parent.install_fd(file, 0, true));
         let fd = match installed {
             Ok(fd) => fd,
             Err(e) => {

@@ -28,10 +28,10 @@ use crate::task::process::{Process, UserThread};
 use crate::task::signal_abi::{
     default_action, parse_sigreturn, sigmask, signaled, sigreturn_regs, AltStack, DefaultAction,
     FpState, SigAction, SigFields, SigInfo, SignalDelivery, UserRegs, CLD_CONTINUED, CLD_DUMPED,
-    CLD_EXITED, CLD_KILLED, CLD_STOPPED, MINSIGSTKSZ, NSIG, RT_SIGFRAME_SIZE, SA_NOCLDSTOP,
-    SA_NODEFER, SA_ONSTACK, SA_RESETHAND, SA_RESTART, SIGCHLD, SIGCONT, SIGFRAME_SIZE, SIGSTOP,
-    SIGTSTP, SIGTTIN, SIGTTOU, SIG_DFL, SIG_IGN, SIG_KERNEL_ONLY_MASK, SI_KERNEL, SI_TIMER,
-    SI_TKILL, SI_USER, SS_AUTODISARM, SS_DISABLE, SS_ONSTACK,
+    CLD_EXITED, CLD_KILLED, CLD_STOPPED, MINSIGSTKSZ, NSIG, RT_SIGFRAME_REGS_END, RT_SIGFRAME_SIZE,
+    SA_NOCLDSTOP, SA_NODEFER, SA_ONSTACK, SA_RESETHAND, SA_RESTART, SIGCHLD, SIGCONT,
+    SIGFRAME_SIZE, SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU, SIG_DFL, SIG_IGN, SIG_KERNEL_ONLY_MASK,
+    SI_KERNEL, SI_TIMER, SI_TKILL, SI_USER, SS_AUTODISARM, SS_DISABLE, SS_ONSTACK,
 };
 pub use crate::task::signal_abi::{
     BUS_ADRALN, BUS_ADRERR, ILL_ILLOPC, SEGV_ACCERR, SEGV_MAPERR, SIGBUS, SIGILL, SIGKILL, SIGSEGV,
@@ -606,18 +606,28 @@ fn setup_frame(
 
 /// rt_sigreturn(2): put back what the frame at `sp` saved (Linux:
 /// `sys_rt_sigreturn`, `restore_sigframe`). A frame refused after its
-/// registers were restored raises SIGSEGV about the restored `sp`, one
-/// refused before (a misaligned or unreadable `sp`) about the frame's.
+/// registers were restored raises SIGSEGV about the restored `sp` (0 if
+/// they could not be read); one refused before, misaligned or not in the
+/// user range, about its own.
 pub fn sigreturn(tf: &mut TrapFrame) {
     let me = current();
     let Some(u) = &me.user else { return };
     let frame_sp = tf.sp();
-    let mut bytes = alloc::boxed::Box::new([0u8; RT_SIGFRAME_SIZE]);
-    if !frame_sp.is_multiple_of(16) || copy_from_user(&mut bytes[..], frame_sp as usize).is_err() {
+    let in_range = (frame_sp as usize)
+        .checked_add(RT_SIGFRAME_SIZE)
+        .is_some_and(|end| end <= crate::mm::addr::USER_TOP);
+    if !frame_sp.is_multiple_of(16) || !in_range {
         notify_segfault(frame_sp);
         return;
     }
-    // The mask and registers come back first, whatever the checks say.
+    let mut bytes = alloc::boxed::Box::new([0u8; RT_SIGFRAME_SIZE]);
+    // The mask and registers come back first, whatever the checks say;
+    // what cannot be read comes back as 0 (Linux: `__get_user_error`).
+    let head = &mut bytes[..RT_SIGFRAME_REGS_END];
+    let head_read = copy_from_user(head, frame_sp as usize).is_ok();
+    if !head_read {
+        head.fill(0);
+    }
     let (regs, blocked) = sigreturn_regs(&bytes);
     for i in 0..31 {
         tf.set_reg(i, regs.regs[i]);
@@ -625,8 +635,13 @@ pub fn sigreturn(tf: &mut TrapFrame) {
     tf.set_sp(regs.sp);
     tf.set_pc(regs.pc);
     tf.set_pstate(regs.pstate);
-    u.sigmask.store(blocked, Ordering::Release);
-    let Ok(r) = parse_sigreturn(frame_sp, &bytes) else {
+    if head_read {
+        u.sigmask.store(blocked, Ordering::Release);
+    }
+    let tail = &mut bytes[RT_SIGFRAME_REGS_END..];
+    let tail_read = copy_from_user(tail, frame_sp as usize + RT_SIGFRAME_REGS_END).is_ok();
+    let parsed = parse_sigreturn(frame_sp, &bytes).ok();
+    let Some(r) = parsed.filter(|_| head_read && tail_read) else {
         notify_segfault(regs.sp);
         return;
     };

@@ -575,6 +575,9 @@ mod fpsimd_context {
 
 /// `sizeof(struct rt_sigframe)`: what `rt_sigreturn` reads at `sp`.
 pub const RT_SIGFRAME_SIZE: usize = rt_sigframe::SIZE;
+/// How much of an `rt_sigframe` holds the blocked mask and the registers,
+/// all that [`sigreturn_regs`] reads: up to the end of `pstate`.
+pub const RT_SIGFRAME_REGS_END: usize = rt_sigframe::PSTATE + 8;
 /// The `{ fp, lr }` record pushed just above the `rt_sigframe`, so that a
 /// debugger unwinding out of the handler reaches the interrupted code.
 pub const FRAME_RECORD_SIZE: usize = 16;

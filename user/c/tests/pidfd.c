@@ -35,6 +35,11 @@
 #ifndef PIDFD_NONBLOCK
 #define PIDFD_NONBLOCK O_NONBLOCK
 #endif
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+static volatile int got_thread_code;
 
 static int pidfd_open(pid_t pid, unsigned flags)
 {
@@ -141,6 +146,57 @@ static int a_threads_tid_is_no_process(void)
 	return 0;
 }
 
+/* Sleeps until cancelled, signals or not. */
+static void *pauser(void *arg)
+{
+	*(volatile pid_t *)arg = gettid();
+	for (;;)
+		pause();
+	return NULL;
+}
+
+static volatile pid_t signalled_tid;
+static void note_tid(int sig, siginfo_t *si, void *uc)
+{
+	signalled_tid = gettid();
+	got_thread_code = si->si_code;
+}
+
+/* PIDFD_THREAD: a pidfd for one thread, signalled alone and readable
+ * once that thread has gone. */
+static int a_thread_pidfd_names_one_thread(void)
+{
+	pthread_t t;
+	static volatile pid_t tid;
+	CHECK(pthread_create(&t, NULL, pauser, (void *)&tid) == 0, "pthread_create");
+	while (!tid)
+		sched_yield();
+	int fd = pidfd_open(tid, PIDFD_THREAD);
+	CHECK(fd >= 0, "pidfd_open(tid, PIDFD_THREAD): %s", strerror(errno));
+	struct sigaction sa = { .sa_sigaction = note_tid, .sa_flags = SA_SIGINFO };
+	sigaction(SIGUSR2, &sa, NULL);
+	signalled_tid = 0;
+	CHECK(pidfd_send_signal(fd, SIGUSR2, NULL, 0) == 0, "signal: %s", strerror(errno));
+	for (int i = 0; i < 1000 && !signalled_tid; i++)
+		usleep(1000);
+	CHECK(signalled_tid == tid && got_thread_code == SI_TKILL, "taken by %d (code %d), not %d",
+	      signalled_tid, got_thread_code, tid);
+	CHECK(poll_pidfd(fd, 0) == 0, "readable while the thread runs");
+	pthread_cancel(t);
+	pthread_join(t, NULL);
+	int ev = poll_pidfd(fd, 5000);
+	CHECK(ev == (POLLIN | POLLHUP), "after the thread went: %#x", ev);
+	CHECK(pidfd_send_signal(fd, SIGUSR2, NULL, 0) == -1 && errno == ESRCH, "gone: %s",
+	      strerror(errno));
+	close(fd);
+	/* The first thread's id with PIDFD_THREAD: the main thread. */
+	fd = pidfd_open(getpid(), PIDFD_THREAD);
+	CHECK(fd >= 0 && poll_pidfd(fd, 0) == 0, "main thread: %s", strerror(errno));
+	close(fd);
+	signal(SIGUSR2, SIG_DFL);
+	return 0;
+}
+
 static int clone_pidfd_polls_readable_when_the_child_exits(void)
 {
 	int pidfd = -1, release;
@@ -167,8 +223,9 @@ static int clone_pidfd_refuses_parent_settid(void)
 	errno = 0;
 	CHECK(clone_raw(CLONE_PIDFD | CLONE_PARENT_SETTID | SIGCHLD, &word) == -1 && errno == EINVAL,
 	      "PIDFD|PARENT_SETTID: %s", strerror(errno));
+	/* A thread's pidfd is fine, but it needs somewhere to go. */
 	CHECK(clone_raw(CLONE_PIDFD | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM, NULL) == -1 &&
-		      errno == EINVAL,
+		      errno == EFAULT,
 	      "PIDFD|THREAD without a pidfd word: %s", strerror(errno));
 	return 0;
 }
@@ -545,6 +602,7 @@ static int setns_takes_a_pidfd_and_mount_namespace(void)
 static const struct test tests[] = {
 	TEST(pidfd_open_checks_its_arguments),
 	TEST(a_threads_tid_is_no_process),
+	TEST(a_thread_pidfd_names_one_thread),
 	TEST(clone_pidfd_polls_readable_when_the_child_exits),
 	TEST(clone_pidfd_refuses_parent_settid),
 	TEST(epoll_sees_a_pidfd_become_readable),
