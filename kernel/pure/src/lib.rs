@@ -44,6 +44,7 @@ pub mod arch {
 #[path = "../../src/task"]
 pub mod task {
     pub mod binfmt_script;
+    pub mod cred;
     pub mod elf;
     pub mod signal_abi;
     pub mod stack;

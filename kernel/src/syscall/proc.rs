@@ -11,7 +11,8 @@ use crate::errno::{Errno, KResult};
 use crate::fs::pidfd;
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::uaccess::{copy_to_user, read_user, strncpy_from_user, write_user};
-use crate::task::process::{self, Caps, Process};
+use crate::task::cred::{Caps, Cred, Ids};
+use crate::task::process::{self, Process};
 use crate::task::signal_abi::exited;
 use crate::task::{current, current_process, exec, exit, fork, futex};
 
@@ -82,12 +83,94 @@ pub fn get_robust_list(tid: i32, uhead: usize, ulen: usize) -> SysResult {
     Ok(0)
 }
 
-/// getresuid(2) and getresgid(2): real, effective and saved ids, all root.
-pub fn getresid(ureal: usize, ueffective: usize, usaved: usize) -> SysResult {
-    for u in [ureal, ueffective, usaved] {
-        write_user(u, &0u32)?;
+/// The caller's credentials.
+fn my_cred() -> KResult<Cred> {
+    Ok(*current_process().ok_or(Errno::ESRCH)?.cred.lock())
+}
+
+/// getuid(2), geteuid(2), getgid(2), getegid(2) (174 to 177): the real
+/// or effective user or group id.
+pub fn getid(nr: usize) -> SysResult {
+    let c = my_cred()?;
+    let id = match nr {
+        174 => c.uid,
+        175 => c.euid,
+        176 => c.gid,
+        _ => c.egid,
+    };
+    Ok(id as i64)
+}
+
+/// getresuid(2) (148) or getresgid(2) (150): real, effective and saved
+/// ids.
+pub fn getresid(nr: usize, ureal: usize, ueffective: usize, usaved: usize) -> SysResult {
+    let c = my_cred()?;
+    let ids = if nr == 148 {
+        [c.uid, c.euid, c.suid]
+    } else {
+        [c.gid, c.egid, c.sgid]
+    };
+    for (u, id) in [ureal, ueffective, usaved].into_iter().zip(ids) {
+        write_user(u, &id)?;
     }
     Ok(0)
+}
+
+/// An id argument of the set*id calls: -1 leaves the id as it is.
+fn id_arg(id: u32) -> Option<u32> {
+    (id != u32::MAX).then_some(id)
+}
+
+/// Replaces the caller's credentials by what `change` makes of them;
+/// EPERM if it refuses (the set*id calls, Linux: `commit_creds`).
+fn set_cred(change: impl FnOnce(&Cred) -> Option<Cred>) -> SysResult {
+    let p = current_process().ok_or(Errno::ESRCH)?;
+    let mut cred = p.cred.lock();
+    *cred = change(&cred).ok_or(Errno::EPERM)?;
+    Ok(0)
+}
+
+/// setresuid(2) (147), setresgid(2) (149): see [`Cred::setresuid`].
+pub fn setresid(nr: usize, r: u32, e: u32, s: u32) -> SysResult {
+    let ids: Ids = (id_arg(r), id_arg(e), id_arg(s));
+    match nr {
+        147 => set_cred(|c| c.setresuid(ids)),
+        _ => set_cred(|c| c.setresgid(ids)),
+    }
+}
+
+/// setreuid(2) (145), setregid(2) (143): see [`Cred::setreuid`].
+pub fn setreid(nr: usize, r: u32, e: u32) -> SysResult {
+    match nr {
+        145 => set_cred(|c| c.setreuid(id_arg(r), id_arg(e))),
+        _ => set_cred(|c| c.setregid(id_arg(r), id_arg(e))),
+    }
+}
+
+/// setuid(2) (146), setgid(2) (144): see [`Cred::setuid`]; EINVAL for
+/// -1, which names no id.
+pub fn setid(nr: usize, id: u32) -> SysResult {
+    let id = id_arg(id).ok_or(Errno::EINVAL)?;
+    match nr {
+        146 => set_cred(|c| c.setuid(id)),
+        _ => set_cred(|c| c.setgid(id)),
+    }
+}
+
+/// setfsuid(2) (151), setfsgid(2) (152): see [`Cred::setfsuid`]; returns
+/// the old id, changed or not (-1 changes nothing).
+pub fn setfsid(nr: usize, id: u32) -> SysResult {
+    let p = current_process().ok_or(Errno::ESRCH)?;
+    let mut cred = p.cred.lock();
+    let old = if nr == 151 { cred.fsuid } else { cred.fsgid };
+    if let Some(id) = id_arg(id) {
+        *cred = if nr == 151 {
+            cred.setfsuid(id)
+        } else {
+            cred.setfsgid(id)
+        };
+    }
+    Ok(old as i64)
 }
 
 /// getgroups(2): root with no supplementary groups; EINVAL for a negative
@@ -144,7 +227,7 @@ pub fn capget(header: usize, dataptr: usize) -> SysResult {
         let t = process::find_thread(pid as u32).ok_or(Errno::ESRCH)?;
         t.user.as_ref().ok_or(Errno::ESRCH)?.process.clone()
     };
-    let c = *p.caps.lock();
+    let c = p.cred.lock().caps;
     // struct __user_cap_data_struct { effective, permitted, inheritable }:
     // the low 32 capabilities, then the high ones.
     for i in 0..structs {
@@ -178,8 +261,8 @@ pub fn capset(header: usize, data: usize) -> SysResult {
         permitted,
         inheritable,
     };
-    let mut caps = p.caps.lock();
-    *caps = caps.set(new).ok_or(Errno::EPERM)?;
+    let mut cred = p.cred.lock();
+    cred.caps = cred.caps.set(new).ok_or(Errno::EPERM)?;
     Ok(0)
 }
 
@@ -459,22 +542,19 @@ pub fn pidfd_open(pid: i32, flags: u32) -> SysResult {
     super::fs::install(file, true)
 }
 
-/// CAP_SYS_PTRACE, which lets a process look into others that are not
-/// dumpable.
-const CAP_SYS_PTRACE: u32 = 19;
-
 /// May the caller look into `target`'s files and memory (Linux:
-/// `ptrace_may_access`)? Everyone is root here, so only a target that is
-/// not dumpable (PR_SET_DUMPABLE 0) and still has its memory refuses a
-/// caller without CAP_SYS_PTRACE in its effective set.
+/// `ptrace_may_access` in PTRACE_MODE_REALCREDS; see [`Cred::may_ptrace`])?
+/// Always its own.
 fn ptrace_may_access(target: &Process) -> KResult<bool> {
     let me = current_process().ok_or(Errno::ESRCH)?;
     if me.pid == target.pid {
         return Ok(true);
     }
-    let dumpable = target.dumpable.load(Ordering::Acquire) == 1;
-    let privileged = me.caps.lock().effective & (1 << CAP_SYS_PTRACE) != 0;
-    Ok(dumpable || privileged || target.mm().is_none())
+    let mine = *me.cred.lock();
+    let theirs = *target.cred.lock();
+    // A process whose memory is gone has no dumpable flag left to refuse.
+    let dumpable = target.dumpable.load(Ordering::Acquire) == 1 || target.mm().is_none();
+    Ok(mine.may_ptrace(&theirs, dumpable))
 }
 
 /// pidfd_getfd(2) (Linux: `kernel/pid.c`): a copy, close-on-exec, of the

@@ -39,7 +39,7 @@ fn wall(clock: i32) -> KResult<i64> {
 
 /// Does the calling process hold capability `cap` in its effective set?
 fn capable(cap: u32) -> bool {
-    crate::task::current_process().is_some_and(|p| p.caps.lock().effective & (1 << cap) != 0)
+    crate::task::current_process().is_some_and(|p| p.cred.lock().capable(cap))
 }
 
 /// Nanoseconds since boot (CLOCK_MONOTONIC).

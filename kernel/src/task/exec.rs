@@ -27,6 +27,7 @@ use crate::mm::fault::copy_to_mm;
 use crate::mm::mm_struct::{Mm, MMAP_BOTTOM, MMAP_TOP};
 use crate::mm::vma::{Vma, VM_EXEC, VM_GROWSDOWN, VM_MAYWRITE, VM_READ, VM_WRITE};
 use crate::task::binfmt_script;
+use crate::task::cred::Cred;
 use crate::task::elf::{self, LoadPlan, PHENT_SIZE};
 use crate::task::process::{ExecImage, Process};
 use crate::task::signal_abi::{SIGNAL_MINSIGSTKSZ, SIG_DFL, SIG_IGN};
@@ -175,6 +176,9 @@ pub struct ExecTarget {
     /// runs, so a script's interpreter could not open it (Linux:
     /// `BINPRM_FLAGS_PATH_INACCESSIBLE`).
     path_inaccessible: bool,
+    /// The credentials the program will run with (its AT_UID and
+    /// friends; Linux: `bprm->cred`).
+    cred: Cred,
 }
 
 /// Opens the program execveat(2) names for exec (Linux: `alloc_bprm`,
@@ -238,6 +242,7 @@ pub fn open_execat(p: &Process, dirfd: i32, path: &str, flags: u32) -> KResult<E
         filename,
         comm,
         path_inaccessible,
+        cred: p.cred.lock().exec(),
     })
 }
 
@@ -377,10 +382,10 @@ fn load_binary(
         (stack::AT_BASE, interp_base.map_or(0, |(base, _)| base)),
         (stack::AT_FLAGS, 0),
         (stack::AT_ENTRY, plan.entry),
-        (stack::AT_UID, 0),
-        (stack::AT_EUID, 0),
-        (stack::AT_GID, 0),
-        (stack::AT_EGID, 0),
+        (stack::AT_UID, target.cred.uid as u64),
+        (stack::AT_EUID, target.cred.euid as u64),
+        (stack::AT_GID, target.cred.gid as u64),
+        (stack::AT_EGID, target.cred.egid as u64),
         (stack::AT_SECURE, 0),
     ];
     let args = ExecArgs {
@@ -481,13 +486,10 @@ pub fn commit(process: &Arc<Process>, loaded: Loaded, tf: &mut TrapFrame) {
         }
     }
     *process.exe.lock() = loaded.exe;
-    // Root regains every capability at exec, keeping its inheritable set
-    // (Linux: `cap_bprm_creds_from_file`, with a full bounding set).
-    let inheritable = process.caps.lock().inheritable;
-    *process.caps.lock() = crate::task::process::Caps {
-        inheritable,
-        ..crate::task::process::Caps::ROOT
-    };
+    // Linux: `cap_bprm_creds_from_file`, for a program with no set-ID
+    // bits or file capabilities.
+    let cred = process.cred.lock().exec();
+    *process.cred.lock() = cred;
     crate::task::timers::on_exec(process);
     if let Some(u) = &crate::task::current().user {
         *u.comm.lock() = loaded.comm;
@@ -510,6 +512,7 @@ pub fn spawn_process(path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<
         filename: alloc::string::String::from(path),
         comm: crate::task::process::comm_of_path(path),
         path_inaccessible: false,
+        cred: Cred::ROOT,
     };
     let loaded = load(&root, &target, argv, envp)?;
     let mut files = crate::fs::vfs::FdTable::new();

@@ -385,7 +385,7 @@ fn copy_process(parent: &Arc<Process>, tid: u32, args: &CloneArgs) -> KResult<Ar
     *child.exe.lock() = parent.exe.lock().clone();
     let umask = parent.umask.load(Ordering::Relaxed);
     child.umask.store(umask, Ordering::Relaxed);
-    *child.caps.lock() = *parent.caps.lock();
+    *child.cred.lock() = *parent.cred.lock();
     *child.rlimits.lock() = *parent.rlimits.lock();
     let no_new_privs = parent.no_new_privs.load(Ordering::Acquire);
     child.no_new_privs.store(no_new_privs, Ordering::Release);

@@ -9,6 +9,7 @@
 
 pub mod binfmt_script;
 pub mod clock;
+pub mod cred;
 pub mod elf;
 pub mod exec;
 pub mod exit;

@@ -8,7 +8,7 @@
 //!
 //! Where we simplify: one thread group per process (threads share
 //! everything; `CLONE_*` flags that split mm, files or handlers between
-//! threads are not supported), no credentials (everyone is root), and a
+//! threads are not supported), credentials per process (`cred.rs`), and a
 //! process exiting leaves its children to the nearest child subreaper
 //! above it, else PID 1.
 
@@ -27,6 +27,7 @@ use crate::fs::poll::PollQueue;
 use crate::fs::vfs::{FdTable, File, Inode};
 use crate::mm::mm_struct::Mm;
 use crate::sync::SpinLock;
+use crate::task::cred::Cred;
 use crate::task::signal_abi::{AltStack, SigAction, SigInfo, NSIG};
 use crate::task::thread::Thread;
 use crate::task::WaitQueue;
@@ -87,11 +88,9 @@ pub struct Process {
     pub rlimits: SpinLock<[[u64; 2]; RLIM_NLIMITS]>,
     /// Threads not yet exited; the one that takes it to 0 ends the process.
     pub nr_threads: AtomicUsize,
-    /// The capability sets, as capget(2) and capset(2) see them (Linux:
-    /// `cred->cap_*`, per thread there). Recorded, not enforced: faultline
-    /// checks no permission, so every process acts as root whatever it
-    /// holds.
-    pub caps: SpinLock<Caps>,
+    /// User and group ids and capabilities (`cred.rs`; Linux:
+    /// `task->cred`, per thread there).
+    pub cred: SpinLock<Cred>,
     /// PR_SET_NO_NEW_PRIVS was asked for (Linux: per thread, inherited).
     pub no_new_privs: AtomicBool,
     /// The file mode creation mask, taken from new files' and directories'
@@ -205,46 +204,6 @@ impl Process {
 /// `RLIMIT_NOFILE`: one more than the highest file descriptor the
 /// process may open.
 const RLIMIT_NOFILE: usize = 7;
-
-/// A process's capability sets, one bit per capability (Linux:
-/// `kernel_cap_t`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Caps {
-    /// The capabilities permission checks would look at (`cap_effective`).
-    pub effective: u64,
-    /// The most the process may make effective (`cap_permitted`).
-    pub permitted: u64,
-    /// The capabilities that can pass across an exec (`cap_inheritable`).
-    pub inheritable: u64,
-}
-
-impl Caps {
-    /// Every capability Linux 6.12 knows: 0..=CAP_CHECKPOINT_RESTORE (40).
-    pub const FULL_SET: u64 = (1 << 41) - 1;
-    /// What root holds after exec (Linux: `cap_bprm_creds_from_file` for
-    /// uid 0): everything effective and permitted, nothing inheritable.
-    pub const ROOT: Caps = Caps {
-        effective: Caps::FULL_SET,
-        permitted: Caps::FULL_SET,
-        inheritable: 0,
-    };
-
-    /// The sets `new` may replace `self` (Linux: `cap_capset`): nothing
-    /// gained in permitted, inheritable within the old inheritable and
-    /// permitted, effective within the new permitted. Capabilities past
-    /// the last one Linux knows are dropped, as Linux's `cap_valid` mask.
-    pub fn set(&self, new: Caps) -> Option<Caps> {
-        let new = Caps {
-            effective: new.effective & Caps::FULL_SET,
-            permitted: new.permitted & Caps::FULL_SET,
-            inheritable: new.inheritable & Caps::FULL_SET,
-        };
-        let allowed = new.permitted & !self.permitted == 0
-            && new.inheritable & !(self.inheritable | self.permitted) == 0
-            && new.effective & !new.permitted == 0;
-        allowed.then_some(new)
-    }
-}
 
 /// The limits a new process starts with, as (soft, hard) pairs: none,
 /// except the stack (soft limit [`STACK_SIZE`](crate::task::exec::STACK_SIZE))
@@ -413,7 +372,7 @@ impl Process {
             pidfd_wait: PollQueue::new(),
             minflt: AtomicU64::new(0),
             rlimits: SpinLock::new(default_rlimits()),
-            caps: SpinLock::new(Caps::ROOT),
+            cred: SpinLock::new(Cred::ROOT),
             no_new_privs: AtomicBool::new(false),
             umask: AtomicU32::new(0o022),
             start_time_ns: crate::task::clock::monotonic_ns(),
