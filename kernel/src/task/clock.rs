@@ -48,6 +48,13 @@ const VVAR_REALTIME_OFFSET: usize = 8;
 const VVAR_MULT: usize = 16;
 /// Byte offset of the TAI offset, an `i64` in seconds.
 const VVAR_TAI_OFFSET: usize = 24;
+/// Byte offset of the random generator's generation, a `u64` the vDSO's
+/// getrandom takes a new key at whenever it changes (Linux:
+/// `vdso_rng_data.generation`); never 0.
+const VVAR_RNG_GENERATION: usize = 32;
+/// Byte offset of a `u32`, 1 once the random generator is ready (Linux:
+/// `vdso_rng_data.is_ready`).
+const VVAR_RNG_READY: usize = 40;
 
 /// Counter ticks become nanoseconds as `(ticks * mult) >> MULT_SHIFT`, in
 /// 128 bits (Linux: a clocksource's `mult` and `shift`, which the vDSO also
@@ -215,12 +222,33 @@ pub fn init_vvar() {
         let (folio, _) = f.mapping.get_folio(0).expect("the [vvar] page is cached");
         (file.inode.clone(), phys_to_virt(folio.phys()))
     });
-    // SAFETY: as in `publish`; the word is aligned, and no process maps
+    // SAFETY: as in `publish`; the words are aligned, and no process maps
     // the page before this returns.
-    unsafe { &*((*va + VVAR_MULT) as *const AtomicU64) }.store(mult(), Ordering::Release);
+    unsafe {
+        (*((*va + VVAR_MULT) as *const AtomicU64)).store(mult(), Ordering::Release);
+        (*((*va + VVAR_RNG_GENERATION) as *const AtomicU64)).store(1, Ordering::Release);
+        (*((*va + VVAR_RNG_READY) as *const AtomicU32)).store(1, Ordering::Release);
+    }
     VVAR_VA.store(*va, Ordering::Release);
     let _guard = SETTIME.lock();
     publish();
+}
+
+/// A fork made a copy of a process's memory, and with it of any vDSO
+/// getrandom state in it: a new generation makes every such state take
+/// a fresh key before it gives out another byte (Linux instead wipes
+/// those states in the child: they live in MAP_DROPPABLE memory).
+pub fn new_rng_generation() {
+    let va = VVAR_VA.load(Ordering::Acquire);
+    if va == 0 {
+        return;
+    }
+    // SAFETY: as in `publish`; the word is aligned.
+    let generation = unsafe { &*((va + VVAR_RNG_GENERATION) as *const AtomicU64) };
+    // Wrapping past 0 would read as "no key yet": skip it.
+    if generation.fetch_add(1, Ordering::AcqRel) == u64::MAX {
+        generation.store(1, Ordering::Release);
+    }
 }
 
 /// The data page's file, for exec to map.

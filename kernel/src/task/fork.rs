@@ -362,6 +362,8 @@ fn copy_process(parent: &Arc<Process>, tid: u32, args: &CloneArgs) -> KResult<Ar
     let mm = if flags & CLONE_VM != 0 {
         parent_mm
     } else {
+        // The copy holds any vDSO getrandom state: make it rekey.
+        crate::task::clock::new_rng_generation();
         dup_mm(&parent_mm)?
     };
     let files = parent.files.lock().clone();

@@ -3,7 +3,7 @@
  * __kernel_rt_sigreturn (glibc on arm64 never sets SA_RESTORER), and
  * clock_gettime, gettimeofday and clock_getres run from the vDSO that
  * AT_SYSINFO_EHDR announces. And waiting for a signal with sigsuspend,
- * and the SIGSEGV a forged signal frame gets. A static glibc program: make test runs it on
+ * the SIGSEGV a forged signal frame gets, and the vDSO's getrandom. A static glibc program: make test runs it on
  * faultline, make test-linux on Debian's Linux 6.12, and the values it
  * expects are Linux's.
  *
@@ -149,6 +149,87 @@ static int the_vdso_is_an_elf_image_announced_by_the_auxv(void)
 		version |= strcmp(strtab + i, "LINUX_2.6.39") == 0;
 	}
 	CHECK(found && version, "__kernel_clock_gettime %d, LINUX_2.6.39 %d", found, version);
+	return 0;
+}
+
+/* The address of the vDSO's dynamic symbol NAME, or NULL (its DT_HASH
+ * table says how many symbols there are). */
+static void *vdso_symbol(const char *name)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)eh + eh->e_phoff);
+	const Elf64_Dyn *dyn = NULL;
+	for (int i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_DYNAMIC)
+			dyn = (const Elf64_Dyn *)((const char *)eh + ph[i].p_offset);
+	const char *strtab = NULL;
+	const Elf64_Sym *symtab = NULL;
+	const uint32_t *hash = NULL;
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		if (dyn->d_tag == DT_STRTAB)
+			strtab = (const char *)eh + dyn->d_un.d_ptr;
+		if (dyn->d_tag == DT_SYMTAB)
+			symtab = (const Elf64_Sym *)((const char *)eh + dyn->d_un.d_ptr);
+		if (dyn->d_tag == DT_HASH)
+			hash = (const uint32_t *)((const char *)eh + dyn->d_un.d_ptr);
+	}
+	if (!strtab || !symtab || !hash)
+		return NULL;
+	for (uint32_t i = 0; i < hash[1]; i++)
+		if (symtab[i].st_shndx != SHN_UNDEF && strcmp(strtab + symtab[i].st_name, name) == 0)
+			return (char *)eh + symtab[i].st_value;
+	return NULL;
+}
+
+/* __kernel_getrandom's parameters query (Linux: struct
+ * vgetrandom_opaque_params). */
+struct vgetrandom_params {
+	uint32_t size_of_opaque_state, mmap_prot, mmap_flags, reserved[13];
+};
+
+typedef long (*vgetrandom_fn)(void *, size_t, unsigned, void *, size_t);
+
+/* getrandom through the vDSO: its parameters, a state mapped as they
+ * say, bytes that differ call to call, and a forked child whose copy of
+ * the state does not repeat its parent's bytes. */
+static int the_vdso_gives_random_bytes_a_fork_does_not_repeat(void)
+{
+	vgetrandom_fn fn = (vgetrandom_fn)vdso_symbol("__kernel_getrandom");
+	CHECK(fn, "no __kernel_getrandom");
+	struct vgetrandom_params params;
+	memset(&params, 0xff, sizeof(params));
+	CHECK(fn(NULL, 0, 0, &params, ~0UL) == 0, "the parameters query failed");
+	CHECK(params.size_of_opaque_state > 0 && params.size_of_opaque_state < 4096 &&
+		      params.reserved[0] == 0 && params.reserved[12] == 0,
+	      "parameters: size %u reserved %u", params.size_of_opaque_state, params.reserved[0]);
+	char *page = mmap(NULL, 8192, params.mmap_prot, params.mmap_flags, -1, 0);
+	CHECK(page != MAP_FAILED, "mmap as the parameters say: %s", strerror(errno));
+	void *state = page;
+	size_t size = params.size_of_opaque_state;
+	uint8_t a[1263], b[1263];
+	CHECK(fn(a, sizeof(a), 0, state, size) == sizeof(a), "first call");
+	CHECK(fn(b, sizeof(b), 0, state, size) == sizeof(b), "second call");
+	CHECK(memcmp(a, b, sizeof(a)) != 0, "the same bytes twice");
+	CHECK(fn(a, 0, 0, state, size) == 0, "no bytes");
+	/* Flags it does not know: the system call's answer. */
+	CHECK(fn(a, 16, 0x100, state, size) == -EINVAL, "unknown flag");
+	/* A state across a page boundary. */
+	CHECK(fn(a, 16, 0, page + 4096 - 8, size) == -EFAULT, "a state across pages");
+	int p[2];
+	CHECK(pipe(p) == 0, "pipe");
+	pid_t pid = fork();
+	if (pid == 0) {
+		fn(a, 32, 0, state, size);
+		write(p[1], a, 32);
+		_exit(0);
+	}
+	fn(b, 32, 0, state, size);
+	CHECK(read(p[0], a, 32) == 32, "the child's bytes");
+	waitpid(pid, NULL, 0);
+	close(p[0]);
+	close(p[1]);
+	munmap(page, 8192);
+	CHECK(memcmp(a, b, 32) != 0, "parent and child drew the same bytes");
 	return 0;
 }
 
@@ -343,6 +424,7 @@ static const struct test tests[] = {
 	TEST(the_clocks_agree_with_the_system_calls),
 	TEST(sigsuspend_waits_and_restores_the_mask),
 	TEST(a_refused_sigreturn_raises_sigsegv_as_linux_does),
+	TEST(the_vdso_gives_random_bytes_a_fork_does_not_repeat),
 };
 
 int main(void)
