@@ -171,12 +171,18 @@ pub fn queue_signal(p: &Arc<Process>, sig: u32, info: SigInfo) -> bool {
     }
     p.shared_info.lock()[sig as usize - 1] = Some(info);
     p.shared_pending.fetch_or(sigmask(sig), Ordering::AcqRel);
-    if sig == SIGKILL {
-        for t in threads {
-            crate::task::wake_up(&t);
+    // One thread to take it; and the threads that block it, whose
+    // signalfd reads and polls look for it (Linux: `signalfd_notify`).
+    let target = target_thread(&threads, sig);
+    for t in &threads {
+        let blocks = t
+            .user
+            .as_ref()
+            .is_some_and(|u| u.sigmask.load(Ordering::Acquire) & sigmask(sig) != 0);
+        let chosen = target.as_ref().is_some_and(|c| Arc::ptr_eq(c, t));
+        if sig == SIGKILL || chosen || blocks {
+            crate::task::wake_up(t);
         }
-    } else if let Some(t) = target_thread(&threads, sig) {
-        crate::task::wake_up(&t);
     }
     true
 }
