@@ -45,6 +45,7 @@ pub mod arch {
 #[path = "../../src/task"]
 pub mod task {
     pub mod binfmt_script;
+    pub mod cred;
     pub mod elf;
     pub mod sched_policy;
     pub mod signal_abi;

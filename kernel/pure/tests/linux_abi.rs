@@ -65,6 +65,18 @@ const SERVED_BY: &[(&str, &str)] = &[
     ("getrlimit", "prlimit64"),
     ("getresuid", "getresid"),
     ("getresgid", "getresid"),
+    ("getuid", "getid"),
+    ("geteuid", "getid"),
+    ("getgid", "getid"),
+    ("getegid", "getid"),
+    ("setuid", "setid"),
+    ("setgid", "setid"),
+    ("setreuid", "setreid"),
+    ("setregid", "setreid"),
+    ("setresuid", "setresid"),
+    ("setresgid", "setresid"),
+    ("setfsuid", "setfsid"),
+    ("setfsgid", "setfsid"),
     ("rt_sigreturn", "sigreturn"),
 ];
 

@@ -8,6 +8,7 @@ pub mod device;
 pub mod eventfd;
 pub mod eventpoll;
 pub mod initramfs;
+pub mod pidfd;
 pub mod poll;
 pub mod procfs;
 pub mod signalfd;

@@ -69,6 +69,12 @@ fn siginfo_bytes(info: &SigInfo) -> [u8; SIGNALFD_SIGINFO_SIZE] {
             b[16..20].copy_from_slice(&uid.to_ne_bytes());
         }
         SigFields::Fault { addr } => b[72..80].copy_from_slice(&addr.to_ne_bytes()),
+        SigFields::Rt { pid, uid, value } => {
+            b[12..16].copy_from_slice(&pid.to_ne_bytes());
+            b[16..20].copy_from_slice(&uid.to_ne_bytes());
+            b[44..48].copy_from_slice(&(value as i32).to_ne_bytes());
+            b[48..56].copy_from_slice(&value.to_ne_bytes());
+        }
         SigFields::Child {
             pid,
             uid,

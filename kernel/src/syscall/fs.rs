@@ -69,15 +69,7 @@ pub(super) fn install(file: Arc<File>, cloexec: bool) -> SysResult {
 /// As [`install`], at the lowest free descriptor at or above `min`
 /// (F_DUPFD); EMFILE if that is not below RLIMIT_NOFILE.
 fn install_from(file: Arc<File>, min: usize, cloexec: bool) -> SysResult {
-    let p = me()?;
-    let limit = p.rlimits.lock()[7][0] as usize;
-    let mut files = p.files.lock();
-    let fd = files.install_from(file, min, cloexec)?;
-    if fd >= limit {
-        let _ = files.close(fd);
-        return Err(Errno::EMFILE);
-    }
-    Ok(fd as i64)
+    Ok(me()?.install_fd(file, min, cloexec)? as i64)
 }
 
 /// A path argument from user memory, at most `PATH_MAX` bytes with its

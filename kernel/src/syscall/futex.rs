@@ -4,10 +4,11 @@
 
 use core::sync::atomic::Ordering;
 
-use super::time::{deadline_after, deadline_at_clock, CLOCK_MONOTONIC, CLOCK_REALTIME};
+use super::time::{deadline_after, deadline_at_clock};
 use super::SysResult;
 use crate::errno::{Errno, KResult};
 use crate::mm::uaccess::{read_user, write_user};
+use crate::task::clock::{CLOCK_MONOTONIC, CLOCK_REALTIME};
 use crate::task::{current, futex};
 
 /// The size of `struct robust_list_head`, the only one Linux accepts.

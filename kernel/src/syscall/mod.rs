@@ -293,19 +293,36 @@ pub fn syscall(tf: &mut TrapFrame) {
         163 | 261 => proc::prlimit64(nr, a),
         164 => proc::setrlimit(a[0], a[1] as usize),
         165 => proc::getrusage(a[0] as i32, a[1] as usize),
-        148 | 150 => proc::getresid(a[0] as usize, a[1] as usize, a[2] as usize),
+        148 | 150 => proc::getresid(nr, a[0] as usize, a[1] as usize, a[2] as usize),
+        143 | 145 => proc::setreid(nr, a[0] as u32, a[1] as u32),
+        144 | 146 => proc::setid(nr, a[0] as u32),
+        147 | 149 => proc::setresid(nr, a[0] as u32, a[1] as u32, a[2] as u32),
+        151 | 152 => proc::setfsid(nr, a[0] as u32),
         158 => proc::getgroups(a[0] as i32, a[1] as usize),
         90 => proc::capget(a[0] as usize, a[1] as usize),
         91 => proc::capset(a[0] as usize, a[1] as usize),
         172 => proc::getpid(),
         173 => proc::getppid(),
-        174..=177 => Ok(0), // getuid, geteuid, getgid, getegid: everyone is root
+        174..=177 => proc::getid(nr),
         178 => proc::gettid(),
         179 => proc::sysinfo(a[0] as usize),
         220 => proc::clone(tf, a[0], a[1], a[2] as usize, a[3], a[4] as usize),
         221 => proc::execve(tf, a[0] as usize, a[1] as usize, a[2] as usize),
+        281 => proc::execveat(
+            tf,
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as usize,
+            a[3] as usize,
+            a[4] as u32,
+        ),
         260 => proc::wait4(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as usize),
         278 => proc::getrandom(a[0] as usize, a[1] as usize, a[2] as u32),
+        268 => proc::setns(a[0] as i32, a[1] as i32),
+        272 => proc::kcmp(a[0] as i32, a[1] as i32, a[2] as i32, a[3], a[4]),
+        434 => proc::pidfd_open(a[0] as i32, a[1] as u32),
+        435 => proc::clone3(tf, a[0] as usize, a[1] as usize),
+        438 => proc::pidfd_getfd(a[0] as i32, a[1] as i32, a[2] as u32),
         // Memory (mm.rs).
         214 => mm::brk(a[0] as usize),
         215 => mm::munmap(a[0] as usize, a[1] as usize),
@@ -343,6 +360,7 @@ pub fn syscall(tf: &mut TrapFrame) {
         134 => signal::rt_sigaction(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
         135 => signal::rt_sigprocmask(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
         137 => signal::rt_sigtimedwait(a[0] as usize, a[1] as usize, a[2] as usize, a[3] as usize),
+        424 => signal::pidfd_send_signal(a[0] as i32, a[1] as i32, a[2] as usize, a[3] as u32),
         139 => {
             crate::task::signal::sigreturn(tf);
             // x0 is what the frame restored: leave it.
@@ -362,6 +380,8 @@ pub fn syscall(tf: &mut TrapFrame) {
         114 => time::clock_getres(a[0] as i32, a[1] as usize),
         115 => time::clock_nanosleep(a[0] as i32, a[1] as u32, a[2] as usize, a[3] as usize),
         169 => time::gettimeofday(a[0] as usize, a[1] as usize),
+        171 => time::adjtimex(a[0] as usize),
+        266 => time::clock_adjtime(a[0] as i32, a[1] as usize),
         _ => {
             log_enosys(nr);
             Err(Errno::ENOSYS)

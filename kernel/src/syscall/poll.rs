@@ -23,6 +23,9 @@ use crate::fs::timerfd::{TimerFd, TFD_TIMER_ABSTIME, TFD_TIMER_CANCEL_ON_SET};
 use crate::fs::vfs::{File, Inode, InodeKind, NR_OPEN, O_NONBLOCK, O_RDWR};
 use crate::mm::heap;
 use crate::mm::uaccess::{copy_from_user, copy_to_user, read_user, write_user};
+use crate::task::clock::{
+    CLOCK_BOOTTIME, CLOCK_BOOTTIME_ALARM, CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_REALTIME_ALARM,
+};
 use crate::task::signal_abi::{SIGSET_SIZE, SIG_KERNEL_ONLY_MASK};
 
 /// Most pollfd entries one ppoll takes, whatever RLIMIT_NOFILE says: the
@@ -370,19 +373,6 @@ pub fn eventfd2(initval: u32, flags: u32) -> SysResult {
     let f = anon_file(EventFd::new(initval, flags), flags)?;
     install(f, flags & O_CLOEXEC != 0)
 }
-
-/// CLOCK_REALTIME: wall-clock time, which clock_settime(2) may move.
-const CLOCK_REALTIME: i32 = 0;
-/// CLOCK_MONOTONIC: time since boot, never set.
-const CLOCK_MONOTONIC: i32 = 1;
-/// CLOCK_BOOTTIME: CLOCK_MONOTONIC plus time suspended (none, here).
-const CLOCK_BOOTTIME: i32 = 7;
-/// CLOCK_REALTIME_ALARM: CLOCK_REALTIME that would wake the system from
-/// suspend; a plain CLOCK_REALTIME here.
-const CLOCK_REALTIME_ALARM: i32 = 8;
-/// CLOCK_BOOTTIME_ALARM: CLOCK_BOOTTIME that would wake the system from
-/// suspend; a plain CLOCK_BOOTTIME here.
-const CLOCK_BOOTTIME_ALARM: i32 = 9;
 
 /// timerfd_create(2): the clocks Linux allows, TFD_NONBLOCK, TFD_CLOEXEC.
 /// All of them run on the one counter here (see fs/timerfd.rs).

@@ -8,11 +8,13 @@ use core::sync::atomic::Ordering;
 use super::{SysResult, MAX_RW_COUNT};
 use crate::arch::trap::TrapFrame;
 use crate::errno::{Errno, KResult};
+use crate::fs::pidfd;
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::uaccess::{
     copy_to_user, read_user, strncpy_bytes_from_user, strncpy_from_user, write_user,
 };
-use crate::task::process::{self, Caps, Process};
+use crate::task::cred::{Caps, Cred, Ids};
+use crate::task::process::{self, Process};
 use crate::task::sched_policy::SchedPolicy;
 use crate::task::signal_abi::exited;
 use crate::task::{current, current_process, exec, exit, fork};
@@ -55,12 +57,94 @@ pub fn set_tid_address(uaddr: usize) -> SysResult {
     Ok(u.tid as i64)
 }
 
-/// getresuid(2) and getresgid(2): real, effective and saved ids, all root.
-pub fn getresid(ureal: usize, ueffective: usize, usaved: usize) -> SysResult {
-    for u in [ureal, ueffective, usaved] {
-        write_user(u, &0u32)?;
+/// The caller's credentials.
+fn my_cred() -> KResult<Cred> {
+    Ok(*current_process().ok_or(Errno::ESRCH)?.cred.lock())
+}
+
+/// getuid(2), geteuid(2), getgid(2), getegid(2) (174 to 177): the real
+/// or effective user or group id.
+pub fn getid(nr: usize) -> SysResult {
+    let c = my_cred()?;
+    let id = match nr {
+        174 => c.uid,
+        175 => c.euid,
+        176 => c.gid,
+        _ => c.egid,
+    };
+    Ok(id as i64)
+}
+
+/// getresuid(2) (148) or getresgid(2) (150): real, effective and saved
+/// ids.
+pub fn getresid(nr: usize, ureal: usize, ueffective: usize, usaved: usize) -> SysResult {
+    let c = my_cred()?;
+    let ids = if nr == 148 {
+        [c.uid, c.euid, c.suid]
+    } else {
+        [c.gid, c.egid, c.sgid]
+    };
+    for (u, id) in [ureal, ueffective, usaved].into_iter().zip(ids) {
+        write_user(u, &id)?;
     }
     Ok(0)
+}
+
+/// An id argument of the set*id calls: -1 leaves the id as it is.
+fn id_arg(id: u32) -> Option<u32> {
+    (id != u32::MAX).then_some(id)
+}
+
+/// Replaces the caller's credentials by what `change` makes of them;
+/// EPERM if it refuses (the set*id calls, Linux: `commit_creds`).
+fn set_cred(change: impl FnOnce(&Cred) -> Option<Cred>) -> SysResult {
+    let p = current_process().ok_or(Errno::ESRCH)?;
+    let mut cred = p.cred.lock();
+    *cred = change(&cred).ok_or(Errno::EPERM)?;
+    Ok(0)
+}
+
+/// setresuid(2) (147), setresgid(2) (149): see [`Cred::setresuid`].
+pub fn setresid(nr: usize, r: u32, e: u32, s: u32) -> SysResult {
+    let ids: Ids = (id_arg(r), id_arg(e), id_arg(s));
+    match nr {
+        147 => set_cred(|c| c.setresuid(ids)),
+        _ => set_cred(|c| c.setresgid(ids)),
+    }
+}
+
+/// setreuid(2) (145), setregid(2) (143): see [`Cred::setreuid`].
+pub fn setreid(nr: usize, r: u32, e: u32) -> SysResult {
+    match nr {
+        145 => set_cred(|c| c.setreuid(id_arg(r), id_arg(e))),
+        _ => set_cred(|c| c.setregid(id_arg(r), id_arg(e))),
+    }
+}
+
+/// setuid(2) (146), setgid(2) (144): see [`Cred::setuid`]; EINVAL for
+/// -1, which names no id.
+pub fn setid(nr: usize, id: u32) -> SysResult {
+    let id = id_arg(id).ok_or(Errno::EINVAL)?;
+    match nr {
+        146 => set_cred(|c| c.setuid(id)),
+        _ => set_cred(|c| c.setgid(id)),
+    }
+}
+
+/// setfsuid(2) (151), setfsgid(2) (152): see [`Cred::setfsuid`]; returns
+/// the old id, changed or not (-1 changes nothing).
+pub fn setfsid(nr: usize, id: u32) -> SysResult {
+    let p = current_process().ok_or(Errno::ESRCH)?;
+    let mut cred = p.cred.lock();
+    let old = if nr == 151 { cred.fsuid } else { cred.fsgid };
+    if let Some(id) = id_arg(id) {
+        *cred = if nr == 151 {
+            cred.setfsuid(id)
+        } else {
+            cred.setfsgid(id)
+        };
+    }
+    Ok(old as i64)
 }
 
 /// getgroups(2): root with no supplementary groups; EINVAL for a negative
@@ -117,7 +201,7 @@ pub fn capget(header: usize, dataptr: usize) -> SysResult {
         let t = process::find_thread(pid as u32).ok_or(Errno::ESRCH)?;
         t.user.as_ref().ok_or(Errno::ESRCH)?.process.clone()
     };
-    let c = *p.caps.lock();
+    let c = p.cred.lock().caps;
     // struct __user_cap_data_struct { effective, permitted, inheritable }:
     // the low 32 capabilities, then the high ones.
     for i in 0..structs {
@@ -151,8 +235,8 @@ pub fn capset(header: usize, data: usize) -> SysResult {
         permitted,
         inheritable,
     };
-    let mut caps = p.caps.lock();
-    *caps = caps.set(new).ok_or(Errno::EPERM)?;
+    let mut cred = p.cred.lock();
+    cred.caps = cred.caps.set(new).ok_or(Errno::EPERM)?;
     Ok(0)
 }
 
@@ -291,17 +375,34 @@ fn string_array(uaddr: usize, n: usize, room: &mut usize) -> KResult<Vec<Vec<u8>
     Ok(out)
 }
 
-/// execve(2): copies in the path, argv and envp (E2BIG past [`ARG_MAX`]
-/// together) and replaces the caller's program; on success the new program
-/// starts with 0 in x0 instead of a return.
+/// execve(2): [`execveat`] of a path from the working directory.
 pub fn execve(tf: &mut TrapFrame, upath: usize, uargv: usize, uenvp: usize) -> SysResult {
+    execveat(tf, exec::AT_FDCWD, upath, uargv, uenvp, 0)
+}
+
+/// execveat(2) (Linux: `do_execveat_common`): copies in the path, opens
+/// the program it names from `dirfd` (see [`exec::open_execat`]), then
+/// copies argv and envp (E2BIG past [`ARG_MAX`] together) and replaces the
+/// caller's program; on success the new program starts with 0 in x0
+/// instead of a return.
+pub fn execveat(
+    tf: &mut TrapFrame,
+    dirfd: i32,
+    upath: usize,
+    uargv: usize,
+    uenvp: usize,
+    flags: u32,
+) -> SysResult {
     let path = strncpy_from_user(upath, crate::fs::vfs::PATH_MAX - 1)?;
+    let me = current_process().ok_or(Errno::ESRCH)?;
+    let target = exec::open_execat(&me, dirfd, &path, flags)?;
+    drop(me);
     let argc = count_strings(uargv, ARG_MAX)?;
     let envc = count_strings(uenvp, ARG_MAX - argc * core::mem::size_of::<u64>())?;
     let mut room = ARG_MAX;
     let argv = string_array(uargv, argc, &mut room)?;
     let envp = string_array(uenvp, envc, &mut room)?;
-    exec::execve(tf, &path, &argv, &envp).map(|_| 0)
+    exec::execve(tf, &target, &argv, &envp).map(|_| 0)
 }
 
 /// A `struct rusage` for `utime`/`stime` nanoseconds and `minflt` minor
@@ -353,12 +454,15 @@ pub fn wait4(pid: i32, ustatus: usize, options: u32, urusage: usize) -> SysResul
 }
 
 /// waitid(2) (Linux: `kernel_waitid`): P_ALL, P_PID, P_PGID (id 0: the
-/// caller's group); at least one of WEXITED, WSTOPPED, WCONTINUED. The
-/// siginfo says who and how; all zero when WNOHANG finds nothing.
+/// caller's group), P_PIDFD (the process a pidfd names; a non-blocking
+/// pidfd waits as WNOHANG, and says EAGAIN where that finds nothing); at
+/// least one of WEXITED, WSTOPPED, WCONTINUED. The siginfo says who and
+/// how; all zero when WNOHANG finds nothing.
 pub fn waitid(idtype: i32, id: i32, uinfo: usize, options: u32, urusage: usize) -> SysResult {
     const P_ALL: i32 = 0;
     const P_PID: i32 = 1;
     const P_PGID: i32 = 2;
+    const P_PIDFD: i32 = 3;
     let allowed = exit::WNOHANG
         | exit::WNOWAIT
         | exit::WEXITED
@@ -369,6 +473,8 @@ pub fn waitid(idtype: i32, id: i32, uinfo: usize, options: u32, urusage: usize) 
     {
         return Err(Errno::EINVAL);
     }
+    let mut options = options;
+    let mut nonblock_pidfd = false;
     let which = match idtype {
         P_ALL => exit::WaitFor::Any,
         P_PID if id > 0 => exit::WaitFor::Pid(id as u32),
@@ -379,9 +485,22 @@ pub fn waitid(idtype: i32, id: i32, uinfo: usize, options: u32, urusage: usize) 
                 .pgid
                 .load(Ordering::Acquire),
         ),
+        P_PIDFD if id >= 0 => {
+            let file = super::fs::file(id)?;
+            let pid = pidfd::of_file(&file)?.pid();
+            if file.flags() & pidfd::PIDFD_NONBLOCK != 0 && options & exit::WNOHANG == 0 {
+                options |= exit::WNOHANG;
+                nonblock_pidfd = true;
+            }
+            exit::WaitFor::Pid(pid)
+        }
+        P_PIDFD => return Err(Errno::EINVAL),
         _ => return Err(Errno::EINVAL),
     };
     let r = exit::do_wait(which, options)?;
+    if r.is_none() && nonblock_pidfd {
+        return Err(Errno::EAGAIN);
+    }
     if uinfo != 0 {
         let info = match r {
             Some(r) => {
@@ -399,6 +518,184 @@ pub fn waitid(idtype: i32, id: i32, uinfo: usize, options: u32, urusage: usize) 
         write_user(urusage, &rusage_words(u, st, 0))?;
     }
     Ok(0)
+}
+
+/// The process a pidfd argument names (Linux: `pidfd_get_pid`): EBADF
+/// for a descriptor that is not open or not a pidfd.
+fn pidfd_process(fd: i32) -> KResult<Arc<Process>> {
+    let file = super::fs::file(fd)?;
+    Ok(pidfd::of_file(&file)?.process().clone())
+}
+
+/// pidfd_open(2) (Linux: `kernel/pid.c`): a pidfd, close-on-exec, for
+/// process `pid` (EINVAL for a thread that is not the first of its
+/// process), or with PIDFD_THREAD for thread `pid`; ESRCH once nothing
+/// has that id. PIDFD_NONBLOCK makes waitid on it not wait.
+pub fn pidfd_open(pid: i32, flags: u32) -> SysResult {
+    if flags & !(pidfd::PIDFD_NONBLOCK | pidfd::PIDFD_THREAD) != 0 || pid <= 0 {
+        return Err(Errno::EINVAL);
+    }
+    let pid = pid as u32;
+    let thread = process::find_thread(pid);
+    let (p, tid) = match process::find_process(pid) {
+        // A process whose first thread has exited still stands for it.
+        Some(p) => (p, Some(pid)),
+        None => match &thread {
+            Some(t) if flags & pidfd::PIDFD_THREAD != 0 => {
+                let u = t.user.as_ref().ok_or(Errno::ESRCH)?;
+                (u.process.clone(), Some(pid))
+            }
+            Some(_) => return Err(Errno::EINVAL),
+            None => return Err(Errno::ESRCH),
+        },
+    };
+    let tid = tid.filter(|_| flags & pidfd::PIDFD_THREAD != 0);
+    let file = pidfd::new_file(p, tid, flags)?;
+    super::fs::install(file, true)
+}
+
+/// May the caller look into `target`'s files and memory (Linux:
+/// `ptrace_may_access` in PTRACE_MODE_REALCREDS; see [`Cred::may_ptrace`])?
+/// Always its own.
+fn ptrace_may_access(target: &Process) -> KResult<bool> {
+    let me = current_process().ok_or(Errno::ESRCH)?;
+    if me.pid == target.pid {
+        return Ok(true);
+    }
+    let mine = *me.cred.lock();
+    let theirs = *target.cred.lock();
+    // A process whose memory is gone has no dumpable flag left to refuse.
+    let dumpable = target.dumpable.load(Ordering::Acquire) == 1 || target.mm().is_none();
+    Ok(mine.may_ptrace(&theirs, dumpable))
+}
+
+/// pidfd_getfd(2) (Linux: `kernel/pid.c`): a copy, close-on-exec, of the
+/// file that the process a pidfd names has open as `fd`: EPERM if the
+/// caller may not look into it, EBADF if it has no such descriptor, ESRCH
+/// once it has exited. `flags` must be 0.
+pub fn pidfd_getfd(pidfd: i32, fd: i32, flags: u32) -> SysResult {
+    if flags != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let target = pidfd_process(pidfd)?;
+    if process::find_process(target.pid).is_none() {
+        return Err(Errno::ESRCH);
+    }
+    if !ptrace_may_access(&target)? {
+        return Err(Errno::EPERM);
+    }
+    let file = match usize::try_from(fd).map(|fd| target.files.lock().get(fd)) {
+        Ok(Ok(file)) => file,
+        // Its files are gone with it (Linux: PF_EXITING turns EBADF into
+        // ESRCH).
+        _ if target.is_exiting() => return Err(Errno::ESRCH),
+        _ => return Err(Errno::EBADF),
+    };
+    super::fs::install(file, true)
+}
+
+/// kcmp(2) (Linux: `kernel/kcmp.c`): do threads `pid1` and `pid2` share
+/// the resource `kind` names (`idx1`, `idx2`: descriptors for KCMP_FILE)?
+/// 0 if so, else 1 or 2 as an order of the two objects that says nothing
+/// of their addresses. KCMP_SYSVSEM is EOPNOTSUPP (no System V IPC here),
+/// as is KCMP_EPOLL_TFD (a simplification).
+pub fn kcmp(pid1: i32, pid2: i32, kind: i32, idx1: u64, idx2: u64) -> SysResult {
+    const KCMP_FILE: i32 = 0;
+    const KCMP_VM: i32 = 1;
+    const KCMP_FILES: i32 = 2;
+    const KCMP_FS: i32 = 3;
+    const KCMP_SIGHAND: i32 = 4;
+    const KCMP_IO: i32 = 5;
+    const KCMP_SYSVSEM: i32 = 6;
+    const KCMP_EPOLL_TFD: i32 = 7;
+    let process_of_tid = |tid: i32| -> KResult<Arc<Process>> {
+        let t = u32::try_from(tid)
+            .ok()
+            .and_then(process::find_thread)
+            .ok_or(Errno::ESRCH)?;
+        Ok(t.user.as_ref().ok_or(Errno::ESRCH)?.process.clone())
+    };
+    let (p1, p2) = (process_of_tid(pid1)?, process_of_tid(pid2)?);
+    if !ptrace_may_access(&p1)? || !ptrace_may_access(&p2)? {
+        return Err(Errno::EPERM);
+    }
+    // Each process has one fd table, working directory and handler table
+    // here: the process itself stands for them.
+    let (a, b) = match kind {
+        KCMP_FILE => {
+            let get = |p: &Process, fd: u64| {
+                let f = p
+                    .files
+                    .lock()
+                    .get(usize::try_from(fd).map_err(|_| Errno::EBADF)?)?;
+                Ok::<usize, Errno>(Arc::as_ptr(&f) as usize)
+            };
+            (get(&p1, idx1)?, get(&p2, idx2)?)
+        }
+        KCMP_VM => {
+            let mm = |p: &Process| p.mm().map_or(0, |mm| Arc::as_ptr(&mm) as usize);
+            (mm(&p1), mm(&p2))
+        }
+        KCMP_FILES | KCMP_FS | KCMP_SIGHAND => {
+            (Arc::as_ptr(&p1) as usize, Arc::as_ptr(&p2) as usize)
+        }
+        // No I/O contexts: none on either side, which compare equal.
+        KCMP_IO => (0, 0),
+        KCMP_SYSVSEM | KCMP_EPOLL_TFD => return Err(Errno::EOPNOTSUPP),
+        _ => return Err(Errno::EINVAL),
+    };
+    Ok(kcmp_order(kind as u64, a, b))
+}
+
+/// 0 for the same object, else 1 or 2 by an order of the addresses
+/// scrambled with a secret of this boot, so that no address leaks (Linux:
+/// `kcmp_ptr`'s cookies).
+fn kcmp_order(kind: u64, a: usize, b: usize) -> i64 {
+    static COOKIE: spin::Once<[u64; 2]> = spin::Once::new();
+    let cookie = COOKIE.call_once(|| {
+        let mut bytes = [0u8; 16];
+        crate::random::fill(&mut bytes);
+        let word = |i: usize| u64::from_ne_bytes(bytes[i..i + 8].try_into().unwrap_or([0; 8]));
+        [word(0), word(8) | 1]
+    });
+    let scramble = |p: usize| ((p as u64 ^ cookie[0] ^ kind).wrapping_mul(cookie[1])) as i64;
+    let (t1, t2) = (scramble(a), scramble(b));
+    (t1 < t2) as i64 | (((t1 > t2) as i64) << 1)
+}
+
+/// setns(2) (Linux: `kernel/nsproxy.c`). The mount namespace is the only
+/// one, as on a Linux built without the others: there are no namespace
+/// files, so only a pidfd is taken, with CLONE_NEWNS alone (any other
+/// flag, or none, is EINVAL, as `check_setns_flags` says for namespaces
+/// configured out); joining the namespace one is already in moves the
+/// working directory to its root (Linux: `mntns_install`), EINVAL for a
+/// caller with other threads sharing it. Any other file: EINVAL.
+pub fn setns(fd: i32, nstype: i32) -> SysResult {
+    const CLONE_NEWNS: i32 = 0x20000;
+    let file = super::fs::file(fd)?;
+    let pidfd = pidfd::of_file(&file).map_err(|_| Errno::EINVAL)?;
+    if nstype != CLONE_NEWNS {
+        return Err(Errno::EINVAL);
+    }
+    // An exited task has left its namespaces.
+    if pidfd.exited() || pidfd.reaped() {
+        return Err(Errno::ESRCH);
+    }
+    let target = pidfd.process();
+    if !ptrace_may_access(target)? {
+        return Err(Errno::EPERM);
+    }
+    let me = current_process().ok_or(Errno::ESRCH)?;
+    if me.live_threads().len() != 1 {
+        return Err(Errno::EINVAL);
+    }
+    *me.cwd.lock() = crate::fs::vfs::root();
+    Ok(0)
+}
+
+/// clone3(2): see [`fork::clone3`].
+pub fn clone3(tf: &TrapFrame, uargs: usize, size: usize) -> SysResult {
+    fork::clone3(tf, uargs, size).map(|tid| tid as i64)
 }
 
 /// The process `pid` names: 0 or the caller's own pid is the caller.

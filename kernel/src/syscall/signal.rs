@@ -4,11 +4,13 @@ use core::sync::atomic::Ordering;
 
 use super::SysResult;
 use crate::errno::Errno;
+use crate::fs::pidfd;
 use crate::mm::uaccess::{copy_from_user, copy_to_user, read_user, write_user};
 use crate::task::process::{all_processes, find_process, find_thread, pgrp_members};
 use crate::task::signal::{self, SigSource};
 use crate::task::signal_abi::{
-    AltStack, SigAction, NSIG, SIGACTION_SIZE, SIGSET_SIZE, SIG_KERNEL_ONLY_MASK,
+    AltStack, SigAction, SigFields, SigInfo, NSIG, SIGACTION_SIZE, SIGINFO_SIZE, SIGSET_SIZE,
+    SIG_KERNEL_ONLY_MASK, SI_TKILL, SI_USER,
 };
 use crate::task::{current, current_process};
 
@@ -56,6 +58,91 @@ pub fn kill(pid: i32, sig: i32) -> SysResult {
     }
     for p in targets {
         signal::send_to_process(&p, sig, source);
+    }
+    Ok(0)
+}
+
+/// pidfd_send_signal(2) (Linux: `kernel/signal.c`): `sig` to what a
+/// pidfd names, a process or (PIDFD_THREAD) a thread, or by the flags to
+/// the thread with its id (PIDFD_SIGNAL_THREAD), its thread group
+/// (PIDFD_SIGNAL_THREAD_GROUP) or the process group it leads
+/// (PIDFD_SIGNAL_PROCESS_GROUP); ESRCH once nothing has that id. A
+/// caller's `info` must name the same signal, and only a thread
+/// signalling its own id may give a non-negative si_code or SI_TKILL
+/// (EPERM). Without `info`: SI_USER, or SI_TKILL for a thread.
+pub fn pidfd_send_signal(pidfd: i32, sig: i32, uinfo: usize, flags: u32) -> SysResult {
+    const PIDFD_SIGNAL_THREAD: u32 = 1;
+    const PIDFD_SIGNAL_THREAD_GROUP: u32 = 2;
+    const PIDFD_SIGNAL_PROCESS_GROUP: u32 = 4;
+    let known = PIDFD_SIGNAL_THREAD | PIDFD_SIGNAL_THREAD_GROUP | PIDFD_SIGNAL_PROCESS_GROUP;
+    if flags & !known != 0 || flags.count_ones() > 1 {
+        return Err(Errno::EINVAL);
+    }
+    let sig = check_sig(sig)?;
+    let file = super::fs::file(pidfd)?;
+    let target = pidfd::of_file(&file)?;
+    /// What a pidfd signal goes to (Linux: `enum pid_type`).
+    #[derive(PartialEq)]
+    enum To {
+        Thread,
+        Process,
+        Group,
+    }
+    let to = match flags {
+        PIDFD_SIGNAL_THREAD => To::Thread,
+        PIDFD_SIGNAL_THREAD_GROUP => To::Process,
+        PIDFD_SIGNAL_PROCESS_GROUP => To::Group,
+        _ if target.is_thread() => To::Thread,
+        _ => To::Process,
+    };
+    let pid = target.pid();
+    let info = if uinfo != 0 {
+        let raw: [u8; SIGINFO_SIZE] = read_user(uinfo)?;
+        let word = |at: usize| u32::from_ne_bytes([raw[at], raw[at + 1], raw[at + 2], raw[at + 3]]);
+        let code = word(8) as i32;
+        if word(0) != sig {
+            return Err(Errno::EINVAL);
+        }
+        let own = current().user.as_ref().is_some_and(|u| u.tid == pid);
+        if (!own || to == To::Group) && (code >= 0 || code == SI_TKILL) {
+            return Err(Errno::EPERM);
+        }
+        let value = u64::from_ne_bytes(raw[24..32].try_into().map_err(|_| Errno::EFAULT)?);
+        SigInfo {
+            signo: sig,
+            code,
+            fields: SigFields::Rt {
+                pid: word(16) as i32,
+                uid: word(20),
+                value,
+            },
+        }
+    } else {
+        let code = if to == To::Thread { SI_TKILL } else { SI_USER };
+        SigInfo::kill(sig, code, my_pid() as i32, 0)
+    };
+    if target.reaped() {
+        return Err(Errno::ESRCH);
+    }
+    match to {
+        To::Group => {
+            let members = pgrp_members(pid);
+            if members.is_empty() {
+                return Err(Errno::ESRCH);
+            }
+            for p in members {
+                signal::queue_signal(&p, sig, info);
+            }
+        }
+        // A first thread that has exited before its process takes nothing.
+        To::Thread => {
+            if let Some(t) = find_thread(pid) {
+                signal::queue_for_thread(&t, sig, info);
+            }
+        }
+        To::Process => {
+            signal::queue_signal(target.process(), sig, info);
+        }
     }
     Ok(0)
 }

@@ -8,44 +8,38 @@ use alloc::sync::Arc;
 use super::SysResult;
 use crate::arch::timer;
 use crate::errno::{Errno, KResult};
-use crate::mm::uaccess::{read_user, write_user};
+use crate::mm::uaccess::{copy_from_user, copy_to_user, read_user, write_user};
 use crate::task::clock::{self, NSEC_PER_SEC};
+use crate::task::clock::{
+    CLOCK_BOOTTIME, CLOCK_BOOTTIME_ALARM, CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_REALTIME_ALARM,
+    CLOCK_TAI,
+};
 use crate::task::process::{find_process, find_thread};
-use crate::task::timers;
+use crate::task::timers::{self, CpuClock, CpuSample, CpuTarget, TimerClock};
+use crate::task::{ntp, Thread};
 
-/// CLOCK_REALTIME: wall-clock time since the epoch; clock_settime(2)
-/// moves it.
-pub(super) const CLOCK_REALTIME: i32 = 0;
-/// CLOCK_MONOTONIC: time since boot, which nothing sets.
-pub(super) const CLOCK_MONOTONIC: i32 = 1;
 /// CLOCK_PROCESS_CPUTIME_ID: CPU time of the calling process, all its
 /// threads.
 const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
 /// CLOCK_THREAD_CPUTIME_ID: CPU time of the calling thread.
 const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-/// CLOCK_MONOTONIC_RAW: CLOCK_MONOTONIC without NTP's adjustments; the
-/// same clock here.
-const CLOCK_MONOTONIC_RAW: i32 = 4;
-/// CLOCK_REALTIME_COARSE: CLOCK_REALTIME at tick resolution, cheaper on
-/// Linux; full resolution here.
-const CLOCK_REALTIME_COARSE: i32 = 5;
-/// CLOCK_MONOTONIC_COARSE: CLOCK_MONOTONIC at tick resolution on Linux;
-/// full resolution here.
-const CLOCK_MONOTONIC_COARSE: i32 = 6;
-/// CLOCK_BOOTTIME: CLOCK_MONOTONIC plus time spent suspended; the same
-/// clock here.
-const CLOCK_BOOTTIME: i32 = 7;
 /// TIMER_ABSTIME: the time given is a time on the clock, not an interval
 /// from now.
 const TIMER_ABSTIME: u32 = 1;
+/// CAP_WAKE_ALARM, which timers and sleeps on the ALARM clocks need.
+const CAP_WAKE_ALARM: u32 = 35;
+/// CAP_SYS_TIME, which setting the clocks needs.
+const CAP_SYS_TIME: u32 = 25;
 
-/// Is `clock` one of the fixed clock ids, CLOCK_REALTIME to
-/// CLOCK_BOOTTIME? EINVAL if not.
-fn known(clock: i32) -> KResult<()> {
-    match clock {
-        CLOCK_REALTIME..=CLOCK_BOOTTIME => Ok(()),
-        _ => Err(Errno::EINVAL),
-    }
+/// The wall clock `clock` names: what it adds to CLOCK_MONOTONIC; EINVAL
+/// for an id that names none.
+fn wall(clock: i32) -> KResult<i64> {
+    clock::wall_offset(clock).ok_or(Errno::EINVAL)
+}
+
+/// Does the calling process hold capability `cap` in its effective set?
+fn capable(cap: u32) -> bool {
+    crate::task::current_process().is_some_and(|p| p.cred.lock().capable(cap))
 }
 
 /// Nanoseconds since boot (CLOCK_MONOTONIC).
@@ -56,6 +50,15 @@ fn now_ns() -> u64 {
 /// Nanoseconds as a `struct timespec`, `[tv_sec, tv_nsec]`.
 fn to_timespec(ns: u64) -> [i64; 2] {
     [(ns / NSEC_PER_SEC) as i64, (ns % NSEC_PER_SEC) as i64]
+}
+
+/// Signed nanoseconds as a timespec, seconds rounded down (a time before
+/// 1970 has negative seconds and a positive `tv_nsec`).
+fn to_timespec_signed(ns: i64) -> [i64; 2] {
+    [
+        ns.div_euclid(NSEC_PER_SEC as i64),
+        ns.rem_euclid(NSEC_PER_SEC as i64),
+    ]
 }
 
 /// A `struct timespec` in nanoseconds, saturating; EINVAL for negative
@@ -75,102 +78,93 @@ pub fn deadline_after(ts: [i64; 2]) -> KResult<u64> {
     Ok(timer::counter().saturating_add(clock::ns_to_counter(ns)))
 }
 
-/// The counter value at `ts` on `clock` (a counter clock).
-pub fn deadline_at_clock(clock: i32, ts: [i64; 2]) -> KResult<u64> {
+/// `ts`, a time on wall clock `clock`, as nanoseconds of CLOCK_MONOTONIC
+/// (0 for a time before boot).
+fn monotonic_at(clock: i32, ts: [i64; 2]) -> KResult<u64> {
     let target = from_timespec(ts)? as i64;
-    let mono = match clock {
-        CLOCK_REALTIME | CLOCK_REALTIME_COARSE => target.saturating_sub(clock::realtime_offset()),
-        _ => target,
-    };
-    Ok(clock::ns_to_counter(mono.max(0) as u64))
+    Ok(target.saturating_sub(wall(clock)?).max(0) as u64)
+}
+
+/// The counter value at `ts` on wall clock `clock`.
+pub fn deadline_at_clock(clock: i32, ts: [i64; 2]) -> KResult<u64> {
+    Ok(clock::ns_to_counter(monotonic_at(clock, ts)?))
+}
+
+/// The calling thread's TID.
+fn my_tid() -> u32 {
+    crate::task::current().user.as_ref().map_or(0, |u| u.tid)
 }
 
 /// The CPU-time clock `clock` names, if it is one (Linux:
-/// `posix_cpu_clock_get`): PROCESS/THREAD_CPUTIME_ID, or glibc's
-/// `clock_getcpuclockid` ids, `~pid << 3 | 2` (process) and
-/// `pthread_getcpuclockid`'s `~tid << 3 | 6` (thread); 0 in the pid
-/// part means the caller. EINVAL for a bad id or an unknown pid.
-fn cpu_clock_ns(clock: i32) -> KResult<Option<u64>> {
+/// `pid_for_clock`): PROCESS/THREAD_CPUTIME_ID, or the ids
+/// `clock_getcpuclockid` and `pthread_getcpuclockid` make, `~pid << 3`
+/// with the PERTHREAD bit (4) and PROF (0), VIRT (1) or SCHED (2); 0 in
+/// the pid part means the caller. EINVAL for a bad id, an unknown pid or
+/// another process's thread; `gettime` also lets a thread's TID name its
+/// process, as clock_gettime does.
+fn cpu_clock(clock: i32, gettime: bool) -> KResult<Option<CpuClock>> {
     const CPUCLOCK_PERTHREAD: i32 = 4;
-    const CPUCLOCK_SCHED: i32 = 2;
-    const CLOCKFD: i32 = 3;
-    match clock {
-        CLOCK_PROCESS_CPUTIME_ID => {
-            let p = crate::task::current_process().ok_or(Errno::EINVAL)?;
-            let (u, s) = p.cputime();
-            return Ok(Some(u + s));
-        }
-        CLOCK_THREAD_CPUTIME_ID => return Ok(Some(crate::task::current().runtime_ns())),
+    let (pid, thread, which) = match clock {
+        CLOCK_PROCESS_CPUTIME_ID => (0, false, 2),
+        CLOCK_THREAD_CPUTIME_ID => (0, true, 2),
         c if c >= 0 => return Ok(None),
-        _ => {}
-    }
-    // Negative ids: CPU clocks of another process or thread. Only the
-    // SCHED flavour (what glibc makes) is supported, as runtime; the
-    // PROF/VIRT ones are EINVAL here.
-    if clock & 3 == CLOCKFD || clock & 3 != CPUCLOCK_SCHED {
-        return Err(Errno::EINVAL);
-    }
-    let pid = !(clock >> 3) as u32;
-    if clock & CPUCLOCK_PERTHREAD != 0 {
-        let t = if pid == 0 {
+        c => (!(c >> 3) as u32, c & CPUCLOCK_PERTHREAD != 0, c & 3),
+    };
+    let sample = match which {
+        0 => CpuSample::Prof,
+        1 => CpuSample::Virt,
+        2 => CpuSample::Sched,
+        // CLOCKFD (3): a dynamic clock's descriptor; there are none.
+        _ => return Err(Errno::EINVAL),
+    };
+    let me = crate::task::current_process().ok_or(Errno::EINVAL)?;
+    let target = if thread {
+        let t: Arc<Thread> = if pid == 0 {
             crate::task::current()
         } else {
             find_thread(pid).ok_or(Errno::EINVAL)?
         };
         // Only threads of the caller's process (Linux: same thread group).
-        let mine = crate::task::current_process();
-        let same = t
+        if !t
             .user
             .as_ref()
-            .zip(mine)
-            .is_some_and(|(u, p)| Arc::ptr_eq(&u.process, &p));
-        if !same {
+            .is_some_and(|u| Arc::ptr_eq(&u.process, &me))
+        {
             return Err(Errno::EINVAL);
         }
-        return Ok(Some(t.runtime_ns()));
-    }
-    let p = if pid == 0 {
-        crate::task::current_process().ok_or(Errno::EINVAL)?
+        CpuTarget::Thread(Arc::downgrade(&t))
+    } else if pid == 0 || (gettime && my_tid() == pid) {
+        CpuTarget::Process(Arc::downgrade(&me))
     } else {
-        find_process(pid).ok_or(Errno::EINVAL)?
+        CpuTarget::Process(Arc::downgrade(&find_process(pid).ok_or(Errno::EINVAL)?))
     };
-    let (u, s) = p.cputime();
-    Ok(Some(u + s))
+    Ok(Some(CpuClock { target, sample }))
 }
 
-/// clock_gettime(2): the time on `clock`, as a timespec at `uts`: a fixed
+/// clock_gettime(2): the time on `clock`, as a timespec at `uts`: a wall
 /// clock, or the CPU-time clock of a process or thread (see
-/// `cpu_clock_ns`).
+/// `cpu_clock`).
 pub fn clock_gettime(clock: i32, uts: usize) -> SysResult {
-    if let Some(ns) = cpu_clock_ns(clock)? {
+    if let Some(c) = cpu_clock(clock, true)? {
+        let ns = c.now().ok_or(Errno::EINVAL)?;
         return write_user(uts, &to_timespec(ns)).map(|_| 0);
     }
-    known(clock)?;
-    let _ = (CLOCK_MONOTONIC, CLOCK_MONOTONIC_RAW, CLOCK_MONOTONIC_COARSE);
-    let ts = match clock {
-        CLOCK_REALTIME | CLOCK_REALTIME_COARSE => realtime_timespec(),
-        _ => to_timespec(now_ns()),
-    };
-    write_user(uts, &ts).map(|_| 0)
-}
-
-/// CLOCK_REALTIME as a timespec (seconds may be negative before 1970).
-fn realtime_timespec() -> [i64; 2] {
-    let ns = clock::realtime_ns();
-    [
-        ns.div_euclid(NSEC_PER_SEC as i64),
-        ns.rem_euclid(NSEC_PER_SEC as i64),
-    ]
+    let ns = (now_ns() as i64).wrapping_add(wall(clock)?);
+    write_user(uts, &to_timespec_signed(ns)).map(|_| 0)
 }
 
 /// clock_settime(2): only CLOCK_REALTIME can be set (Linux:
-/// `do_sys_settimeofday64`); EINVAL for the others and for a bad time.
+/// `do_sys_settimeofday64`); EINVAL for the others and for a bad time,
+/// EPERM without CAP_SYS_TIME.
 pub fn clock_settime(clock: i32, uts: usize) -> SysResult {
     let ts: [i64; 2] = read_user(uts)?;
     if clock != CLOCK_REALTIME {
         return Err(Errno::EINVAL);
     }
     let ns = from_timespec(ts)?;
+    if !capable(CAP_SYS_TIME) {
+        return Err(Errno::EPERM);
+    }
     clock::set_realtime(ns.min(i64::MAX as u64) as i64);
     Ok(0)
 }
@@ -179,7 +173,7 @@ pub fn clock_settime(clock: i32, uts: usize) -> SysResult {
 /// asked for, is UTC.
 pub fn gettimeofday(utv: usize, utz: usize) -> SysResult {
     if utv != 0 {
-        let ts = realtime_timespec();
+        let ts = to_timespec_signed(clock::realtime_ns());
         write_user(utv, &[ts[0], ts[1] / 1000])?;
     }
     if utz != 0 {
@@ -199,18 +193,45 @@ pub fn uptime_ns() -> u64 {
 }
 
 /// clock_getres(2): the resolution of `clock` at `uts`, if not NULL: one
-/// counter period for the fixed clocks, 1 ns for CPU-time clocks.
+/// counter period for the wall clocks; for CPU-time clocks 1 ns (the
+/// exact ones) or a tick (user and system time, which ticks split)
+/// (Linux: `posix_cpu_clock_getres`).
 pub fn clock_getres(clock: i32, uts: usize) -> SysResult {
-    let res = if cpu_clock_ns(clock)?.is_some() {
-        1
-    } else {
-        known(clock)?;
-        NSEC_PER_SEC / timer::frequency()
+    let res = match cpu_clock(clock, false)? {
+        Some(c) if c.sample == CpuSample::Sched => 1,
+        Some(_) => NSEC_PER_SEC / crate::task::HZ,
+        None => {
+            wall(clock)?;
+            NSEC_PER_SEC / timer::frequency()
+        }
     };
     if uts != 0 {
         write_user(uts, &to_timespec(res))?;
     }
     Ok(0)
+}
+
+/// adjtimex(2): [`clock_adjtime`] of CLOCK_REALTIME.
+pub fn adjtimex(utx: usize) -> SysResult {
+    clock_adjtime(CLOCK_REALTIME, utx)
+}
+
+/// clock_adjtime(2) (Linux: `do_clock_adjtime`): reads and tunes the NTP
+/// state of CLOCK_REALTIME through the `struct timex` at `utx` (see
+/// `task/ntp.rs`); the other clocks cannot be tuned (EOPNOTSUPP), unknown
+/// ids are EINVAL. Returns the clock state.
+pub fn clock_adjtime(clock: i32, utx: usize) -> SysResult {
+    if cpu_clock(clock, false)?.is_none() {
+        wall(clock)?;
+    }
+    if clock != CLOCK_REALTIME {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    let mut tx = [0u8; ntp::TIMEX_SIZE];
+    copy_from_user(&mut tx, utx)?;
+    let state = ntp::do_adjtimex(&mut tx, capable(CAP_SYS_TIME))?;
+    copy_to_user(utx, &tx)?;
+    Ok(state)
 }
 
 /// A `struct timeval` (seconds, microseconds) to nanoseconds; EINVAL out
@@ -257,18 +278,33 @@ pub fn setitimer(which: i32, unew: usize, uold: usize) -> SysResult {
     Ok(0)
 }
 
-/// timer_create(2) (Linux: `do_timer_create`): CLOCK_REALTIME, MONOTONIC
-/// and BOOTTIME; SIGEV_SIGNAL, SIGEV_NONE and SIGEV_THREAD_ID (a thread of
-/// the caller). A null sigevent means SIGEV_SIGNAL with SIGALRM and the
-/// timer id as its value. Writes the new id to `uid`.
+/// timer_create(2) (Linux: `do_timer_create`): the wall clocks
+/// REALTIME, MONOTONIC, BOOTTIME, TAI and the ALARM ones (which need
+/// CAP_WAKE_ALARM), and CPU-time clocks; MONOTONIC_RAW and the COARSE
+/// clocks have no timers (EOPNOTSUPP). SIGEV_SIGNAL, SIGEV_NONE and
+/// SIGEV_THREAD_ID (a thread of the caller). A null sigevent means
+/// SIGEV_SIGNAL with SIGALRM and the timer id as its value. Writes the
+/// new id to `uid`.
 pub fn timer_create(clock: i32, usev: usize, uid: usize) -> SysResult {
     const SIGEV_SIGNAL: i32 = 0;
     const SIGEV_NONE: i32 = 1;
     const SIGEV_THREAD_ID: i32 = 4;
-    if !matches!(clock, CLOCK_REALTIME | CLOCK_MONOTONIC | CLOCK_BOOTTIME) {
-        // CPU-time clocks exist (clock_gettime) but have no timers here.
-        return Err(Errno::EINVAL);
-    }
+    let timer_clock = match cpu_clock(clock, false)? {
+        Some(c) => TimerClock::Cpu(c),
+        None => match clock {
+            CLOCK_REALTIME | CLOCK_MONOTONIC | CLOCK_BOOTTIME | CLOCK_TAI => {
+                TimerClock::Counter(clock)
+            }
+            CLOCK_REALTIME_ALARM | CLOCK_BOOTTIME_ALARM if capable(CAP_WAKE_ALARM) => {
+                TimerClock::Counter(clock)
+            }
+            CLOCK_REALTIME_ALARM | CLOCK_BOOTTIME_ALARM => return Err(Errno::EPERM),
+            c => {
+                wall(c)?;
+                return Err(Errno::EOPNOTSUPP);
+            }
+        },
+    };
     let p = crate::task::current_process().ok_or(Errno::EINVAL)?;
     let notify = if usev == 0 {
         None
@@ -301,28 +337,9 @@ pub fn timer_create(clock: i32, usev: usize, uid: usize) -> SysResult {
             _ => return Err(Errno::EINVAL),
         })
     };
-    let id = timers::timer_create(&p, clock, notify.unwrap_or(timers::Notify::None))?;
-    if notify.is_none() {
-        let _ = timers::timer_delete(&p, id);
-        let id2 = timers::timer_create(
-            &p,
-            clock,
-            timers::Notify::Signal {
-                sig: crate::task::signal_abi::SIGALRM,
-                value: id as u64,
-                tid: None,
-            },
-        )?;
-        return finish_create(&p, id2, uid);
-    }
-    finish_create(&p, id, uid)
-}
-
-/// Stores timer_create's new timer `id` at `uid`, deleting the timer
-/// again if that faults.
-fn finish_create(p: &Arc<crate::task::process::Process>, id: i32, uid: usize) -> SysResult {
+    let id = timers::timer_create(&p, timer_clock, notify)?;
     if let Err(e) = write_user(uid, &id) {
-        let _ = timers::timer_delete(p, id);
+        let _ = timers::timer_delete(&p, id);
         return Err(e);
     }
     Ok(0)
@@ -340,15 +357,15 @@ pub fn timer_settime(id: i32, flags: u32, unew: usize, uold: usize) -> SysResult
     let p = crate::task::current_process().ok_or(Errno::EINVAL)?;
     let v: [[i64; 2]; 2] = read_user(unew)?;
     let interval = from_timespec(v[0])?;
-    let value = from_timespec(v[1])?;
-    let deadline = if value == 0 {
-        0
-    } else if flags & TIMER_ABSTIME != 0 {
-        deadline_at_clock(timers::timer_clock(&p, id)?, v[1])?.max(1)
-    } else {
-        timer::counter() + clock::ns_to_counter(value).max(1)
-    };
-    let old = timers::timer_settime(&p, id, deadline, clock::ns_to_counter(interval))?;
+    let mut value = from_timespec(v[1])?;
+    let absolute = flags & TIMER_ABSTIME != 0;
+    if absolute && value != 0 {
+        if let Some(wall_clock) = timers::timer_wall_clock(&p, id)? {
+            // On CLOCK_MONOTONIC's scale; a time already past fires at once.
+            value = monotonic_at(wall_clock, v[1])?.max(1);
+        }
+    }
+    let old = timers::timer_settime(&p, id, absolute, value, interval)?;
     if uold != 0 {
         write_itimerspec(uold, old)?;
     }
@@ -393,11 +410,16 @@ pub fn nanosleep(ureq: usize, _urem: usize) -> SysResult {
     sleep_until(deadline_after(ts)?).map(|_| 0)
 }
 
-/// clock_nanosleep(2): [`nanosleep`] on `clock`, or with TIMER_ABSTIME
-/// until a time on it. A CLOCK_REALTIME time becomes a counter deadline
-/// at the start, so a clock_settime meanwhile does not move it.
+/// clock_nanosleep(2): [`nanosleep`] on a wall clock, or with
+/// TIMER_ABSTIME until a time on it. A CLOCK_REALTIME time becomes a
+/// counter deadline at the start, so a clock_settime meanwhile does not
+/// move it. The ALARM clocks need CAP_WAKE_ALARM (Linux:
+/// `alarm_timer_nsleep`); CPU-time clocks are EINVAL here.
 pub fn clock_nanosleep(clock: i32, flags: u32, ureq: usize, _urem: usize) -> SysResult {
-    known(clock)?;
+    wall(clock)?;
+    if matches!(clock, CLOCK_REALTIME_ALARM | CLOCK_BOOTTIME_ALARM) && !capable(CAP_WAKE_ALARM) {
+        return Err(Errno::EPERM);
+    }
     let ts: [i64; 2] = read_user(ureq)?;
     let deadline = if flags & TIMER_ABSTIME != 0 {
         deadline_at_clock(clock, ts)?

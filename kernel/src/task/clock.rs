@@ -5,8 +5,13 @@
 //! (`[vvar]`, Linux: `struct vdso_data`), so the vDSO's CLOCK_REALTIME and
 //! the system call's agree.
 //!
-//! Where we simplify: no NTP slewing, no leap seconds; CLOCK_BOOTTIME is
-//! CLOCK_MONOTONIC (nothing suspends).
+//! CLOCK_TAI is CLOCK_REALTIME plus the TAI offset adjtimex(2) sets (0 at
+//! boot, as on Linux until NTP says otherwise); the data page carries it
+//! too.
+//!
+//! Where we simplify: no NTP slewing (see `ntp.rs`), no leap seconds;
+//! CLOCK_BOOTTIME is CLOCK_MONOTONIC (nothing suspends), and the ALARM
+//! clocks are their plain twins (nothing sleeps for them to wake).
 
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, AtomicUsize, Ordering};
@@ -22,6 +27,8 @@ pub const NSEC_PER_SEC: u64 = 1_000_000_000;
 /// CLOCK_REALTIME minus CLOCK_MONOTONIC, in nanoseconds (Linux:
 /// `tk->offs_real`).
 static REALTIME_OFFSET: AtomicI64 = AtomicI64::new(0);
+/// CLOCK_TAI minus CLOCK_REALTIME, in seconds (Linux: `tk->tai_offset`).
+static TAI_OFFSET: AtomicI64 = AtomicI64::new(0);
 /// Serialises writers of the offset and of the data page.
 static SETTIME: SpinLock<()> = SpinLock::new(());
 
@@ -39,6 +46,15 @@ const VVAR_SEQ: usize = 0;
 const VVAR_REALTIME_OFFSET: usize = 8;
 /// Byte offset of [`MULT`], a `u64`, for the vDSO's ticks-to-ns sum.
 const VVAR_MULT: usize = 16;
+/// Byte offset of the TAI offset, an `i64` in seconds.
+const VVAR_TAI_OFFSET: usize = 24;
+/// Byte offset of the random generator's generation, a `u64` the vDSO's
+/// getrandom takes a new key at whenever it changes (Linux:
+/// `vdso_rng_data.generation`); never 0.
+const VVAR_RNG_GENERATION: usize = 32;
+/// Byte offset of a `u32`, 1 once the random generator is ready (Linux:
+/// `vdso_rng_data.is_ready`).
+const VVAR_RNG_READY: usize = 40;
 
 /// Counter ticks become nanoseconds as `(ticks * mult) >> MULT_SHIFT`, in
 /// 128 bits (Linux: a clocksource's `mult` and `shift`, which the vDSO also
@@ -95,28 +111,95 @@ pub fn set_realtime(ns: i64) {
     let _guard = SETTIME.lock();
     let offset = ns.wrapping_sub(monotonic_ns() as i64);
     REALTIME_OFFSET.store(offset, Ordering::Release);
-    publish(offset);
+    publish();
 }
 
-/// Writes `offset` into the data page under its sequence count (Linux:
-/// `vdso_write_begin`/`vdso_write_end`). Caller holds SETTIME.
-fn publish(offset: i64) {
+/// Moves CLOCK_REALTIME by `delta` nanoseconds (Linux:
+/// `timekeeping_inject_offset`, adjtimex's ADJ_SETOFFSET).
+pub fn inject_offset(delta: i64) {
+    let _guard = SETTIME.lock();
+    let offset = REALTIME_OFFSET.load(Ordering::Acquire).wrapping_add(delta);
+    REALTIME_OFFSET.store(offset, Ordering::Release);
+    publish();
+}
+
+/// The TAI offset: CLOCK_TAI minus CLOCK_REALTIME, in seconds.
+pub fn tai_offset() -> i64 {
+    TAI_OFFSET.load(Ordering::Acquire)
+}
+
+/// Sets the TAI offset (Linux: `__timekeeping_set_tai_offset`), here and
+/// in the vDSO's page.
+pub fn set_tai_offset(secs: i64) {
+    let _guard = SETTIME.lock();
+    TAI_OFFSET.store(secs, Ordering::Release);
+    publish();
+}
+
+/// CLOCK_REALTIME, which clock_settime(2) sets.
+pub const CLOCK_REALTIME: i32 = 0;
+/// CLOCK_MONOTONIC: time since boot, which nothing sets.
+pub const CLOCK_MONOTONIC: i32 = 1;
+/// CLOCK_MONOTONIC_RAW: CLOCK_MONOTONIC without NTP's adjustments; the
+/// same clock here.
+pub const CLOCK_MONOTONIC_RAW: i32 = 4;
+/// CLOCK_REALTIME_COARSE: CLOCK_REALTIME at tick resolution on Linux;
+/// full resolution here.
+pub const CLOCK_REALTIME_COARSE: i32 = 5;
+/// CLOCK_MONOTONIC_COARSE: CLOCK_MONOTONIC at tick resolution on Linux;
+/// full resolution here.
+pub const CLOCK_MONOTONIC_COARSE: i32 = 6;
+/// CLOCK_BOOTTIME: CLOCK_MONOTONIC plus time spent suspended.
+pub const CLOCK_BOOTTIME: i32 = 7;
+/// CLOCK_REALTIME_ALARM: CLOCK_REALTIME whose timers would wake the
+/// system from suspend.
+pub const CLOCK_REALTIME_ALARM: i32 = 8;
+/// CLOCK_BOOTTIME_ALARM: CLOCK_BOOTTIME whose timers would wake the
+/// system from suspend.
+pub const CLOCK_BOOTTIME_ALARM: i32 = 9;
+/// CLOCK_TAI: International Atomic Time, CLOCK_REALTIME plus the TAI
+/// offset.
+pub const CLOCK_TAI: i32 = 11;
+
+/// What a wall clock adds to CLOCK_MONOTONIC, in nanoseconds; None for
+/// an id that names no wall clock (Linux: the `k_clock`s of
+/// `posix_clocks[]` that read timekeeping).
+pub fn wall_offset(clock: i32) -> Option<i64> {
+    match clock {
+        CLOCK_REALTIME | CLOCK_REALTIME_COARSE | CLOCK_REALTIME_ALARM => Some(realtime_offset()),
+        CLOCK_TAI => {
+            Some(realtime_offset().wrapping_add(tai_offset().wrapping_mul(NSEC_PER_SEC as i64)))
+        }
+        CLOCK_MONOTONIC
+        | CLOCK_MONOTONIC_RAW
+        | CLOCK_MONOTONIC_COARSE
+        | CLOCK_BOOTTIME
+        | CLOCK_BOOTTIME_ALARM => Some(0),
+        _ => None,
+    }
+}
+
+/// Writes the offsets into the data page under its sequence count
+/// (Linux: `vdso_write_begin`/`vdso_write_end`). Caller holds SETTIME.
+fn publish() {
     let va = VVAR_VA.load(Ordering::Acquire);
     if va == 0 {
         return;
     }
     // SAFETY: `va` is the kernel address of the data page's folio, which
     // its file keeps in the page cache for good (VVAR is never dropped);
-    // both words are naturally aligned inside it.
-    let (seq, off) = unsafe {
+    // the words are naturally aligned inside it.
+    let (seq, off, tai) = unsafe {
         (
             &*((va + VVAR_SEQ) as *const AtomicU32),
             &*((va + VVAR_REALTIME_OFFSET) as *const AtomicI64),
+            &*((va + VVAR_TAI_OFFSET) as *const AtomicI64),
         )
     };
     seq.fetch_add(1, Ordering::AcqRel);
     core::sync::atomic::fence(Ordering::Release);
-    off.store(offset, Ordering::Relaxed);
+    off.store(REALTIME_OFFSET.load(Ordering::Acquire), Ordering::Relaxed);
+    tai.store(TAI_OFFSET.load(Ordering::Acquire), Ordering::Relaxed);
     core::sync::atomic::fence(Ordering::Release);
     seq.fetch_add(1, Ordering::Release);
 }
@@ -139,12 +222,33 @@ pub fn init_vvar() {
         let (folio, _) = f.mapping.get_folio(0).expect("the [vvar] page is cached");
         (file.inode.clone(), phys_to_virt(folio.phys()))
     });
-    // SAFETY: as in `publish`; the word is aligned, and no process maps
+    // SAFETY: as in `publish`; the words are aligned, and no process maps
     // the page before this returns.
-    unsafe { &*((*va + VVAR_MULT) as *const AtomicU64) }.store(mult(), Ordering::Release);
+    unsafe {
+        (*((*va + VVAR_MULT) as *const AtomicU64)).store(mult(), Ordering::Release);
+        (*((*va + VVAR_RNG_GENERATION) as *const AtomicU64)).store(1, Ordering::Release);
+        (*((*va + VVAR_RNG_READY) as *const AtomicU32)).store(1, Ordering::Release);
+    }
     VVAR_VA.store(*va, Ordering::Release);
     let _guard = SETTIME.lock();
-    publish(REALTIME_OFFSET.load(Ordering::Acquire));
+    publish();
+}
+
+/// A fork made a copy of a process's memory, and with it of any vDSO
+/// getrandom state in it: a new generation makes every such state take
+/// a fresh key before it gives out another byte (Linux instead wipes
+/// those states in the child: they live in MAP_DROPPABLE memory).
+pub fn new_rng_generation() {
+    let va = VVAR_VA.load(Ordering::Acquire);
+    if va == 0 {
+        return;
+    }
+    // SAFETY: as in `publish`; the word is aligned.
+    let generation = unsafe { &*((va + VVAR_RNG_GENERATION) as *const AtomicU64) };
+    // Wrapping past 0 would read as "no key yet": skip it.
+    if generation.fetch_add(1, Ordering::AcqRel) == u64::MAX {
+        generation.store(1, Ordering::Release);
+    }
 }
 
 /// The data page's file, for exec to map.

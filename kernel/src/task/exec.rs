@@ -30,6 +30,7 @@ use crate::mm::vma::{
     VM_MAYREAD, VM_MAYWRITE, VM_READ, VM_WRITE,
 };
 use crate::task::binfmt_script;
+use crate::task::cred::Cred;
 use crate::task::elf::{self, LoadPlan, PHENT_SIZE};
 use crate::task::process::{ExecImage, Process};
 use crate::task::signal_abi::{SIGNAL_MINSIGSTKSZ, SIG_DFL, SIG_IGN};
@@ -158,46 +159,155 @@ fn map(
 /// `exec_binprm`, which allows depth 0 to 5 of binfmt rewrites).
 const MAX_SCRIPT_DEPTH: usize = 5;
 
-/// Builds a new address space holding the program at `path` with its first
-/// stack (Linux: `bprm_execve` -> `search_binary_handler`, which tries
-/// `load_script` and `load_elf_binary` up to `start_thread`).
-pub fn load(cwd: &Arc<Inode>, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<Loaded> {
-    load_binary(cwd, path, path, argv, envp, 0)
+/// AT_SYMLINK_NOFOLLOW: execveat refuses a symbolic link at the end of
+/// the path (ELOOP) instead of following it.
+pub const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
+/// AT_EMPTY_PATH: an empty path names the file `dirfd` is open on.
+pub const AT_EMPTY_PATH: u32 = 0x1000;
+/// AT_FDCWD: a `dirfd` that means the working directory.
+pub const AT_FDCWD: i32 = -100;
+
+/// The program an exec runs and the names it goes by (Linux: what
+/// `alloc_bprm` keeps in `struct linux_binprm`).
+pub struct ExecTarget {
+    /// The file, opened for exec (`bprm->file`).
+    inode: Arc<Inode>,
+    /// `bprm->filename`: the path as given, or `/dev/fd/N[/path]` for a
+    /// path relative to a descriptor, which a script's interpreter is
+    /// handed and AT_EXECFN points at.
+    filename: alloc::string::String,
+    /// The new program's name (Linux: `__set_task_comm` from the last
+    /// component of `filename`, or of the file itself for an empty path).
+    comm: [u8; crate::task::process::TASK_COMM_LEN],
+    /// `filename` names a close-on-exec descriptor, gone once the program
+    /// runs, so a script's interpreter could not open it (Linux:
+    /// `BINPRM_FLAGS_PATH_INACCESSIBLE`).
+    path_inaccessible: bool,
+    /// The credentials the program will run with (its AT_UID and
+    /// friends; Linux: `bprm->cred`).
+    cred: Cred,
 }
 
-/// `load` of `path`, which the caller named `execfn` (AT_EXECFN), after
-/// `depth` `#!` lines.
+/// Opens the program execveat(2) names for exec (Linux: `alloc_bprm`,
+/// `do_open_execat`): `path` from `dirfd` (AT_FDCWD: the working
+/// directory; ignored for an absolute path), or with AT_EMPTY_PATH and an
+/// empty path the file `dirfd` is open on, O_PATH or not. EINVAL for
+/// other flags, ENOENT for an empty path without AT_EMPTY_PATH, EBADF or
+/// ENOTDIR for a bad `dirfd`, ELOOP for a symbolic link under
+/// AT_SYMLINK_NOFOLLOW, EACCES for anything but a regular file with an
+/// execute bit.
+pub fn open_execat(p: &Process, dirfd: i32, path: &str, flags: u32) -> KResult<ExecTarget> {
+    // Linux copies the name in (`getname_uflags`) before it looks at the
+    // flags: an empty one is refused there.
+    if path.is_empty() && flags & AT_EMPTY_PATH == 0 {
+        return Err(Errno::ENOENT);
+    }
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Errno::EINVAL);
+    }
+    let fd_file = |fd: i32| {
+        let fd = usize::try_from(fd).map_err(|_| Errno::EBADF)?;
+        p.files.lock().get(fd)
+    };
+    let inode = if path.is_empty() {
+        match dirfd {
+            AT_FDCWD => p.cwd.lock().clone(),
+            fd => fd_file(fd)?.inode.clone(),
+        }
+    } else {
+        let start = if path.starts_with('/') {
+            vfs::root()
+        } else if dirfd == AT_FDCWD {
+            p.cwd.lock().clone()
+        } else {
+            let dir = fd_file(dirfd)?.inode.clone();
+            dir.dir()?;
+            dir
+        };
+        vfs::lookup(&start, path, flags & AT_SYMLINK_NOFOLLOW == 0)?
+    };
+    if matches!(inode.kind, InodeKind::Symlink(_) | InodeKind::MagicLink(_)) {
+        return Err(Errno::ELOOP);
+    }
+    exec_file(&inode)?;
+    let by_fd = dirfd != AT_FDCWD && !path.starts_with('/');
+    let filename = match (by_fd, path.is_empty()) {
+        (false, _) => alloc::string::String::from(path),
+        (true, true) => alloc::format!("/dev/fd/{}", dirfd),
+        (true, false) => alloc::format!("/dev/fd/{}/{}", dirfd, path),
+    };
+    // An empty path names the program by the file itself (Linux:
+    // `comm_from_dentry`); where it is linked nowhere any more, by its
+    // descriptor.
+    let comm = match (by_fd && path.is_empty()).then(|| vfs::find_path(&inode)) {
+        Some(Some(linked)) => crate::task::process::comm_of_path(&linked),
+        _ => crate::task::process::comm_of_path(&filename),
+    };
+    let path_inaccessible = by_fd && p.files.lock().cloexec(dirfd as usize).unwrap_or(false);
+    Ok(ExecTarget {
+        inode,
+        filename,
+        comm,
+        path_inaccessible,
+        cred: p.cred.lock().exec(),
+    })
+}
+
+/// Builds a new address space holding the program `target` with its
+/// first stack (Linux: `bprm_execve` -> `search_binary_handler`, which
+/// tries `load_script` and `load_elf_binary` up to `start_thread`).
+pub fn load(
+    cwd: &Arc<Inode>,
+    target: &ExecTarget,
+    argv: &[Vec<u8>],
+    envp: &[Vec<u8>],
+) -> KResult<Loaded> {
+    load_binary(cwd, &target.inode, &target.filename, target, argv, envp, 0)
+}
+
+/// `load` of the file `inode`, which goes by `interp` (`bprm->interp`:
+/// the program's name, then each interpreter's), after `depth` `#!`
+/// lines.
 fn load_binary(
     cwd: &Arc<Inode>,
-    path: &str,
-    execfn: &str,
+    inode: &Arc<Inode>,
+    interp: &str,
+    target: &ExecTarget,
     argv: &[Vec<u8>],
     envp: &[Vec<u8>],
     depth: usize,
 ) -> KResult<Loaded> {
-    let inode = vfs::lookup(cwd, path, true)?;
     if inode.is_dir() {
         return Err(Errno::EACCES);
     }
-    let file = exec_file(&inode)?;
+    let file = exec_file(inode)?;
     let mut head = [0u8; binfmt_script::BINPRM_BUF_SIZE];
     let got = file.read_at(0, &mut head)?;
     if let Some(shebang) = binfmt_script::parse(&head[..got]) {
         // Linux: `load_script`. The interpreter gets the script's path in
-        // place of argv[0].
+        // place of argv[0], which must still name it once the program runs.
         let shebang = shebang.map_err(|_| Errno::ENOEXEC)?;
+        if target.path_inaccessible {
+            return Err(Errno::ENOENT);
+        }
         if depth == MAX_SCRIPT_DEPTH {
             return Err(Errno::ELOOP);
         }
-        let interp = core::str::from_utf8(shebang.interp).map_err(|_| Errno::ENOEXEC)?;
+        let name = core::str::from_utf8(shebang.interp).map_err(|_| Errno::ENOEXEC)?;
         let mut script_argv = vec![shebang.interp.to_vec()];
         script_argv.extend(shebang.arg.map(<[u8]>::to_vec));
-        script_argv.push(path.as_bytes().to_vec());
+        script_argv.push(interp.as_bytes().to_vec());
         script_argv.extend(argv.iter().skip(1).cloned());
-        return load_binary(cwd, interp, execfn, &script_argv, envp, depth + 1);
+        let next = vfs::lookup(cwd, name, true)?;
+        return load_binary(cwd, &next, name, target, &script_argv, envp, depth + 1);
     }
+    let path = if depth == 0 {
+        vfs::find_path(inode).unwrap_or_else(|| target.filename.clone())
+    } else {
+        vfs::realpath(cwd, interp)?
+    };
     let exe = ExecImage {
-        path: vfs::realpath(cwd, path)?,
+        path,
         file: Some(inode.clone()),
         cmdline: argv
             .iter()
@@ -235,7 +345,7 @@ fn load_binary(
     let (vdso, interp_base);
     {
         let mut m = mm.mmap_write_lock();
-        let brk = map_segments(&mm, &mut m, &inode, &plan, &mut zero_tails)?;
+        let brk = map_segments(&mm, &mut m, inode, &plan, &mut zero_tails)?;
         // Linux: VM_STACK_FLAGS, and the accounting of private memory.
         let stack_flags = VM_DATA_DEFAULT_FLAGS | VM_GROWSDOWN | VM_ACCOUNT;
         map(
@@ -283,16 +393,16 @@ fn load_binary(
         (stack::AT_BASE, interp_base.map_or(0, |(base, _)| base)),
         (stack::AT_FLAGS, 0),
         (stack::AT_ENTRY, plan.entry),
-        (stack::AT_UID, 0),
-        (stack::AT_EUID, 0),
-        (stack::AT_GID, 0),
-        (stack::AT_EGID, 0),
+        (stack::AT_UID, target.cred.uid as u64),
+        (stack::AT_EUID, target.cred.euid as u64),
+        (stack::AT_GID, target.cred.gid as u64),
+        (stack::AT_EGID, target.cred.egid as u64),
         (stack::AT_SECURE, 0),
     ];
     let args = ExecArgs {
         argv: &argv,
         envp: &envp,
-        execfn: execfn.as_bytes(),
+        execfn: target.filename.as_bytes(),
         random,
         hwcap2: 0,
         platform: ELF_PLATFORM,
@@ -307,7 +417,7 @@ fn load_binary(
         entry: interp_base.map_or(plan.entry, |(_, entry)| entry),
         sp: initial.sp,
         exe: Arc::new(exe),
-        comm: crate::task::process::comm_of_path(execfn),
+        comm: target.comm,
     })
 }
 
@@ -398,13 +508,10 @@ pub fn commit(process: &Arc<Process>, loaded: Loaded, tf: &mut TrapFrame) {
         }
     }
     *process.exe.lock() = loaded.exe;
-    // Root regains every capability at exec, keeping its inheritable set
-    // (Linux: `cap_bprm_creds_from_file`, with a full bounding set).
-    let inheritable = process.caps.lock().inheritable;
-    *process.caps.lock() = crate::task::process::Caps {
-        inheritable,
-        ..crate::task::process::Caps::ROOT
-    };
+    // Linux: `cap_bprm_creds_from_file`, for a program with no set-ID
+    // bits or file capabilities.
+    let cred = process.cred.lock().exec();
+    *process.cred.lock() = cred;
     crate::task::timers::on_exec(process);
     if let Some(u) = &crate::task::current().user {
         *u.comm.lock() = loaded.comm;
@@ -420,7 +527,16 @@ pub fn commit(process: &Arc<Process>, loaded: Loaded, tf: &mut TrapFrame) {
 /// 0-2: how the kernel starts init (and how its tests start programs).
 pub fn spawn_process(path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<Arc<Process>> {
     let root = vfs::root();
-    let loaded = load(&root, path, argv, envp)?;
+    let inode = vfs::lookup(&root, path, true)?;
+    exec_file(&inode)?;
+    let target = ExecTarget {
+        inode,
+        filename: alloc::string::String::from(path),
+        comm: crate::task::process::comm_of_path(path),
+        path_inaccessible: false,
+        cred: Cred::ROOT,
+    };
+    let loaded = load(&root, &target, argv, envp)?;
     let mut files = crate::fs::vfs::FdTable::new();
     for f in crate::syscall::console_files()? {
         files.install(f)?;
@@ -438,20 +554,26 @@ pub fn spawn_process(path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<
     *process.exe.lock() = loaded.exe;
     let frame = TrapFrame::new_user(loaded.entry, loaded.sp);
     let user = crate::task::process::UserThread::new(process.clone(), pid, 0);
-    *user.comm.lock() = crate::task::process::comm_of_path(path);
+    *user.comm.lock() = loaded.comm;
     crate::task::spawn_user(crate::task::process::next_cpu(), user, frame, 0)
         .ok_or(Errno::ENOMEM)?;
     Ok(process)
 }
 
-/// execve(2) for the calling thread.
-pub fn execve(tf: &mut TrapFrame, path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<()> {
+/// execve(2) and execveat(2) for the calling thread, once the program
+/// was opened (`open_execat`) and the arguments copied in.
+pub fn execve(
+    tf: &mut TrapFrame,
+    target: &ExecTarget,
+    argv: &[Vec<u8>],
+    envp: &[Vec<u8>],
+) -> KResult<()> {
     let process = crate::task::current_process().ok_or(Errno::EINVAL)?;
     if process.live_threads().len() > 1 {
         return Err(Errno::EAGAIN);
     }
     let cwd = process.cwd.lock().clone();
-    let loaded = load(&cwd, path, argv, envp)?;
+    let loaded = load(&cwd, target, argv, envp)?;
     commit(&process, loaded, tf);
     Ok(())
 }

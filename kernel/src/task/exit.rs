@@ -11,7 +11,7 @@ use crate::mm::uaccess::write_user;
 use crate::task::process::{self, Process};
 use crate::task::signal_abi::{
     sigmask, stopped, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED,
-    CONTINUED_STATUS, SIGCONT,
+    CONTINUED_STATUS, SIGCHLD, SIGCONT,
 };
 use crate::task::{current, futex, signal};
 
@@ -51,6 +51,8 @@ fn exit_thread(status: u32) {
         process::unregister_thread(&me);
     }
     process::release_vfork_parent(user);
+    // Pidfds of this thread (PIDFD_THREAD) read as exited.
+    process.pidfd_wait.wake();
     let last = process.nr_threads.fetch_sub(1, Ordering::AcqRel) == 1;
     // CLONE_CHILD_CLEARTID: tell a joiner we are gone (after leaving the
     // count, so a joiner that then exits knows it is the last).
@@ -115,6 +117,9 @@ fn exit_process(p: &Arc<Process>) {
     if let Some(reaper) = reaper.as_ref().filter(|r| !Arc::ptr_eq(r, p)) {
         for c in orphans {
             *c.parent.lock() = Arc::downgrade(reaper);
+            // A new parent hears SIGCHLD, whatever the old one asked for
+            // (Linux: `reparent_leader`).
+            c.exit_signal.store(SIGCHLD, Ordering::Release);
             let pdeath = c.pdeath_signal.load(Ordering::Acquire);
             reaper.children.lock().push(c.clone());
             if pdeath != 0 {
@@ -127,8 +132,11 @@ fn exit_process(p: &Arc<Process>) {
         crate::init_exited(status);
     }
     p.zombie.store(true, Ordering::Release);
+    // Its pidfds read as exited (Linux: `do_notify_pidfd`).
+    p.pidfd_wait.wake();
     if let Some(parent) = p.parent() {
-        signal::send_child_signal(&parent, p.pid, status);
+        let sig = p.exit_signal.load(Ordering::Acquire);
+        signal::send_child_signal(&parent, sig, p.pid, status);
         parent.child_wait.wake_all();
     }
 }
@@ -194,8 +202,15 @@ pub const WEXITED: u32 = 4;
 pub const WCONTINUED: u32 = 8;
 /// WNOWAIT: leave the child waitable; report without reaping or clearing.
 pub const WNOWAIT: u32 = 0x0100_0000;
-/// __WNOTHREAD, __WALL, __WCLONE: accepted; every child is a process here.
-pub const WTHREAD_FLAGS: u32 = 0x2000_0000 | 0x4000_0000 | 0x8000_0000;
+/// __WNOTHREAD: only the calling thread's children; every thread's
+/// children are the process's here, so it changes nothing.
+pub const WNOTHREAD: u32 = 0x2000_0000;
+/// __WALL: children whatever their exit signal.
+pub const WALL: u32 = 0x4000_0000;
+/// __WCLONE: only "clone" children, whose exit signal is not SIGCHLD.
+pub const WCLONE: u32 = 0x8000_0000;
+/// The three thread flags together, which wait4 and waitid accept.
+pub const WTHREAD_FLAGS: u32 = WNOTHREAD | WALL | WCLONE;
 
 /// Which children a wait is for (Linux: `enum pid_type` of `do_wait`).
 #[derive(Copy, Clone)]
@@ -226,13 +241,17 @@ pub struct WaitResult {
     pub stime: u64,
 }
 
-/// Is `c` one of the children `which` picks?
-fn selected(which: WaitFor, c: &Process) -> bool {
-    match which {
+/// Is `c` one of the children `which` picks, and of the kind `options`
+/// asks for: without __WALL, children that exit with SIGCHLD, or with
+/// __WCLONE those that do not (Linux: `eligible_child`)?
+fn selected(which: WaitFor, options: u32, c: &Process) -> bool {
+    let picked = match which {
         WaitFor::Any => true,
         WaitFor::Pid(pid) => c.pid == pid,
         WaitFor::Pgid(pgid) => c.pgid.load(Ordering::Acquire) == pgid,
-    }
+    };
+    let clone_child = c.exit_signal.load(Ordering::Acquire) != SIGCHLD;
+    picked && (options & WALL != 0 || clone_child == (options & WCLONE != 0))
 }
 
 /// Can `c` report something `options` asks for?
@@ -308,7 +327,7 @@ pub fn do_wait(which: WaitFor, options: u32) -> KResult<Option<WaitResult>> {
             .children
             .lock()
             .iter()
-            .filter(|c| selected(which, c))
+            .filter(|c| selected(which, options, c))
             .cloned()
             .collect();
         if candidates.is_empty() {
@@ -342,7 +361,7 @@ pub fn do_wait(which: WaitFor, options: u32) -> KResult<Option<WaitResult>> {
             me.children
                 .lock()
                 .iter()
-                .any(|c| selected(which, c) && reportable(c, options))
+                .any(|c| selected(which, options, c) && reportable(c, options))
         })?;
     }
 }

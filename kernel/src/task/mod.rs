@@ -9,11 +9,13 @@
 
 pub mod binfmt_script;
 pub mod clock;
+pub mod cred;
 pub mod elf;
 pub mod exec;
 pub mod exit;
 pub mod fork;
 pub mod futex;
+pub mod ntp;
 pub mod process;
 mod sched;
 pub mod sched_policy;

@@ -8,7 +8,7 @@
 //!
 //! Where we simplify: one thread group per process (threads share
 //! everything; `CLONE_*` flags that split mm, files or handlers between
-//! threads are not supported), no credentials (everyone is root), and a
+//! threads are not supported), credentials per process (`cred.rs`), and a
 //! process exiting leaves its children to the nearest child subreaper
 //! above it, else PID 1.
 
@@ -23,9 +23,11 @@ use core::sync::atomic::{
 };
 
 use crate::errno::{Errno, KResult};
-use crate::fs::vfs::{FdTable, Inode};
+use crate::fs::poll::PollQueue;
+use crate::fs::vfs::{FdTable, File, Inode};
 use crate::mm::mm_struct::Mm;
 use crate::sync::SpinLock;
+use crate::task::cred::Cred;
 use crate::task::sched_policy::SchedPolicy;
 use crate::task::signal_abi::{AltStack, SigAction, SigInfo, NSIG};
 use crate::task::thread::Thread;
@@ -78,17 +80,18 @@ pub struct Process {
     pub zombie: AtomicBool,
     /// Children changing state wake the parent here (Linux: `wait_chldexit`).
     pub child_wait: WaitQueue,
+    /// Pollers of the process's pidfds, woken when it becomes a zombie
+    /// (Linux: `struct pid`'s `wait_pidfd`).
+    pub pidfd_wait: PollQueue,
     /// Minor page faults (getrusage's `ru_minflt`).
     pub minflt: AtomicU64,
     /// Resource limits, (soft, hard) per RLIMIT_* (Linux: `signal->rlim`).
     pub rlimits: SpinLock<[[u64; 2]; RLIM_NLIMITS]>,
     /// Threads not yet exited; the one that takes it to 0 ends the process.
     pub nr_threads: AtomicUsize,
-    /// The capability sets, as capget(2) and capset(2) see them (Linux:
-    /// `cred->cap_*`, per thread there). Recorded, not enforced: faultline
-    /// checks no permission, so every process acts as root whatever it
-    /// holds.
-    pub caps: SpinLock<Caps>,
+    /// User and group ids and capabilities (`cred.rs`; Linux:
+    /// `task->cred`, per thread there).
+    pub cred: SpinLock<Cred>,
     /// PR_SET_NO_NEW_PRIVS was asked for (Linux: per thread, inherited).
     pub no_new_privs: AtomicBool,
     /// The file mode creation mask, taken from new files' and directories'
@@ -112,6 +115,10 @@ pub struct Process {
     /// PR_SET_PDEATHSIG: the signal this process gets when its parent dies
     /// (Linux keeps it per thread, `pdeath_signal`); cleared by fork.
     pub pdeath_signal: AtomicU32,
+    /// The signal the parent gets when this process exits, 0 for none:
+    /// SIGCHLD, or what clone asked for (Linux: `task->exit_signal`).
+    /// Only wait's __WCLONE or __WALL reap a child with another signal.
+    pub exit_signal: AtomicU32,
     /// PR_SET_DUMPABLE (Linux: `mm->flags` MMF_DUMPABLE), 1 by default.
     pub dumpable: AtomicU32,
     /// PR_SET_CHILD_SUBREAPER: orphaned descendants come here, not to init
@@ -180,50 +187,24 @@ impl Process {
     pub fn stack_limit(&self) -> u64 {
         self.rlimits.lock()[RLIMIT_STACK][0]
     }
+
+    /// Puts `file` in the lowest free descriptor at or above `min`, with
+    /// FD_CLOEXEC if `cloexec`; EMFILE unless that is below the soft
+    /// RLIMIT_NOFILE (Linux: `get_unused_fd_flags` + `fd_install`).
+    pub fn install_fd(&self, file: Arc<File>, min: usize, cloexec: bool) -> KResult<usize> {
+        let limit = self.rlimits.lock()[RLIMIT_NOFILE][0] as usize;
+        let mut files = self.files.lock();
+        let fd = files.install_from(file, min, cloexec)?;
+        if fd >= limit {
+            let _ = files.close(fd);
+            return Err(Errno::EMFILE);
+        }
+        Ok(fd)
+    }
 }
 /// `RLIMIT_NOFILE`: one more than the highest file descriptor the
 /// process may open.
 const RLIMIT_NOFILE: usize = 7;
-
-/// A process's capability sets, one bit per capability (Linux:
-/// `kernel_cap_t`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Caps {
-    /// The capabilities permission checks would look at (`cap_effective`).
-    pub effective: u64,
-    /// The most the process may make effective (`cap_permitted`).
-    pub permitted: u64,
-    /// The capabilities that can pass across an exec (`cap_inheritable`).
-    pub inheritable: u64,
-}
-
-impl Caps {
-    /// Every capability Linux 6.12 knows: 0..=CAP_CHECKPOINT_RESTORE (40).
-    pub const FULL_SET: u64 = (1 << 41) - 1;
-    /// What root holds after exec (Linux: `cap_bprm_creds_from_file` for
-    /// uid 0): everything effective and permitted, nothing inheritable.
-    pub const ROOT: Caps = Caps {
-        effective: Caps::FULL_SET,
-        permitted: Caps::FULL_SET,
-        inheritable: 0,
-    };
-
-    /// The sets `new` may replace `self` (Linux: `cap_capset`): nothing
-    /// gained in permitted, inheritable within the old inheritable and
-    /// permitted, effective within the new permitted. Capabilities past
-    /// the last one Linux knows are dropped, as Linux's `cap_valid` mask.
-    pub fn set(&self, new: Caps) -> Option<Caps> {
-        let new = Caps {
-            effective: new.effective & Caps::FULL_SET,
-            permitted: new.permitted & Caps::FULL_SET,
-            inheritable: new.inheritable & Caps::FULL_SET,
-        };
-        let allowed = new.permitted & !self.permitted == 0
-            && new.inheritable & !(self.inheritable | self.permitted) == 0
-            && new.effective & !new.permitted == 0;
-        allowed.then_some(new)
-    }
-}
 
 /// The limits a new process starts with, as (soft, hard) pairs: none,
 /// except the stack (soft limit [`STACK_SIZE`](crate::task::exec::STACK_SIZE))
@@ -404,9 +385,10 @@ impl Process {
             exit_status: AtomicU32::new(0),
             zombie: AtomicBool::new(false),
             child_wait: WaitQueue::new(),
+            pidfd_wait: PollQueue::new(),
             minflt: AtomicU64::new(0),
             rlimits: SpinLock::new(default_rlimits()),
-            caps: SpinLock::new(Caps::ROOT),
+            cred: SpinLock::new(Cred::ROOT),
             no_new_privs: AtomicBool::new(false),
             umask: AtomicU32::new(0o022),
             start_time_ns: crate::task::clock::monotonic_ns(),
@@ -416,6 +398,7 @@ impl Process {
             did_exec: AtomicBool::new(false),
             nice: AtomicI32::new(0),
             pdeath_signal: AtomicU32::new(0),
+            exit_signal: AtomicU32::new(crate::task::signal_abi::SIGCHLD),
             dumpable: AtomicU32::new(1),
             child_subreaper: AtomicBool::new(false),
             stopped: AtomicBool::new(false),
@@ -481,6 +464,12 @@ impl Process {
     /// Is the process a zombie or on its way out?
     pub fn is_exiting(&self) -> bool {
         self.exiting.load(Ordering::Acquire)
+    }
+
+    /// Have all its threads gone, so that its parent may reap it (Linux:
+    /// the leader's `exit_state` with an empty thread group)?
+    pub fn is_zombie(&self) -> bool {
+        self.zombie.load(Ordering::Acquire)
     }
 }
 

@@ -297,7 +297,7 @@ pub fn tick(user: bool) {
             ticks.fetch_add(1, Ordering::Relaxed);
         }
         if let Some(u) = &t.user {
-            crate::task::timers::cpu_tick(&u.process, user);
+            crate::task::timers::cpu_tick(&u.process, t);
         }
     });
     crate::task::timers::run_expired();

@@ -26,12 +26,12 @@ use crate::mm::uaccess::{copy_from_user, copy_to_user};
 use crate::task::exit::do_group_exit;
 use crate::task::process::{Process, UserThread};
 use crate::task::signal_abi::{
-    default_action, parse_sigreturn, sigmask, signaled, AltStack, DefaultAction, FpState,
-    SigAction, SigFields, SigInfo, SignalDelivery, UserRegs, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED,
-    CLD_KILLED, CLD_STOPPED, MINSIGSTKSZ, NSIG, RT_SIGFRAME_SIZE, SA_NOCLDSTOP, SA_NODEFER,
-    SA_ONSTACK, SA_RESETHAND, SA_RESTART, SIGCHLD, SIGCONT, SIGFRAME_SIZE, SIGSTOP, SIGTSTP,
-    SIGTTIN, SIGTTOU, SIG_DFL, SIG_IGN, SIG_KERNEL_ONLY_MASK, SI_KERNEL, SI_TIMER, SI_TKILL,
-    SI_USER, SS_AUTODISARM, SS_DISABLE, SS_ONSTACK,
+    default_action, parse_sigreturn, sigmask, signaled, sigreturn_regs, AltStack, DefaultAction,
+    FpState, SigAction, SigFields, SigInfo, SignalDelivery, UserRegs, CLD_CONTINUED, CLD_DUMPED,
+    CLD_EXITED, CLD_KILLED, CLD_STOPPED, MINSIGSTKSZ, NSIG, RT_SIGFRAME_REGS_END, RT_SIGFRAME_SIZE,
+    SA_NOCLDSTOP, SA_NODEFER, SA_ONSTACK, SA_RESETHAND, SA_RESTART, SIGCHLD, SIGCONT,
+    SIGFRAME_SIZE, SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU, SIG_DFL, SIG_IGN, SIG_KERNEL_ONLY_MASK,
+    SI_KERNEL, SI_TIMER, SI_TKILL, SI_USER, SS_AUTODISARM, SS_DISABLE, SS_ONSTACK,
 };
 pub use crate::task::signal_abi::{
     BUS_ADRALN, BUS_ADRERR, ILL_ILLOPC, SEGV_ACCERR, SEGV_MAPERR, SIGBUS, SIGILL, SIGKILL, SIGSEGV,
@@ -171,26 +171,63 @@ pub fn queue_signal(p: &Arc<Process>, sig: u32, info: SigInfo) -> bool {
     }
     p.shared_info.lock()[sig as usize - 1] = Some(info);
     p.shared_pending.fetch_or(sigmask(sig), Ordering::AcqRel);
-    for t in threads {
-        crate::task::wake_up(&t);
+    // One thread to take it; and the threads that block it, whose
+    // signalfd reads and polls look for it (Linux: `signalfd_notify`).
+    let target = target_thread(&threads, sig);
+    for t in &threads {
+        let blocks = t
+            .user
+            .as_ref()
+            .is_some_and(|u| u.sigmask.load(Ordering::Acquire) & sigmask(sig) != 0);
+        let chosen = target.as_ref().is_some_and(|c| Arc::ptr_eq(c, t));
+        if sig == SIGKILL || chosen || blocks {
+            crate::task::wake_up(t);
+        }
     }
     true
 }
 
-/// SIGCHLD to a parent whose child `pid` ended with wait status `status`
-/// (Linux: `do_notify_parent`): si_code says how, si_status the exit code
-/// or the signal.
-pub fn send_child_signal(parent: &Arc<Process>, pid: u32, status: u32) {
+/// Would the thread `u` take `sig` now: it does not block it, or waits
+/// for it in rt_sigtimedwait (Linux: `wants_signal`)?
+fn wants_signal(u: &UserThread, sig: u32) -> bool {
+    let blocked = u.sigmask.load(Ordering::Acquire) & !u.waiting_for.load(Ordering::Acquire);
+    blocked & sigmask(sig) == 0
+}
+
+/// The one thread of `threads` (a process's) to wake for a signal sent to
+/// the whole process: the calling thread if it is one of them and would
+/// take it, sparing a sleeping one (what a timer on a busy thread's CPU
+/// time wants), else the first that would; None if all block it (Linux:
+/// `complete_signal`, with `send_sigqueue`'s preference for current).
+fn target_thread(threads: &[Arc<Thread>], sig: u32) -> Option<Arc<Thread>> {
+    let wants = |t: &Arc<Thread>| t.user.as_ref().is_some_and(|u| wants_signal(u, sig));
+    crate::task::with_current(|me| {
+        threads
+            .iter()
+            .find(|t| core::ptr::eq(Arc::as_ptr(t), me) && wants(t))
+            .cloned()
+    })
+    .or_else(|| threads.iter().find(|t| wants(t)).cloned())
+}
+
+/// The exit signal `sig` (SIGCHLD, or what clone chose; 0 for none) to
+/// a parent whose child `pid` ended with wait status `status` (Linux:
+/// `do_notify_parent`): si_code says how, si_status the exit code or the
+/// signal.
+pub fn send_child_signal(parent: &Arc<Process>, sig: u32, pid: u32, status: u32) {
+    if sig == 0 || sig > NSIG {
+        return;
+    }
     let (code, value) = match status & 0x7f {
         0 => (CLD_EXITED, (status >> 8) & 0xff),
-        sig if status & 0x80 != 0 => (CLD_DUMPED, sig),
-        sig => (CLD_KILLED, sig),
+        s if status & 0x80 != 0 => (CLD_DUMPED, s),
+        s => (CLD_KILLED, s),
     };
-    queue_signal(
-        parent,
-        SIGCHLD,
-        SigInfo::child(code, pid as i32, 0, value as i32, 0, 0),
-    );
+    let info = SigInfo {
+        signo: sig,
+        ..SigInfo::child(code, pid as i32, 0, value as i32, 0, 0)
+    };
+    queue_signal(parent, sig, info);
 }
 
 /// A signal for one thread (tgkill(2)).
@@ -573,27 +610,47 @@ fn setup_frame(
     Ok(())
 }
 
-/// rt_sigreturn(2): put back what the frame at `sp` saved. A bad frame
-/// kills the process with SIGSEGV, as in Linux.
+/// rt_sigreturn(2): put back what the frame at `sp` saved (Linux:
+/// `sys_rt_sigreturn`, `restore_sigframe`). A frame refused after its
+/// registers were restored raises SIGSEGV about the restored `sp` (0 if
+/// they could not be read); one refused before, misaligned or not in the
+/// user range, about its own.
 pub fn sigreturn(tf: &mut TrapFrame) {
     let me = current();
     let Some(u) = &me.user else { return };
     let frame_sp = tf.sp();
+    let in_range = (frame_sp as usize)
+        .checked_add(RT_SIGFRAME_SIZE)
+        .is_some_and(|end| end <= crate::mm::addr::USER_TOP);
+    if !frame_sp.is_multiple_of(16) || !in_range {
+        notify_segfault(frame_sp);
+        return;
+    }
     let mut bytes = alloc::boxed::Box::new([0u8; RT_SIGFRAME_SIZE]);
-    let restored = copy_from_user(&mut bytes[..], tf.sp() as usize)
-        .ok()
-        .and_then(|_| parse_sigreturn(tf.sp(), &bytes).ok());
-    let Some(r) = restored else {
-        force_fault_signal(SIGSEGV, SI_KERNEL, 0);
+    // The mask and registers come back first, whatever the checks say;
+    // what cannot be read comes back as 0 (Linux: `__get_user_error`).
+    let head = &mut bytes[..RT_SIGFRAME_REGS_END];
+    let head_read = copy_from_user(head, frame_sp as usize).is_ok();
+    if !head_read {
+        head.fill(0);
+    }
+    let (regs, blocked) = sigreturn_regs(&bytes);
+    for i in 0..31 {
+        tf.set_reg(i, regs.regs[i]);
+    }
+    tf.set_sp(regs.sp);
+    tf.set_pc(regs.pc);
+    tf.set_pstate(regs.pstate);
+    if head_read {
+        u.sigmask.store(blocked, Ordering::Release);
+    }
+    let tail = &mut bytes[RT_SIGFRAME_REGS_END..];
+    let tail_read = copy_from_user(tail, frame_sp as usize + RT_SIGFRAME_REGS_END).is_ok();
+    let parsed = parse_sigreturn(frame_sp, &bytes).ok();
+    let Some(r) = parsed.filter(|_| head_read && tail_read) else {
+        notify_segfault(regs.sp);
         return;
     };
-    for i in 0..31 {
-        tf.set_reg(i, r.regs.regs[i]);
-    }
-    tf.set_sp(r.regs.sp);
-    tf.set_pc(r.regs.pc);
-    tf.set_pstate(r.regs.pstate);
-    u.sigmask.store(r.blocked, Ordering::Release);
     // Linux's `restore_altstack`: put back the stack the frame recorded
     // (what SS_AUTODISARM took away); refused, silently, while on it.
     let _ = set_altstack(u, r.altstack, frame_sp);
@@ -602,6 +659,21 @@ pub fn sigreturn(tf: &mut TrapFrame) {
         fpsr: r.fp.fpsr as u64,
         fpcr: r.fp.fpcr as u64,
     });
+}
+
+/// SIGSEGV for a bad user address the kernel found (a refused signal
+/// frame at `addr`): SEGV_MAPERR if no mapping lies at or above it, else
+/// SEGV_ACCERR (Linux: `arm64_notify_segfault`, whose `find_vma` finds the
+/// first mapping ending above `addr`).
+fn notify_segfault(addr: u64) {
+    let mapped = crate::task::current_mm().is_some_and(|mm| {
+        mm.mmap_lock_readonly()
+            .vmas
+            .find_from(addr as usize)
+            .is_some()
+    });
+    let code = if mapped { SEGV_ACCERR } else { SEGV_MAPERR };
+    force_fault_signal(SIGSEGV, code, addr);
 }
 
 /// rt_sigaction(2) on the current process.

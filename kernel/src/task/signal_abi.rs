@@ -356,6 +356,17 @@ pub enum SigFields {
         /// `si_stime`: the child's system CPU time, in clock ticks.
         stime: i64,
     },
+    /// A caller's own siginfo (pidfd_send_signal's `info`, as
+    /// rt_sigqueueinfo's): its `_rt` fields, sender and value; the rest of
+    /// what it gave is not kept.
+    Rt {
+        /// `si_pid`: the sender the caller named.
+        pid: i32,
+        /// `si_uid`: the user id the caller named.
+        uid: u32,
+        /// `si_value`: the caller's `sigval`.
+        value: u64,
+    },
     /// A POSIX timer's signal: which timer, how many expiries it missed
     /// since the last signal was delivered, and `sigev_value`.
     Timer {
@@ -446,6 +457,11 @@ impl SigInfo {
                 write_u32(&mut bytes, siginfo::UID, uid);
             }
             SigFields::Fault { addr } => write_u64(&mut bytes, siginfo::ADDR, addr),
+            SigFields::Rt { pid, uid, value } => {
+                write_u32(&mut bytes, siginfo::PID, pid as u32);
+                write_u32(&mut bytes, siginfo::UID, uid);
+                write_u64(&mut bytes, siginfo::SIGVAL, value);
+            }
             SigFields::Child {
                 pid,
                 uid,
@@ -559,6 +575,9 @@ mod fpsimd_context {
 
 /// `sizeof(struct rt_sigframe)`: what `rt_sigreturn` reads at `sp`.
 pub const RT_SIGFRAME_SIZE: usize = rt_sigframe::SIZE;
+/// How much of an `rt_sigframe` holds the blocked mask and the registers,
+/// all that [`sigreturn_regs`] reads: up to the end of `pstate`.
+pub const RT_SIGFRAME_REGS_END: usize = rt_sigframe::PSTATE + 8;
 /// The `{ fp, lr }` record pushed just above the `rt_sigframe`, so that a
 /// debugger unwinding out of the handler reaches the interrupted code.
 pub const FRAME_RECORD_SIZE: usize = 16;
@@ -793,14 +812,10 @@ pub fn parse_sigreturn(sp: u64, frame: &[u8; RT_SIGFRAME_SIZE]) -> Result<Restor
         return Err(BadFrame::UnalignedSp);
     }
 
-    let mut regs = UserRegs::default();
-    for (i, reg) in regs.regs.iter_mut().enumerate() {
-        *reg = read_u64(frame, rt_sigframe::REGS + 8 * i);
+    let (regs, _) = sigreturn_regs(frame);
+    if valid_user_pstate(read_u64(frame, rt_sigframe::PSTATE)).is_none() {
+        return Err(BadFrame::BadPstate);
     }
-    regs.sp = read_u64(frame, rt_sigframe::SP);
-    regs.pc = read_u64(frame, rt_sigframe::PC);
-    regs.pstate =
-        valid_user_pstate(read_u64(frame, rt_sigframe::PSTATE)).ok_or(BadFrame::BadPstate)?;
 
     let fpsimd = parse_user_sigframe(frame)?;
     let fp = FpState {
@@ -820,6 +835,27 @@ pub fn parse_sigreturn(sp: u64, frame: &[u8; RT_SIGFRAME_SIZE]) -> Result<Restor
         },
     })
 }
+
+/// The registers and blocked mask Linux's `restore_sigframe` takes from a
+/// frame before it checks anything else, so they stay even when the frame
+/// is then refused (the SIGSEGV for it is about the restored `sp`): a
+/// `pstate` that would not return to EL0 keeps only its NZCV flags
+/// (Linux: `valid_native_regs`).
+pub fn sigreturn_regs(frame: &[u8; RT_SIGFRAME_SIZE]) -> (UserRegs, u64) {
+    let mut regs = UserRegs::default();
+    for (i, reg) in regs.regs.iter_mut().enumerate() {
+        *reg = read_u64(frame, rt_sigframe::REGS + 8 * i);
+    }
+    regs.sp = read_u64(frame, rt_sigframe::SP);
+    regs.pc = read_u64(frame, rt_sigframe::PC);
+    let pstate = read_u64(frame, rt_sigframe::PSTATE);
+    regs.pstate = valid_user_pstate(pstate).unwrap_or(pstate & PSR_NZCV);
+    let blocked = read_u64(frame, rt_sigframe::UC_SIGMASK) & !SIG_KERNEL_ONLY_MASK;
+    (regs, blocked)
+}
+
+/// The N, Z, C and V condition flags, all a refused `pstate` keeps.
+const PSR_NZCV: u64 = 0xf << 28;
 
 /// `PSTATE.M[3:0]`: the exception level and which stack pointer it uses.
 const PSR_MODE_MASK: u64 = 0xf;

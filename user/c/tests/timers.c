@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/times.h>
+#include <sys/timex.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -491,6 +492,163 @@ static int cpu_clock_ids_of_process_and_thread(void)
 	return 0;
 }
 
+/* A timer on a CPU-time clock fires after that much CPU time, whatever
+ * the wall clock says, and its signal goes to the thread burning it. */
+static int cpu_clock_timers_fire_on_cpu_time(void)
+{
+	static const clockid_t clocks[] = { CLOCK_THREAD_CPUTIME_ID, CLOCK_PROCESS_CPUTIME_ID };
+	for (int i = 0; i < 2; i++) {
+		catch(SIGUSR2);
+		struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR2 };
+		timer_t t;
+		CHECK(timer_create(clocks[i], &sev, &t) == 0, "timer_create(%d): %s", clocks[i],
+		      strerror(errno));
+		struct itimerspec its = { .it_value = { 0, 100000000 } };
+		CHECK(timer_settime(t, 0, &its, NULL) == 0, "settime: %s", strerror(errno));
+		sleep_ms(300);
+		int early = hits[SIGUSR2];
+		struct itimerspec cur;
+		timer_gettime(t, &cur);
+		long long left = ns_of(cur.it_value);
+		long long c0 = now_ns(clocks[i]);
+		while (!hits[SIGUSR2] && now_ns(clocks[i]) - c0 < 2000000000LL)
+			sink++;
+		long long used = now_ns(clocks[i]) - c0;
+		timer_delete(t);
+		CHECK(!early, "clock %d: fired during a sleep", clocks[i]);
+		CHECK(left > 50000000LL && left <= 100000000LL, "clock %d: %lld ns left after a sleep",
+		      clocks[i], left);
+		CHECK(hits[SIGUSR2] == 1 && used < 500000000LL, "clock %d: %d signals after %lld ns",
+		      clocks[i], hits[SIGUSR2], used);
+		CHECK(last_code == SI_TIMER && last_tid == gettid(), "code %d to thread %d", last_code,
+		      last_tid);
+	}
+	return 0;
+}
+
+/* A periodic CPU-time timer whose signal is blocked counts the expiries
+ * it missed, and hands them over with the signal. */
+static int cpu_clock_timer_overruns(void)
+{
+	catch(SIGUSR2);
+	sigset_t set, old;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR2 };
+	timer_t t;
+	CHECK(timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t) == 0, "create: %s", strerror(errno));
+	struct itimerspec its = { { 0, 50000000 }, { 0, 50000000 } };
+	timer_settime(t, 0, &its, NULL);
+	long long c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	while (now_ns(CLOCK_THREAD_CPUTIME_ID) - c0 < 520000000LL)
+		sink++;
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	int overruns = timer_getoverrun(t);
+	timer_delete(t);
+	CHECK(hits[SIGUSR2] == 1, "%d signals", hits[SIGUSR2]);
+	CHECK(last_overrun == 9 && overruns == 9, "overrun %d, getoverrun %d", last_overrun, overruns);
+	return 0;
+}
+
+/* Which clocks have timers: the COARSE and RAW clocks have none. */
+static int timers_on_the_other_clocks(void)
+{
+	timer_t t;
+	errno = 0;
+	CHECK(timer_create(CLOCK_MONOTONIC_RAW, NULL, &t) == -1 && errno == EOPNOTSUPP,
+	      "MONOTONIC_RAW: %s", strerror(errno));
+	CHECK(timer_create(CLOCK_REALTIME_COARSE, NULL, &t) == -1 && errno == EOPNOTSUPP,
+	      "REALTIME_COARSE: %s", strerror(errno));
+	CHECK(timer_create(10, NULL, &t) == -1 && errno == EINVAL, "clock 10: %s", strerror(errno));
+	static const clockid_t clocks[] = { CLOCK_TAI, CLOCK_REALTIME_ALARM, CLOCK_BOOTTIME_ALARM };
+	for (int i = 0; i < 3; i++) {
+		catch(SIGUSR2);
+		struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR2 };
+		CHECK(timer_create(clocks[i], &sev, &t) == 0, "clock %d: %s", clocks[i], strerror(errno));
+		struct timespec now;
+		clock_gettime(clocks[i], &now);
+		/* 50 ms ahead, as an absolute time on that clock. */
+		struct itimerspec its = { .it_value = now };
+		its.it_value.tv_nsec += 50000000;
+		if (its.it_value.tv_nsec >= 1000000000) {
+			its.it_value.tv_sec++;
+			its.it_value.tv_nsec -= 1000000000;
+		}
+		long long t0 = now_ns(CLOCK_MONOTONIC);
+		CHECK(timer_settime(t, TIMER_ABSTIME, &its, NULL) == 0, "settime: %s", strerror(errno));
+		int fired = await(SIGUSR2, 1, 2000);
+		long long dt = now_ns(CLOCK_MONOTONIC) - t0;
+		timer_delete(t);
+		CHECK(fired && dt >= 45000000LL && dt < 1000000000LL, "clock %d: fired %d after %lld ns",
+		      clocks[i], fired, dt);
+	}
+	return 0;
+}
+
+/* CLOCK_TAI is CLOCK_REALTIME plus adjtimex's TAI offset; the ALARM
+ * clocks read as their plain twins; all of them sleep. */
+static int tai_and_alarm_clocks(void)
+{
+	struct timex tx = { 0 };
+	int state = adjtimex(&tx);
+	CHECK(state >= 0, "adjtimex: %s", strerror(errno));
+	long long real0 = now_ns(CLOCK_REALTIME), tai = now_ns(CLOCK_TAI);
+	long long real1 = now_ns(CLOCK_REALTIME), off = tx.tai * 1000000000LL;
+	CHECK(real0 + off <= tai && tai <= real1 + off, "TAI %lld not between %lld and %lld", tai,
+	      real0 + off, real1 + off);
+	long long d = now_ns(CLOCK_REALTIME_ALARM) - now_ns(CLOCK_REALTIME);
+	CHECK(d > -50000000LL && d <= 0, "REALTIME_ALARM - REALTIME = %lld", d);
+	d = now_ns(CLOCK_BOOTTIME_ALARM) - now_ns(CLOCK_BOOTTIME);
+	CHECK(d > -50000000LL && d <= 0, "BOOTTIME_ALARM - BOOTTIME = %lld", d);
+	static const clockid_t clocks[] = { CLOCK_TAI, CLOCK_REALTIME_ALARM, CLOCK_BOOTTIME_ALARM };
+	for (int i = 0; i < 3; i++) {
+		struct timespec res, nap = { 0, 20000000 };
+		CHECK(clock_getres(clocks[i], &res) == 0 && res.tv_sec == 0 && res.tv_nsec > 0,
+		      "getres %d", clocks[i]);
+		long long t0 = now_ns(CLOCK_MONOTONIC);
+		CHECK(clock_nanosleep(clocks[i], 0, &nap, NULL) == 0, "sleep on %d", clocks[i]);
+		CHECK(now_ns(CLOCK_MONOTONIC) - t0 >= 20000000LL, "short sleep on %d", clocks[i]);
+	}
+	return 0;
+}
+
+/* adjtimex: the NTP state of an unsynchronised clock, a TAI offset that
+ * moves CLOCK_TAI, and a step of CLOCK_REALTIME. */
+static int adjtimex_reads_and_sets_the_ntp_state(void)
+{
+	struct timex tx = { 0 };
+	int state = adjtimex(&tx);
+	CHECK(state == TIME_ERROR && (tx.status & STA_UNSYNC), "state %d status %#x", state,
+	      tx.status);
+	CHECK(tx.tick == 10000 && tx.tolerance == 32768000 && tx.precision == 1,
+	      "tick %ld tolerance %ld precision %ld", tx.tick, tx.tolerance, tx.precision);
+	CHECK(tx.freq == 0 && tx.offset == 0, "freq %ld offset %ld", tx.freq, tx.offset);
+	int old_tai = tx.tai;
+	struct timex set = { .modes = ADJ_TAI, .constant = 37 };
+	CHECK(adjtimex(&set) >= 0 && set.tai == 37, "ADJ_TAI: %s, tai %d", strerror(errno), set.tai);
+	long long d = now_ns(CLOCK_TAI) - now_ns(CLOCK_REALTIME);
+	set = (struct timex){ .modes = ADJ_TAI, .constant = old_tai };
+	adjtimex(&set);
+	CHECK(d > 36950000000LL && d <= 37000000000LL, "TAI - REALTIME %lld with offset 37", d);
+	long long r0 = now_ns(CLOCK_REALTIME);
+	struct timex step = { .modes = ADJ_SETOFFSET, .time = { 5, 0 } };
+	CHECK(adjtimex(&step) >= 0, "ADJ_SETOFFSET: %s", strerror(errno));
+	long long r1 = now_ns(CLOCK_REALTIME);
+	step.time.tv_sec = -5;
+	adjtimex(&step);
+	CHECK(r1 - r0 >= 5000000000LL && r1 - r0 < 5050000000LL, "stepped by %lld", r1 - r0);
+	struct timex bad = { .modes = ADJ_TICK, .tick = 5 };
+	errno = 0;
+	CHECK(adjtimex(&bad) == -1 && errno == EINVAL, "tick 5: %s", strerror(errno));
+	bad = (struct timex){ .modes = ADJ_SETOFFSET, .time = { 0, 1000000 } };
+	CHECK(adjtimex(&bad) == -1 && errno == EINVAL, "usec 1e6: %s", strerror(errno));
+	CHECK(clock_adjtime(CLOCK_MONOTONIC, &tx) == -1 && errno == EOPNOTSUPP,
+	      "CLOCK_MONOTONIC: %s", strerror(errno));
+	CHECK(clock_adjtime(10, &tx) == -1 && errno == EINVAL, "clock 10: %s", strerror(errno));
+	return 0;
+}
+
 static int times_and_getrusage(void)
 {
 	struct tms t0, t1;
@@ -716,6 +874,11 @@ static const struct test tests[] = {
 	TEST(timer_errors),
 	TEST(cpu_clocks_follow_busy_not_sleep),
 	TEST(cpu_clock_ids_of_process_and_thread),
+	TEST(cpu_clock_timers_fire_on_cpu_time),
+	TEST(cpu_clock_timer_overruns),
+	TEST(timers_on_the_other_clocks),
+	TEST(tai_and_alarm_clocks),
+	TEST(adjtimex_reads_and_sets_the_ntp_state),
 	TEST(times_and_getrusage),
 	TEST(clock_settime_realtime),
 	TEST(vdso_realtime_agrees_with_syscall),

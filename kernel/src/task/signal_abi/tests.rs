@@ -383,6 +383,18 @@ fn sigreturn_checks_pstate() {
 }
 
 #[test]
+fn a_refused_frame_still_restores_its_registers() {
+    let (_, mut frame) = good_frame();
+    write_u64(&mut frame, rt_sigframe::PSTATE, 0xf000_0005);
+    let (regs, blocked) = sigreturn_regs(&frame);
+    assert_eq!(regs.sp, sample_regs().sp);
+    assert_eq!(regs.pc, sample_regs().pc);
+    // EL1h refused: back to EL0t, the flags kept.
+    assert_eq!(regs.pstate, 0xf000_0000);
+    assert_eq!(blocked, sigmask(SIGUSR1) | sigmask(SIGRTMIN));
+}
+
+#[test]
 fn sigreturn_rejects_bad_fpsimd_record() {
     let (sp, frame) = good_frame();
 
