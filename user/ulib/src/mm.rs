@@ -50,13 +50,25 @@ pub unsafe fn mmap(
 /// An anonymous private read-write mapping: the common case, which cannot
 /// disturb existing memory.
 pub fn map_anon(len: usize) -> Result<usize, Errno> {
+    map_anon_flags(len, 0)
+}
+
+/// [`map_anon`] with MAP_NORESERVE: not counted by the overcommit check,
+/// so it may be larger than RAM (as on Linux), for a test that touches
+/// little of it.
+pub fn map_anon_noreserve(len: usize) -> Result<usize, Errno> {
+    map_anon_flags(len, MAP_NORESERVE)
+}
+
+/// An anonymous private read-write mapping with `flags` added.
+fn map_anon_flags(len: usize, flags: u32) -> Result<usize, Errno> {
     // SAFETY: without MAP_FIXED the kernel picks an unused range.
     unsafe {
         mmap(
             0,
             len,
             PROT_READ | PROT_WRITE,
-            MAP_PRIVATE | MAP_ANONYMOUS,
+            MAP_PRIVATE | MAP_ANONYMOUS | flags,
             -1,
             0,
         )

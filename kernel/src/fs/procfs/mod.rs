@@ -187,29 +187,6 @@ fn filesystems() -> String {
     String::from("nodev\tsysfs\nnodev\ttmpfs\nnodev\tproc\nnodev\tdevtmpfs\n")
 }
 
-/// `/proc/sys/vm/drop_caches` (Linux: `drop_caches_sysctl_handler`): a
-/// write of 1 to 4 asks the kernel to drop clean caches, which it accepts
-/// and drops nothing: every cached page here is tmpfs's, which Linux
-/// keeps too. Anything else is EINVAL. Shows the last value written.
-struct DropCaches(core::sync::atomic::AtomicU32);
-
-impl PseudoFile for DropCaches {
-    fn show(&self) -> String {
-        format!("{}\n", self.0.load(Ordering::Relaxed))
-    }
-    fn is_writable(&self) -> bool {
-        true
-    }
-    fn store(&self, data: &str) -> KResult<()> {
-        let v: u32 = data.trim().parse().map_err(|_| Errno::EINVAL)?;
-        if !(1..=4).contains(&v) {
-            return Err(Errno::EINVAL);
-        }
-        self.0.store(v, Ordering::Relaxed);
-        Ok(())
-    }
-}
-
 /// What a system-wide file shows.
 type Show = fn() -> String;
 
@@ -302,21 +279,6 @@ pub fn build() -> Arc<Inode> {
         );
         d.link(&proc, name, inode).expect("fresh directory");
     }
-    let sys = Inode::new_dir(0o555, None);
-    d.link(&proc, "sys", sys.clone()).expect("fresh directory");
-    let vm = Inode::new_dir(0o555, None);
-    let sys_dir = sys.dir().expect("a directory");
-    sys_dir
-        .link(&sys, "vm", vm.clone())
-        .expect("fresh directory");
-    let drop_caches = Inode::new(
-        vfs::S_IFREG | 0o200,
-        InodeKind::Pseudo(Box::new(DropCaches(core::sync::atomic::AtomicU32::new(0)))),
-    );
-    let vm_dir = vm.dir().expect("a directory");
-    vm_dir
-        .link(&vm, "drop_caches", drop_caches)
-        .expect("fresh directory");
     // The link holds the tree's root; /proc lives as long as the kernel.
     let this = Inode::new(
         S_IFLNK | 0o777,

@@ -1,6 +1,6 @@
 //! /proc/sys: the kernel's tunables as files (Linux: `fs/proc/proc_sysctl.c`
 //! and the tables that register them), those memory management has:
-//! `vm/mmap_min_addr` and `vm/memfd_noexec`.
+//! `vm/mmap_min_addr`, `vm/memfd_noexec` and `vm/drop_caches`.
 //!
 //! Where we simplify: `mmap_min_addr` is Linux's default, 4096, and only
 //! shown (faultline runs everything as root, which Linux lets map below
@@ -47,6 +47,29 @@ impl PseudoFile for IntSysctl {
     }
 }
 
+/// `/proc/sys/vm/drop_caches` (Linux: `drop_caches_sysctl_handler`): a
+/// write of 1 to 4 asks the kernel to drop clean caches, which it accepts
+/// and drops nothing: every cached page here is tmpfs's, which Linux
+/// keeps too. Anything else is EINVAL. Shows the last value written.
+struct DropCaches(AtomicU32);
+
+impl PseudoFile for DropCaches {
+    fn show(&self) -> String {
+        format!("{}\n", self.0.load(Ordering::Relaxed))
+    }
+    fn is_writable(&self) -> bool {
+        true
+    }
+    fn store(&self, data: &str) -> KResult<()> {
+        let v: u32 = data.trim().parse().map_err(|_| Errno::EINVAL)?;
+        if !(1..=4).contains(&v) {
+            return Err(Errno::EINVAL);
+        }
+        self.0.store(v, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
 /// The value `vm/mmap_min_addr` shows.
 static MMAP_MIN_ADDR_VALUE: AtomicU32 = AtomicU32::new(MMAP_MIN_ADDR);
 
@@ -61,19 +84,31 @@ fn add_dir(parent: &Arc<Inode>, name: &str) -> Arc<Inode> {
     dir
 }
 
-/// Makes the tunable `name` in `dir`: mode 0644, or 0444 if read-only.
-fn add_sysctl(dir: &Arc<Inode>, name: &str, sysctl: IntSysctl) {
-    let mode = if sysctl.is_writable() { 0o644 } else { 0o444 };
-    let inode = Inode::new(S_IFREG | mode, InodeKind::Pseudo(Box::new(sysctl)));
+/// Makes the tunable `name` in `dir` with permission bits `mode`.
+fn add_file(dir: &Arc<Inode>, name: &str, mode: u32, file: Box<dyn PseudoFile>) {
+    let inode = Inode::new(S_IFREG | mode, InodeKind::Pseudo(file));
     dir.dir()
         .expect("a directory")
         .link(dir, name, inode)
         .expect("fresh name");
 }
 
+/// Makes the integer tunable `name` in `dir`: mode 0644, or 0444 if
+/// read-only.
+fn add_sysctl(dir: &Arc<Inode>, name: &str, sysctl: IntSysctl) {
+    let mode = if sysctl.is_writable() { 0o644 } else { 0o444 };
+    add_file(dir, name, mode, Box::new(sysctl));
+}
+
 /// Builds /proc/sys in `proc`.
 pub fn build(proc: &Arc<Inode>) {
     let vm = add_dir(&add_dir(proc, "sys"), "vm");
+    add_file(
+        &vm,
+        "drop_caches",
+        0o200,
+        Box::new(DropCaches(AtomicU32::new(0))),
+    );
     add_sysctl(
         &vm,
         "memfd_noexec",

@@ -698,17 +698,7 @@ fn lazy_large_mapping() -> TestResult {
     // more than all of it on a small machine, where only MAP_NORESERVE
     // gets it (as on Linux).
     let len = 256 << 20;
-    // SAFETY: without MAP_FIXED the kernel picks an unused range.
-    let addr = unsafe {
-        mmap(
-            0,
-            len,
-            PROT_READ | PROT_WRITE,
-            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-            -1,
-            0,
-        )
-    }?;
+    let addr = map_anon_noreserve(len)?;
     for offset in [0, len / 2, len - 1] {
         check_eq!(try_write(addr + offset, 3), Ok(()));
         check_eq!(try_read(addr + offset), Ok(3));

@@ -452,7 +452,7 @@ fn page_tables_come_back_after_exit() -> TestResult {
     }
     let child = |tables: u64| {
         // One page in each of 64 2M regions: 64 new PTE tables at least.
-        let Ok(addr) = map_anon(128 << 20) else {
+        let Ok(addr) = map_anon_noreserve(128 << 20) else {
             return 2;
         };
         for region in 0..64 {
@@ -479,7 +479,7 @@ fn munmap_frees_whole_page_tables_at_once() -> TestResult {
         skip!("nr_page_table_pages moves with the whole system there");
     }
     // 2M-aligned, so every touched page has a PTE table of its own.
-    let addr = map_anon((128 << 20) + PMD)?.next_multiple_of(PMD);
+    let addr = map_anon_noreserve((128 << 20) + PMD)?.next_multiple_of(PMD);
     let tables = vmstat("nr_page_table_pages")?;
     for region in 0..64 {
         check!(try_write(addr + region * PMD, 7).is_ok(), "region {region}");
