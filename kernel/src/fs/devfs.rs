@@ -54,6 +54,9 @@ impl Device for Mem {
             _ => Ok(data.len()),
         }
     }
+    fn maps_anonymous_memory(&self) -> bool {
+        matches!(self, Mem::Zero)
+    }
 }
 
 /// Makes the character device `name` in `dir` with permission bits `mode`,

@@ -53,6 +53,12 @@ pub trait Device: AsAny + Send + Sync {
     fn ioctl(&self, _cmd: u32, _arg: usize) -> KResult<i64> {
         Err(Errno::ENOTTY)
     }
+    /// Does mmap(2) of this device map anonymous memory (Linux: the `mmap`
+    /// of `zero_fops`, `mmap_zero`)? Default: no, it cannot be mapped
+    /// (ENODEV, as a file without `mmap`).
+    fn maps_anonymous_memory(&self) -> bool {
+        false
+    }
     /// An open file of this device was made (`write_end`: opened for writing).
     fn opened(&self, _write_end: bool) {}
     /// An open file of this device is gone.

@@ -219,32 +219,36 @@ pub fn mmap(
     if flags & MAP_FIXED_NOREPLACE != 0 && map.vmas.overlaps(start, end) {
         return Err(Errno::EEXIST);
     }
-    let backing = match &file {
+    let mut vma = match &file {
         Some(f) => {
             vm_flags = file_vm_flags(f, flags, prot, pgoff, len, vm_flags)?;
-            Some(f.inode.clone())
-        }
-        None => {
-            let (anon_flags, shared) = anon_vm_flags(flags, vm_flags)?;
-            vm_flags = anon_flags;
-            if shared {
-                // Shared anonymous memory is a file on the internal tmpfs.
-                let f = tmpfs::memfd_create("dev/zero", 0)?;
-                f.ftruncate(len as i64)?;
-                Some(f.inode.clone())
-            } else {
-                None
+            match &f.inode.kind {
+                InodeKind::File(_) => Vma::new(vm_flags, Some(f.inode.clone()), pgoff),
+                // /dev/zero (Linux: `mmap_zero`): anonymous memory, named
+                // by the device unless shared.
+                _ if vm_flags & VM_SHARED != 0 => {
+                    Vma::new(vm_flags, Some(shmem_zero_setup(len)?), pgoff)
+                }
+                _ => Vma {
+                    dev_file: Some(f.inode.clone()),
+                    ..Vma::new(vm_flags, None, pgoff)
+                },
             }
         }
+        None => match anon_vm_flags(flags, vm_flags)? {
+            (vm_flags, true) => Vma::new(vm_flags, Some(shmem_zero_setup(len)?), 0),
+            (vm_flags, false) => Vma::anon(vm_flags),
+        },
     };
-    let pgoff = if file.is_some() { pgoff } else { 0 };
     if flags & MAP_NORESERVE != 0 {
-        vm_flags |= VM_NORESERVE;
+        vma.flags |= VM_NORESERVE;
     }
-    let detached = mmap_region(mm, &mut map, start, end, vm_flags, backing, pgoff)?;
+    let vm_flags = vma.flags;
+    let detached = mmap_region(mm, &mut map, start, end, vma)?;
     drop(map);
-    drop(detached); // the per-page work, with no lock held
-                    // A locked mapping is populated as MAP_POPULATE's is (Linux: `mm_populate`).
+    // The per-page work of what was there, with no lock held.
+    drop(detached);
+    // A locked mapping is populated as MAP_POPULATE's is (Linux: `mm_populate`).
     let locked = vm_flags & (VM_LOCKED | VM_LOCKONFAULT) == VM_LOCKED;
     if locked || flags & (MAP_POPULATE | MAP_NONBLOCK) == MAP_POPULATE {
         populate(mm, start, end, vm_flags);
@@ -290,21 +294,31 @@ fn file_vm_flags(
     if !readable {
         return Err(Errno::EACCES);
     }
-    let InodeKind::File(sf) = &f.inode.kind else {
-        return Err(Errno::ENODEV);
+    let seals = match &f.inode.kind {
+        InodeKind::File(sf) => sf.seals(),
+        InodeKind::Device(d) if d.maps_anonymous_memory() => 0,
+        _ => return Err(Errno::ENODEV),
     };
     if vm_flags & VM_GROWSDOWN != 0 {
         return Err(Errno::EINVAL);
     }
     // A write-sealed memfd maps shared only read-only, and for good:
     // EPERM for PROT_WRITE, no VM_MAYWRITE.
-    if sf.seals() & tmpfs::F_SEAL_ANY_WRITE != 0 && vm_flags & VM_SHARED != 0 {
+    if seals & tmpfs::F_SEAL_ANY_WRITE != 0 && vm_flags & VM_SHARED != 0 {
         if vm_flags & VM_WRITE != 0 {
             return Err(Errno::EPERM);
         }
         vm_flags &= !VM_MAYWRITE;
     }
     Ok(vm_flags)
+}
+
+/// The file behind `len` bytes of shared anonymous memory: a file of the
+/// internal tmpfs, as in Linux (`shmem_zero_setup`).
+fn shmem_zero_setup(len: usize) -> KResult<Arc<Inode>> {
+    let f = tmpfs::memfd_create("dev/zero", 0)?;
+    f.ftruncate(len as i64)?;
+    Ok(f.inode.clone())
 }
 
 /// The flags of an anonymous mapping and whether it is shared, or EINVAL
@@ -330,7 +344,7 @@ fn anon_vm_flags(flags: u32, mut vm_flags: u64) -> KResult<(u64, bool)> {
     }
 }
 
-/// Maps [start, end) with `vm_flags` (Linux: `mmap_region`): refused under
+/// Maps `vma` at [start, end) (Linux: `mmap_region`): refused under
 /// memory-deny-write-execute (EACCES), over a sealed mapping (EPERM), or
 /// past the overcommit check (ENOMEM); otherwise whatever was there goes
 /// as munmap's does, page tables and all (Linux: `unmap_region`), so the
@@ -342,10 +356,9 @@ fn mmap_region<'a>(
     map: &mut MmapWriteGuard,
     start: usize,
     end: usize,
-    mut vm_flags: u64,
-    file: Option<Arc<Inode>>,
-    pgoff: u64,
+    mut vma: Vma,
 ) -> KResult<Option<memory::DetachedTables<'a>>> {
+    let vm_flags = vma.flags;
     if map_deny_write_exec(mm, vm_flags, vm_flags) {
         return Err(Errno::EACCES);
     }
@@ -356,7 +369,7 @@ fn mmap_region<'a>(
         if !enough_memory(end - start) {
             return Err(Errno::ENOMEM);
         }
-        vm_flags |= VM_ACCOUNT;
+        vma.flags |= VM_ACCOUNT;
     }
     let mut detached = None;
     if map.vmas.overlaps(start, end) {
@@ -364,7 +377,6 @@ fn mmap_region<'a>(
         map.vmas.remove_range(start, end);
         detached = Some(memory::unmap_range(mm, start, end, &map.vmas));
     }
-    let vma = Vma::new(vm_flags, file, pgoff);
     vma.register_with_file(mm);
     map.vmas
         .insert(start, end, Arc::new(vma))

@@ -128,7 +128,7 @@ fn vma_name(map: &MmMap, start: usize, end: usize, vma: &Vma) -> String {
             return String::from("[vvar]");
         }
     }
-    match &vma.file {
+    match vma.vm_file() {
         Some(inode) => crate::fs::vfs::find_path(inode).unwrap_or_default(),
         None if start < map.brk && end > map.start_brk => String::from("[heap]"),
         None if end == STACK_TOP => String::from("[stack]"),
@@ -139,7 +139,7 @@ fn vma_name(map: &MmMap, start: usize, end: usize, vma: &Vma) -> String {
 /// The `/proc/PID/maps` line of a VMA, which heads its smaps block.
 fn header(out: &mut String, map: &MmMap, start: usize, end: usize, vma: &Vma) {
     let flag = |bit, c| if vma.flags & bit != 0 { c } else { '-' };
-    let ino = vma.file.as_ref().map_or(0, |i| i.ino);
+    let ino = vma.vm_file().map_or(0, |i| i.ino);
     let name = vma_name(map, start, end, vma);
     let line_start = out.len();
     let _ = write!(

@@ -137,6 +137,10 @@ pub struct Vma {
     /// The file mapped (tmpfs inode), or None for anonymous memory. Shared
     /// anonymous memory is backed by an internal tmpfs file, as in Linux.
     pub file: Option<Arc<Inode>>,
+    /// The device a private mapping of anonymous memory was made from
+    /// (`/dev/zero`), which Linux keeps as `vm_file` (`vma_set_anonymous`
+    /// clears only `vm_ops`): named in maps and map_files, nothing more.
+    pub dev_file: Option<Arc<Inode>>,
     /// File page mapped at the VMA's start (Linux: `vm_pgoff`).
     pub pgoff: u64,
     /// Whether anonymous pages have been mapped here.
@@ -152,6 +156,7 @@ impl Vma {
         Vma {
             flags,
             file,
+            dev_file: None,
             pgoff,
             anon_vma: AnonVma::default(),
             lock: VmaLock::new(),
@@ -161,6 +166,12 @@ impl Vma {
     /// A private anonymous VMA with `flags`.
     pub fn anon(flags: u64) -> Vma {
         Vma::new(flags, None, 0)
+    }
+
+    /// The file mmap(2) was given, as maps and map_files name it (Linux:
+    /// `vm_file`): the one mapped, or the device of anonymous memory.
+    pub fn vm_file(&self) -> Option<&Arc<Inode>> {
+        self.file.as_ref().or(self.dev_file.as_ref())
     }
 
     /// Does this VMA map the file whose page cache is `mapping`?
@@ -232,14 +243,14 @@ impl Splittable for Arc<Vma> {
 }
 
 impl Mergeable for Arc<Vma> {
-    /// Alike flags and backing, and for a file the next page of it; a
+    /// Alike flags and file, and for a file the next page of it; a
     /// changed VMA that has had anonymous pages joins only a neighbour that
     /// has too (Linux: `is_mergeable_anon_vma`, whose neighbour with no
     /// `anon_vma` has no single chain). Where we simplify: anonymous
     /// memory's `pgoff` means nothing here, and we cannot tell two
     /// `anon_vma`s apart, so any two match.
     fn merge(&self, start: usize, mid: usize, next: &Self, next_changed: bool) -> Option<Self> {
-        let same_backing = match (&self.file, &next.file) {
+        let same_backing = match (self.vm_file(), next.vm_file()) {
             (None, None) => true,
             (Some(a), Some(b)) => Arc::ptr_eq(a, b) && next.pgoff == self.pgoff_of(start, mid),
             _ => false,

@@ -2,7 +2,8 @@
  * What a process learns about itself from the kernel as ordinary Linux
  * programs do: uname, /proc/self (a link to /proc/PID) and its files
  * (status, cmdline, environ, comm, maps, with mappings split and merged,
- * exe, cwd, fd/, task/, map_files/), /proc/thread-self, kthreadd at PID
+ * exe, cwd, fd/, task/, map_files/, /dev/zero's mappings),
+ * /proc/thread-self, kthreadd at PID
  * 2, the system's /proc files (cpuinfo, mounts, stat, uptime, loadavg),
  * names of any bytes, statx, and execve of `#!`
  * scripts and of /proc/self/exe. A static glibc program: make test runs it
@@ -572,6 +573,58 @@ static int map_files_link_each_mapped_file(void)
 	return 0;
 }
 
+/* /dev/zero maps anonymous memory: private pages are the process's own,
+ * shared ones are seen across fork; a private mapping is named by the
+ * device in maps and map_files. /dev/null cannot be mapped. */
+static int dev_zero_maps_anonymous_memory(void)
+{
+	int fd = open("/dev/zero", O_RDWR);
+	CHECK(fd >= 0, "open /dev/zero: %s", strerror(errno));
+	char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	char *s = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(p != MAP_FAILED && s != MAP_FAILED, "mmap /dev/zero: %s", strerror(errno));
+	CHECK(p[0] == 0 && p[4096] == 0 && s[0] == 0, "not zeros");
+	p[0] = 7;
+	pid_t child = fork();
+	if (child == 0) {
+		p[0] = 9;
+		s[0] = 42;
+		_exit(0);
+	}
+	int status;
+	CHECK(waitpid(child, &status, 0) == child, "waitpid");
+	CHECK(p[0] == 7, "the child's private write reached the parent: %d", p[0]);
+	CHECK(s[0] == 42, "the child's shared write is lost: %d", s[0]);
+
+	char name[96], link[256];
+	snprintf(name, sizeof(name), "/proc/self/map_files/%lx-%lx", (unsigned long)p, (unsigned long)p + 8192);
+	ssize_t n = readlink(name, link, sizeof(link) - 1);
+	link[n > 0 ? n : 0] = 0;
+	CHECK(strcmp(link, "/dev/zero") == 0, "%s -> %s", name, link);
+	int again = open(name, O_RDONLY);
+	struct stat a, b;
+	CHECK(again >= 0 && fstat(again, &a) == 0 && fstat(fd, &b) == 0 && a.st_ino == b.st_ino,
+	      "opening %s: %s", name, strerror(errno));
+	close(again);
+	CHECK(read_file("/proc/self/maps", big, sizeof(big)) == 0, "read maps");
+	size_t len = strlen(big);
+	char start[32];
+	snprintf(start, sizeof(start), "%lx-", (unsigned long)p);
+	char *line = memmem(big, len, start, strlen(start));
+	char *eol = line ? strchr(line, '\n') : NULL;
+	CHECK(line && eol && eol - line > 9 && memcmp(eol - 9, "/dev/zero", 9) == 0,
+	      "no /dev/zero line for %s in maps", start);
+	munmap(p, 8192);
+	munmap(s, 4096);
+	close(fd);
+
+	int null = open("/dev/null", O_RDWR);
+	CHECK(mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, null, 0) == MAP_FAILED && errno == ENODEV,
+	      "mmap /dev/null: %s", strerror(errno));
+	close(null);
+	return 0;
+}
+
 static int pid_2_is_kthreadd_and_we_are_no_kernel_thread(void)
 {
 	char buf[4096];
@@ -668,6 +721,7 @@ static const struct test tests[] = {
 	TEST(fd_names_are_plain_decimal_numbers),
 	TEST(thread_self_and_task_name_each_thread),
 	TEST(map_files_link_each_mapped_file),
+	TEST(dev_zero_maps_anonymous_memory),
 	TEST(pid_2_is_kthreadd_and_we_are_no_kernel_thread),
 	TEST(names_of_any_bytes_go_in_and_come_back),
 	TEST(statx_reports_what_stat_does),

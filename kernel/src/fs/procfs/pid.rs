@@ -242,7 +242,7 @@ impl MapFilesDir {
         let map = mm.mmap_lock_readonly();
         map.vmas
             .iter()
-            .filter_map(|(start, end, vma)| Some((start, end, vma.file.clone()?)))
+            .filter_map(|(start, end, vma)| Some((start, end, vma.vm_file()?.clone())))
             .collect()
     }
 }
