@@ -15,8 +15,10 @@
 
 use alloc::collections::BTreeMap;
 use alloc::sync::{Arc, Weak};
+use core::sync::atomic::Ordering;
 
 use crate::errno::{Errno, KResult};
+use crate::fs::procfs::sysctl::{SHM_CTLMAX, SHM_CTLMNI};
 use crate::fs::tmpfs;
 use crate::fs::vfs::{File, Inode, O_RDONLY, O_RDWR};
 use crate::mm::addr::PAGE_SIZE;
@@ -60,10 +62,6 @@ const HUGE_PAGE_SHIFTS: [u32; 4] = [16, 21, 25, 30];
 const S_IRWXUGO: u32 = 0o777;
 /// Where an attach may start: any page (Linux: arm64's `SHMLBA`).
 const SHMLBA: usize = PAGE_SIZE;
-/// The largest segment (Linux: `SHMMAX`, ULONG_MAX - 2^24).
-const SHMMAX: usize = usize::MAX - (1 << 24);
-/// The most segments at once (Linux: `SHMMNI`).
-const SHMMNI: usize = 4096;
 
 /// One segment (Linux: `struct shmid_kernel` with its `kern_ipc_perm`).
 struct Segment {
@@ -143,7 +141,7 @@ fn reap(ids: &mut Ids) {
 /// (Linux: `ksys_shmget`, `newseg`). ENOENT without IPC_CREAT for a key
 /// with none, EEXIST under IPC_CREAT | IPC_EXCL for one with one, EINVAL
 /// for a size out of bounds or larger than the one found, ENOSPC past
-/// SHMMNI segments, ENOMEM for SHM_HUGETLB.
+/// `kernel.shmmni` segments, ENOMEM for SHM_HUGETLB.
 pub fn shmget(key: i32, size: usize, flags: u32) -> KResult<i32> {
     let mut ids = IDS.lock();
     reap(&mut ids);
@@ -161,7 +159,7 @@ pub fn shmget(key: i32, size: usize, flags: u32) -> KResult<i32> {
             return Err(Errno::ENOENT);
         }
     }
-    if size == 0 || size > SHMMAX {
+    if size == 0 || size as u64 > SHM_CTLMAX.load(Ordering::Relaxed) {
         return Err(Errno::EINVAL);
     }
     if flags & SHM_HUGETLB != 0 {
@@ -173,7 +171,7 @@ pub fn shmget(key: i32, size: usize, flags: u32) -> KResult<i32> {
         }
         return Err(Errno::ENOMEM);
     }
-    if ids.segments.len() >= SHMMNI {
+    if ids.segments.len() >= SHM_CTLMNI.load(Ordering::Relaxed) as usize {
         return Err(Errno::ENOSPC);
     }
     let file = tmpfs::memfd_create("SYSV", 0)?;

@@ -677,7 +677,8 @@ pub fn readlinkat(dirfd: i32, upath: usize, ubuf: usize, size: usize) -> SysResu
 
 /// memfd_create(2): a new anonymous tmpfs file, in no directory, open
 /// read-write at a new descriptor; `flags` are `MFD_*`. A name longer
-/// than 249 bytes is EINVAL.
+/// than 249 bytes is EINVAL; MFD_HUGETLB, checked last as in Linux, is
+/// ENOSYS (no hugetlbfs: Linux's `hugetlb_file_setup` without it).
 pub fn memfd_create(uname: usize, flags: u32) -> SysResult {
     let flags = match tmpfs::memfd_check_flags(flags) {
         Err(Errno::EACCES) => {
@@ -699,6 +700,9 @@ pub fn memfd_create(uname: usize, flags: u32) -> SysResult {
             e
         }
     })?;
+    if flags & tmpfs::MFD_HUGETLB != 0 {
+        return Err(Errno::ENOSYS);
+    }
     let f = tmpfs::memfd_create(&name, flags)?;
     install(f, flags & tmpfs::MFD_CLOEXEC != 0)
 }

@@ -3,7 +3,8 @@
  * IPC_EXCL; SHM_HUGETLB with no huge pages reserved), shmat (anywhere,
  * at an address, SHM_RND, SHM_RDONLY), shmdt, shmctl's IPC_STAT, IPC_SET and IPC_RMID, with their errnos;
  * memory shared between attaches and across fork; and a shared futex in
- * a segment, which names the segment's page, not the address. A static
+ * a segment, which names the segment's page, not the address; the
+ * kernel.shmmax and kernel.shmmni sysctls. A static
  * glibc program: make test runs it on faultline, make test-linux on
  * Debian's Linux 6.12, and the values it expects are Linux's.
  *
@@ -11,6 +12,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <stdint.h>
 #include <string.h>
@@ -220,11 +222,46 @@ static int a_shared_futex_in_a_segment_meets_across_processes(void)
 	return 0;
 }
 
+/* The text of a /proc/sys file, or "" if it cannot be read. */
+static void read_sysctl(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+	buf[n > 0 ? n : 0] = 0;
+	if (fd >= 0)
+		close(fd);
+}
+
+/* kernel.shmmax and kernel.shmmni: Linux's defaults, and a smaller shmmax
+ * refuses a larger segment until it is put back. */
+static int shmmax_and_shmmni_limit_segments(void)
+{
+	char max[32], mni[32];
+	read_sysctl("/proc/sys/kernel/shmmax", max, sizeof(max));
+	read_sysctl("/proc/sys/kernel/shmmni", mni, sizeof(mni));
+	CHECK(!strcmp(max, "18446744073692774399\n"), "shmmax: '%s'", max);
+	CHECK(!strcmp(mni, "4096\n"), "shmmni: '%s'", mni);
+	int fd = open("/proc/sys/kernel/shmmax", O_WRONLY);
+	CHECK(fd >= 0 && write(fd, "4096", 4) == 4, "writing shmmax: %s", strerror(errno));
+	int big = shmget(IPC_PRIVATE, 8192, IPC_CREAT | 0600);
+	int big_errno = errno;
+	int small = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	CHECK(pwrite(fd, max, strlen(max), 0) == (ssize_t)strlen(max), "restoring shmmax");
+	close(fd);
+	int again = shmget(IPC_PRIVATE, 8192, IPC_CREAT | 0600);
+	shmctl(small, IPC_RMID, NULL);
+	shmctl(again, IPC_RMID, NULL);
+	CHECK(big == -1 && big_errno == EINVAL, "8192 bytes over shmmax 4096: %d", big);
+	CHECK(small >= 0 && again >= 0, "within shmmax: %d, after restoring: %d", small, again);
+	return 0;
+}
+
 static const struct test tests[] = {
 	TEST(attaches_share_one_segment),
 	TEST(keys_find_segments),
 	TEST(attach_addresses_and_modes),
 	TEST(a_shared_futex_in_a_segment_meets_across_processes),
+	TEST(shmmax_and_shmmni_limit_segments),
 };
 
 int main(void)

@@ -623,6 +623,13 @@ static int memfd_exec_seals_and_noexec_sysctl(void)
 	struct stat st;
 	fstat(noexec, &st);
 	int both = result(memfd_create("b", MFD_EXEC | MFD_NOEXEC_SEAL));
+	/* A page size without MFD_HUGETLB is EINVAL everywhere; with it, a
+	 * hugetlbfs file where Linux has hugetlbfs (Debian's does), ENOSYS
+	 * where it has not (faultline, as Linux built without it). */
+	int size_alone = result(memfd_create("s", 21u << 26));
+	int huge = result(memfd_create("h", MFD_HUGETLB | (21u << 26)));
+	if (huge >= 0)
+		close(huge);
 	close(x);
 	close(n);
 	close(noexec);
@@ -653,6 +660,8 @@ static int memfd_exec_seals_and_noexec_sysctl(void)
 	CHECK(ne_seals == F_SEAL_EXEC && (st.st_mode & 0777) == 0666,
 	      "MFD_NOEXEC_SEAL: seals %#x, mode %o", ne_seals, st.st_mode & 0777);
 	CHECK(both == -EINVAL, "MFD_EXEC | MFD_NOEXEC_SEAL: %d", both);
+	CHECK(size_alone == -EINVAL && (huge >= 0 || huge == -ENOSYS),
+	      "a huge page size alone: %d; with MFD_HUGETLB: %d", size_alone, huge);
 	CHECK(!strcmp(old, "0\n"), "vm.memfd_noexec at first: '%s'", old);
 	CHECK(set1 == 0 && d1 >= 0 && d1_seals == F_SEAL_EXEC, "at 1: %d, seals %#x", set1,
 	      d1_seals);

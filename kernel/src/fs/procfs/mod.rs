@@ -9,7 +9,7 @@
 mod kthreadd;
 mod pid;
 mod raw;
-mod sysctl;
+pub mod sysctl;
 
 use alloc::boxed::Box;
 use alloc::format;

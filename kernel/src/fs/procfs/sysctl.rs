@@ -1,6 +1,8 @@
 //! /proc/sys: the kernel's tunables as files (Linux: `fs/proc/proc_sysctl.c`
 //! and the tables that register them), those memory management has:
-//! `vm/mmap_min_addr`, `vm/memfd_noexec` and `vm/drop_caches`.
+//! `vm/mmap_min_addr`, `vm/memfd_noexec` and `vm/drop_caches`, and the
+//! System V shared memory limits `kernel/shmmax` and `kernel/shmmni`
+//! (their values live here, below `ipc/shm.rs`, which obeys them).
 //!
 //! Where we simplify: `mmap_min_addr` is Linux's default, 4096, and only
 //! shown (faultline runs everything as root, which Linux lets map below
@@ -11,7 +13,7 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use super::super::vfs::{Inode, InodeKind, PseudoFile, S_IFREG};
 use crate::errno::{Errno, KResult};
@@ -70,6 +72,33 @@ impl PseudoFile for DropCaches {
     }
 }
 
+/// `kernel.shmmax`: the largest System V shared memory segment, in bytes
+/// (Linux: `shm_ctlmax`, by default `SHMMAX`, ULONG_MAX - 2^24).
+pub static SHM_CTLMAX: AtomicU64 = AtomicU64::new(u64::MAX - (1 << 24));
+/// `kernel.shmmni`: the most segments at once (Linux: `shm_ctlmni`, by
+/// default `SHMMNI`).
+pub static SHM_CTLMNI: AtomicU32 = AtomicU32::new(4096);
+/// The most `kernel.shmmni` may be (Linux: `IPCMNI`).
+const IPCMNI: u32 = 32768;
+
+/// An unsigned long tunable, any value (Linux: `proc_doulongvec_minmax`
+/// with no bounds).
+struct ULongSysctl(&'static AtomicU64);
+
+impl PseudoFile for ULongSysctl {
+    fn show(&self) -> String {
+        format!("{}\n", self.0.load(Ordering::Relaxed))
+    }
+    fn is_writable(&self) -> bool {
+        true
+    }
+    fn store(&self, data: &str) -> KResult<()> {
+        let v: u64 = data.trim().parse().map_err(|_| Errno::EINVAL)?;
+        self.0.store(v, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
 /// The value `vm/mmap_min_addr` shows.
 static MMAP_MIN_ADDR_VALUE: AtomicU32 = AtomicU32::new(MMAP_MIN_ADDR);
 
@@ -102,7 +131,18 @@ fn add_sysctl(dir: &Arc<Inode>, name: &str, sysctl: IntSysctl) {
 
 /// Builds /proc/sys in `proc`.
 pub fn build(proc: &Arc<Inode>) {
-    let vm = add_dir(&add_dir(proc, "sys"), "vm");
+    let sys = add_dir(proc, "sys");
+    let kernel = add_dir(&sys, "kernel");
+    add_file(&kernel, "shmmax", 0o644, Box::new(ULongSysctl(&SHM_CTLMAX)));
+    add_sysctl(
+        &kernel,
+        "shmmni",
+        IntSysctl {
+            value: &SHM_CTLMNI,
+            max: Some(IPCMNI),
+        },
+    );
+    let vm = add_dir(&sys, "vm");
     add_file(
         &vm,
         "drop_caches",

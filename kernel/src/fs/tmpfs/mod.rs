@@ -276,6 +276,12 @@ const MFD_NAME_MAX: usize = 249;
 pub const MFD_NOEXEC_SEAL: u32 = 0x8;
 /// MFD_EXEC: the file is executable (mode 0777).
 pub const MFD_EXEC: u32 = 0x10;
+/// MFD_HUGETLB: a hugetlbfs file, which faultline does not have (ENOSYS,
+/// as Linux built without CONFIG_HUGETLBFS).
+pub const MFD_HUGETLB: u32 = 0x4;
+/// The bits of MFD_HUGETLB's page size log2 (Linux: `MFD_HUGE_MASK <<
+/// MFD_HUGE_SHIFT`).
+const MFD_HUGE_SIZE: u32 = 0x3f << 26;
 
 /// `vm.memfd_noexec` (Linux: the pid namespace's `memfd_noexec_scope`; one
 /// for the whole system here): 0, memfd_create without MFD_EXEC or
@@ -291,8 +297,12 @@ pub const MEMFD_NOEXEC_SCOPE_NOEXEC_ENFORCED: u32 = 2;
 /// chosen by `vm.memfd_noexec` where neither is given (Linux: the checks
 /// of `memfd_create` and `check_sysctl_memfd_noexec`): EINVAL for unknown
 /// flags or both, EACCES without MFD_NOEXEC_SEAL where it is compulsory.
+/// A page size may follow MFD_HUGETLB only.
 pub fn memfd_check_flags(mut flags: u32) -> KResult<u32> {
-    let known = MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL | MFD_EXEC;
+    let mut known = MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL | MFD_EXEC | MFD_HUGETLB;
+    if flags & MFD_HUGETLB != 0 {
+        known |= MFD_HUGE_SIZE;
+    }
     if flags & !known != 0 || flags & (MFD_NOEXEC_SEAL | MFD_EXEC) == MFD_NOEXEC_SEAL | MFD_EXEC {
         return Err(Errno::EINVAL);
     }
