@@ -53,21 +53,25 @@ fn exit_thread(status: u32) {
     process::release_vfork_parent(user);
     // Pidfds of this thread (PIDFD_THREAD) read as exited.
     process.pidfd_wait.wake();
-    let last = process.nr_threads.fetch_sub(1, Ordering::AcqRel) == 1;
-    // CLONE_CHILD_CLEARTID: tell a joiner we are gone (after leaving the
-    // count, so a joiner that then exits knows it is the last).
+    // The last thread to begin exiting gives the process its status,
+    // unless a group exit already set one (Linux: `synchronize_group_exit`),
+    // before a joiner below may wake and exit in turn.
+    if process.quick_threads.fetch_sub(1, Ordering::AcqRel) == 1
+        && !process.exiting.swap(true, Ordering::AcqRel)
+    {
+        process.exit_status.store(status, Ordering::Release);
+    }
+    // CLONE_CHILD_CLEARTID: tell a joiner we are gone (Linux: in
+    // `mm_release`), while still counted in `nr_threads`, so that this
+    // thread's last use of the address space comes before the last thread
+    // frees it and the parent hears of the exit.
     let ctid = user.clear_child_tid.load(Ordering::Relaxed);
     if ctid != 0 && write_user(ctid, &0u32).is_ok() {
         // A shared wake, as Linux's `mm_release` (glibc's pthread_join
         // waits shared).
         let _ = futex::wake(ctid, true, 1, futex::MATCH_ANY);
     }
-    if last {
-        // The last thread out: its status is the process's, unless a group
-        // exit already set one.
-        if !process.exiting.swap(true, Ordering::AcqRel) {
-            process.exit_status.store(status, Ordering::Release);
-        }
+    if process.nr_threads.fetch_sub(1, Ordering::AcqRel) == 1 {
         // Once the parent may reap us, our address space can be freed at
         // any moment: stop using it (no walk of freed tables, even
         // speculative).

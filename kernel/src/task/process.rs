@@ -89,6 +89,10 @@ pub struct Process {
     pub rlimits: SpinLock<[[u64; 2]; RLIM_NLIMITS]>,
     /// Threads not yet exited; the one that takes it to 0 ends the process.
     pub nr_threads: AtomicUsize,
+    /// Threads that have not begun to exit; the one that takes it to 0
+    /// gives the process its status, before it wakes a joiner (Linux:
+    /// `signal->quick_threads`, in `synchronize_group_exit`).
+    pub quick_threads: AtomicUsize,
     /// User and group ids and capabilities (`cred.rs`; Linux:
     /// `task->cred`, per thread there).
     pub cred: SpinLock<Cred>,
@@ -393,6 +397,7 @@ impl Process {
             umask: AtomicU32::new(0o022),
             start_time_ns: crate::task::clock::monotonic_ns(),
             nr_threads: AtomicUsize::new(0),
+            quick_threads: AtomicUsize::new(0),
             pgid: AtomicU32::new(pid),
             sid: AtomicU32::new(pid),
             did_exec: AtomicBool::new(false),
@@ -632,6 +637,7 @@ pub fn register_thread(thread: &Arc<Thread>) {
     THREADS.lock().insert(user.tid, Arc::downgrade(thread));
     user.process.threads.lock().push(Arc::downgrade(thread));
     user.process.nr_threads.fetch_add(1, Ordering::AcqRel);
+    user.process.quick_threads.fetch_add(1, Ordering::AcqRel);
 }
 
 /// Undoes [`register_thread`] as `thread` exits: its TID finds it no

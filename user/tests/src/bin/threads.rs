@@ -2,7 +2,8 @@
 //! threads share (memory, descriptors, working directory), futex WAIT and
 //! WAKE semantics (values, timeouts, wake counts, shared futexes across
 //! fork), a futex mutex under contention, and per-thread CPU state the
-//! kernel must switch: TPIDR_EL0 and the FP/SIMD registers.
+//! kernel must switch: TPIDR_EL0 and the FP/SIMD registers; and which
+//! thread's exit(2) the parent hears of.
 #![no_std]
 #![no_main]
 
@@ -38,6 +39,7 @@ ulib::tests!(
     tls_register_is_per_thread,
     tls_register_survives_fork_and_syscalls,
     fp_simd_registers_are_per_thread,
+    the_last_threads_exit_status_is_the_processs,
 );
 
 /// Threads that run at once in the concurrent tests: more than faultline's
@@ -408,5 +410,23 @@ fn fp_simd_registers_are_per_thread() -> TestResult {
         check!(h.join() == Some(true), "thread {i}: FP/SIMD state changed");
     }
     check!(main_ok, "main thread: FP/SIMD state changed");
+    Ok(())
+}
+
+/// The main thread exit(2)s with 7 while another thread runs on and then
+/// exits with 0: the parent is told 0, the status of the thread that left
+/// last (Linux: `synchronize_group_exit`).
+fn the_last_threads_exit_status_is_the_processs() -> TestResult {
+    let status = in_child(|| {
+        let spawned = spawn(|| {
+            sleep(Duration::from_millis(50));
+            exit(0)
+        });
+        match spawned {
+            Ok(_) => exit(7),
+            Err(_) => 2,
+        }
+    })?;
+    check_eq!(status.exit_code(), Some(0));
     Ok(())
 }
