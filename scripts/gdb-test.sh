@@ -112,9 +112,13 @@ else
 fi
 
 # --- 3. docs/gdb.md's walk-through ------------------------------------------
-# Addresses of kernel memory and physical frames differ from boot to boot;
-# everything else must read as the document shows it.
-normalize() { sed -E 's/0x[0-9a-f]{5,}/0x_/g; s/ *$//'; }
+# Addresses of kernel memory and physical frames differ from boot to boot,
+# and inode numbers (`ino N`, and the column after a maps line's device)
+# move whenever the kernel makes one more file at boot; everything else
+# must read as the document shows it.
+normalize() {
+    sed -E 's/0x[0-9a-f]{5,}/0x_/g; s/ino [0-9]+/ino _/g; s/ (00:[0-9a-f]{2}) [0-9]+ */ \1 _ /; s/ *$//'
+}
 transcript | normalize >"$logdir/walk.now"
 # The document's transcript: its fenced blocks that begin at a prompt.
 awk '/^```/ { if (inside) { if (block ~ /^\(gdb\) /) printf "%s", block } inside = !inside; block = ""; next }
