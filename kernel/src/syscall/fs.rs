@@ -74,7 +74,7 @@ fn install_from(file: Arc<File>, min: usize, cloexec: bool) -> SysResult {
 
 /// A path argument from user memory, at most `PATH_MAX` bytes with its
 /// NUL (Linux: `getname`); it may be empty.
-fn path_arg(uaddr: usize) -> KResult<String> {
+pub(super) fn path_arg(uaddr: usize) -> KResult<String> {
     strncpy_from_user(uaddr, PATH_MAX - 1)
 }
 

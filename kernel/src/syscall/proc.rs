@@ -1054,7 +1054,8 @@ pub fn uname(ubuf: usize) -> SysResult {
 }
 
 /// getrlimit(resource, old) or prlimit64(pid, resource, new, old): the
-/// limits are kept per process; only RLIMIT_NOFILE is enforced.
+/// limits are kept per process; RLIMIT_NOFILE and RLIMIT_MSGQUEUE are
+/// enforced, and RLIMIT_STACK bounds the main stack's growth.
 pub fn prlimit64(nr: usize, a: [u64; 6]) -> SysResult {
     let (pid, resource, new, old) = if nr == 163 {
         (0, a[0], 0, a[1] as usize)

@@ -192,6 +192,12 @@ impl Process {
         self.rlimits.lock()[RLIMIT_STACK][0]
     }
 
+    /// The soft RLIMIT_MSGQUEUE: how many bytes of POSIX message queues
+    /// the process's real user may have.
+    pub fn msgqueue_limit(&self) -> u64 {
+        self.rlimits.lock()[RLIMIT_MSGQUEUE][0]
+    }
+
     /// Puts `file` in the lowest free descriptor at or above `min`, with
     /// FD_CLOEXEC if `cloexec`; EMFILE unless that is below the soft
     /// RLIMIT_NOFILE (Linux: `get_unused_fd_flags` + `fd_install`).
@@ -209,14 +215,20 @@ impl Process {
 /// `RLIMIT_NOFILE`: one more than the highest file descriptor the
 /// process may open.
 const RLIMIT_NOFILE: usize = 7;
+/// `RLIMIT_MSGQUEUE`: bytes of POSIX message queues per real user.
+const RLIMIT_MSGQUEUE: usize = 12;
+/// The RLIMIT_MSGQUEUE a process starts with (Linux: `MQ_BYTES_MAX`).
+const MQ_BYTES_MAX: u64 = 819200;
 
 /// The limits a new process starts with, as (soft, hard) pairs: none,
-/// except the stack (soft limit [`STACK_SIZE`](crate::task::exec::STACK_SIZE))
-/// and open files ([`NR_OPEN`](crate::fs::vfs::NR_OPEN)).
+/// except the stack (soft limit [`STACK_SIZE`](crate::task::exec::STACK_SIZE)),
+/// open files ([`NR_OPEN`](crate::fs::vfs::NR_OPEN)) and message queues
+/// ([`MQ_BYTES_MAX`]), as Linux's `INIT_RLIMITS`.
 fn default_rlimits() -> [[u64; 2]; RLIM_NLIMITS] {
     let mut r = [[RLIM_INFINITY; 2]; RLIM_NLIMITS];
     r[RLIMIT_STACK] = [crate::task::exec::STACK_SIZE as u64, RLIM_INFINITY];
     r[RLIMIT_NOFILE] = [crate::fs::vfs::NR_OPEN as u64; 2];
+    r[RLIMIT_MSGQUEUE] = [MQ_BYTES_MAX; 2];
     r
 }
 

@@ -1,8 +1,9 @@
 //! /proc/sys: the kernel's tunables as files (Linux: `fs/proc/proc_sysctl.c`
 //! and the tables that register them), those memory management has:
 //! `vm/mmap_min_addr`, `vm/memfd_noexec` and `vm/drop_caches`, and the
-//! System V shared memory limits `kernel/shmmax` and `kernel/shmmni`
-//! (their values live here, below `ipc/shm.rs`, which obeys them).
+//! System V shared memory limits `kernel/shmmax` and `kernel/shmmni`, and
+//! the POSIX message queue limits in `fs/mqueue/` (their values live here,
+//! below `ipc/shm.rs` and `ipc/mqueue.rs`, which obey them).
 //!
 //! Where we simplify: `mmap_min_addr` is Linux's default, 4096, and only
 //! shown (faultline runs everything as root, which Linux lets map below
@@ -24,10 +25,12 @@ use crate::fs::tmpfs::{MEMFD_NOEXEC_SCOPE, MEMFD_NOEXEC_SCOPE_NOEXEC_ENFORCED};
 const MMAP_MIN_ADDR: u32 = 4096;
 
 /// An integer tunable read with `show` and, if it has a `max`, written as
-/// a number from 0 to it (Linux: `proc_dointvec_minmax`).
+/// a number from `min` to it (Linux: `proc_dointvec_minmax`).
 struct IntSysctl {
     /// Where the value lives.
     value: &'static AtomicU32,
+    /// The smallest value a write may set.
+    min: u32,
     /// The largest value a write may set; None: read-only.
     max: Option<u32>,
 }
@@ -41,7 +44,7 @@ impl PseudoFile for IntSysctl {
     }
     fn store(&self, data: &str) -> KResult<()> {
         let v: u32 = data.trim().parse().map_err(|_| Errno::EINVAL)?;
-        if self.max.is_none_or(|max| v > max) {
+        if v < self.min || self.max.is_none_or(|max| v > max) {
             return Err(Errno::EINVAL);
         }
         self.value.store(v, Ordering::Relaxed);
@@ -80,6 +83,28 @@ pub static SHM_CTLMAX: AtomicU64 = AtomicU64::new(u64::MAX - (1 << 24));
 pub static SHM_CTLMNI: AtomicU32 = AtomicU32::new(4096);
 /// The most `kernel.shmmni` may be (Linux: `IPCMNI`).
 const IPCMNI: u32 = 32768;
+
+/// `fs.mqueue.queues_max`: how many message queues may exist (Linux:
+/// `mq_queues_max`, by default `DFLT_QUEUESMAX`).
+pub static MQ_QUEUES_MAX: AtomicU32 = AtomicU32::new(256);
+/// `fs.mqueue.msg_max`: the most messages in a queue a caller without
+/// CAP_SYS_RESOURCE may make (Linux: `DFLT_MSGMAX`).
+pub static MQ_MSG_MAX: AtomicU32 = AtomicU32::new(10);
+/// `fs.mqueue.msgsize_max`: the largest message such a caller may ask
+/// for (Linux: `DFLT_MSGSIZEMAX`).
+pub static MQ_MSGSIZE_MAX: AtomicU32 = AtomicU32::new(8192);
+/// `fs.mqueue.msg_default`: the messages of a queue made without
+/// attributes (Linux: `DFLT_MSG`).
+pub static MQ_MSG_DEFAULT: AtomicU32 = AtomicU32::new(10);
+/// `fs.mqueue.msgsize_default`: the message size of such a queue (Linux:
+/// `DFLT_MSGSIZE`).
+pub static MQ_MSGSIZE_DEFAULT: AtomicU32 = AtomicU32::new(8192);
+/// The bounds of `msg_max` and `msg_default` (Linux: `MIN_MSGMAX`,
+/// `HARD_MSGMAX`).
+const MSG_LIMITS: (u32, u32) = (1, 65536);
+/// The bounds of `msgsize_max` and `msgsize_default` (Linux:
+/// `MIN_MSGSIZEMAX`, `HARD_MSGSIZEMAX`).
+const MSGSIZE_LIMITS: (u32, u32) = (128, 16 << 20);
 
 /// An unsigned long tunable, any value (Linux: `proc_doulongvec_minmax`
 /// with no bounds).
@@ -139,9 +164,21 @@ pub fn build(proc: &Arc<Inode>) {
         "shmmni",
         IntSysctl {
             value: &SHM_CTLMNI,
+            min: 0,
             max: Some(IPCMNI),
         },
     );
+    let mqueue = add_dir(&add_dir(&sys, "fs"), "mqueue");
+    for (name, value, (min, max)) in [
+        ("msg_default", &MQ_MSG_DEFAULT, MSG_LIMITS),
+        ("msg_max", &MQ_MSG_MAX, MSG_LIMITS),
+        ("msgsize_default", &MQ_MSGSIZE_DEFAULT, MSGSIZE_LIMITS),
+        ("msgsize_max", &MQ_MSGSIZE_MAX, MSGSIZE_LIMITS),
+        ("queues_max", &MQ_QUEUES_MAX, (0, i32::MAX as u32)),
+    ] {
+        let max = Some(max);
+        add_sysctl(&mqueue, name, IntSysctl { value, min, max });
+    }
     let vm = add_dir(&sys, "vm");
     add_file(
         &vm,
@@ -154,6 +191,7 @@ pub fn build(proc: &Arc<Inode>) {
         "memfd_noexec",
         IntSysctl {
             value: &MEMFD_NOEXEC_SCOPE,
+            min: 0,
             max: Some(MEMFD_NOEXEC_SCOPE_NOEXEC_ENFORCED),
         },
     );
@@ -162,6 +200,7 @@ pub fn build(proc: &Arc<Inode>) {
         "mmap_min_addr",
         IntSysctl {
             value: &MMAP_MIN_ADDR_VALUE,
+            min: 0,
             max: None,
         },
     );
