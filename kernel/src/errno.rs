@@ -40,6 +40,7 @@ pub enum Errno {
     ENOSYS = 38,
     ENOTEMPTY = 39,
     ELOOP = 40,
+    ENODATA = 61,
     EOVERFLOW = 75,
     ENOTSOCK = 88,
     EMSGSIZE = 90,

@@ -61,12 +61,18 @@ pub mod config;
 #[path = "../../src/ustr.rs"]
 pub mod ustr;
 
+#[path = "../../src/errno.rs"]
+pub mod errno;
+
 #[path = "../../src/dtb/mod.rs"]
 pub mod dtb;
 
 #[path = "../../src/fs"]
 pub mod fs {
     pub mod cpio;
+    pub mod procfs {
+        pub mod options;
+    }
     pub mod tty {
         pub mod n_tty;
     }

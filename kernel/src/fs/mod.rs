@@ -7,6 +7,7 @@ pub mod devfs;
 pub mod device;
 pub mod eventfd;
 pub mod eventpoll;
+pub mod fs_context;
 pub mod initramfs;
 pub mod pidfd;
 pub mod poll;

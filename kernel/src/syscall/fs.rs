@@ -20,7 +20,7 @@ use crate::task::current_process;
 use crate::task::process::Process;
 
 /// AT_FDCWD: a `dirfd` that means the current working directory.
-const AT_FDCWD: i32 = -100;
+pub(super) const AT_FDCWD: i32 = -100;
 /// AT_REMOVEDIR: unlinkat removes a directory, as rmdir(2).
 const AT_REMOVEDIR: u32 = 0x200;
 /// AT_SYMLINK_NOFOLLOW: act on a symbolic link at the end of the path
@@ -80,7 +80,7 @@ pub(super) fn path_arg(uaddr: usize) -> KResult<String> {
 
 /// A path that must not be empty (without AT_EMPTY_PATH, Linux says ENOENT
 /// before looking at the directory fd).
-fn nonempty_path_arg(uaddr: usize) -> KResult<String> {
+pub(super) fn nonempty_path_arg(uaddr: usize) -> KResult<String> {
     let path = path_arg(uaddr)?;
     if path.is_empty() {
         return Err(Errno::ENOENT);
@@ -89,7 +89,7 @@ fn nonempty_path_arg(uaddr: usize) -> KResult<String> {
 }
 
 /// Where a path relative to `dirfd` starts (Linux: `path_init`).
-fn start_dir(dirfd: i32, path: &str) -> KResult<Arc<Inode>> {
+pub(super) fn start_dir(dirfd: i32, path: &str) -> KResult<Arc<Inode>> {
     if path.starts_with('/') {
         return Ok(vfs::root());
     }
@@ -471,43 +471,6 @@ pub fn faccessat2(dirfd: i32, upath: usize, mode: u32, flags: u32) -> SysResult 
         return Err(Errno::EACCES);
     }
     Ok(0)
-}
-
-/// mount(2), for tmpfs only (Linux: `do_mount` -> `do_new_mount`): ENODEV
-/// for any other type, EINVAL for flags that ask for more than a new mount
-/// (remount, bind, move, propagation changes).
-pub fn mount(_usource: usize, utarget: usize, utype: usize, flags: u64, udata: usize) -> SysResult {
-    const MS_REMOUNT: u64 = 32;
-    const MS_BIND: u64 = 4096;
-    const MS_MOVE: u64 = 8192;
-    // MS_UNBINDABLE, MS_PRIVATE, MS_SLAVE, MS_SHARED (1 << 15 is
-    // MS_SILENT, which busybox's mount always passes).
-    const MS_PROPAGATION: u64 = (1 << 17) | (1 << 18) | (1 << 19) | (1 << 20);
-    let target = nonempty_path_arg(utarget)?;
-    let fstype = strncpy_from_user(utype, 64)?;
-    let options = if udata == 0 {
-        String::new()
-    } else {
-        strncpy_from_user(udata, PAGE_SIZE - 1)?
-    };
-    if flags & (MS_REMOUNT | MS_BIND | MS_MOVE | MS_PROPAGATION) != 0 {
-        return Err(Errno::EINVAL);
-    }
-    if fstype != "tmpfs" {
-        return Err(Errno::ENODEV);
-    }
-    tmpfs::mount_over(&start_dir(AT_FDCWD, &target)?, &target, &options).map(|_| 0)
-}
-
-/// umount2(2) of a tmpfs mount(2) made (flags beyond MNT_DETACH: EINVAL).
-pub fn umount2(utarget: usize, flags: u32) -> SysResult {
-    const MNT_FORCE: u32 = 1;
-    const MNT_DETACH: u32 = 2;
-    if flags & !(MNT_FORCE | MNT_DETACH) != 0 {
-        return Err(Errno::EINVAL);
-    }
-    let target = nonempty_path_arg(utarget)?;
-    tmpfs::umount(&start_dir(AT_FDCWD, &target)?, &target).map(|_| 0)
 }
 
 /// mkdirat(2): make the directory `upath`, relative to `dirfd`, with

@@ -10,6 +10,7 @@ mod futex;
 mod ipc;
 pub use fs::console_files;
 mod mm;
+mod mount;
 mod net;
 mod poll;
 mod proc;
@@ -84,8 +85,8 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as u32,
         ),
         38 => fs::renameat2(a[0] as i32, a[1] as usize, a[2] as i32, a[3] as usize, 0),
-        39 => fs::umount2(a[0] as usize, a[1] as u32),
-        40 => fs::mount(
+        39 => mount::umount2(a[0] as usize, a[1] as u32),
+        40 => mount::mount(
             a[0] as usize,
             a[1] as usize,
             a[2] as usize,
@@ -154,6 +155,22 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[5] as u32,
         ),
         436 => fs::close_range(a[0] as u32, a[1] as u32, a[2] as u32),
+        429 => mount::move_mount(
+            a[0] as i32,
+            a[1] as usize,
+            a[2] as i32,
+            a[3] as usize,
+            a[4] as u32,
+        ),
+        430 => mount::fsopen(a[0] as usize, a[1] as u32),
+        431 => mount::fsconfig(
+            a[0] as i32,
+            a[1] as u32,
+            a[2] as usize,
+            a[3] as usize,
+            a[4] as i32,
+        ),
+        432 => mount::fsmount(a[0] as i32, a[1] as u32, a[2] as u32),
         439 => fs::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
         452 => fs::fchmodat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
         // Readiness and event files (poll.rs).

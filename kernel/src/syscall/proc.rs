@@ -14,7 +14,7 @@ use crate::mm::uaccess::{
     copy_to_user, read_user, strncpy_bytes_from_user, strncpy_from_user, write_user,
 };
 use crate::task::cred::{Caps, Cred, Ids};
-use crate::task::process::{self, Process};
+use crate::task::process::{self, ptrace_may_access, Process};
 use crate::task::sched_policy::SchedPolicy;
 use crate::task::signal_abi::exited;
 use crate::task::{current, current_process, exec, exit, fork};
@@ -552,21 +552,6 @@ pub fn pidfd_open(pid: i32, flags: u32) -> SysResult {
     let tid = tid.filter(|_| flags & pidfd::PIDFD_THREAD != 0);
     let file = pidfd::new_file(p, tid, flags)?;
     super::fs::install(file, true)
-}
-
-/// May the caller look into `target`'s files and memory (Linux:
-/// `ptrace_may_access` in PTRACE_MODE_REALCREDS; see [`Cred::may_ptrace`])?
-/// Always its own.
-fn ptrace_may_access(target: &Process) -> KResult<bool> {
-    let me = current_process().ok_or(Errno::ESRCH)?;
-    if me.pid == target.pid {
-        return Ok(true);
-    }
-    let mine = *me.cred.lock();
-    let theirs = *target.cred.lock();
-    // A process whose memory is gone has no dumpable flag left to refuse.
-    let dumpable = target.dumpable.load(Ordering::Acquire) == 1 || target.mm().is_none();
-    Ok(mine.may_ptrace(&theirs, dumpable))
 }
 
 /// pidfd_getfd(2) (Linux: `kernel/pid.c`): a copy, close-on-exec, of the

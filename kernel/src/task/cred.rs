@@ -68,6 +68,8 @@ pub const CAP_SETGID: u32 = 6;
 pub const CAP_SETUID: u32 = 7;
 /// CAP_SYS_PTRACE: look into any process.
 pub const CAP_SYS_PTRACE: u32 = 19;
+/// CAP_SYS_ADMIN: mount file systems, among much else.
+pub const CAP_SYS_ADMIN: u32 = 21;
 /// CAP_MKNOD: make device files.
 const CAP_MKNOD: u32 = 27;
 /// CAP_MAC_OVERRIDE: bypass mandatory access control.

@@ -212,6 +212,21 @@ impl Process {
         Ok(fd)
     }
 }
+/// May the caller look into `target`'s files and memory (Linux:
+/// `ptrace_may_access` in PTRACE_MODE_REALCREDS; see [`Cred::may_ptrace`])?
+/// Always its own. ESRCH for a caller that is no process.
+pub fn ptrace_may_access(target: &Process) -> KResult<bool> {
+    let me = crate::task::current_process().ok_or(Errno::ESRCH)?;
+    if me.pid == target.pid {
+        return Ok(true);
+    }
+    let mine = *me.cred.lock();
+    let theirs = *target.cred.lock();
+    // A process whose memory is gone has no dumpable flag left to refuse.
+    let dumpable = target.dumpable.load(Ordering::Acquire) == 1 || target.mm().is_none();
+    Ok(mine.may_ptrace(&theirs, dumpable))
+}
+
 /// `RLIMIT_NOFILE`: one more than the highest file descriptor the
 /// process may open.
 const RLIMIT_NOFILE: usize = 7;

@@ -4,20 +4,30 @@
 //! one directory per process (`pid.rs`), with `/proc/self` naming the
 //! caller's and `/proc/thread-self` its thread's, and the tunables under
 //! /proc/sys (`sysctl.rs`) (Linux: `fs/proc/`, `mm/vmstat.c`'s
-//! `vmstat_show`).
+//! `vmstat_show`). mount(2) makes more instances, each with its own
+//! device number and options (`options.rs`: `hidepid=`, `subset=pid`).
+//!
+//! Where we simplify: `hidepid=noaccess` lists every process and lets
+//! every directory be entered; faultline checks no file permissions
+//! (`invisible` and `ptraceable` do hide what the caller may not trace).
 
 mod kthreadd;
+mod options;
 mod pid;
 mod raw;
 pub mod sysctl;
 
+pub use options::ProcOptions;
+
 use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
-use alloc::sync::Arc;
+use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use core::fmt::Write;
 use core::sync::atomic::Ordering;
+
+use options::HidePid;
 
 use super::vfs::{self, Inode, InodeKind, MagicLink, PseudoDir, PseudoFile, S_IFLNK};
 use crate::errno::{Errno, KResult};
@@ -111,9 +121,9 @@ fn mounts() -> String {
         "rootfs / rootfs rw 0 0\nproc /proc proc rw,relatime 0 0\n\
          sysfs /sys sysfs rw,relatime 0 0\ndevtmpfs /dev devtmpfs rw,relatime 0 0\n",
     );
-    for (path, options) in super::tmpfs::mounts() {
+    for (source, path, fstype, options) in vfs::mounts() {
         let sep = if options.is_empty() { "" } else { "," };
-        let _ = writeln!(s, "tmpfs {path} tmpfs rw,relatime{sep}{options} 0 0");
+        let _ = writeln!(s, "{source} {path} {fstype} rw,relatime{sep}{options} 0 0");
     }
     s
 }
@@ -205,12 +215,39 @@ const FILES: [(&str, Show); 11] = [
     ("vmstat", vmstat),
 ];
 
-/// /proc's made-up entries: a directory per process.
-struct PidDirs;
+/// /proc's made-up entries: a directory per process, those `hidepid=`
+/// lets the caller see.
+struct PidDirs(HidePid, Option<u32>);
+
+impl PidDirs {
+    /// May the caller see the directory of process `pid` (Linux:
+    /// `has_pid_permissions` at HIDEPID_INVISIBLE)? kthreadd, a kernel
+    /// thread, is traced by none but CAP_SYS_PTRACE.
+    fn visible(&self, pid: u32) -> bool {
+        if matches!(self.0, HidePid::Off | HidePid::NoAccess) {
+            return true;
+        }
+        let Some(me) = crate::task::current_process() else {
+            return true;
+        };
+        let cred = *me.cred.lock();
+        if self.0 == HidePid::Invisible && self.1.is_some_and(|gid| cred.fsgid == gid) {
+            return true;
+        }
+        if pid == crate::task::process::KTHREADD_PID {
+            return cred.capable(crate::task::cred::CAP_SYS_PTRACE);
+        }
+        crate::task::process::find_process(pid)
+            .is_some_and(|p| crate::task::process::ptrace_may_access(&p).unwrap_or(false))
+    }
+}
 
 impl PseudoDir for PidDirs {
     fn lookup(&self, dir: &Arc<Inode>, name: &str) -> Option<Arc<Inode>> {
         let pid = pid::name_to_int(name)?;
+        if !self.visible(pid) {
+            return None;
+        }
         if pid == crate::task::process::KTHREADD_PID {
             return Some(kthreadd::dir(dir));
         }
@@ -219,12 +256,15 @@ impl PseudoDir for PidDirs {
     }
 
     fn names(&self) -> Vec<String> {
-        pid::names()
+        let mut names = pid::names();
+        names.retain(|n| pid::name_to_int(n).is_some_and(|p| self.visible(p)));
+        names
     }
 }
 
-/// `/proc/self`: the caller's directory (Linux: `proc_self_get_link`).
-struct SelfLink(Arc<Inode>);
+/// `/proc/self`: the caller's directory (Linux: `proc_self_get_link`), in
+/// the /proc whose root it holds weakly (the root holds the link).
+struct SelfLink(Weak<Inode>);
 
 impl MagicLink for SelfLink {
     fn readlink(&self) -> KResult<String> {
@@ -233,13 +273,15 @@ impl MagicLink for SelfLink {
 
     fn follow(&self) -> KResult<Arc<Inode>> {
         let name = self.readlink()?;
-        PidDirs.lookup(&self.0, &name).ok_or(Errno::ENOENT)
+        let proc = self.0.upgrade().ok_or(Errno::ENOENT)?;
+        let found = proc.dir()?.find(&proc, &name);
+        found.ok_or(Errno::ENOENT)
     }
 }
 
 /// `/proc/thread-self`: the caller's thread's directory, `PID/task/TID`
-/// (Linux: `proc_thread_self_get_link`).
-struct ThreadSelfLink(Arc<Inode>);
+/// (Linux: `proc_thread_self_get_link`), as `SelfLink`.
+struct ThreadSelfLink(Weak<Inode>);
 
 impl MagicLink for ThreadSelfLink {
     fn readlink(&self) -> KResult<String> {
@@ -250,7 +292,7 @@ impl MagicLink for ThreadSelfLink {
 
     fn follow(&self) -> KResult<Arc<Inode>> {
         let name = self.readlink()?;
-        let mut dir = self.0.clone();
+        let mut dir = self.0.upgrade().ok_or(Errno::ENOENT)?;
         for part in name.split('/') {
             dir = dir.dir()?.find(&dir, part).ok_or(Errno::ENOENT)?;
         }
@@ -260,8 +302,26 @@ impl MagicLink for ThreadSelfLink {
 
 /// Builds the /proc tree (under the root, which must be set).
 pub fn build() -> Arc<Inode> {
-    let proc = Inode::new_pseudo_dir(&vfs::root(), Some(Box::new(PidDirs)));
+    build_with(ProcOptions::default())
+}
+
+/// A /proc instance for mount(2) or fsmount(2), with its own device
+/// number (Linux: `proc_fill_super`).
+pub fn new_instance(options: ProcOptions) -> Arc<Inode> {
+    let proc = build_with(options);
+    proc.set_pseudo_dev(vfs::anon_dev());
+    proc
+}
+
+/// Builds a /proc tree with `options`.
+fn build_with(options: ProcOptions) -> Arc<Inode> {
+    let pids = PidDirs(options.hidepid, options.gid);
+    let proc = Inode::new_pseudo_dir(&vfs::root(), Some(Box::new(pids)));
     let d = proc.dir().expect("a directory");
+    add_self_links(&proc);
+    if options.subset_pid {
+        return proc;
+    }
     for (name, show) in FILES {
         let inode = Inode::new(
             vfs::S_IFREG | 0o444,
@@ -279,18 +339,22 @@ pub fn build() -> Arc<Inode> {
         );
         d.link(&proc, name, inode).expect("fresh directory");
     }
-    // The link holds the tree's root; /proc lives as long as the kernel.
-    let this = Inode::new(
-        S_IFLNK | 0o777,
-        InodeKind::MagicLink(Box::new(SelfLink(proc.clone()))),
-    );
-    d.link(&proc, "self", this).expect("fresh directory");
-    let thread_self = Inode::new(
-        S_IFLNK | 0o777,
-        InodeKind::MagicLink(Box::new(ThreadSelfLink(proc.clone()))),
-    );
-    d.link(&proc, "thread-self", thread_self)
-        .expect("fresh directory");
     sysctl::build(&proc);
     proc
+}
+
+/// Links `self` and `thread-self` into the new tree `proc`.
+fn add_self_links(proc: &Arc<Inode>) {
+    let d = proc.dir().expect("a directory");
+    let this = Inode::new(
+        S_IFLNK | 0o777,
+        InodeKind::MagicLink(Box::new(SelfLink(Arc::downgrade(proc)))),
+    );
+    d.link(proc, "self", this).expect("fresh directory");
+    let thread_self = Inode::new(
+        S_IFLNK | 0o777,
+        InodeKind::MagicLink(Box::new(ThreadSelfLink(Arc::downgrade(proc)))),
+    );
+    d.link(proc, "thread-self", thread_self)
+        .expect("fresh directory");
 }

@@ -6,9 +6,7 @@
 mod file;
 pub mod huge;
 
-use alloc::string::String;
 use alloc::sync::Arc;
-use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use spin::Once;
@@ -24,13 +22,11 @@ use crate::mm::frame;
 use crate::mm::huge_memory::knobs::{HugeKnob, MountHuge};
 use crate::mm::huge_memory::order::{MIN_LARGE_ORDER, PMD_ORDER};
 use crate::mm::huge_memory::{huge_settings, update_huge_settings};
-use crate::sync::SpinLock;
 
 /// One tmpfs mount.
 pub struct TmpfsSb {
-    /// The anonymous device number stat reports for its files (Linux:
-    /// `get_anon_bdev`, major 0), one per mount, so programs that compare
-    /// `st_dev` (df, find -xdev) tell mounts apart.
+    /// The anonymous device number stat reports for its files, one per
+    /// mount (`vfs::anon_dev`).
     pub dev: u64,
     /// The mount's `huge=` option, or `Internal` for the kernel's own mount
     /// (Linux: `shmem_sb_info.huge`).
@@ -47,10 +43,8 @@ impl TmpfsSb {
     /// number of its own (Linux: the `shmem_sb_info` half of
     /// `shmem_fill_super`).
     pub fn new(huge: ShmemMount, max_pages: u64) -> Arc<TmpfsSb> {
-        // Minors from 32 up; 1..31 are left to the pseudo filesystems.
-        static NEXT_DEV: AtomicU64 = AtomicU64::new(32);
         Arc::new(TmpfsSb {
-            dev: NEXT_DEV.fetch_add(1, Ordering::Relaxed),
+            dev: vfs::anon_dev(),
             huge,
             max_pages,
             used_pages: AtomicU64::new(0),
@@ -179,79 +173,6 @@ pub fn mount(start: &Arc<Inode>, path: &str, options: &str) -> KResult<()> {
     let root = new_mount(options)?;
     let (dir, name) = vfs::lookup_parent(start, path)?;
     dir.dir()?.link(&dir, name, root)
-}
-
-/// A mount made by mount(2): its root, the directory it covers, and where
-/// that directory is linked.
-struct Mounted {
-    /// The new tmpfs's root directory, linked where `covered` was.
-    root: Arc<Inode>,
-    /// The directory the mount hides; umount links it back.
-    covered: Arc<Inode>,
-    /// The directory that held `covered` and now holds `root`.
-    parent: Arc<Inode>,
-    /// The name of both in `parent`.
-    name: String,
-    /// The options it was mounted with, for /proc/mounts.
-    options: String,
-}
-
-/// The tmpfs mounts mount(2) made, oldest first (Linux keeps every mount in
-/// the mount tree). Its lock is held across the relinking, so mount and
-/// umount do not race.
-static MOUNTED: SpinLock<Vec<Mounted>> = SpinLock::new(Vec::new());
-
-/// mount(2) of a new tmpfs over the directory `target` (Linux:
-/// `do_new_mount` -> `shmem_fill_super`). Where we simplify: there is no
-/// mount tree; the new root takes the directory's place in its parent
-/// until `umount`.
-pub fn mount_over(start: &Arc<Inode>, target: &str, options: &str) -> KResult<()> {
-    let covered = vfs::lookup(start, target, true)?;
-    covered.dir()?;
-    let parent = covered.dir()?.parent().ok_or(Errno::EBUSY)?;
-    if Arc::ptr_eq(&parent, &covered) {
-        return Err(Errno::EBUSY); // the root
-    }
-    let root = new_mount(options)?;
-    let mut mounted = MOUNTED.lock();
-    let d = parent.dir()?;
-    let name = d.name_of(&covered).ok_or(Errno::ENOENT)?;
-    d.replace(&parent, &name, &covered, root.clone())?;
-    mounted.push(Mounted {
-        root,
-        covered,
-        parent,
-        name,
-        options: String::from(options),
-    });
-    Ok(())
-}
-
-/// Each mount(2)ed tmpfs: where it is and its options (/proc/mounts).
-pub fn mounts() -> Vec<(String, String)> {
-    MOUNTED
-        .lock()
-        .iter()
-        .map(|m| (vfs::path_of(&m.root), m.options.clone()))
-        .collect()
-}
-
-/// umount2(2) of a tmpfs that `mount_over` made: the covered directory
-/// comes back. Where we simplify: as with `MNT_DETACH`, files still open
-/// there stay usable (Linux says EBUSY without it).
-pub fn umount(start: &Arc<Inode>, target: &str) -> KResult<()> {
-    let root = vfs::lookup(start, target, true)?;
-    let mut mounted = MOUNTED.lock();
-    let at = mounted
-        .iter()
-        .position(|m| Arc::ptr_eq(&m.root, &root))
-        .ok_or(Errno::EINVAL)?;
-    let m = &mounted[at];
-    m.parent
-        .dir()?
-        .replace(&m.parent, &m.name, &m.root, m.covered.clone())?;
-    mounted.remove(at);
-    Ok(())
 }
 
 /// The kernel's internal mount (Linux: `shm_mnt`), made on first use.

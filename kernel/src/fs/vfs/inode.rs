@@ -146,6 +146,10 @@ pub struct Inode {
     /// The tmpfs mount this inode lives on, where it has one (statfs,
     /// linkat's EXDEV); set once, when it is made there.
     sb: Once<Arc<TmpfsSb>>,
+    /// The device number of the mounted /proc instance it belongs to (see
+    /// `set_pseudo_dev`); 0 for the boot-time pseudo file systems, which
+    /// share 0:1.
+    pseudo_dev: AtomicU64,
     /// `i_rdev` of a device node mknod made: such a node has no driver
     /// here, so opening it is ENXIO, as Linux says for a number without one.
     rdev: Option<u64>,
@@ -224,6 +228,7 @@ impl Inode {
                 ctime: now,
             }),
             sb: Once::new(),
+            pseudo_dev: AtomicU64::new(0),
             rdev,
             kind,
         })
@@ -274,6 +279,18 @@ impl Inode {
     /// The tmpfs mount the inode lives on, if any.
     pub fn tmpfs_sb(&self) -> Option<&Arc<TmpfsSb>> {
         self.sb.get()
+    }
+
+    /// Gives this inode, and all linked below it, the device number `dev`
+    /// of a pseudo file system mounted again; entries made up at lookup
+    /// get it from their directory (`Directory::find`).
+    pub fn set_pseudo_dev(&self, dev: u64) {
+        self.pseudo_dev.store(dev, Ordering::Relaxed);
+        if let InodeKind::Dir(d) = &self.kind {
+            for child in d.children() {
+                child.set_pseudo_dev(dev);
+            }
+        }
     }
 
     /// A device node mknod made (with its number): it has no driver.
@@ -411,8 +428,14 @@ impl Inode {
         };
         let t = self.times();
         Stat {
-            // The pseudo filesystems (/proc, /sys, /dev) share 0:1.
-            st_dev: self.tmpfs_sb().map_or(1, |sb| sb.dev),
+            // The boot-time pseudo filesystems (/proc, /sys, /dev) share 0:1.
+            st_dev: self.tmpfs_sb().map_or_else(
+                || match self.pseudo_dev.load(Ordering::Relaxed) {
+                    0 => 1,
+                    dev => dev,
+                },
+                |sb| sb.dev,
+            ),
             st_ino: self.ino,
             st_mode: self.mode(),
             st_nlink: self.nlink(),
@@ -443,8 +466,17 @@ impl Directory {
     /// `lookup`, then the entries made up at lookup; `dir` is this
     /// directory's inode.
     pub fn find(&self, dir: &Arc<Inode>, name: &str) -> Option<Arc<Inode>> {
-        self.lookup(name)
-            .or_else(|| self.dynamic.as_ref()?.lookup(dir, name))
+        self.lookup(name).or_else(|| self.made_up(dir, name))
+    }
+
+    /// The entry `dynamic` makes up for `name`, on the directory's device.
+    fn made_up(&self, dir: &Arc<Inode>, name: &str) -> Option<Arc<Inode>> {
+        let inode = self.dynamic.as_ref()?.lookup(dir, name)?;
+        let dev = dir.pseudo_dev.load(Ordering::Relaxed);
+        if dev != 0 {
+            inode.set_pseudo_dev(dev);
+        }
+        Some(inode)
     }
 
     /// Every entry's name and inode, linked ones first (getdents).
@@ -457,7 +489,7 @@ impl Directory {
             .collect();
         if let Some(dynamic) = &self.dynamic {
             for name in dynamic.names() {
-                if let Some(inode) = dynamic.lookup(dir, &name) {
+                if let Some(inode) = self.made_up(dir, &name) {
                     all.push((name, inode));
                 }
             }
