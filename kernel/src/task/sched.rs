@@ -61,6 +61,11 @@ struct Cpu {
     system_ticks: AtomicU64,
     /// Switches from one thread to another (/proc/stat's `ctxt`).
     switches: AtomicU64,
+    /// The counter value the next tick is due at.
+    next_tick: AtomicU64,
+    /// The counter value the timer interrupt is set for: the next tick,
+    /// or a sleeper's deadline before it.
+    next_event: AtomicU64,
 }
 
 /// A CPU not yet online, with empty run queue and counters, to build
@@ -82,6 +87,8 @@ const CPU_INIT: Cpu = Cpu {
     user_ticks: AtomicU64::new(0),
     system_ticks: AtomicU64::new(0),
     switches: AtomicU64::new(0),
+    next_tick: AtomicU64::new(0),
+    next_event: AtomicU64::new(0),
 };
 
 /// The scheduler state of each CPU, indexed by CPU number (Linux: the
@@ -277,11 +284,42 @@ pub fn yield_now() {
     schedule();
 }
 
-/// The timer interrupt's work (Linux: `scheduler_tick`,
-/// `update_process_times`): charge the tick to the running thread (`user`:
-/// it interrupted user space), run due timers, wake sleepers whose time
-/// has come, and ask for a reschedule when others wait.
-pub fn tick(user: bool) {
+/// Counter ticks from one tick to the next: CNTFRQ_EL0 / HZ, so the tick
+/// comes HZ times a second.
+pub fn tick_interval() -> u64 {
+    timer::frequency() / HZ
+}
+
+/// The timer interrupt (Linux: `hrtimer_interrupt`, the tick being one of
+/// its timers, `tick_sched_timer`): the tick if it is due, the sleepers
+/// whose deadline came in any case, then the timer set for whichever is
+/// next. A sleeper is woken at its deadline, not at the tick after it.
+pub fn timer_interrupt(user: bool) {
+    let cpu = this_cpu();
+    let now = timer::counter();
+    if now >= cpu.next_tick.load(Ordering::Relaxed) {
+        cpu.next_tick
+            .store(now + tick_interval(), Ordering::Relaxed);
+        tick(user);
+    } else {
+        wake_sleepers(cpu, now);
+    }
+    let next = {
+        let rq = cpu.rq.lock();
+        let earliest = rq.sleepers.iter().map(|(d, _)| *d).min();
+        earliest
+            .map_or(u64::MAX, |d| d)
+            .min(cpu.next_tick.load(Ordering::Relaxed))
+    };
+    cpu.next_event.store(next, Ordering::Relaxed);
+    timer::set_event_at(next);
+}
+
+/// The tick's work (Linux: `scheduler_tick`, `update_process_times`):
+/// charge the tick to the running thread (`user`: it interrupted user
+/// space), run due timers, wake sleepers whose time has come, and ask for
+/// a reschedule when others wait.
+fn tick(user: bool) {
     let cpu = this_cpu();
     cpu.ticks.fetch_add(1, Ordering::Relaxed);
     with_current(|t| {
@@ -301,21 +339,22 @@ pub fn tick(user: bool) {
         }
     });
     crate::task::timers::run_expired();
-    let now = timer::counter();
-    let mut woken = Vec::new();
-    {
-        let mut rq = cpu.rq.lock();
-        rq.sleepers.retain(|(deadline, t)| {
-            let due = *deadline <= now;
-            if due {
-                woken.push(t.clone());
-            }
-            !due
-        });
-        if !rq.queue.is_empty() {
-            cpu.need_resched.store(true, Ordering::Relaxed);
-        }
+    wake_sleepers(cpu, timer::counter());
+    if !cpu.rq.lock().queue.is_empty() {
+        cpu.need_resched.store(true, Ordering::Relaxed);
     }
+}
+
+/// Wakes the sleepers of `cpu` whose deadline is `now` or earlier.
+fn wake_sleepers(cpu: &Cpu, now: u64) {
+    let mut woken = Vec::new();
+    cpu.rq.lock().sleepers.retain(|(deadline, t)| {
+        let due = *deadline <= now;
+        if due {
+            woken.push(t.clone());
+        }
+        !due
+    });
     for t in woken {
         wake_up(&t);
     }
@@ -328,7 +367,7 @@ pub fn preempt_on_irq_exit() {
     }
 }
 
-/// Sleeps for at least `ms` milliseconds (woken by the tick after).
+/// Sleeps for at least `ms` milliseconds.
 pub fn msleep(ms: u64) {
     let deadline = timer::counter() + ms * timer::frequency() / 1000;
     while timer::counter() < deadline {
@@ -345,12 +384,18 @@ pub fn msleep(ms: u64) {
 pub fn sleep_until(deadline: u64, woken: impl Fn() -> bool) {
     let me = current();
     let daif = local_irq_save();
+    let cpu = this_cpu();
     {
-        let mut rq = this_cpu().rq.lock();
+        let mut rq = cpu.rq.lock();
         me.set_state(State::Blocked);
         if deadline != u64::MAX {
             rq.sleepers.push((deadline, me.clone()));
         }
+    }
+    // A deadline before the next tick sets the timer for it.
+    if deadline < cpu.next_event.load(Ordering::Relaxed) {
+        cpu.next_event.store(deadline, Ordering::Relaxed);
+        timer::set_event_at(deadline);
     }
     if woken() && me.try_set_running() {
         // Nobody queued us: carry on.

@@ -40,13 +40,7 @@ pub fn init_this_cpu(cpu: usize, timer_intid: u32) {
     TIMER_INTID.store(timer_intid, Ordering::Relaxed);
     gic::init_this_cpu(cpu, &[timer_intid, smp::IPI_RESCHEDULE]);
     timer::allow_user_counter();
-    timer::set_next_event(tick_interval());
-}
-
-/// Counter ticks from one timer interrupt to the next: CNTFRQ_EL0 / HZ, so
-/// the tick fires HZ times a second.
-fn tick_interval() -> u64 {
-    timer::frequency() / task::HZ
+    timer::set_next_event(task::tick_interval());
 }
 
 /// The vector for an IRQ taken at EL1 (slot 5): handles every pending
@@ -64,8 +58,7 @@ fn dispatch(from_user: bool) {
         let intid = ack.intid;
         NR_IRQS.fetch_add(1, Ordering::Relaxed);
         if intid == TIMER_INTID.load(Ordering::Relaxed) {
-            timer::set_next_event(tick_interval());
-            task::tick(from_user);
+            task::timer_interrupt(from_user);
         } else if intid == smp::IPI_RESCHEDULE {
             task::set_need_resched();
         } else if intid == CONSOLE_INTID.load(Ordering::Relaxed) {

@@ -5,7 +5,7 @@
 use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::{
     ReadWriteable, Readable, Writeable, CNTFRQ_EL0, CNTKCTL_EL1, CNTVCT_EL0, CNTV_CTL_EL0,
-    CNTV_TVAL_EL0,
+    CNTV_CVAL_EL0, CNTV_TVAL_EL0,
 };
 
 /// Counter frequency in Hz (62.5 MHz on QEMU virt).
@@ -34,6 +34,14 @@ pub fn allow_user_counter() {
 /// Fires the timer interrupt `ticks` counter ticks from now.
 pub fn set_next_event(ticks: u64) {
     CNTV_TVAL_EL0.set(ticks);
+    CNTV_CTL_EL0.write(CNTV_CTL_EL0::ENABLE::SET + CNTV_CTL_EL0::IMASK::CLEAR);
+    barrier::isb(barrier::SY);
+}
+
+/// Fires the timer interrupt when the counter reaches `at`, at once if it
+/// has (CNTV_CVAL_EL0: the condition is CNTVCT - CVAL >= 0).
+pub fn set_event_at(at: u64) {
+    CNTV_CVAL_EL0.set(at);
     CNTV_CTL_EL0.write(CNTV_CTL_EL0::ENABLE::SET + CNTV_CTL_EL0::IMASK::CLEAR);
     barrier::isb(barrier::SY);
 }
