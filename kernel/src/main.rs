@@ -79,7 +79,10 @@ pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
     kmap::init(&ram, &devices);
     mmu::clear_ttbr0();
     if let Some(rtc) = info.rtc {
-        task::clock::init_realtime(arch::pl031::read_seconds(rtc.base));
+        arch::pl031::init(rtc.base);
+    }
+    if let Some(secs) = arch::pl031::read_seconds() {
+        task::clock::init_realtime(secs);
     }
 
     random::seed(arch::timer::counter());

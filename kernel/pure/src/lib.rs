@@ -73,6 +73,9 @@ pub mod fs {
     pub mod procfs {
         pub mod options;
     }
+    pub mod rtc {
+        pub mod lib;
+    }
     pub mod tty {
         pub mod n_tty;
     }

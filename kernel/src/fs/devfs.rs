@@ -3,7 +3,9 @@
 //! the memory devices). `/dev/null` swallows writes and reads as EOF,
 //! `/dev/zero` reads as zeros, `/dev/full` reads as zeros and refuses
 //! writes with ENOSPC, `/dev/random` and `/dev/urandom` read the kernel's
-//! random source; `/dev/console` and `/dev/tty` are the console's terminal (`tty/`). `/dev/shm`
+//! random source; `/dev/console` and `/dev/tty` are the console's terminal (`tty/`);
+//! `/dev/rtc0` (and the link `/dev/rtc` udev makes) is the hardware clock
+//! (`rtc/`). `/dev/shm`
 //! is an empty directory for init to mount a tmpfs on. `/dev/fd` and
 //! `/dev/std{in,out,err}` are links into `/proc/self/fd`, as a
 //! distribution's boot makes them (systemd-tmpfiles or udev; devtmpfs has
@@ -78,10 +80,14 @@ pub fn build() -> Arc<Inode> {
     let console = super::tty::Console(super::tty::console());
     node(&dev, "console", 0o600, Arc::new(console));
     node(&dev, "tty", 0o666, super::tty::console());
+    if let Some(rtc) = super::rtc::Rtc::new() {
+        node(&dev, "rtc0", 0o600, rtc);
+    }
     let shm = Inode::new_dir(0o1777, None);
     let d = dev.dir().expect("a directory");
     d.link(&dev, "shm", shm).expect("fresh name");
     for (name, target) in [
+        ("rtc", "rtc0"),
         ("fd", "/proc/self/fd"),
         ("stdin", "/proc/self/fd/0"),
         ("stdout", "/proc/self/fd/1"),

@@ -59,8 +59,11 @@ pub trait Device: AsAny + Send + Sync {
     fn maps_anonymous_memory(&self) -> bool {
         false
     }
-    /// An open file of this device was made (`write_end`: opened for writing).
-    fn opened(&self, _write_end: bool) {}
+    /// An open file of this device is being made (`write_end`: opened for
+    /// writing); an error fails the open (Linux: `file_operations.open`).
+    fn opened(&self, _write_end: bool) -> KResult<()> {
+        Ok(())
+    }
     /// An open file of this device is gone.
     fn released(&self, _write_end: bool) {}
     /// Which POLL* bits hold now for an open file with open flags `flags`
@@ -188,13 +191,14 @@ impl Device for Pipe {
         Ok(done)
     }
 
-    fn opened(&self, write_end: bool) {
+    fn opened(&self, write_end: bool) -> KResult<()> {
         let count = if write_end {
             &self.writers
         } else {
             &self.readers
         };
         count.fetch_add(1, Ordering::AcqRel);
+        Ok(())
     }
 
     fn released(&self, write_end: bool) {

@@ -12,6 +12,7 @@ pub mod initramfs;
 pub mod pidfd;
 pub mod poll;
 pub mod procfs;
+pub mod rtc;
 pub mod signalfd;
 pub mod sysfs;
 pub mod timerfd;

@@ -27,6 +27,7 @@ use crate::fs::procfs::sysctl::{
 };
 use crate::fs::vfs::{File, Inode, InodeKind, NAME_MAX, O_ACCMODE, O_CREAT, O_EXCL, S_IFREG};
 use crate::sync::SpinLock;
+use crate::task::cred::CAP_SYS_RESOURCE;
 use crate::task::process::Process;
 use crate::task::signal::queue_signal;
 use crate::task::signal_abi::{SigInfo, SIGRTMAX};
@@ -44,8 +45,6 @@ const HARD_MSGSIZEMAX: i64 = 16 << 20;
 /// queue could hold (both 48 bytes), so that RLIMIT_MSGQUEUE runs out
 /// where it does on Linux.
 const MSG_OVERHEAD: u64 = 48;
-/// `CAP_SYS_RESOURCE`: exceed the unprivileged queue limits.
-const CAP_SYS_RESOURCE: u32 = 24;
 
 /// mq_notify's `sigev_notify`: a signal.
 pub const SIGEV_SIGNAL: i32 = 0;

@@ -14,6 +14,7 @@ use crate::task::clock::{
     CLOCK_BOOTTIME, CLOCK_BOOTTIME_ALARM, CLOCK_MONOTONIC, CLOCK_REALTIME, CLOCK_REALTIME_ALARM,
     CLOCK_TAI,
 };
+use crate::task::cred::CAP_SYS_TIME;
 use crate::task::process::{find_process, find_thread};
 use crate::task::timers::{self, CpuClock, CpuSample, CpuTarget, TimerClock};
 use crate::task::{ntp, Thread};
@@ -28,8 +29,6 @@ const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
 const TIMER_ABSTIME: u32 = 1;
 /// CAP_WAKE_ALARM, which timers and sleeps on the ALARM clocks need.
 const CAP_WAKE_ALARM: u32 = 35;
-/// CAP_SYS_TIME, which setting the clocks needs.
-const CAP_SYS_TIME: u32 = 25;
 
 /// The wall clock `clock` names: what it adds to CLOCK_MONOTONIC; EINVAL
 /// for an id that names none.

@@ -70,6 +70,11 @@ pub const CAP_SETUID: u32 = 7;
 pub const CAP_SYS_PTRACE: u32 = 19;
 /// CAP_SYS_ADMIN: mount file systems, among much else.
 pub const CAP_SYS_ADMIN: u32 = 21;
+/// CAP_SYS_RESOURCE: go past resource limits (message queue sizes, the
+/// RTC's fastest periodic rates).
+pub const CAP_SYS_RESOURCE: u32 = 24;
+/// CAP_SYS_TIME: set the clocks.
+pub const CAP_SYS_TIME: u32 = 25;
 /// CAP_MKNOD: make device files.
 const CAP_MKNOD: u32 = 27;
 /// CAP_MAC_OVERRIDE: bypass mandatory access control.

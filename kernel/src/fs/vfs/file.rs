@@ -149,7 +149,7 @@ impl File {
         let text = match &inode.kind {
             InodeKind::Pseudo(p) if !writable => p.show(),
             InodeKind::Device(d) => {
-                d.opened(writable);
+                d.opened(writable)?;
                 String::new()
             }
             _ => String::new(),
