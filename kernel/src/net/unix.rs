@@ -78,6 +78,33 @@ const SOCK_MIN_RCVBUF: usize = 2304;
 /// Datagrams queued to a socket not connected back to the sender before
 /// senders wait (Linux: `net.unix.max_dgram_qlen`).
 const MAX_DGRAM_QLEN: usize = 10;
+/// What Linux charges a socket for a packet of `len` bytes against its send
+/// buffer (`skb->truesize`): the `struct sk_buff` (256 bytes on arm64) and
+/// the head `kmalloc`, rounded up to its cache size, holding the data
+/// (64-byte aligned) and a `struct skb_shared_info` (320 bytes); the data
+/// past the largest head goes in page fragments, whole pages (a message's
+/// head may be an order-2 allocation, `SKB_MAX_ALLOC`, a stream's one page,
+/// `SKB_MAX_HEAD`: `unix_dgram_sendmsg`, `unix_stream_sendmsg`). A 1-byte
+/// packet costs 768 bytes, so a sender of many tiny packets runs out of
+/// send buffer as on Linux (278 of them in 212992 bytes), long before
+/// kernel memory does.
+fn truesize(len: usize, stream: bool) -> usize {
+    const SKB: usize = 256;
+    const SHINFO: usize = 320;
+    const PAGE: usize = 4096;
+    let max_head = if stream { PAGE } else { 4 * PAGE } - SHINFO;
+    let (head, frags) = if len > max_head {
+        let paged = (len - max_head).next_multiple_of(PAGE).min(len);
+        (len - paged, paged.next_multiple_of(PAGE))
+    } else {
+        (len, 0)
+    };
+    let head = head.next_multiple_of(64) + SHINFO;
+    // kmalloc's caches from 512 bytes are powers of two, as are the page
+    // allocations past 8K.
+    head.next_power_of_two().max(512) + SKB + frags
+}
+
 /// Most bytes one stream receive gathers, so a huge MSG_WAITALL cannot
 /// size a kernel buffer: it returns short, as after a signal.
 const STREAM_RECV_MAX: usize = 1 << 20;
@@ -232,18 +259,22 @@ struct SockState {
     rx: VecDeque<Packet>,
     /// Unread bytes on `rx`.
     rx_bytes: usize,
+    /// What the packets on `rx` cost (`truesize`), charged against their
+    /// sender's send buffer (Linux: the senders' `sk_wmem_alloc`).
+    rx_charge: usize,
     /// `RCV_SHUTDOWN` and `SEND_SHUTDOWN` bits: the directions closed by
     /// shutdown(2), by the peer's shutdown or by close (Linux:
     /// `sk_shutdown`).
     shutdown: u8,
     /// Closed: its last file is gone.
     dead: bool,
-    /// Send buffer in bytes (SO_SNDBUF, Linux: `sk_sndbuf`): a stream sender
-    /// waits while the peer holds this many unread bytes.
+    /// Send buffer in bytes (SO_SNDBUF, Linux: `sk_sndbuf`): a sender
+    /// waits while what it queued at the peer costs this much
+    /// (`rx_charge`), and a stream sender also while the peer holds this
+    /// many unread bytes.
     sndbuf: usize,
-    /// Receive buffer in bytes (SO_RCVBUF, Linux: `sk_rcvbuf`): a message
-    /// sender waits while queuing would pass the larger of it and its
-    /// `sndbuf`.
+    /// Receive buffer in bytes (SO_RCVBUF, Linux: `sk_rcvbuf`), which
+    /// AF_UNIX only reports, as on Linux.
     rcvbuf: usize,
     /// SO_PEERCRED's pid: the other end's process when it connected.
     peer_pid: u32,
@@ -323,6 +354,7 @@ impl UnixSocket {
                 peer: None,
                 rx: VecDeque::new(),
                 rx_bytes: 0,
+                rx_charge: 0,
                 shutdown: 0,
                 dead: false,
                 sndbuf: SK_BUF_DEFAULT,
@@ -701,7 +733,11 @@ impl UnixSocket {
                     let e = Self::epipe(flags);
                     return if done == 0 { Err(e) } else { Ok(done) };
                 }
-                sndbuf.saturating_sub(pst.rx_bytes)
+                if pst.rx_charge >= sndbuf {
+                    0
+                } else {
+                    sndbuf.saturating_sub(pst.rx_bytes)
+                }
             };
             if room == 0 {
                 if nonblock {
@@ -713,7 +749,9 @@ impl UnixSocket {
                 }
                 let waited = self.wait.wait_event(|| {
                     let pst = peer.state.lock();
-                    pst.dead || pst.shutdown & RCV_SHUTDOWN != 0 || pst.rx_bytes < sndbuf
+                    pst.dead
+                        || pst.shutdown & RCV_SHUTDOWN != 0
+                        || (pst.rx_bytes < sndbuf && pst.rx_charge < sndbuf)
                 });
                 if let Err(e) = waited {
                     return if done == 0 { Err(e) } else { Ok(done) };
@@ -789,8 +827,7 @@ impl UnixSocket {
                     drop(dst);
                     return Err(Self::epipe(flags));
                 }
-                let full = dst.rx_bytes + len > dst.rcvbuf.max(sndbuf)
-                    || (!mutual && dst.rx.len() > MAX_DGRAM_QLEN);
+                let full = dst.rx_charge >= sndbuf || (!mutual && dst.rx.len() > MAX_DGRAM_QLEN);
                 if !full {
                     drop(dst);
                     dest.queue(Packet {
@@ -808,9 +845,7 @@ impl UnixSocket {
             // The receiver's reads wake its own queue's writers too.
             dest.wait.wait_event(|| {
                 let dst = dest.state.lock();
-                dst.dead
-                    || (dst.rx_bytes + len <= dst.rcvbuf.max(sndbuf)
-                        && dst.rx.len() <= MAX_DGRAM_QLEN)
+                dst.dead || (dst.rx_charge < sndbuf && dst.rx.len() <= MAX_DGRAM_QLEN)
             })?;
         }
     }
@@ -820,6 +855,7 @@ impl UnixSocket {
         {
             let mut st = self.state.lock();
             st.rx_bytes += p.data.len();
+            st.rx_charge += truesize(p.data.len(), self.ty == SockType::Stream);
             st.rx.push_back(p);
         }
         self.wait.wake_key(POLLIN);
@@ -930,7 +966,9 @@ impl UnixSocket {
             p.off += n;
             taken += n;
             if p.off == p.data.len() {
+                let charge = truesize(p.data.len(), self.ty == SockType::Stream);
                 st.rx.pop_front();
+                st.rx_charge -= charge;
             } else {
                 break;
             }
@@ -957,6 +995,7 @@ impl UnixSocket {
             match st.rx.pop_front() {
                 Some(p) => {
                     st.rx_bytes -= p.data.len();
+                    st.rx_charge -= truesize(p.data.len(), self.ty == SockType::Stream);
                     p
                 }
                 None => return false,
@@ -1085,6 +1124,7 @@ impl Device for UnixSocket {
             st.dead = true;
             st.shutdown = SHUTDOWN_MASK;
             st.rx_bytes = 0;
+            st.rx_charge = 0;
             let pending = match core::mem::replace(&mut st.phase, Phase::Unconnected) {
                 Phase::Listening { pending, .. } => pending,
                 _ => VecDeque::new(),
@@ -1147,7 +1187,7 @@ impl Device for UnixSocket {
         let writable = match peer {
             Some(p) => {
                 let pst = p.state.lock();
-                pst.dead || pst.rx_bytes < sndbuf
+                pst.dead || (pst.rx_bytes < sndbuf && pst.rx_charge < sndbuf)
             }
             None => true,
         };

@@ -3,7 +3,8 @@
  * on a path and on an abstract name, stream end of file and EPIPE with
  * SIGPIPE, shutdown, datagrams with their boundaries and source
  * addresses, seqpacket, socket options, FIONREAD, descriptor passing
- * with SCM_RIGHTS, and readiness through poll and epoll. A forked child
+ * with SCM_RIGHTS, readiness through poll and epoll, and the send buffer
+ * charged per packet as Linux charges an skb. A forked child
  * or a thread is the other party where one is needed. The values
  * expected are Linux 6.12's.
  *
@@ -606,6 +607,51 @@ static int nonblocking_stream_fills_then_eagain(void)
 	return 0;
 }
 
+/* Nonblocking writes of `len` bytes to an unread socketpair of `type`:
+ * how many go before EAGAIN (-1 if another error ends them), after which
+ * the reader gets every one back. */
+static long writes_until_full(int type, size_t len)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, type | SOCK_NONBLOCK, 0, sv))
+		return -1;
+	static char buf[65536], sink[65536];
+	long n = 0, bytes = 0;
+	ssize_t r;
+	while ((r = write(sv[0], buf, len)) >= 0 && n < 10000000) {
+		n++;
+		bytes += r;
+	}
+	int e = errno;
+	long back = 0;
+	while ((r = read(sv[1], sink, sizeof(sink))) > 0)
+		back += r;
+	close(sv[0]);
+	close(sv[1]);
+	return e == EAGAIN && back == bytes ? n : -1;
+}
+
+static int tiny_packets_fill_the_send_buffer(void)
+{
+	/* Linux charges each packet its skb's size (768 bytes for a small
+	 * one) against the 212992-byte SO_SNDBUF: a reader that never reads
+	 * stops a writer of tiny packets after 278, not after 212992. */
+	static const struct { int type; size_t len; long writes; } cases[] = {
+		{ SOCK_DGRAM, 1, 278 },		{ SOCK_DGRAM, 0, 278 },
+		{ SOCK_DGRAM, 1000, 93 },	{ SOCK_DGRAM, 8000, 13 },
+		{ SOCK_DGRAM, 65536, 4 },	{ SOCK_SEQPACKET, 1, 278 },
+		{ SOCK_SEQPACKET, 500, 167 },	{ SOCK_STREAM, 1, 278 },
+		{ SOCK_STREAM, 2000, 49 },	{ SOCK_STREAM, 4000, 44 },
+		{ SOCK_STREAM, 8000, 24 },
+	};
+	for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		long n = writes_until_full(cases[i].type, cases[i].len);
+		CHECK(n == cases[i].writes, "type %d, %zu-byte writes: %ld before EAGAIN, not %ld",
+		      cases[i].type, cases[i].len, n, cases[i].writes);
+	}
+	return 0;
+}
+
 static int scm_rights_passes_a_descriptor(void)
 {
 	int sv[2];
@@ -809,6 +855,7 @@ int main(void)
 		TEST(stream_fionread_peek_and_waitall),
 		TEST(blocked_reader_woken_by_thread_and_epoll),
 		TEST(nonblocking_stream_fills_then_eagain),
+		TEST(tiny_packets_fill_the_send_buffer),
 		TEST(scm_rights_passes_a_descriptor),
 		TEST(sendmsg_gathers_recvmsg_scatters),
 		TEST(peercred_of_an_accepted_connection),
