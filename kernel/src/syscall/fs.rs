@@ -16,6 +16,7 @@ use crate::mm::heap;
 use crate::mm::uaccess::{
     copy_from_user, copy_to_user, read_user, strncpy_from_user, write_user, WriteSource,
 };
+use crate::net::unix::UnixSocket;
 use crate::task::current_process;
 use crate::task::process::Process;
 
@@ -190,6 +191,9 @@ fn write_from_user(
 /// how many (Linux: `ksys_read`).
 pub fn read(fd: i32, ubuf: usize, len: usize) -> SysResult {
     let f = file(fd)?;
+    if UnixSocket::of_file(&f).is_some() {
+        return super::net::sock_readv(fd, &[(ubuf, len)]);
+    }
     read_into_user(&f, ubuf, len, |f, b, _| f.read(b))
 }
 
@@ -197,6 +201,9 @@ pub fn read(fd: i32, ubuf: usize, len: usize) -> SysResult {
 /// end under O_APPEND); returns how many (Linux: `ksys_write`).
 pub fn write(fd: i32, ubuf: usize, len: usize) -> SysResult {
     let f = file(fd)?;
+    if UnixSocket::of_file(&f).is_some() {
+        return super::net::sock_writev(fd, &[(ubuf, len)]);
+    }
     write_from_user(&f, ubuf, len, |f, b, _| f.write(b))
 }
 
@@ -235,10 +242,14 @@ fn iovecs(uiov: usize, count: usize) -> KResult<Vec<(usize, usize)>> {
 
 /// readv(2): [`read()`] into each of the `count` buffers of the `iovec`
 /// array at `uiov` in turn, stopping after a short read (Linux:
-/// `do_readv`).
+/// `do_readv`); on a socket, one receive into them all.
 pub fn readv(fd: i32, uiov: usize, count: usize) -> SysResult {
+    let iov = iovecs(uiov, count)?;
+    if UnixSocket::of_file(&*file(fd)?).is_some() {
+        return super::net::sock_readv(fd, &iov);
+    }
     let mut total = 0;
-    for (base, len) in iovecs(uiov, count)? {
+    for (base, len) in iov {
         let n = read(fd, base, len)?;
         total += n;
         if (n as usize) < len {
@@ -250,10 +261,14 @@ pub fn readv(fd: i32, uiov: usize, count: usize) -> SysResult {
 
 /// writev(2): [`write()`] from each of the `count` buffers of the `iovec`
 /// array at `uiov` in turn, stopping after a short write (Linux:
-/// `do_writev`).
+/// `do_writev`); on a socket, one send of them all.
 pub fn writev(fd: i32, uiov: usize, count: usize) -> SysResult {
+    let iov = iovecs(uiov, count)?;
+    if UnixSocket::of_file(&*file(fd)?).is_some() {
+        return super::net::sock_writev(fd, &iov);
+    }
     let mut total = 0;
-    for (base, len) in iovecs(uiov, count)? {
+    for (base, len) in iov {
         let n = write(fd, base, len)?;
         total += n;
         if (n as usize) < len {

@@ -287,6 +287,31 @@ fn do_send(
         .map(|n| n as i64)
 }
 
+/// The bytes an iovec array holds, as far as one call moves (Linux:
+/// `import_iovec` caps the total at MAX_RW_COUNT).
+fn iov_len(iov: &[(usize, usize)]) -> usize {
+    iov.iter()
+        .fold(0usize, |sum, &(_, len)| sum.saturating_add(len))
+        .min(super::MAX_RW_COUNT)
+}
+
+/// write(2) and writev(2) on a socket (Linux: `sock_write_iter`): a
+/// sendmsg with no flags, so the buffers make one message however large,
+/// and an empty write sends an empty datagram.
+pub fn sock_writev(fd: i32, iov: &[(usize, usize)]) -> SysResult {
+    do_send(fd, iov, iov_len(iov), None, Vec::new(), 0)
+}
+
+/// read(2) and readv(2) on a socket (Linux: `sock_read_iter`): a recvmsg
+/// with no flags, so one message is read whole into the buffers, its
+/// excess dropped, as are any descriptors it carries.
+pub fn sock_readv(fd: i32, iov: &[(usize, usize)]) -> SysResult {
+    let (sock, nonblock) = socket_of(fd)?;
+    let r = sock.recv(iov_len(iov), 0, nonblock)?;
+    scatter(iov, &r.data)?;
+    Ok(r.data.len() as i64)
+}
+
 /// sendto(2), and send(2) with no address: `len` bytes from `ubuf`, to
 /// the address at `uaddr` if there is one.
 pub fn sendto(fd: i32, ubuf: usize, len: usize, flags: u32, uaddr: usize, alen: u32) -> SysResult {

@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/uio.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -652,6 +653,36 @@ static int tiny_packets_fill_the_send_buffer(void)
 	return 0;
 }
 
+static int read_and_write_move_whole_datagrams(void)
+{
+	int sv[2];
+	CHECK(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) == 0, "socketpair: %s", strerror(errno));
+	static char big[150000], got[160000];
+	memset(big, 'x', sizeof(big));
+	big[sizeof(big) - 1] = 'y';
+	ssize_t w = write(sv[0], big, sizeof(big));
+	ssize_t empty = write(sv[0], big, 0);
+	ssize_t r = read(sv[1], got, sizeof(got));
+	CHECK(w == sizeof(big) && r == sizeof(big) && got[r - 1] == 'y',
+	      "a %zu-byte datagram: wrote %zd, read %zd", sizeof(big), w, r);
+	CHECK(empty == 0 && read(sv[1], got, sizeof(got)) == 0, "an empty datagram");
+	/* readv takes one message across its buffers, writev sends one. */
+	char a[3], b[10];
+	struct iovec out[2] = { { "abc", 3 }, { "defgh", 5 } };
+	struct iovec in[2] = { { a, sizeof(a) }, { b, sizeof(b) } };
+	CHECK(writev(sv[0], out, 2) == 8 && write(sv[0], "next", 4) == 4, "writev: %s",
+	      strerror(errno));
+	r = readv(sv[1], in, 2);
+	CHECK(r == 8 && memcmp(a, "abc", 3) == 0 && memcmp(b, "defgh", 5) == 0,
+	      "readv read %zd", r);
+	CHECK(read(sv[1], got, 2) == 2 && memcmp(got, "ne", 2) == 0 &&
+		      recv(sv[1], got, 10, MSG_DONTWAIT) < 0 && errno == EAGAIN,
+	      "a short read drops the rest of its datagram");
+	close(sv[0]);
+	close(sv[1]);
+	return 0;
+}
+
 static int scm_rights_passes_a_descriptor(void)
 {
 	int sv[2];
@@ -856,6 +887,7 @@ int main(void)
 		TEST(blocked_reader_woken_by_thread_and_epoll),
 		TEST(nonblocking_stream_fills_then_eagain),
 		TEST(tiny_packets_fill_the_send_buffer),
+		TEST(read_and_write_move_whole_datagrams),
 		TEST(scm_rights_passes_a_descriptor),
 		TEST(sendmsg_gathers_recvmsg_scatters),
 		TEST(peercred_of_an_accepted_connection),
