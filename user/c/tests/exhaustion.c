@@ -3,7 +3,8 @@
  * touches memory until there is none is killed by the OOM killer (SIGKILL,
  * counted in /proc/vmstat's oom_kill) and its memory comes back; filling
  * a tmpfs ends in ENOSPC; a fork bomb meets EAGAIN (or ENOMEM) and every
- * process it made is reaped; and through it all the kernel keeps working.
+ * process it made is reaped; sockets and pipes nobody reads fill to EAGAIN
+ * however small the writes; and through it all the kernel keeps working.
  * A static glibc program: make test runs it on faultline at several
  * memory sizes, make test-linux on Debian's Linux 6.12.
  *
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -140,12 +142,53 @@ static int a_fork_bomb_meets_eagain_and_all_is_reaped(void)
 	return 0;
 }
 
+static int unread_sockets_and_pipes_fill_to_eagain(void)
+{
+	enum { PAIRS = 100, PIPES = 50 };
+	static int fds[PAIRS + PIPES][2];
+	long free_before = meminfo_kb("MemFree");
+	long sent = 0;
+	int err = 0, made = 0;
+	for (int i = 0; i < PAIRS + PIPES && !err; i++, made++) {
+		int r = i < PAIRS ? socketpair(AF_UNIX, (i % 3 == 0   ? SOCK_STREAM
+							 : i % 3 == 1 ? SOCK_DGRAM
+								      : SOCK_SEQPACKET) |
+								SOCK_NONBLOCK,
+						    0, fds[i])
+				  : pipe2(fds[i], O_NONBLOCK);
+		if (r) {
+			err = errno;
+			break;
+		}
+		/* One-byte writes into sockets, pages into pipes, until full. */
+		static char page[4096];
+		size_t len = i < PAIRS ? 1 : sizeof(page);
+		ssize_t n;
+		while ((n = write(fds[i][i < PAIRS ? 0 : 1], page, len)) > 0)
+			sent += n;
+		if (errno != EAGAIN)
+			err = errno;
+	}
+	int works = still_works();
+	for (int i = 0; i < made; i++) {
+		close(fds[i][0]);
+		close(fds[i][1]);
+	}
+	long free_after = meminfo_kb("MemFree");
+	CHECK(!err, "filling %d of them: %s", made, strerror(err));
+	CHECK(works, "fork with full sockets and pipes");
+	CHECK(sent > PIPES * 4096L && sent < 64L << 20, "%ld bytes queued", sent);
+	CHECK(free_after > free_before - SLACK_KB, "MemFree %ld kB -> %ld kB", free_before, free_after);
+	return 0;
+}
+
 int main(void)
 {
 	static const struct test tests[] = {
 		TEST(a_memory_hog_is_killed_and_its_memory_comes_back),
 		TEST(filling_a_tmpfs_ends_in_enospc),
 		TEST(a_fork_bomb_meets_eagain_and_all_is_reaped),
+		TEST(unread_sockets_and_pipes_fill_to_eagain),
 	};
 	return run_tests("exhaustion", tests, sizeof(tests) / sizeof(tests[0]));
 }
