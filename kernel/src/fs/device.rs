@@ -20,8 +20,9 @@ use crate::sync::SpinLock;
 pub const FIONREAD: u32 = 0x541B;
 
 /// A device seen as `Any`, so the system calls of one kind of file
-/// (sockets, epoll, signalfd) can find their object behind an fd (Linux
-/// compares `file->f_op` and takes `file->private_data`).
+/// (sockets, epoll, signalfd) can find their object behind an fd
+/// (`File::device`; Linux compares `file->f_op` and takes
+/// `file->private_data`).
 pub trait AsAny {
     /// The device as `&dyn Any`, to `downcast_ref` to its concrete type.
     fn as_any(&self) -> &dyn Any;

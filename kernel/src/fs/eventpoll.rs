@@ -18,7 +18,7 @@ use crate::fs::device::Device;
 use crate::fs::poll::{
     file_can_poll, file_poll, file_poll_wait, PollQueue, PollWaiter, POLLIN, POLLRDNORM,
 };
-use crate::fs::vfs::{File, InodeKind};
+use crate::fs::vfs::File;
 use crate::sync::SpinLock;
 
 /// EPOLL_CTL_ADD: start watching a file.
@@ -79,10 +79,7 @@ pub struct EventPoll {
 
 /// The epoll instance behind an open file, if it is one.
 pub fn epoll_of(f: &File) -> Option<Arc<EventPoll>> {
-    match &f.inode.kind {
-        InodeKind::Device(d) => d.clone().into_any().downcast::<EventPoll>().ok(),
-        _ => None,
-    }
+    f.device::<EventPoll>()
 }
 
 impl EventPoll {

@@ -110,9 +110,5 @@ pub fn new_file(process: Arc<Process>, tid: Option<u32>, flags: u32) -> KResult<
 /// The pidfd `file` is, if it is one (Linux: `pidfd_pid`, whose EBADF
 /// the callers return for any other file).
 pub fn of_file(file: &File) -> KResult<Arc<PidFd>> {
-    match &file.inode.kind {
-        InodeKind::Device(d) => d.clone().into_any().downcast::<PidFd>().ok(),
-        _ => None,
-    }
-    .ok_or(Errno::EBADF)
+    file.device::<PidFd>().ok_or(Errno::EBADF)
 }

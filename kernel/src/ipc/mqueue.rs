@@ -261,11 +261,7 @@ pub fn mq_unlink(name: &str) -> KResult<()> {
 /// The message queue behind an open file; EBADF for any other file
 /// (Linux compares `f_op` with `mqueue_file_operations`).
 pub fn queue_of(file: &File) -> KResult<Arc<MsgQueue>> {
-    match &file.inode.kind {
-        InodeKind::Device(d) => d.clone().into_any().downcast::<MsgQueue>().ok(),
-        _ => None,
-    }
-    .ok_or(Errno::EBADF)
+    file.device::<MsgQueue>().ok_or(Errno::EBADF)
 }
 
 impl MsgQueue {

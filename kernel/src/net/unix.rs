@@ -388,10 +388,7 @@ impl UnixSocket {
 
     /// The socket open as `f`, if it is one.
     pub fn of_file(f: &File) -> Option<Arc<UnixSocket>> {
-        match &f.inode.kind {
-            InodeKind::Device(d) => d.clone().into_any().downcast::<UnixSocket>().ok(),
-            _ => None,
-        }
+        f.device::<UnixSocket>()
     }
 
     /// The socket named `addr`, for connect and sendto (Linux:

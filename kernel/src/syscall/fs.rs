@@ -297,11 +297,7 @@ pub fn vmsplice(fd: i32, uiov: usize, count: usize, flags: u32) -> SysResult {
         return Err(Errno::EINVAL);
     }
     let f = file(fd)?;
-    let pipe = match &f.inode.kind {
-        InodeKind::Device(d) => d.clone().into_any().downcast::<Pipe>().ok(),
-        _ => None,
-    }
-    .ok_or(Errno::EBADF)?;
+    let pipe = f.device::<Pipe>().ok_or(Errno::EBADF)?;
     if !f.is_writable() {
         return readv(fd, uiov, count);
     }

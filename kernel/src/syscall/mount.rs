@@ -91,11 +91,7 @@ pub fn fsopen(uname: usize, flags: u32) -> SysResult {
 
 /// The context open at `fd`: EBADF if none is, EINVAL for another file.
 fn context_at(fd: i32) -> KResult<Arc<FsContext>> {
-    match &file(fd)?.inode.kind {
-        InodeKind::Device(d) => d.clone().into_any().downcast::<FsContext>().ok(),
-        _ => None,
-    }
-    .ok_or(Errno::EINVAL)
+    file(fd)?.device::<FsContext>().ok_or(Errno::EINVAL)
 }
 
 /// A key or string parameter from user memory: EINVAL if longer than

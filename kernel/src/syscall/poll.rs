@@ -400,11 +400,7 @@ pub fn timerfd_create(clock: i32, flags: u32) -> SysResult {
 /// The timerfd open at `fd`; EBADF if none is open there, EINVAL if it
 /// is another kind of file.
 fn timerfd_of(fd: i32) -> KResult<Arc<TimerFd>> {
-    match &file(fd)?.inode.kind {
-        InodeKind::Device(d) => d.clone().into_any().downcast::<TimerFd>().ok(),
-        _ => None,
-    }
-    .ok_or(Errno::EINVAL)
+    file(fd)?.device::<TimerFd>().ok_or(Errno::EINVAL)
 }
 
 /// A `timespec` (`[tv_sec, tv_nsec]`) in nanoseconds, saturating; EINVAL
@@ -475,11 +471,7 @@ pub fn signalfd4(fd: i32, umask: usize, sizemask: usize, flags: u32) -> SysResul
         let f = anon_file(SignalFd::new(mask), flags)?;
         return install(f, flags & O_CLOEXEC != 0);
     }
-    let sfd = match &file(fd)?.inode.kind {
-        InodeKind::Device(d) => d.clone().into_any().downcast::<SignalFd>().ok(),
-        _ => None,
-    }
-    .ok_or(Errno::EINVAL)?;
+    let sfd = file(fd)?.device::<SignalFd>().ok_or(Errno::EINVAL)?;
     sfd.set_mask(mask);
     Ok(fd as i64)
 }

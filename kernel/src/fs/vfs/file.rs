@@ -305,6 +305,16 @@ impl File {
         self.locked.store(true, Ordering::Relaxed);
     }
 
+    /// The device behind this file if it is a `T`: the system calls of
+    /// one kind of file (sockets, epoll, timerfd...) find their object so
+    /// (Linux compares `f_op` and takes `private_data`).
+    pub fn device<T: core::any::Any + Send + Sync>(&self) -> Option<Arc<T>> {
+        match &self.inode.kind {
+            InodeKind::Device(d) => d.clone().into_any().downcast::<T>().ok(),
+            _ => None,
+        }
+    }
+
     /// The open flags (F_GETFL).
     pub fn flags(&self) -> u32 {
         self.flags.load(Ordering::Relaxed)
