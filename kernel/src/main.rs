@@ -107,6 +107,7 @@ pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
         // kept away from; it is read here once, then freed below.
         unsafe { core::slice::from_raw_parts(phys_to_virt(r.base) as *const u8, r.size as usize) }
     });
+    ipc::init();
     if let Some(done) = fs::init(Cmdline(info.bootargs), initrd) {
         println!(
             "  initramfs: {} entries unpacked, {} skipped{}",

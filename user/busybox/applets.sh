@@ -75,7 +75,10 @@ check cmp_and_diff 'differ|-b|+c' 'echo b > d1; echo c > d2; cmp -s d1 d2 || ech
 check basename_dirname_realpath 'c.txt|/a/b|/tmp' 'basename /a/b/c.txt; dirname /a/b/c.txt; cd /tmp/../tmp && realpath .'
 
 # --- system ----------------------------------------------------------------
-check id_without_passwd 'uid=0 gid=0|0' 'id | cut -d" " -f1-2; id -u'
+check id_and_passwd 'uid=0(root) gid=0(root)|0' 'id | cut -d" " -f1-2; id -u'
+# Root becoming nobody with su (no password asked of root): its ids,
+# root's 0600 file refused, and no new names in root's 0755 directory.
+check su_to_nobody 'uid=65534(nobody) gid=65534(nogroup)|cat: can'"'"'t open '"'"'secret'"'"': Permission denied|ok' 'echo s > secret; chmod 600 secret; su -s /bin/sh nobody -c "id | cut -d\" \" -f1-2; cat secret; { echo x > mine; } 2>/dev/null || echo ok"'
 check uname_and_nproc 'Linux aarch64|ok' 'uname -sm; [ $(nproc) -ge 1 ] && echo ok'
 check env_passes_variables 'bar|bar' 'FOO=bar env | grep ^FOO= | cut -d= -f2; FOO=bar sh -c "echo \$FOO"'
 check date_formats '1970-01-01 00:00:10|ok' 'date -u -d @10 "+%Y-%m-%d %H:%M:%S"; [ $(date +%Y) -ge 2024 ] && echo ok'

@@ -82,4 +82,7 @@ pub mod fs {
     pub mod tmpfs {
         pub mod huge;
     }
+    pub mod vfs {
+        pub mod permission;
+    }
 }

@@ -14,6 +14,7 @@ use crate::fs::poll::{
     POLLWRNORM,
 };
 use crate::fs::vfs::{O_ACCMODE, O_RDONLY, O_WRONLY};
+use crate::mm::addr::PAGE_SIZE;
 use crate::sync::SpinLock;
 
 /// FIONREAD: bytes waiting to be read, as an int (`asm-generic/ioctls.h`).
@@ -81,14 +82,32 @@ pub trait Device: AsAny + Send + Sync {
     }
 }
 
-/// Bytes a pipe holds before writers wait (Linux: 16 pages).
+/// Bytes a new pipe holds before writers wait (Linux: 16 pages).
 pub const PIPE_SIZE: usize = 65536;
+
+/// `fs.pipe-max-size`: the most F_SETPIPE_SZ gives a caller without
+/// CAP_SYS_RESOURCE (Linux: `pipe_max_size`, 1 MiB).
+pub static PIPE_MAX_SIZE: AtomicUsize = AtomicUsize::new(1 << 20);
+
+/// A pipe size as Linux rounds it (`round_pipe_size`): at least a page, a
+/// power of two; None past 2^31 bytes.
+pub fn round_pipe_size(size: u64) -> Option<usize> {
+    match size {
+        s if s > 1 << 31 => None,
+        s if s < PAGE_SIZE as u64 => Some(PAGE_SIZE),
+        s => Some(s.next_power_of_two() as usize),
+    }
+}
 
 /// A pipe: a bounded byte queue between writers and readers.
 pub struct Pipe {
-    /// The bytes written and not yet read, oldest first, at most `PIPE_SIZE`
-    /// (Linux: the ring of `pipe_buffer`s in `struct pipe_inode_info`).
+    /// The bytes written and not yet read, oldest first, at most
+    /// `capacity` (Linux: the ring of `pipe_buffer`s in `struct
+    /// pipe_inode_info`).
     buf: SpinLock<VecDeque<u8>>,
+    /// How many bytes it holds before writers wait: PIPE_SIZE, or what
+    /// F_SETPIPE_SZ set (Linux: `max_usage` pages).
+    capacity: AtomicUsize,
     /// Open files of the read end (Linux: `pipe->readers`); at 0, writers get
     /// EPIPE and SIGPIPE.
     readers: AtomicUsize,
@@ -106,6 +125,7 @@ impl Pipe {
     pub fn new() -> Arc<Pipe> {
         Arc::new(Pipe {
             buf: SpinLock::new(VecDeque::new()),
+            capacity: AtomicUsize::new(PIPE_SIZE),
             readers: AtomicUsize::new(0),
             writers: AtomicUsize::new(0),
             wait: PollQueue::new(),
@@ -114,6 +134,49 @@ impl Pipe {
 }
 
 impl Pipe {
+    /// How many bytes the pipe holds before writers wait (F_GETPIPE_SZ).
+    pub fn capacity(&self) -> usize {
+        self.capacity.load(Ordering::Acquire)
+    }
+
+    /// F_SETPIPE_SZ (Linux: `pipe_set_size`): the capacity becomes `size`
+    /// rounded by `round_pipe_size` (EINVAL past 2^31), at most
+    /// `fs.pipe-max-size` above the current one unless `privileged`
+    /// (EPERM), and no less than what it holds now (EBUSY). Returns the
+    /// new capacity.
+    pub fn set_capacity(&self, size: u64, privileged: bool) -> KResult<usize> {
+        let size = round_pipe_size(size).ok_or(Errno::EINVAL)?;
+        if size > self.capacity() && size > PIPE_MAX_SIZE.load(Ordering::Relaxed) && !privileged {
+            return Err(Errno::EPERM);
+        }
+        let buf = self.buf.lock();
+        if buf.len() > size {
+            return Err(Errno::EBUSY);
+        }
+        self.capacity.store(size, Ordering::Release);
+        drop(buf);
+        self.wait.wake_key(POLLOUT);
+        Ok(size)
+    }
+
+    /// Appends what of `data` fits below the capacity; ENOMEM if the
+    /// kernel has no memory for it (Linux: `alloc_page` failing in
+    /// `pipe_write`).
+    fn push(&self, data: &[u8]) -> KResult<usize> {
+        let mut buf = self.buf.lock();
+        let n = self.capacity().saturating_sub(buf.len()).min(data.len());
+        buf.try_reserve(n).map_err(|_| Errno::ENOMEM)?;
+        buf.extend(&data[..n]);
+        drop(buf);
+        self.wait.wake_key(POLLIN);
+        Ok(n)
+    }
+
+    /// Is there room for a write?
+    fn has_room(&self) -> bool {
+        self.buf.lock().len() < self.capacity()
+    }
+
     /// Takes what of `data` fits, waiting only while the pipe is full
     /// (Linux: `vmsplice_to_pipe`: `wait_for_space`, then as many pages as
     /// there are free slots), where a write would wait until all of it went.
@@ -122,18 +185,12 @@ impl Pipe {
             crate::task::signal::send_to_current(crate::task::signal_abi::SIGPIPE);
             return Err(Errno::EPIPE);
         }
-        if nonblock && self.buf.lock().len() >= PIPE_SIZE {
+        if nonblock && !self.has_room() {
             return Err(Errno::EAGAIN);
         }
-        self.wait.wait_event(|| {
-            self.buf.lock().len() < PIPE_SIZE || self.readers.load(Ordering::Acquire) == 0
-        })?;
-        let mut buf = self.buf.lock();
-        let n = (PIPE_SIZE - buf.len().min(PIPE_SIZE)).min(data.len());
-        buf.extend(&data[..n]);
-        drop(buf);
-        self.wait.wake_key(POLLIN);
-        Ok(n)
+        self.wait
+            .wait_event(|| self.has_room() || self.readers.load(Ordering::Acquire) == 0)?;
+        self.push(data)
     }
 }
 
@@ -161,7 +218,7 @@ impl Device for Pipe {
     fn write(&self, data: &[u8], nonblock: bool) -> KResult<usize> {
         let mut done = 0;
         while done < data.len() {
-            if nonblock && self.buf.lock().len() >= PIPE_SIZE {
+            if nonblock && !self.has_room() {
                 return if done > 0 {
                     Ok(done)
                 } else {
@@ -176,18 +233,14 @@ impl Device for Pipe {
                     Err(Errno::EPIPE)
                 };
             }
-            let waited = self.wait.wait_event(|| {
-                self.buf.lock().len() < PIPE_SIZE || self.readers.load(Ordering::Acquire) == 0
-            });
-            if let Err(e) = waited {
-                return if done > 0 { Ok(done) } else { Err(e) };
+            let waited = self
+                .wait
+                .wait_event(|| self.has_room() || self.readers.load(Ordering::Acquire) == 0)
+                .and_then(|_| self.push(&data[done..]));
+            match waited {
+                Ok(n) => done += n,
+                Err(e) => return if done > 0 { Ok(done) } else { Err(e) },
             }
-            let mut buf = self.buf.lock();
-            let n = (PIPE_SIZE - buf.len().min(PIPE_SIZE)).min(data.len() - done);
-            buf.extend(&data[done..done + n]);
-            drop(buf);
-            done += n;
-            self.wait.wake_key(POLLIN);
         }
         Ok(done)
     }
@@ -227,7 +280,7 @@ impl Device for Pipe {
             }
         }
         if flags & O_ACCMODE != O_RDONLY {
-            if len < PIPE_SIZE {
+            if len < self.capacity() {
                 mask |= POLLOUT | POLLWRNORM;
             }
             if self.readers.load(Ordering::Acquire) == 0 {

@@ -4,14 +4,19 @@
 //! internal tmpfs, as a shared anonymous mapping is, so its pages, and
 //! the futexes in them, are named by that file.
 //!
+//! The file is named `SYSV%08x` after the key, as /proc/PID/maps shows
+//! it, and lives on the internal mount, so `shmem_enabled` decides its
+//! folio sizes; /proc/sysvipc/shm lists the segments.
+//!
 //! Simplified: ids are handed out in order (Linux mixes a slot index and a
 //! sequence number); a segment counts as attached as long as a mapping
 //! holds its file (Linux counts in `shm_open` and `shm_close`), so one
 //! removed while attached goes with its last mapping; shmctl knows
-//! IPC_STAT, IPC_SET and IPC_RMID, not the IPC_INFO, SHM_INFO, SHM_STAT
-//! and SHM_LOCK families. No huge pages are reserved for SHM_HUGETLB
-//! (faultline has no hugetlbfs), which gets Linux's ENOMEM for that case.
-//! Every process runs as root, which passes every permission check.
+//! IPC_STAT, IPC_SET, IPC_RMID, SHM_LOCK and SHM_UNLOCK, not the
+//! IPC_INFO, SHM_INFO and SHM_STAT family; a locked segment's pages are
+//! only counted against RLIMIT_MEMLOCK, as nothing is ever swapped. No
+//! huge pages are reserved for SHM_HUGETLB (faultline has no hugetlbfs),
+//! which gets Linux's ENOMEM for that case.
 
 use alloc::collections::BTreeMap;
 use alloc::sync::{Arc, Weak};
@@ -20,11 +25,13 @@ use core::sync::atomic::Ordering;
 use crate::errno::{Errno, KResult};
 use crate::fs::procfs::sysctl::{SHM_CTLMAX, SHM_CTLMNI};
 use crate::fs::tmpfs;
-use crate::fs::vfs::{File, Inode, O_RDONLY, O_RDWR};
+use crate::fs::vfs::{File, Inode, InodeKind, O_RDONLY, O_RDWR};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::mm_struct::Mm;
 use crate::mm::mmap::{self, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_SHARED, PROT_EXEC, PROT_READ};
 use crate::sync::SpinLock;
+use crate::task::cred::{CAP_IPC_LOCK, CAP_IPC_OWNER, CAP_SYS_ADMIN};
+use crate::task::{capable, current_cred};
 
 /// The key that always makes a new segment, and that a removed one gets.
 pub const IPC_PRIVATE: i32 = 0;
@@ -51,6 +58,14 @@ pub const SHM_REMAP: u32 = 0o40000;
 pub const SHM_EXEC: u32 = 0o100000;
 /// In a segment's mode: removed, freed at the last detach.
 const SHM_DEST: u32 = 0o1000;
+/// In a segment's mode: locked by SHM_LOCK.
+const SHM_LOCKED: u32 = 0o2000;
+/// Read permission, for each of owner, group and other.
+const S_IRUGO: u32 = 0o444;
+/// Write permission, for each.
+const S_IWUGO: u32 = 0o222;
+/// Execute permission, for each.
+const S_IXUGO: u32 = 0o111;
 /// shmget: back the segment with huge pages, of the size whose log2 is
 /// in bits 26-31 (0: the default size).
 const SHM_HUGETLB: u32 = 0o4000;
@@ -76,10 +91,16 @@ struct Segment {
     size: usize,
     /// Permission bits, and SHM_DEST once removed.
     mode: u32,
-    /// Owner and group, and those of its creator.
+    /// Owner and group (IPC_SET changes them), and those of its creator.
     uid: u32,
     /// The owner's group.
     gid: u32,
+    /// The creator's effective uid.
+    cuid: u32,
+    /// The creator's effective gid.
+    cgid: u32,
+    /// Whose RLIMIT_MEMLOCK an SHM_LOCK charged, while SHM_LOCKED.
+    locked_by: u32,
     /// The PIDs of the creator and of the last to attach or detach.
     cpid: u32,
     /// The last to attach or detach it.
@@ -102,6 +123,43 @@ impl Segment {
     /// Is this its file?
     fn is(&self, inode: &Arc<Inode>) -> bool {
         core::ptr::eq(self.inode.as_ptr(), Arc::as_ptr(inode))
+    }
+
+    /// May the caller have `flag`'s access (rwx bits in any of the three
+    /// places) to the segment (Linux: `ipcperms`)? The owner's or
+    /// creator's bits for its effective uid, the group's for its groups,
+    /// or CAP_IPC_OWNER. EACCES if not.
+    fn ipcperms(&self, flag: u32) -> KResult<()> {
+        let cred = current_cred();
+        let requested = (flag >> 6) | (flag >> 3) | flag;
+        let granted = if cred.euid == self.cuid || cred.euid == self.uid {
+            self.mode >> 6
+        } else if cred.in_group(self.cgid) || cred.in_group(self.gid) {
+            self.mode >> 3
+        } else {
+            self.mode
+        };
+        if requested & !granted & 0o7 != 0 && !cred.capable(CAP_IPC_OWNER) {
+            return Err(Errno::EACCES);
+        }
+        Ok(())
+    }
+
+    /// May the caller change or remove the segment (Linux:
+    /// `ipcctl_obtain_check`)? Its owner or creator, or CAP_SYS_ADMIN.
+    /// EPERM if not.
+    fn may_change(&self) -> KResult<()> {
+        let cred = current_cred();
+        if cred.euid == self.uid || cred.euid == self.cuid || cred.capable(CAP_SYS_ADMIN) {
+            Ok(())
+        } else {
+            Err(Errno::EPERM)
+        }
+    }
+
+    /// Bytes it holds once rounded to pages, what SHM_LOCK charges.
+    fn pages_bytes(&self) -> u64 {
+        self.size.next_multiple_of(PAGE_SIZE) as u64
     }
 }
 
@@ -153,6 +211,7 @@ pub fn shmget(key: i32, size: usize, flags: u32) -> KResult<i32> {
             if s.size < size {
                 return Err(Errno::EINVAL);
             }
+            s.ipcperms(flags & S_IRWXUGO)?;
             return Ok(id);
         }
         if flags & IPC_CREAT == 0 {
@@ -174,12 +233,14 @@ pub fn shmget(key: i32, size: usize, flags: u32) -> KResult<i32> {
     if ids.segments.len() >= SHM_CTLMNI.load(Ordering::Relaxed) as usize {
         return Err(Errno::ENOSPC);
     }
-    let file = tmpfs::memfd_create("SYSV", 0)?;
+    // Linux: `shmem_kernel_file_setup` names it after the key.
+    let file = tmpfs::memfd_create(&alloc::format!("SYSV{:08x}", key as u32), 0)?;
     file.ftruncate(size as i64)?;
     let inode = file.inode.clone();
     let id = ids.next;
     ids.next = ids.next.checked_add(1).unwrap_or(0);
     let (pid, time) = (my_pid(), now());
+    let cred = current_cred();
     ids.segments.insert(
         id,
         Segment {
@@ -188,8 +249,11 @@ pub fn shmget(key: i32, size: usize, flags: u32) -> KResult<i32> {
             kept: Some(inode),
             size,
             mode: flags & S_IRWXUGO,
-            uid: 0,
-            gid: 0,
+            uid: cred.euid,
+            gid: cred.egid,
+            cuid: cred.euid,
+            cgid: cred.egid,
+            locked_by: 0,
             cpid: pid,
             lpid: 0,
             atime: 0,
@@ -234,13 +298,20 @@ pub fn shmat(mm: &Arc<Mm>, id: i32, addr: usize, flags: u32) -> KResult<usize> {
     } else {
         (PROT_READ | mmap::PROT_WRITE, O_RDWR)
     };
+    let mut wanted = if flags & SHM_RDONLY != 0 {
+        S_IRUGO
+    } else {
+        S_IRUGO | S_IWUGO
+    };
     if flags & SHM_EXEC != 0 {
         prot |= PROT_EXEC;
+        wanted |= S_IXUGO;
     }
     let (inode, size) = {
         let mut ids = IDS.lock();
         let s = ids.segments.get_mut(&id).ok_or(Errno::EINVAL)?;
         let inode = s.inode.upgrade().ok_or(Errno::EINVAL)?;
+        s.ipcperms(wanted)?;
         s.atime = now();
         s.lpid = my_pid();
         (inode, s.size)
@@ -364,6 +435,9 @@ pub enum Ctl {
     Set(ShmidDs),
     /// IPC_RMID.
     Rmid,
+    /// SHM_LOCK (true) or SHM_UNLOCK (false), with the caller's
+    /// RLIMIT_MEMLOCK.
+    Lock(bool, u64),
 }
 
 /// shmctl(2) on segment `id` (Linux: `ksys_shmctl`): IPC_STAT's report,
@@ -372,16 +446,48 @@ pub enum Ctl {
 /// it SHM_DEST. EINVAL for an id with no segment.
 pub fn shmctl(id: i32, ctl: Ctl) -> KResult<ShmidDs> {
     let mut ids = IDS.lock();
+    // What SHM_LOCK has charged each user, before this segment is borrowed.
+    let charged = |ids: &Ids, uid: u32| -> u64 {
+        ids.segments
+            .values()
+            .filter(|s| s.mode & SHM_LOCKED != 0 && s.locked_by == uid)
+            .map(Segment::pages_bytes)
+            .sum()
+    };
+    let euid = current_cred().euid;
+    let already = charged(&ids, euid);
     let s = ids.segments.get_mut(&id).ok_or(Errno::EINVAL)?;
     match ctl {
-        Ctl::Stat => {}
+        Ctl::Stat => s.ipcperms(S_IRUGO)?,
+        Ctl::Lock(lock, limit) => {
+            // Linux: `shmctl_do_lock`, then `user_shm_lock`'s ENOMEM.
+            if !capable(CAP_IPC_LOCK) {
+                if euid != s.uid && euid != s.cuid {
+                    return Err(Errno::EPERM);
+                }
+                if lock && limit == 0 {
+                    return Err(Errno::EPERM);
+                }
+            }
+            if lock && s.mode & SHM_LOCKED == 0 {
+                if !capable(CAP_IPC_LOCK) && already + s.pages_bytes() > limit {
+                    return Err(Errno::ENOMEM);
+                }
+                s.mode |= SHM_LOCKED;
+                s.locked_by = euid;
+            } else if !lock {
+                s.mode &= !SHM_LOCKED;
+            }
+        }
         Ctl::Set(new) => {
+            s.may_change()?;
             s.uid = new.uid;
             s.gid = new.gid;
             s.mode = (s.mode & !S_IRWXUGO) | (new.mode & S_IRWXUGO);
             s.ctime = now();
         }
         Ctl::Rmid => {
+            s.may_change()?;
             s.mode |= SHM_DEST;
             s.key = IPC_PRIVATE;
             s.kept = None;
@@ -391,6 +497,8 @@ pub fn shmctl(id: i32, ctl: Ctl) -> KResult<ShmidDs> {
         key: s.key,
         uid: s.uid,
         gid: s.gid,
+        cuid: s.cuid,
+        cgid: s.cgid,
         mode: s.mode,
         segsz: s.size as u64,
         atime: s.atime,
@@ -403,4 +511,42 @@ pub fn shmctl(id: i32, ctl: Ctl) -> KResult<ShmidDs> {
     };
     reap(&mut ids);
     Ok(ds)
+}
+
+/// `/proc/sysvipc/shm` (Linux: `sysvipc_shm_proc_show` under its
+/// header): one line per segment, its resident bytes in `rss`.
+pub fn proc_show() -> alloc::string::String {
+    use core::fmt::Write;
+    let mut out = alloc::string::String::from(
+        "       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid      atime      dtime      ctime                   rss                  swap\n",
+    );
+    let mut ids = IDS.lock();
+    reap(&mut ids);
+    for (id, s) in ids.segments.iter() {
+        let rss = s.inode.upgrade().map_or(0, |i| match &i.kind {
+            InodeKind::File(f) => f.nr_pages() * PAGE_SIZE as u64,
+            _ => 0,
+        });
+        let _ = writeln!(
+            out,
+            "{:10} {:10}  {:4o} {:21} {:5} {:5}  {:5} {:5} {:5} {:5} {:5} {:10} {:10} {:10} {:21} {:21}",
+            s.key,
+            id,
+            s.mode,
+            s.size,
+            s.cpid,
+            s.lpid,
+            s.nattch(),
+            s.uid,
+            s.gid,
+            s.cuid,
+            s.cgid,
+            s.atime,
+            s.dtime,
+            s.ctime,
+            rss,
+            0
+        );
+    }
+    out
 }

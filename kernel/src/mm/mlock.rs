@@ -2,15 +2,16 @@
 //! the VMAs' VM_LOCKED and VM_LOCKONFAULT, and populating what is locked.
 //!
 //! Where we simplify: pages are never reclaimed here, so locking changes
-//! only the flags and the population; faultline runs everything as root,
-//! so RLIMIT_MEMLOCK never refuses (Linux: CAP_IPC_LOCK).
+//! only the flags and the population. The caller passes the
+//! RLIMIT_MEMLOCK that binds it (none with CAP_IPC_LOCK), and the bytes
+//! locked are counted off the VMAs (Linux keeps `mm->locked_vm`).
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use crate::errno::{Errno, KResult};
-use crate::mm::addr::PAGE_SIZE;
-use crate::mm::mm_struct::{Mm, MmapWriteGuard};
+use crate::mm::addr::{PAGE_SIZE, USER_TOP};
+use crate::mm::mm_struct::{Mm, MmMap, MmapWriteGuard};
 use crate::mm::mmap::{populate, vma_modify_flags};
 use crate::mm::vma::{Vma, VM_DONTEXPAND, VM_DROPPABLE, VM_LOCKED, VM_LOCKED_MASK, VM_LOCKONFAULT};
 
@@ -58,6 +59,16 @@ fn apply_vma_lock_flags(
     Ok(locked)
 }
 
+/// Bytes of VM_LOCKED mappings within [start, end) (Linux:
+/// `mm->locked_vm`, and `count_mm_mlocked_page_nr` for a range).
+pub fn locked_bytes(map: &MmMap, start: usize, end: usize) -> usize {
+    map.vmas
+        .range(start, end)
+        .filter(|(_, _, vma)| vma.flags & VM_LOCKED != 0)
+        .map(|(s, e, _)| e.min(end) - s.max(start))
+        .sum()
+}
+
 /// The page-aligned range mlock and munlock work on: `addr` rounded down
 /// and the end up rather than refused; EINVAL if it wraps, None if empty
 /// (Linux: `do_mlock` and `apply_vma_lock_flags`'s checks).
@@ -76,8 +87,10 @@ fn lock_range(addr: usize, len: usize) -> KResult<Option<(usize, usize)>> {
 
 /// mlock(2) and mlock2(2) (Linux: `do_mlock`): the VMAs over the range get
 /// VM_LOCKED (and VM_LOCKONFAULT with MLOCK_ONFAULT); without ONFAULT the
-/// range is populated. ENOMEM if part of it is unmapped, EINVAL for flags.
-pub fn mlock(mm: &Arc<Mm>, addr: usize, len: usize, flags: u32) -> KResult<()> {
+/// range is populated. ENOMEM if part of it is unmapped or if the bytes
+/// locked would pass `limit` (the caller's RLIMIT_MEMLOCK, None for no
+/// limit), EINVAL for flags.
+pub fn mlock(mm: &Arc<Mm>, addr: usize, len: usize, flags: u32, limit: Option<u64>) -> KResult<()> {
     if flags & !MLOCK_ONFAULT != 0 {
         return Err(Errno::EINVAL);
     }
@@ -90,7 +103,16 @@ pub fn mlock(mm: &Arc<Mm>, addr: usize, len: usize, flags: u32) -> KResult<()> {
         } else {
             0
         };
-    let parts = apply_vma_lock_flags(&mut mm.mmap_write_lock(), start, end, lock)?;
+    let mut map = mm.mmap_write_lock();
+    if let Some(limit) = limit {
+        let all = locked_bytes(&map, 0, USER_TOP);
+        let after = all - locked_bytes(&map, start, end) + (end - start);
+        if after as u64 > limit {
+            return Err(Errno::ENOMEM);
+        }
+    }
+    let parts = apply_vma_lock_flags(&mut map, start, end, lock)?;
+    drop(map);
     // Linux: `__mm_populate` of the range, whatever got locked.
     for (s, e, vm_flags) in parts {
         populate(mm, s, e, vm_flags);
@@ -142,11 +164,24 @@ fn apply_mlockall_flags(mm: &Arc<Mm>, flags: u32) {
     }
 }
 
-/// mlockall(2): EINVAL for no flags, unknown ones or MCL_ONFAULT alone.
-pub fn mlockall(mm: &Arc<Mm>, flags: u32) -> KResult<()> {
+/// mlockall(2): EINVAL for no flags, unknown ones or MCL_ONFAULT alone;
+/// ENOMEM with MCL_CURRENT if all that is mapped passes `limit` (Linux
+/// compares `total_vm`).
+pub fn mlockall(mm: &Arc<Mm>, flags: u32, limit: Option<u64>) -> KResult<()> {
     if flags == 0 || flags & !(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0 || flags == MCL_ONFAULT
     {
         return Err(Errno::EINVAL);
+    }
+    if let (Some(limit), true) = (limit, flags & MCL_CURRENT != 0) {
+        let total: usize = mm
+            .mmap_lock_readonly()
+            .vmas
+            .iter()
+            .map(|(s, e, _)| e - s)
+            .sum();
+        if total as u64 > limit {
+            return Err(Errno::ENOMEM);
+        }
     }
     apply_mlockall_flags(mm, flags);
     Ok(())

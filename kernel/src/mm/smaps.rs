@@ -116,8 +116,6 @@ fn usage(mm: &Mm, start: usize, end: usize, in_mm: &BTreeMap<usize, u32>) -> Usa
 /// What the last column of a maps line names (Linux: `show_map_vma`'s
 /// `get_vma_name`): the file's path, or `[heap]`, `[stack]`, `[vdso]`,
 /// `[vvar]`.
-/// Where we simplify: a file linked nowhere (a memfd, shared anonymous
-/// memory's internal file) has no name here.
 fn vma_name(map: &MmMap, start: usize, end: usize, vma: &Vma) -> String {
     if start == map.vdso {
         return String::from("[vdso]");
@@ -129,7 +127,7 @@ fn vma_name(map: &MmMap, start: usize, end: usize, vma: &Vma) -> String {
         }
     }
     match vma.vm_file() {
-        Some(inode) => crate::fs::vfs::find_path(inode).unwrap_or_default(),
+        Some(inode) => inode.proc_path().unwrap_or_default(),
         None if start < map.brk && end > map.start_brk => String::from("[heap]"),
         None if end == STACK_TOP => String::from("[stack]"),
         None => String::new(),
@@ -223,6 +221,8 @@ pub struct MmCounters {
     pub exe: usize,
     /// VmPTE: page-table pages.
     pub pte: usize,
+    /// VmLck: bytes of VM_LOCKED mappings (Linux: `mm->locked_vm`).
+    pub locked: usize,
 }
 
 /// The counters of `mm`, read off its VMAs and page tables.
@@ -236,6 +236,7 @@ pub fn counters(mm: &Mm) -> MmCounters {
         stack: 0,
         exe: 0,
         pte: mm.pt_pages.load(core::sync::atomic::Ordering::Relaxed) * PAGE_SIZE,
+        locked: crate::mm::mlock::locked_bytes(&map, 0, USER_TOP),
     };
     for (start, end, vma) in map.vmas.iter() {
         let len = end - start;

@@ -24,6 +24,7 @@ use crate::fs::device::{Device, FIONREAD};
 use crate::fs::poll::{
     PollQueue, PollWaiter, POLLHUP, POLLIN, POLLOUT, POLLRDHUP, POLLRDNORM, POLLWRBAND, POLLWRNORM,
 };
+use crate::fs::vfs::permission::{MAY_EXEC, MAY_WRITE};
 use crate::fs::vfs::{self, File, Inode, InodeKind};
 use crate::mm::heap;
 use crate::sync::SpinLock;
@@ -399,6 +400,8 @@ impl UnixSocket {
             UnixAddr::Unnamed => return Err(Errno::EINVAL),
             UnixAddr::Path(p) => {
                 let inode = vfs::lookup(cwd, p, true)?;
+                // Linux: `unix_find_bsd`, write permission on the socket.
+                inode.permission(MAY_WRITE)?;
                 let node = match &inode.kind {
                     InodeKind::Device(d) if inode.mode() & vfs::S_IFMT == S_IFSOCK => d
                         .as_any()
@@ -437,10 +440,13 @@ impl UnixSocket {
                 if bound() {
                     return Err(Errno::EINVAL);
                 }
+                // Linux: `vfs_mknod` -> `may_create`.
+                dir.permission(MAY_WRITE | MAY_EXEC)?;
                 let node = Arc::new(UnixNode {
                     sock: self.me.clone(),
                 });
                 let inode = Inode::new(S_IFSOCK | (0o777 & !umask), InodeKind::Device(node));
+                inode.init_owner(Some(&dir));
                 d.link(&dir, name, inode).map_err(|e| match e {
                     Errno::EEXIST => Errno::EADDRINUSE,
                     e => e,

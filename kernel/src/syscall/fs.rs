@@ -8,8 +8,9 @@ use core::sync::atomic::Ordering;
 
 use super::{SysResult, MAX_RW_COUNT};
 use crate::errno::{Errno, KResult};
-use crate::fs::device::{Pipe, PIPE_SIZE};
+use crate::fs::device::Pipe;
 use crate::fs::tmpfs;
+use crate::fs::vfs::permission::{self, MAY_EXEC, MAY_WRITE};
 use crate::fs::vfs::{self, File, Inode, InodeKind, PATH_MAX, S_IFCHR, S_IFIFO};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::heap;
@@ -302,9 +303,10 @@ pub fn vmsplice(fd: i32, uiov: usize, count: usize, flags: u32) -> SysResult {
         return readv(fd, uiov, count);
     }
     // No more than the pipe can hold: that is all one call moves.
-    let mut data = heap::try_vec(PIPE_SIZE)?;
+    let room = pipe.capacity();
+    let mut data = heap::try_vec(room)?;
     for (base, len) in iovecs(uiov, count)? {
-        let n = len.min(PIPE_SIZE - data.len());
+        let n = len.min(room - data.len());
         let start = data.len();
         data.resize(start + n, 0);
         copy_from_user(&mut data[start..], base)?;
@@ -457,30 +459,31 @@ pub fn syncfs(fd: i32) -> SysResult {
 
 /// faccessat2(2), and faccessat with no flags: may the caller reach `path`
 /// as `mode` (F_OK, or R_OK | W_OK | X_OK) asks? (Linux: `do_faccessat`.)
-/// Every process runs as root, which Linux lets read and write anything;
-/// execute needs a directory or an execute bit.
+/// Asked with the real ids, as a set-user-ID program asks whether its
+/// user may, unless AT_EACCESS: with the effective ones. Linux's
+/// `access_override_creds`: the fs ids become the real ones, and the
+/// capabilities are all permitted ones for a real root, none otherwise.
 pub fn faccessat2(dirfd: i32, upath: usize, mode: u32, flags: u32) -> SysResult {
     const AT_EACCESS: u32 = 0x200;
-    const X_OK: u32 = 1;
     if mode & !7 != 0 || flags & !(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
         return Err(Errno::EINVAL);
     }
-    let path = path_arg(upath)?;
-    let inode = if path.is_empty() {
-        if flags & AT_EMPTY_PATH == 0 {
-            return Err(Errno::ENOENT);
-        }
-        match dirfd {
-            AT_FDCWD => me()?.cwd.lock().clone(),
-            fd => file(fd)?.inode.clone(),
-        }
-    } else {
-        let start = start_dir(dirfd, &path)?;
-        vfs::lookup(&start, &path, flags & AT_SYMLINK_NOFOLLOW == 0)?
-    };
-    if mode & X_OK != 0 && !inode.is_dir() && inode.mode() & 0o111 == 0 {
-        return Err(Errno::EACCES);
+    let inode = at_inode(dirfd, upath, flags, flags & AT_SYMLINK_NOFOLLOW == 0)?;
+    if mode == 0 {
+        return Ok(0);
     }
+    let mut cred = crate::task::current_cred();
+    if flags & AT_EACCESS == 0 {
+        cred.fsuid = cred.uid;
+        cred.fsgid = cred.gid;
+        cred.caps.effective = if cred.uid == 0 {
+            cred.caps.permitted
+        } else {
+            0
+        };
+    }
+    // R_OK, W_OK and X_OK are MAY_READ, MAY_WRITE and MAY_EXEC.
+    permission::generic_permission(&cred, inode.owner(), mode)?;
     Ok(0)
 }
 
@@ -569,6 +572,13 @@ pub fn fcntl(fd: i32, cmd: u32, arg: u64) -> SysResult {
             fcntl_lock(&f, cmd, arg as usize)
         }
         F_ADD_SEALS | F_GET_SEALS => fcntl_seals(&f, cmd, arg as u32),
+        // Linux: `pipe_fcntl`, EBADF for anything but a pipe.
+        F_SETPIPE_SZ => {
+            let pipe = f.device::<Pipe>().ok_or(Errno::EBADF)?;
+            let privileged = crate::task::capable(crate::task::cred::CAP_SYS_RESOURCE);
+            Ok(pipe.set_capacity(arg as u32 as u64, privileged)? as i64)
+        }
+        F_GETPIPE_SZ => Ok(f.device::<Pipe>().ok_or(Errno::EBADF)?.capacity() as i64),
         _ => Err(Errno::EINVAL),
     }
 }
@@ -587,6 +597,7 @@ pub fn pipe2(ufds: usize, flags: u32) -> SysResult {
     }
     let pipe = Pipe::new();
     let inode = Inode::new(S_IFIFO | 0o600, InodeKind::Device(pipe));
+    inode.init_owner(None);
     let nonblock = flags & vfs::O_NONBLOCK;
     let r = File::new(inode.clone(), vfs::O_RDONLY | nonblock)?;
     let w = File::new(inode, vfs::O_WRONLY | nonblock)?;
@@ -630,6 +641,7 @@ pub fn chdir(upath: usize) -> SysResult {
     let start = p.cwd.lock().clone();
     let dir = vfs::lookup(&start, &path, true)?;
     dir.dir()?;
+    dir.permission(MAY_EXEC)?;
     *p.cwd.lock() = dir;
     Ok(0)
 }
@@ -667,7 +679,7 @@ pub fn memfd_create(uname: usize, flags: u32) -> SysResult {
         }
         result => result?,
     };
-    let name = strncpy_from_user(uname, 249).map_err(|e| {
+    let name = strncpy_from_user(uname, tmpfs::MFD_NAME_MAX).map_err(|e| {
         if e == Errno::ENAMETOOLONG {
             Errno::EINVAL
         } else {
@@ -677,7 +689,7 @@ pub fn memfd_create(uname: usize, flags: u32) -> SysResult {
     if flags & tmpfs::MFD_HUGETLB != 0 {
         return Err(Errno::ENOSYS);
     }
-    let f = tmpfs::memfd_create(&name, flags)?;
+    let f = tmpfs::memfd_create(&alloc::format!("memfd:{}", name), flags)?;
     install(f, flags & tmpfs::MFD_CLOEXEC != 0)
 }
 
@@ -709,8 +721,10 @@ fn at_inode(dirfd: i32, upath: usize, flags: u32, follow: bool) -> KResult<Arc<I
 }
 
 /// chmod on an inode (Linux: `chmod_common` -> `shmem_setattr`): EPERM
-/// where F_SEAL_EXEC forbids changing the execute bits.
+/// for anyone but the owner (see `permission::chmod`), or where
+/// F_SEAL_EXEC forbids changing the execute bits.
 fn chmod_inode(inode: &Inode, mode: u32) -> SysResult {
+    let mode = permission::chmod(&crate::task::current_cred(), inode.owner(), mode & 0o7777)?;
     if let InodeKind::File(f) = &inode.kind {
         if f.seals() & tmpfs::F_SEAL_EXEC != 0 && (inode.mode() ^ mode) & 0o111 != 0 {
             return Err(Errno::EPERM);
@@ -743,21 +757,28 @@ fn chown_id(id: u32) -> Option<u32> {
     (id != u32::MAX).then_some(id)
 }
 
-/// fchownat(2) (Linux: `do_fchownat`): everyone is root, so any owner may
-/// be given; AT_SYMLINK_NOFOLLOW changes a link itself.
+/// chown on an inode (Linux: `chown_common`): who may give what to
+/// whom is `permission::chown`.
+fn chown_inode(inode: &Inode, uid: u32, gid: u32) -> SysResult {
+    let (uid, gid) = (chown_id(uid), chown_id(gid));
+    permission::chown(&crate::task::current_cred(), inode.owner(), uid, gid)?;
+    inode.set_owner(uid, gid);
+    Ok(0)
+}
+
+/// fchownat(2) (Linux: `do_fchownat`): AT_SYMLINK_NOFOLLOW changes a
+/// link itself.
 pub fn fchownat(dirfd: i32, upath: usize, uid: u32, gid: u32, flags: u32) -> SysResult {
     if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
         return Err(Errno::EINVAL);
     }
     let inode = at_inode(dirfd, upath, flags, flags & AT_SYMLINK_NOFOLLOW == 0)?;
-    inode.set_owner(chown_id(uid), chown_id(gid));
-    Ok(0)
+    chown_inode(&inode, uid, gid)
 }
 
 /// fchown(2).
 pub fn fchown(fd: i32, uid: u32, gid: u32) -> SysResult {
-    file(fd)?.inode.set_owner(chown_id(uid), chown_id(gid));
-    Ok(0)
+    chown_inode(&file(fd)?.inode, uid, gid)
 }
 
 /// utimensat(2) (Linux: `do_utimes`): NULL `times` or UTIME_NOW means now,
@@ -800,6 +821,17 @@ pub fn utimensat(dirfd: i32, upath: usize, utimes: usize, flags: u32) -> SysResu
     };
     if set == [None, None] {
         return Ok(0);
+    }
+    // Linux: `vfs_utimes` -> `setattr_prepare`: times of the caller's
+    // choosing only for the owner (EPERM); now for anyone who may write.
+    let cred = crate::task::current_cred();
+    if !permission::owner_or_capable(&cred, inode.owner()) {
+        let only_now =
+            times.is_none_or(|ts| ts.iter().all(|t| matches!(t[1], UTIME_NOW | UTIME_OMIT)));
+        if !only_now {
+            return Err(Errno::EPERM);
+        }
+        inode.permission(MAY_WRITE)?;
     }
     inode.set_times(set[0], set[1]);
     Ok(0)
@@ -848,6 +880,7 @@ pub fn mknodat(dirfd: i32, upath: usize, mode: u32, dev: u32) -> SysResult {
 pub fn fchdir(fd: i32) -> SysResult {
     let dir = file(fd)?.inode.clone();
     dir.dir()?;
+    dir.permission(MAY_EXEC)?;
     *me()?.cwd.lock() = dir;
     Ok(0)
 }
@@ -881,6 +914,7 @@ pub fn truncate(upath: usize, len: i64) -> SysResult {
     }
     match &inode.kind {
         InodeKind::File(f) => {
+            inode.permission(MAY_WRITE)?;
             f.truncate(len as u64)?;
             inode.touch(vfs::T_MTIME | vfs::T_CTIME);
             Ok(0)
@@ -1160,6 +1194,10 @@ const F_OFD_GETLK: u32 = 36;
 const F_OFD_SETLK: u32 = 37;
 /// F_OFD_SETLKW: F_SETLKW for a lock owned by the open file.
 const F_OFD_SETLKW: u32 = 38;
+/// F_SETPIPE_SZ: set a pipe's capacity.
+const F_SETPIPE_SZ: u32 = 1031;
+/// F_GETPIPE_SZ: a pipe's capacity.
+const F_GETPIPE_SZ: u32 = 1032;
 /// F_ADD_SEALS: add `F_SEAL_*` seals to a tmpfs file.
 const F_ADD_SEALS: u32 = 1033;
 /// F_GET_SEALS: the seals of a tmpfs file.

@@ -37,8 +37,14 @@ pub fn shmdt(addr: usize) -> SysResult {
     shm::shmdt(&mm()?, addr).map(|_| 0)
 }
 
-/// shmctl(2): IPC_STAT into `ubuf`, IPC_SET from it, or IPC_RMID;
-/// IPC_64 is ignored, every structure being the 64-bit one. EINVAL for
+/// SHM_LOCK: keep the segment's pages in memory, charged to
+/// RLIMIT_MEMLOCK.
+const SHM_LOCK: i32 = 11;
+/// SHM_UNLOCK: undo SHM_LOCK.
+const SHM_UNLOCK: i32 = 12;
+
+/// shmctl(2): IPC_STAT into `ubuf`, IPC_SET from it, IPC_RMID, SHM_LOCK or
+/// SHM_UNLOCK; IPC_64 is ignored, every structure being the 64-bit one. EINVAL for
 /// another command, a negative id or command; EFAULT for `ubuf`.
 pub fn shmctl(id: i32, cmd: i32, ubuf: usize) -> SysResult {
     if id < 0 || cmd < 0 {
@@ -51,6 +57,11 @@ pub fn shmctl(id: i32, cmd: i32, ubuf: usize) -> SysResult {
             shm::shmctl(id, Ctl::Set(new)).map(|_| 0)
         }
         IPC_RMID => shm::shmctl(id, Ctl::Rmid).map(|_| 0),
+        SHM_LOCK | SHM_UNLOCK => {
+            let p = crate::task::current_process().ok_or(Errno::ESRCH)?;
+            let limit = p.memlock_limit();
+            shm::shmctl(id, Ctl::Lock(cmd & !IPC_64 == SHM_LOCK, limit)).map(|_| 0)
+        }
         _ => Err(Errno::EINVAL),
     }
 }

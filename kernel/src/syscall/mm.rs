@@ -6,6 +6,7 @@ use crate::errno::{Errno, KResult};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::mm_struct::{Mm, MMF_HAS_MDWE, MMF_HAS_MDWE_NO_INHERIT};
 use crate::mm::{madvise, mincore, mlock, mmap, mprotect, mremap, mseal, msync};
+use crate::task::cred::CAP_IPC_LOCK;
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
 
@@ -88,14 +89,28 @@ pub fn mincore(addr: usize, len: usize, uvec: usize) -> SysResult {
     mincore::mincore(&mm()?, addr, len, uvec).map(|_| 0)
 }
 
+/// The most bytes the caller may lock (Linux: `can_do_mlock` and the
+/// RLIMIT_MEMLOCK checks of `do_mlock`): None, no limit, with
+/// CAP_IPC_LOCK; EPERM for a soft limit of 0 without it.
+fn memlock_limit() -> KResult<Option<u64>> {
+    if crate::task::capable(CAP_IPC_LOCK) {
+        return Ok(None);
+    }
+    let p = crate::task::current_process().ok_or(Errno::ESRCH)?;
+    match p.memlock_limit() {
+        0 => Err(Errno::EPERM),
+        limit => Ok(Some(limit)),
+    }
+}
+
 /// mlock(2).
 pub fn mlock(addr: usize, len: usize) -> SysResult {
-    mlock::mlock(&mm()?, addr, len, 0).map(|_| 0)
+    mlock::mlock(&mm()?, addr, len, 0, memlock_limit()?).map(|_| 0)
 }
 
 /// mlock2(2): mlock with MLOCK_ONFAULT.
 pub fn mlock2(addr: usize, len: usize, flags: u32) -> SysResult {
-    mlock::mlock(&mm()?, addr, len, flags).map(|_| 0)
+    mlock::mlock(&mm()?, addr, len, flags, memlock_limit()?).map(|_| 0)
 }
 
 /// munlock(2).
@@ -105,7 +120,7 @@ pub fn munlock(addr: usize, len: usize) -> SysResult {
 
 /// mlockall(2).
 pub fn mlockall(flags: u32) -> SysResult {
-    mlock::mlockall(&mm()?, flags).map(|_| 0)
+    mlock::mlockall(&mm()?, flags, memlock_limit()?).map(|_| 0)
 }
 
 /// munlockall(2).

@@ -334,6 +334,7 @@ pub fn syscall(tf: &mut TrapFrame) {
         147 | 149 => proc::setresid(nr, a[0] as u32, a[1] as u32, a[2] as u32),
         151 | 152 => proc::setfsid(nr, a[0] as u32),
         158 => proc::getgroups(a[0] as i32, a[1] as usize),
+        159 => proc::setgroups(a[0] as i32, a[1] as usize),
         90 => proc::capget(a[0] as usize, a[1] as usize),
         91 => proc::capset(a[0] as usize, a[1] as usize),
         172 => proc::getpid(),

@@ -69,6 +69,7 @@ fn check_socket_args(domain: i32, ty: i32, protocol: i32) -> KResult<(SockType, 
 /// An open file for a socket (Linux: `sock_alloc_file`, in sockfs).
 fn socket_file(sock: Arc<UnixSocket>, flags: u32) -> KResult<Arc<File>> {
     let inode = Inode::new(S_IFSOCK | 0o777, InodeKind::Device(sock));
+    inode.init_owner(None);
     File::new(inode, O_RDWR | (flags & O_NONBLOCK))
 }
 

@@ -11,9 +11,9 @@ use crate::errno::{Errno, KResult};
 use crate::fs::pidfd;
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::uaccess::{
-    copy_to_user, read_user, strncpy_bytes_from_user, strncpy_from_user, write_user,
+    copy_from_user, copy_to_user, read_user, strncpy_bytes_from_user, strncpy_from_user, write_user,
 };
-use crate::task::cred::{Caps, Cred, Ids};
+use crate::task::cred::{Caps, Cred, Ids, NGROUPS_MAX};
 use crate::task::process::{self, ptrace_may_access, Process};
 use crate::task::sched_policy::SchedPolicy;
 use crate::task::signal_abi::exited;
@@ -59,7 +59,7 @@ pub fn set_tid_address(uaddr: usize) -> SysResult {
 
 /// The caller's credentials.
 fn my_cred() -> KResult<Cred> {
-    Ok(*current_process().ok_or(Errno::ESRCH)?.cred.lock())
+    Ok(current_process().ok_or(Errno::ESRCH)?.cred.lock().clone())
 }
 
 /// getuid(2), geteuid(2), getgid(2), getegid(2) (174 to 177): the real
@@ -96,11 +96,17 @@ fn id_arg(id: u32) -> Option<u32> {
 }
 
 /// Replaces the caller's credentials by what `change` makes of them;
-/// EPERM if it refuses (the set*id calls, Linux: `commit_creds`).
+/// EPERM if it refuses (the set*id calls, Linux: `commit_creds`). A
+/// process that changes whom it acts as may no longer be dumped
+/// (`fs.suid_dumpable` 0), so its /proc files become root's.
 fn set_cred(change: impl FnOnce(&Cred) -> Option<Cred>) -> SysResult {
     let p = current_process().ok_or(Errno::ESRCH)?;
     let mut cred = p.cred.lock();
-    *cred = change(&cred).ok_or(Errno::EPERM)?;
+    let new = change(&cred).ok_or(Errno::EPERM)?;
+    if cred.changes_dumpability(&new) {
+        p.dumpable.store(0, Ordering::Release);
+    }
+    *cred = new;
     Ok(0)
 }
 
@@ -134,26 +140,55 @@ pub fn setid(nr: usize, id: u32) -> SysResult {
 /// setfsuid(2) (151), setfsgid(2) (152): see [`Cred::setfsuid`]; returns
 /// the old id, changed or not (-1 changes nothing).
 pub fn setfsid(nr: usize, id: u32) -> SysResult {
-    let p = current_process().ok_or(Errno::ESRCH)?;
-    let mut cred = p.cred.lock();
-    let old = if nr == 151 { cred.fsuid } else { cred.fsgid };
+    let old = my_cred()?;
     if let Some(id) = id_arg(id) {
-        *cred = if nr == 151 {
-            cred.setfsuid(id)
-        } else {
-            cred.setfsgid(id)
-        };
+        set_cred(|c| {
+            Some(if nr == 151 {
+                c.setfsuid(id)
+            } else {
+                c.setfsgid(id)
+            })
+        })?;
     }
-    Ok(old as i64)
+    Ok(if nr == 151 { old.fsuid } else { old.fsgid } as i64)
 }
 
-/// getgroups(2): root with no supplementary groups; EINVAL for a negative
-/// size.
-pub fn getgroups(size: i32, _ulist: usize) -> SysResult {
-    if size < 0 {
-        return Err(Errno::EINVAL);
+/// getgroups(2) (Linux: `groups_to_user`): the supplementary groups
+/// into `ulist`, or with a `size` of 0 just their number; EINVAL for a
+/// `size` too small for them or negative.
+pub fn getgroups(size: i32, ulist: usize) -> SysResult {
+    let groups = my_cred()?.groups;
+    let size = usize::try_from(size).map_err(|_| Errno::EINVAL)?;
+    if size != 0 {
+        if size < groups.len() {
+            return Err(Errno::EINVAL);
+        }
+        let bytes: Vec<u8> = groups.iter().flat_map(|g| g.to_ne_bytes()).collect();
+        copy_to_user(ulist, &bytes)?;
     }
-    Ok(0)
+    Ok(groups.len() as i64)
+}
+
+/// setgroups(2) (Linux: `__sys_setgroups`): EPERM without CAP_SETGID,
+/// EINVAL for more than NGROUPS_MAX (a negative `size` is one), ENOMEM if
+/// the kernel cannot hold the list.
+pub fn setgroups(size: i32, ulist: usize) -> SysResult {
+    if !crate::task::capable(crate::task::cred::CAP_SETGID) {
+        return Err(Errno::EPERM);
+    }
+    let n = usize::try_from(size)
+        .ok()
+        .filter(|&n| n <= NGROUPS_MAX)
+        .ok_or(Errno::EINVAL)?;
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(n * 4).map_err(|_| Errno::ENOMEM)?;
+    bytes.resize(n * 4, 0);
+    copy_from_user(&mut bytes, ulist)?;
+    let list: Vec<u32> = bytes
+        .chunks_exact(4)
+        .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    set_cred(|c| c.setgroups(&list))
 }
 
 /// The `_LINUX_CAPABILITY_VERSION_*` of a capget/capset header.
@@ -582,7 +617,7 @@ pub fn pidfd_getfd(pidfd: i32, fd: i32, flags: u32) -> SysResult {
 /// kcmp(2) (Linux: `kernel/kcmp.c`): do threads `pid1` and `pid2` share
 /// the resource `kind` names (`idx1`, `idx2`: descriptors for KCMP_FILE)?
 /// 0 if so, else 1 or 2 as an order of the two objects that says nothing
-/// of their addresses. KCMP_SYSVSEM is EOPNOTSUPP (no System V IPC here),
+/// of their addresses. KCMP_SYSVSEM is EOPNOTSUPP (no System V semaphores here),
 /// as is KCMP_EPOLL_TFD (a simplification).
 pub fn kcmp(pid1: i32, pid2: i32, kind: i32, idx1: u64, idx2: u64) -> SysResult {
     const KCMP_FILE: i32 = 0;

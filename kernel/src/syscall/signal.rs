@@ -3,14 +3,14 @@
 use core::sync::atomic::Ordering;
 
 use super::SysResult;
-use crate::errno::Errno;
+use crate::errno::{Errno, KResult};
 use crate::fs::pidfd;
 use crate::mm::uaccess::{copy_from_user, copy_to_user, read_user, write_user};
-use crate::task::process::{all_processes, find_process, find_thread, pgrp_members};
+use crate::task::process::{all_processes, find_process, find_thread, pgrp_members, Process};
 use crate::task::signal::{self, SigSource};
 use crate::task::signal_abi::{
-    AltStack, SigAction, SigFields, SigInfo, NSIG, SIGACTION_SIZE, SIGINFO_SIZE, SIGSET_SIZE,
-    SIG_KERNEL_ONLY_MASK, SI_TKILL, SI_USER,
+    AltStack, SigAction, SigFields, SigInfo, NSIG, SIGACTION_SIZE, SIGCONT, SIGINFO_SIZE,
+    SIGSET_SIZE, SIG_KERNEL_ONLY_MASK, SI_TKILL, SI_USER,
 };
 use crate::task::{current, current_process};
 
@@ -24,23 +24,41 @@ fn check_sig(sig: i32) -> Result<u32, Errno> {
     }
 }
 
-/// The caller's process id, for a signal's `si_pid`; 0 for a kernel
-/// thread.
-pub(super) fn my_pid() -> u32 {
-    current_process().map_or(0, |p| p.pid)
+/// May the caller send `sig` to `target` (Linux:
+/// `check_kill_permission`)? See `Cred::may_kill`; SIGCONT also within
+/// the caller's session. EPERM if not.
+fn check_kill_permission(target: &Process, sig: u32) -> KResult<()> {
+    let me = current_process().ok_or(Errno::ESRCH)?;
+    let mine = me.cred.lock().clone();
+    let theirs = target.cred.lock().clone();
+    let same_session = me.sid.load(Ordering::Acquire) == target.sid.load(Ordering::Acquire);
+    if mine.may_kill(&theirs) || (sig == SIGCONT && same_session) {
+        Ok(())
+    } else {
+        Err(Errno::EPERM)
+    }
+}
+
+/// The caller's pid and real uid, a signal's `si_pid` and `si_uid`.
+fn sender() -> (u32, u32) {
+    current_process().map_or((0, 0), |p| (p.pid, p.cred.lock().uid))
 }
 
 /// kill(2) (Linux: `kill_something_info`): `pid` > 0 that process, 0 the
 /// caller's group, -1 every process but init and the caller, < -1 the
-/// group -pid. ESRCH when nothing matched; signal 0 only checks.
+/// group -pid. ESRCH when nothing matched; signal 0 only checks. A group
+/// signal succeeds if it reached anyone, else fails as the last member
+/// did (EPERM); -1 succeeds if it found anyone at all.
 pub fn kill(pid: i32, sig: i32) -> SysResult {
     let sig = check_sig(sig)?;
     let me = current_process().ok_or(Errno::ESRCH)?;
-    let source = SigSource::Kill(me.pid);
+    let (spid, suid) = sender();
+    let source = SigSource::Kill(spid, suid);
     let targets = match pid {
         p if p > 0 => {
             // A zombie still exists until it is reaped: kill(pid, 0) finds it.
             let p = find_process(p as u32).ok_or(Errno::ESRCH)?;
+            check_kill_permission(&p, sig)?;
             signal::send_to_process(&p, sig, source);
             return Ok(0);
         }
@@ -53,13 +71,21 @@ pub fn kill(pid: i32, sig: i32) -> SysResult {
         i32::MIN => return Err(Errno::ESRCH),
         p => pgrp_members(p.unsigned_abs()),
     };
-    if targets.is_empty() {
-        return Err(Errno::ESRCH);
+    let mut result = Err(Errno::ESRCH);
+    if pid == -1 && !targets.is_empty() {
+        result = Ok(0);
     }
     for p in targets {
-        signal::send_to_process(&p, sig, source);
+        match check_kill_permission(&p, sig) {
+            Ok(()) => {
+                signal::send_to_process(&p, sig, source);
+                result = Ok(0);
+            }
+            Err(e) if result.is_err() => result = Err(e),
+            Err(_) => {}
+        }
     }
-    Ok(0)
+    result
 }
 
 /// pidfd_send_signal(2) (Linux: `kernel/signal.c`): `sig` to what a
@@ -119,7 +145,8 @@ pub fn pidfd_send_signal(pidfd: i32, sig: i32, uinfo: usize, flags: u32) -> SysR
         }
     } else {
         let code = if to == To::Thread { SI_TKILL } else { SI_USER };
-        SigInfo::kill(sig, code, my_pid() as i32, 0)
+        let (spid, suid) = sender();
+        SigInfo::kill(sig, code, spid as i32, suid)
     };
     if target.reaped() {
         return Err(Errno::ESRCH);
@@ -131,16 +158,19 @@ pub fn pidfd_send_signal(pidfd: i32, sig: i32, uinfo: usize, flags: u32) -> SysR
                 return Err(Errno::ESRCH);
             }
             for p in members {
+                check_kill_permission(&p, sig)?;
                 signal::queue_signal(&p, sig, info);
             }
         }
         // A first thread that has exited before its process takes nothing.
         To::Thread => {
+            check_kill_permission(target.process(), sig)?;
             if let Some(t) = find_thread(pid) {
                 signal::queue_for_thread(&t, sig, info);
             }
         }
         To::Process => {
+            check_kill_permission(target.process(), sig)?;
             signal::queue_signal(target.process(), sig, info);
         }
     }
@@ -165,7 +195,9 @@ pub fn tgkill(tgid: i32, tid: i32, sig: i32) -> SysResult {
     if tgid > 0 && u.process.pid != tgid as u32 {
         return Err(Errno::ESRCH);
     }
-    signal::send_to_thread(&t, sig, SigSource::Tkill(my_pid()));
+    check_kill_permission(&u.process, sig)?;
+    let (spid, suid) = sender();
+    signal::send_to_thread(&t, sig, SigSource::Tkill(spid, suid));
     Ok(0)
 }
 

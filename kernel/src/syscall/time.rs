@@ -17,7 +17,7 @@ use crate::task::clock::{
 use crate::task::cred::CAP_SYS_TIME;
 use crate::task::process::{find_process, find_thread};
 use crate::task::timers::{self, CpuClock, CpuSample, CpuTarget, TimerClock};
-use crate::task::{ntp, Thread};
+use crate::task::{capable, ntp, Thread};
 
 /// CLOCK_PROCESS_CPUTIME_ID: CPU time of the calling process, all its
 /// threads.
@@ -34,11 +34,6 @@ const CAP_WAKE_ALARM: u32 = 35;
 /// for an id that names none.
 fn wall(clock: i32) -> KResult<i64> {
     clock::wall_offset(clock).ok_or(Errno::EINVAL)
-}
-
-/// Does the calling process hold capability `cap` in its effective set?
-fn capable(cap: u32) -> bool {
-    crate::task::current_process().is_some_and(|p| p.cred.lock().capable(cap))
 }
 
 /// Nanoseconds since boot (CLOCK_MONOTONIC).

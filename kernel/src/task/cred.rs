@@ -7,10 +7,10 @@
 //!
 //! Where we simplify: credentials are kept per process (Linux keeps them
 //! per thread, and glibc's set*id calls make every thread's the same);
-//! there are no supplementary groups, no user namespaces and no set-user-ID
-//! programs; and no file's owner or mode is checked against them, so files
-//! behave as if root opened them. The capabilities count where the kernel
-//! asks for one (CAP_SYS_PTRACE, CAP_SYS_TIME, CAP_WAKE_ALARM, CAP_SETUID).
+//! there are no user namespaces and no file capabilities. What files
+//! allow these credentials is `fs/vfs/permission.rs`.
+
+use alloc::sync::Arc;
 
 /// A process's capability sets, one bit per capability (Linux:
 /// `kernel_cap_t`).
@@ -53,19 +53,25 @@ impl Caps {
 }
 
 /// CAP_CHOWN: change a file's owner.
-const CAP_CHOWN: u32 = 0;
+pub const CAP_CHOWN: u32 = 0;
 /// CAP_DAC_OVERRIDE: bypass file permission checks.
-const CAP_DAC_OVERRIDE: u32 = 1;
+pub const CAP_DAC_OVERRIDE: u32 = 1;
 /// CAP_DAC_READ_SEARCH: bypass read and search permission checks.
-const CAP_DAC_READ_SEARCH: u32 = 2;
+pub const CAP_DAC_READ_SEARCH: u32 = 2;
 /// CAP_FOWNER: act as the owner of any file.
-const CAP_FOWNER: u32 = 3;
+pub const CAP_FOWNER: u32 = 3;
 /// CAP_FSETID: keep set-ID bits when a file changes.
-const CAP_FSETID: u32 = 4;
+pub const CAP_FSETID: u32 = 4;
+/// CAP_KILL: signal any process.
+pub const CAP_KILL: u32 = 5;
 /// CAP_SETGID: set any group id.
 pub const CAP_SETGID: u32 = 6;
 /// CAP_SETUID: set any user id.
 pub const CAP_SETUID: u32 = 7;
+/// CAP_IPC_LOCK: lock memory past RLIMIT_MEMLOCK.
+pub const CAP_IPC_LOCK: u32 = 14;
+/// CAP_IPC_OWNER: bypass System V IPC permission checks.
+pub const CAP_IPC_OWNER: u32 = 15;
 /// CAP_SYS_PTRACE: look into any process.
 pub const CAP_SYS_PTRACE: u32 = 19;
 /// CAP_SYS_ADMIN: mount file systems, among much else.
@@ -80,6 +86,11 @@ const CAP_MKNOD: u32 = 27;
 /// CAP_MAC_OVERRIDE: bypass mandatory access control.
 const CAP_MAC_OVERRIDE: u32 = 32;
 
+/// S_ISUID: exec runs the program as its owner.
+pub const S_ISUID: u32 = 0o4000;
+/// S_ISGID: exec runs the program as its group (with group execute).
+pub const S_ISGID: u32 = 0o2000;
+
 /// What an fsuid of 0 historically meant, which a change of fsuid to or
 /// from 0 gives or takes away (Linux: `CAP_FS_MASK`).
 const CAP_FS_MASK: u64 = 1 << CAP_CHOWN
@@ -90,9 +101,14 @@ const CAP_FS_MASK: u64 = 1 << CAP_CHOWN
     | 1 << CAP_FSETID
     | 1 << CAP_MAC_OVERRIDE;
 
+/// The most supplementary groups setgroups(2) takes (Linux:
+/// `NGROUPS_MAX`).
+pub const NGROUPS_MAX: usize = 65536;
+
 /// A process's credentials (Linux: `struct cred`): real, effective, saved
-/// and file-system user and group ids, and the capability sets.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// and file-system user and group ids, the supplementary groups and the
+/// capability sets.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cred {
     /// Real user id: who the process is.
     pub uid: u32,
@@ -110,6 +126,10 @@ pub struct Cred {
     pub sgid: u32,
     /// File-system group id.
     pub fsgid: u32,
+    /// Supplementary groups, sorted (Linux: `group_info`, sorted by
+    /// `groups_sort` so `in_group_p` can search it); shared between the
+    /// copies fork and the set*id calls make.
+    pub groups: Arc<[u32]>,
     /// The capability sets.
     pub caps: Caps,
 }
@@ -119,22 +139,44 @@ pub struct Cred {
 pub type Ids = (Option<u32>, Option<u32>, Option<u32>);
 
 impl Cred {
-    /// init's: root, every capability.
-    pub const ROOT: Cred = Cred {
-        uid: 0,
-        euid: 0,
-        suid: 0,
-        fsuid: 0,
-        gid: 0,
-        egid: 0,
-        sgid: 0,
-        fsgid: 0,
-        caps: Caps::ROOT,
-    };
+    /// init's: root, no supplementary groups, every capability.
+    pub fn root() -> Cred {
+        Cred {
+            uid: 0,
+            euid: 0,
+            suid: 0,
+            fsuid: 0,
+            gid: 0,
+            egid: 0,
+            sgid: 0,
+            fsgid: 0,
+            groups: Arc::from([]),
+            caps: Caps::ROOT,
+        }
+    }
 
     /// Is `cap` in the effective set (Linux: `capable`)?
     pub fn capable(&self, cap: u32) -> bool {
         self.caps.effective & (1 << cap) != 0
+    }
+
+    /// Is `gid` the fsgid or a supplementary group (Linux: `in_group_p`)?
+    pub fn in_group(&self, gid: u32) -> bool {
+        self.fsgid == gid || self.groups.binary_search(&gid).is_ok()
+    }
+
+    /// setgroups(2) (Linux: `may_setgroups`, `set_groups`): the list,
+    /// sorted, needs CAP_SETGID. None for EPERM.
+    pub fn setgroups(&self, list: &[u32]) -> Option<Cred> {
+        if !self.capable(CAP_SETGID) {
+            return None;
+        }
+        let mut sorted = alloc::vec::Vec::from(list);
+        sorted.sort_unstable();
+        Some(Cred {
+            groups: Arc::from(sorted),
+            ..self.clone()
+        })
     }
 
     /// Could an unprivileged caller take `id`: is it one of `of` (its
@@ -152,7 +194,7 @@ impl Cred {
         if !allowed && !self.capable(CAP_SETUID) {
             return None;
         }
-        let mut new = *self;
+        let mut new = self.clone();
         new.uid = r.unwrap_or(self.uid);
         new.euid = e.unwrap_or(self.euid);
         new.suid = s.unwrap_or(self.suid);
@@ -170,7 +212,7 @@ impl Cred {
         if !(self.capable(CAP_SETUID) || r_ok && e_ok) {
             return None;
         }
-        let mut new = *self;
+        let mut new = self.clone();
         new.uid = r.unwrap_or(self.uid);
         new.euid = e.unwrap_or(self.euid);
         if r.is_some() || e.is_some_and(|e| e != self.uid) {
@@ -183,7 +225,7 @@ impl Cred {
     /// setuid(2) (Linux: `__sys_setuid`): with CAP_SETUID all three ids,
     /// else only the effective one, to the real or saved id.
     pub fn setuid(&self, uid: u32) -> Option<Cred> {
-        let mut new = *self;
+        let mut new = self.clone();
         if self.capable(CAP_SETUID) {
             new.uid = uid;
             new.suid = uid;
@@ -201,9 +243,9 @@ impl Cred {
     pub fn setfsuid(&self, uid: u32) -> Cred {
         let ids = [self.uid, self.euid, self.suid, self.fsuid];
         if !ids.contains(&uid) && !self.capable(CAP_SETUID) {
-            return *self;
+            return self.clone();
         }
-        let mut new = *self;
+        let mut new = self.clone();
         new.fsuid = uid;
         // Linux: `cap_task_fix_setuid(LSM_SETID_FS)`.
         if self.fsuid == 0 && uid != 0 {
@@ -242,7 +284,7 @@ impl Cred {
         if !allowed && !self.capable(CAP_SETGID) {
             return None;
         }
-        let mut new = *self;
+        let mut new = self.clone();
         new.gid = r.unwrap_or(self.gid);
         new.egid = e.unwrap_or(self.egid);
         new.sgid = s.unwrap_or(self.sgid);
@@ -257,7 +299,7 @@ impl Cred {
         if !(self.capable(CAP_SETGID) || r_ok && e_ok) {
             return None;
         }
-        let mut new = *self;
+        let mut new = self.clone();
         new.gid = r.unwrap_or(self.gid);
         new.egid = e.unwrap_or(self.egid);
         if r.is_some() || e.is_some_and(|e| e != self.gid) {
@@ -269,7 +311,7 @@ impl Cred {
 
     /// setgid(2) (Linux: `__sys_setgid`), as [`Cred::setuid`].
     pub fn setgid(&self, gid: u32) -> Option<Cred> {
-        let mut new = *self;
+        let mut new = self.clone();
         if self.capable(CAP_SETGID) {
             new.gid = gid;
             new.sgid = gid;
@@ -286,38 +328,70 @@ impl Cred {
     pub fn setfsgid(&self, gid: u32) -> Cred {
         let ids = [self.gid, self.egid, self.sgid, self.fsgid];
         if !ids.contains(&gid) && !self.capable(CAP_SETGID) {
-            return *self;
+            return self.clone();
         }
         Cred {
             fsgid: gid,
-            ..*self
+            ..self.clone()
         }
     }
 
-    /// The credentials after exec of a program with no set-ID bits and no
-    /// file capabilities (Linux: `cap_bprm_creds_from_file`): saved and
+    /// The credentials after exec of a program whose mode is `mode` and
+    /// whose owner is `owner` (uid, gid), with no file capabilities
+    /// (Linux: `bprm_fill_uid`, then `cap_bprm_creds_from_file`): a
+    /// set-user-ID program makes its owner the effective id, a
+    /// set-group-ID one (with group execute) its group; saved and
     /// file-system ids follow the effective ones; a process with root as
     /// real or effective id gets every capability permitted (and its
     /// inheritable ones), effective only for an effective root; anyone
     /// else has none.
-    pub fn exec(&self) -> Cred {
-        let mut new = *self;
-        new.suid = self.euid;
-        new.fsuid = self.euid;
-        new.sgid = self.egid;
-        new.fsgid = self.egid;
-        let root = self.uid == 0 || self.euid == 0;
+    pub fn exec(&self, mode: u32, (uid, gid): (u32, u32)) -> Cred {
+        let mut new = self.clone();
+        if mode & S_ISUID != 0 {
+            new.euid = uid;
+        }
+        if mode & (S_ISGID | 0o010) == S_ISGID | 0o010 {
+            new.egid = gid;
+        }
+        new.suid = new.euid;
+        new.fsuid = new.euid;
+        new.sgid = new.egid;
+        new.fsgid = new.egid;
+        let root = new.uid == 0 || new.euid == 0;
         new.caps.permitted = if root {
             Caps::FULL_SET | self.caps.inheritable
         } else {
             0
         };
-        new.caps.effective = if self.euid == 0 {
-            new.caps.permitted
-        } else {
-            0
-        };
+        new.caps.effective = if new.euid == 0 { new.caps.permitted } else { 0 };
         new
+    }
+
+    /// Does exec with these credentials change who the process is, so
+    /// that it runs in secure mode (Linux: `bprm->secureexec`, AT_SECURE)
+    /// and may not be dumped?
+    pub fn secure_exec(&self) -> bool {
+        self.euid != self.uid || self.egid != self.gid
+    }
+
+    /// Does going from these credentials to `new` change whom the
+    /// process acts as, so that it may no longer be dumped (Linux:
+    /// `commit_creds`' dumpability check)? A change of effective or
+    /// file-system id, or a capability gained.
+    pub fn changes_dumpability(&self, new: &Cred) -> bool {
+        (self.euid, self.egid, self.fsuid, self.fsgid) != (new.euid, new.egid, new.fsuid, new.fsgid)
+            || new.caps.permitted & !self.caps.permitted != 0
+            || new.caps.effective & !self.caps.effective != 0
+    }
+
+    /// May a process with these credentials signal one with `target`'s
+    /// (Linux: `kill_ok_by_cred`)? Its real or effective id must be the
+    /// target's real or saved one, or it holds CAP_KILL.
+    pub fn may_kill(&self, target: &Cred) -> bool {
+        [self.uid, self.euid]
+            .iter()
+            .any(|id| *id == target.uid || *id == target.suid)
+            || self.capable(CAP_KILL)
     }
 
     /// May a process with these credentials look into the files and
@@ -344,7 +418,7 @@ mod tests {
 
     #[test]
     fn root_dropping_its_effective_id_loses_effective_caps_only() {
-        let root = Cred::ROOT;
+        let root = Cred::root();
         let nobody = root.setresuid((None, Some(NOBODY), None)).unwrap();
         assert_eq!(
             (nobody.uid, nobody.euid, nobody.suid, nobody.fsuid),
@@ -355,12 +429,12 @@ mod tests {
         // Back to 0: one of the ids it holds, and the caps come back.
         let back = nobody.setresuid((None, Some(0), None)).unwrap();
         assert_eq!(back.caps.effective, Caps::FULL_SET);
-        assert_eq!(back, Cred::ROOT);
+        assert_eq!(back, Cred::root());
     }
 
     #[test]
     fn leaving_root_everywhere_drops_every_capability_for_good() {
-        let user = Cred::ROOT.setuid(1000).unwrap();
+        let user = Cred::root().setuid(1000).unwrap();
         assert_eq!((user.uid, user.euid, user.suid), (1000, 1000, 1000));
         assert_eq!(user.caps.permitted, 0);
         assert_eq!(user.setuid(0), None, "no way back");
@@ -370,47 +444,47 @@ mod tests {
 
     #[test]
     fn setreuid_saves_the_new_effective_id() {
-        let root = Cred::ROOT;
+        let root = Cred::root();
         let swapped = root.setreuid(Some(1000), Some(2000)).unwrap();
         assert_eq!(
             (swapped.uid, swapped.euid, swapped.suid),
             (1000, 2000, 2000)
         );
         // Only the effective id, set to the real one: nothing saved.
-        let same = Cred::ROOT.setreuid(None, Some(0)).unwrap();
+        let same = Cred::root().setreuid(None, Some(0)).unwrap();
         assert_eq!(same.suid, 0);
     }
 
     #[test]
     fn fsuid_moves_the_file_capabilities() {
-        let root = Cred::ROOT;
+        let root = Cred::root();
         let fs = root.setfsuid(1000);
         assert_eq!(fs.fsuid, 1000);
         assert_eq!(fs.caps.effective, Caps::FULL_SET & !CAP_FS_MASK);
         assert_eq!(fs.setfsuid(0).caps.effective, Caps::FULL_SET);
         // Without CAP_SETUID an fsuid outside the four ids is ignored.
-        let user = Cred::ROOT.setuid(1000).unwrap();
+        let user = Cred::root().setuid(1000).unwrap();
         assert_eq!(user.setfsuid(0), user);
     }
 
     #[test]
     fn group_ids_need_cap_setgid() {
-        let user = Cred::ROOT.setgid(100).unwrap().setuid(1000).unwrap();
+        let user = Cred::root().setgid(100).unwrap().setuid(1000).unwrap();
         assert_eq!((user.gid, user.egid, user.sgid), (100, 100, 100));
         assert_eq!(user.setgid(0), None);
-        assert_eq!(user.setresgid((Some(100), None, None)), Some(user));
+        assert_eq!(user.setresgid((Some(100), None, None)), Some(user.clone()));
         assert_eq!(user.setregid(None, Some(5)), None);
     }
 
     #[test]
     fn exec_gives_root_its_capabilities_and_others_none() {
-        let dropped = Cred::ROOT.setresuid((None, Some(NOBODY), None)).unwrap();
-        let after = dropped.exec();
+        let dropped = Cred::root().setresuid((None, Some(NOBODY), None)).unwrap();
+        let after = dropped.exec(0o755, (0, 0));
         assert_eq!(after.suid, NOBODY);
         // Real root: everything permitted, nothing effective.
         assert_eq!(after.caps.permitted, Caps::FULL_SET);
         assert_eq!(after.caps.effective, 0);
-        let user = Cred::ROOT.setuid(1000).unwrap().exec();
+        let user = Cred::root().setuid(1000).unwrap().exec(0o755, (0, 0));
         assert_eq!(
             user.caps,
             Caps {
@@ -419,12 +493,51 @@ mod tests {
                 inheritable: 0
             }
         );
-        assert_eq!(Cred::ROOT.exec(), Cred::ROOT);
+        assert_eq!(Cred::root().exec(0o755, (0, 0)), Cred::root());
+    }
+
+    #[test]
+    fn a_set_user_id_program_runs_as_its_owner() {
+        let user = Cred::root().setuid(1000).unwrap();
+        let as_root = user.exec(0o4755, (0, 0));
+        assert_eq!((as_root.uid, as_root.euid, as_root.suid), (1000, 0, 0));
+        assert_eq!(as_root.caps.effective, Caps::FULL_SET);
+        assert!(as_root.secure_exec());
+        // Set-group-ID without group execute is a locking hint, not a
+        // change of group.
+        let g = user.exec(0o2745, (5, 5));
+        assert_eq!(g.egid, user.egid);
+        assert_eq!(user.exec(0o2755, (5, 5)).egid, 5);
+        assert!(!user.exec(0o755, (0, 0)).secure_exec());
+    }
+
+    #[test]
+    fn supplementary_groups_need_cap_setgid_and_count_for_in_group() {
+        let root = Cred::root().setgroups(&[30, 10, 20]).unwrap();
+        assert_eq!(&*root.groups, &[10, 20, 30]);
+        assert!(root.in_group(20) && root.in_group(0) && !root.in_group(5));
+        let user = root.setuid(1000).unwrap();
+        assert!(user.in_group(10), "groups survive setuid");
+        assert_eq!(user.setgroups(&[]), None);
+    }
+
+    #[test]
+    fn signals_need_a_shared_id_or_cap_kill() {
+        let root = Cred::root();
+        let user = root.setuid(1000).unwrap();
+        let other = root.setuid(2000).unwrap();
+        assert!(root.may_kill(&user));
+        assert!(!user.may_kill(&root));
+        assert!(!user.may_kill(&other));
+        assert!(user.may_kill(&user));
+        // A set-user-ID program's saved id still lets its user signal it.
+        let suid = user.exec(0o4755, (0, 0));
+        assert!(user.may_kill(&suid));
     }
 
     #[test]
     fn ptrace_needs_the_same_ids_or_cap_sys_ptrace() {
-        let root = Cred::ROOT;
+        let root = Cred::root();
         let user = root.setuid(1000).unwrap();
         assert!(root.may_ptrace(&user, true));
         assert!(

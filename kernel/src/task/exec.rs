@@ -21,6 +21,7 @@ use crate::arch::context::{fpsimd_load, write_tpidr_el0};
 use crate::arch::trap::TrapFrame;
 use crate::arch::vdso;
 use crate::errno::{Errno, KResult};
+use crate::fs::vfs::permission::MAY_EXEC;
 use crate::fs::vfs::{self, Inode, InodeKind};
 use crate::mm::addr::{align_up, PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::mm_struct::{Mm, MMAP_BOTTOM, MMAP_TOP};
@@ -116,11 +117,16 @@ pub struct Loaded {
     /// The new program's name (Linux: `__set_task_comm` from
     /// `bprm->filename`: for a script, the script's name).
     pub comm: [u8; crate::task::process::TASK_COMM_LEN],
+    /// The credentials it runs with: the caller's, changed by the set-ID
+    /// bits of the ELF file (for a script, its interpreter's, as Linux
+    /// ignores a script's own).
+    pub cred: Cred,
 }
 
 /// The file of an executable `inode` (Linux: `open_exec`, which wants a
 /// regular file with an execute bit).
 fn exec_file(inode: &Inode) -> KResult<&crate::fs::tmpfs::ShmemFile> {
+    inode.permission(MAY_EXEC)?;
     match &inode.kind {
         InodeKind::File(f) if inode.mode() & 0o111 != 0 => Ok(f),
         _ => Err(Errno::EACCES),
@@ -183,8 +189,8 @@ pub struct ExecTarget {
     /// runs, so a script's interpreter could not open it (Linux:
     /// `BINPRM_FLAGS_PATH_INACCESSIBLE`).
     path_inaccessible: bool,
-    /// The credentials the program will run with (its AT_UID and
-    /// friends; Linux: `bprm->cred`).
+    /// The caller's credentials, which exec changes (Linux: `bprm->cred`
+    /// before `bprm_creds_from_file`).
     cred: Cred,
 }
 
@@ -249,7 +255,7 @@ pub fn open_execat(p: &Process, dirfd: i32, path: &str, flags: u32) -> KResult<E
         filename,
         comm,
         path_inaccessible,
-        cred: p.cred.lock().exec(),
+        cred: p.cred.lock().clone(),
     })
 }
 
@@ -319,6 +325,8 @@ fn load_binary(
             .collect(),
     };
     let mut plan = elf_plan(file)?;
+    let owner = inode.owner();
+    let cred = target.cred.exec(owner.mode, (owner.uid, owner.gid));
     // A dynamically linked program's interpreter (Linux: opened by path,
     // relative to the caller's directory if relative, and never itself
     // given an interpreter).
@@ -393,11 +401,11 @@ fn load_binary(
         (stack::AT_BASE, interp_base.map_or(0, |(base, _)| base)),
         (stack::AT_FLAGS, 0),
         (stack::AT_ENTRY, plan.entry),
-        (stack::AT_UID, target.cred.uid as u64),
-        (stack::AT_EUID, target.cred.euid as u64),
-        (stack::AT_GID, target.cred.gid as u64),
-        (stack::AT_EGID, target.cred.egid as u64),
-        (stack::AT_SECURE, 0),
+        (stack::AT_UID, cred.uid as u64),
+        (stack::AT_EUID, cred.euid as u64),
+        (stack::AT_GID, cred.gid as u64),
+        (stack::AT_EGID, cred.egid as u64),
+        (stack::AT_SECURE, cred.secure_exec() as u64),
     ];
     let args = ExecArgs {
         argv: &argv,
@@ -418,6 +426,7 @@ fn load_binary(
         sp: initial.sp,
         exe: Arc::new(exe),
         comm: target.comm,
+        cred,
     })
 }
 
@@ -508,10 +517,11 @@ pub fn commit(process: &Arc<Process>, loaded: Loaded, tf: &mut TrapFrame) {
         }
     }
     *process.exe.lock() = loaded.exe;
-    // Linux: `cap_bprm_creds_from_file`, for a program with no set-ID
-    // bits or file capabilities.
-    let cred = process.cred.lock().exec();
-    *process.cred.lock() = cred;
+    // Linux: `begin_new_exec`: a program that changes who runs it may not
+    // be dumped or looked into by the caller's old self.
+    let dumpable = if loaded.cred.secure_exec() { 0 } else { 1 };
+    process.dumpable.store(dumpable, Ordering::Release);
+    *process.cred.lock() = loaded.cred;
     crate::task::timers::on_exec(process);
     if let Some(u) = &crate::task::current().user {
         *u.comm.lock() = loaded.comm;
@@ -534,7 +544,7 @@ pub fn spawn_process(path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<
         filename: alloc::string::String::from(path),
         comm: crate::task::process::comm_of_path(path),
         path_inaccessible: false,
-        cred: Cred::ROOT,
+        cred: Cred::root(),
     };
     let loaded = load(&root, &target, argv, envp)?;
     let mut files = crate::fs::vfs::FdTable::new();

@@ -16,6 +16,7 @@ use crate::mm::memory;
 use crate::mm::mm_struct::Mm;
 use crate::mm::uaccess::{copy_from_user, read_user, write_user};
 use crate::mm::vma::{VM_SHARED, VM_WIPEONFORK, VM_WRITE};
+use crate::task::cred::{CAP_SYS_ADMIN, CAP_SYS_RESOURCE};
 use crate::task::process::{self, Process, UserThread, VforkDone};
 use crate::task::signal_abi::{SigAction, SIG_DFL, SIG_IGN};
 use crate::task::{current, spawn_user};
@@ -257,6 +258,16 @@ pub fn kernel_clone(tf: &TrapFrame, args: CloneArgs) -> KResult<u32> {
     if process::nr_threads() >= max_threads() {
         return Err(Errno::EAGAIN);
     }
+    // Linux: `copy_process`'s RLIMIT_NPROC check, which root's real id,
+    // CAP_SYS_RESOURCE and CAP_SYS_ADMIN pass.
+    let uid = parent.cred.lock().uid;
+    if uid != 0
+        && !crate::task::capable(CAP_SYS_RESOURCE)
+        && !crate::task::capable(CAP_SYS_ADMIN)
+        && process::user_tasks(uid) as u64 >= parent.nproc_limit()
+    {
+        return Err(Errno::EAGAIN);
+    }
     let tid = process::alloc_pid();
     // A bad pointer here is not an error: Linux ignores what `put_user`
     // returns, and the child is made all the same.
@@ -390,7 +401,7 @@ fn copy_process(parent: &Arc<Process>, tid: u32, args: &CloneArgs) -> KResult<Ar
     *child.exe.lock() = parent.exe.lock().clone();
     let umask = parent.umask.load(Ordering::Relaxed);
     child.umask.store(umask, Ordering::Relaxed);
-    *child.cred.lock() = *parent.cred.lock();
+    *child.cred.lock() = parent.cred.lock().clone();
     *child.rlimits.lock() = *parent.rlimits.lock();
     let no_new_privs = parent.no_new_privs.load(Ordering::Acquire);
     child.no_new_privs.store(no_new_privs, Ordering::Release);

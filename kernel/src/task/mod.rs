@@ -46,6 +46,17 @@ pub fn current_process() -> Option<Arc<Process>> {
     current().user.as_ref().map(|u| u.process.clone())
 }
 
+/// The running thread's credentials: its process's, or root's for a
+/// kernel thread (Linux: `current_cred()`, `init_cred`).
+pub fn current_cred() -> cred::Cred {
+    current_process().map_or_else(cred::Cred::root, |p| p.cred.lock().clone())
+}
+
+/// Does the running thread hold capability `cap` (Linux: `capable`)?
+pub fn capable(cap: u32) -> bool {
+    current_process().is_none_or(|p| p.cred.lock().capable(cap))
+}
+
 /// The address space user memory accesses and faults go to.
 pub fn current_mm() -> Option<Arc<Mm>> {
     current_process().and_then(|p| p.mm())

@@ -192,6 +192,18 @@ impl Process {
         self.rlimits.lock()[RLIMIT_STACK][0]
     }
 
+    /// The soft RLIMIT_MEMLOCK: how many bytes the process may lock
+    /// without CAP_IPC_LOCK.
+    pub fn memlock_limit(&self) -> u64 {
+        self.rlimits.lock()[RLIMIT_MEMLOCK][0]
+    }
+
+    /// The soft RLIMIT_NPROC: how many processes the real user may have
+    /// before fork refuses one without CAP_SYS_RESOURCE.
+    pub fn nproc_limit(&self) -> u64 {
+        self.rlimits.lock()[RLIMIT_NPROC][0]
+    }
+
     /// The soft RLIMIT_MSGQUEUE: how many bytes of POSIX message queues
     /// the process's real user may have.
     pub fn msgqueue_limit(&self) -> u64 {
@@ -220,8 +232,8 @@ pub fn ptrace_may_access(target: &Process) -> KResult<bool> {
     if me.pid == target.pid {
         return Ok(true);
     }
-    let mine = *me.cred.lock();
-    let theirs = *target.cred.lock();
+    let mine = me.cred.lock().clone();
+    let theirs = target.cred.lock().clone();
     // A process whose memory is gone has no dumpable flag left to refuse.
     let dumpable = target.dumpable.load(Ordering::Acquire) == 1 || target.mm().is_none();
     Ok(mine.may_ptrace(&theirs, dumpable))
@@ -230,6 +242,12 @@ pub fn ptrace_may_access(target: &Process) -> KResult<bool> {
 /// `RLIMIT_NOFILE`: one more than the highest file descriptor the
 /// process may open.
 const RLIMIT_NOFILE: usize = 7;
+/// `RLIMIT_NPROC`: processes per real user.
+const RLIMIT_NPROC: usize = 6;
+/// `RLIMIT_MEMLOCK`: bytes a process may lock in memory.
+const RLIMIT_MEMLOCK: usize = 8;
+/// The RLIMIT_MEMLOCK a process starts with (Linux: `MLOCK_LIMIT`, 8 MiB).
+const MLOCK_LIMIT: u64 = 8 << 20;
 /// `RLIMIT_MSGQUEUE`: bytes of POSIX message queues per real user.
 const RLIMIT_MSGQUEUE: usize = 12;
 /// The RLIMIT_MSGQUEUE a process starts with (Linux: `MQ_BYTES_MAX`).
@@ -237,13 +255,16 @@ const MQ_BYTES_MAX: u64 = 819200;
 
 /// The limits a new process starts with, as (soft, hard) pairs: none,
 /// except the stack (soft limit [`STACK_SIZE`](crate::task::exec::STACK_SIZE)),
-/// open files ([`NR_OPEN`](crate::fs::vfs::NR_OPEN)) and message queues
-/// ([`MQ_BYTES_MAX`]), as Linux's `INIT_RLIMITS`.
+/// open files ([`NR_OPEN`](crate::fs::vfs::NR_OPEN)), locked memory
+/// ([`MLOCK_LIMIT`]) and message queues ([`MQ_BYTES_MAX`]), as Linux's
+/// `INIT_RLIMITS`. Linux sizes RLIMIT_NPROC by memory at boot; here it
+/// starts unlimited.
 fn default_rlimits() -> [[u64; 2]; RLIM_NLIMITS] {
     let mut r = [[RLIM_INFINITY; 2]; RLIM_NLIMITS];
     r[RLIMIT_STACK] = [crate::task::exec::STACK_SIZE as u64, RLIM_INFINITY];
     r[RLIMIT_NOFILE] = [crate::fs::vfs::NR_OPEN as u64; 2];
     r[RLIMIT_MSGQUEUE] = [MQ_BYTES_MAX; 2];
+    r[RLIMIT_MEMLOCK] = [MLOCK_LIMIT; 2];
     r
 }
 
@@ -419,7 +440,7 @@ impl Process {
             pidfd_wait: PollQueue::new(),
             minflt: AtomicU64::new(0),
             rlimits: SpinLock::new(default_rlimits()),
-            cred: SpinLock::new(Cred::ROOT),
+            cred: SpinLock::new(Cred::root()),
             no_new_privs: AtomicBool::new(false),
             umask: AtomicU32::new(0o022),
             start_time_ns: crate::task::clock::monotonic_ns(),
@@ -640,6 +661,17 @@ pub fn last_pid() -> u32 {
 /// How many user threads exist (/proc/loadavg).
 pub fn nr_threads() -> usize {
     THREADS.lock().len()
+}
+
+/// How many tasks the real user `uid` has: the threads of its processes,
+/// a zombie counting one until it is reaped (Linux: the user's
+/// UCOUNT_RLIMIT_NPROC, which RLIMIT_NPROC bounds).
+pub fn user_tasks(uid: u32) -> usize {
+    all_processes()
+        .iter()
+        .filter(|p| p.cred.lock().uid == uid)
+        .map(|p| p.nr_threads.load(Ordering::Acquire).max(1))
+        .sum()
 }
 
 /// Every process's PID, zombies included, in order (/proc's listing).

@@ -47,10 +47,10 @@ pub const TRAP_BRKPT: i32 = 1;
 pub enum SigSource {
     /// The kernel on its own behalf (`SI_KERNEL`, pid and uid 0).
     Kernel,
-    /// kill(2) from this PID.
-    Kill(u32),
-    /// tgkill(2) from this PID.
-    Tkill(u32),
+    /// kill(2) from this PID and real user id.
+    Kill(u32, u32),
+    /// tgkill(2) from this PID and real user id.
+    Tkill(u32, u32),
 }
 
 /// The `siginfo_t` a signal from `source` carries (Linux: what
@@ -58,8 +58,8 @@ pub enum SigSource {
 fn info_for(sig: u32, source: SigSource) -> SigInfo {
     match source {
         SigSource::Kernel => SigInfo::kill(sig, SI_KERNEL, 0, 0),
-        SigSource::Kill(pid) => SigInfo::kill(sig, SI_USER, pid as i32, 0),
-        SigSource::Tkill(pid) => SigInfo::kill(sig, SI_TKILL, pid as i32, 0),
+        SigSource::Kill(pid, uid) => SigInfo::kill(sig, SI_USER, pid as i32, uid),
+        SigSource::Tkill(pid, uid) => SigInfo::kill(sig, SI_TKILL, pid as i32, uid),
     }
 }
 

@@ -50,6 +50,17 @@ def find_path(inode):
     return _tree()[0].get(int(inode.address), "")
 
 
+def proc_path(inode):
+    """Where /proc says the file is (the kernel's `Inode::proc_path`): its
+    path, or `/NAME (deleted)` for a file the kernel named and linked
+    nowhere, or ""."""
+    path = find_path(inode)
+    if path:
+        return path
+    name = rust.once(inode["anon_name"])
+    return f"/{rust.string(name)} (deleted)" if name is not None else ""
+
+
 def linked_inodes():
     return _tree()[1]
 

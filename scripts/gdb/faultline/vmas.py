@@ -41,7 +41,7 @@ def name(mm, start, end, vma):
     if file is not None and vvar is not None and int(file.address) == rust.arc_address(vvar["__0"]):
         return "[vvar]"
     if file is not None:
-        return vfs.find_path(file)
+        return vfs.proc_path(file)
     if start < int(mmap["brk"]) and end > int(mmap["start_brk"]):
         return "[heap]"
     if end == kernel.info("stack_top"):

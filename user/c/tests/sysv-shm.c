@@ -4,7 +4,10 @@
  * at an address, SHM_RND, SHM_RDONLY), shmdt, shmctl's IPC_STAT, IPC_SET and IPC_RMID, with their errnos;
  * memory shared between attaches and across fork; and a shared futex in
  * a segment, which names the segment's page, not the address; the
- * kernel.shmmax and kernel.shmmni sysctls. A static
+ * kernel.shmmax and kernel.shmmni sysctls; a keyed segment found by an
+ * unrelated program; its name in /proc/PID/maps and its line in
+ * /proc/sysvipc/shm; huge folios when shmem_enabled says always; and
+ * the permission bits, owner checks and SHM_LOCK against nobody. A static
  * glibc program: make test runs it on faultline, make test-linux on
  * Debian's Linux 6.12, and the values it expects are Linux's.
  *
@@ -16,6 +19,9 @@
 #include <linux/futex.h>
 #include <stdint.h>
 #include <string.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
 #include <sys/syscall.h>
@@ -256,15 +262,189 @@ static int shmmax_and_shmmni_limit_segments(void)
 	return 0;
 }
 
+
+/* The key the exec'd copy of this program looks for. */
+#define KEY2 0x7e57f00e
+
+/* What the exec'd copy does: finds KEY2's segment, checks the parent's
+ * words and answers. */
+static int attach_by_key(void)
+{
+	int id = shmget(KEY2, 0, 0);
+	if (id < 0)
+		return 2;
+	char *p = shmat(id, NULL, 0);
+	if (p == (void *)-1)
+		return 3;
+	if (strcmp(p, "from the parent"))
+		return 4;
+	strcpy(p, "from the other program");
+	return shmdt(p) ? 5 : 0;
+}
+
+static int a_keyed_segment_meets_another_program(void)
+{
+	int id = shmget(KEY2, 65536, IPC_CREAT | 0600);
+	CHECK(id >= 0, "shmget: %s", strerror(errno));
+	char *p = shmat(id, NULL, 0);
+	CHECK(p != (void *)-1, "shmat: %s", strerror(errno));
+	strcpy(p, "from the parent");
+	pid_t child = fork();
+	if (child == 0) {
+		char *argv[] = { "sysv-shm", "--attach", NULL };
+		execv("/proc/self/exe", argv);
+		_exit(9);
+	}
+	int status;
+	waitpid(child, &status, 0);
+	int answer = strcmp(p, "from the other program");
+	shmdt(p);
+	shmctl(id, IPC_RMID, NULL);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the other program exited %d",
+	      WEXITSTATUS(status));
+	CHECK(answer == 0, "its answer: '%s'", p);
+	return 0;
+}
+
+/* Reads all of `path` into `buf`. */
+static void slurp(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY);
+	size_t got = 0;
+	ssize_t n;
+	while (fd >= 0 && got < len - 1 && (n = read(fd, buf + got, len - 1 - got)) > 0)
+		got += n;
+	buf[got] = 0;
+	if (fd >= 0)
+		close(fd);
+}
+
+static int segments_show_in_maps_and_sysvipc(void)
+{
+	static char buf[65536];
+	int id = shmget(KEY + 1, 8192, IPC_CREAT | IPC_EXCL | 0640);
+	CHECK(id >= 0, "shmget: %s", strerror(errno));
+	char *p = shmat(id, NULL, 0);
+	p[0] = 1;
+	slurp("/proc/self/maps", buf, sizeof(buf));
+	char name[64];
+	snprintf(name, sizeof(name), "/SYSV%08x (deleted)\n", KEY + 1);
+	int in_maps = strstr(buf, name) != NULL;
+	slurp("/proc/sysvipc/shm", buf, sizeof(buf));
+	char line[128];
+	snprintf(line, sizeof(line), "\n%10d %10d   640                  8192 %5d %5d      1     0     0     0     0 ",
+		 KEY + 1, id, getpid(), getpid());
+	int header = !strncmp(buf, "       key      shmid perms                  size  cpid  lpid nattch   uid", 74);
+	int listed = strstr(buf, line) != NULL;
+	shmdt(p);
+	shmctl(id, IPC_RMID, NULL);
+	CHECK(in_maps, "no %s in /proc/self/maps", name);
+	CHECK(header && listed, "/proc/sysvipc/shm lacks %.100s", line + 1);
+	return 0;
+}
+
+/* ShmemHugePages in /proc/meminfo, in kB. */
+static long shmem_huge_kb(void)
+{
+	static char buf[8192];
+	slurp("/proc/meminfo", buf, sizeof(buf));
+	char *at = strstr(buf, "ShmemHugePages:");
+	return at ? atol(at + strlen("ShmemHugePages:")) : -1;
+}
+
+static int segments_take_huge_folios_as_shmem_enabled_allows(void)
+{
+	const char *knob = "/sys/kernel/mm/transparent_hugepage/shmem_enabled";
+	char old[128];
+	slurp(knob, old, sizeof(old));
+	char *chosen = strchr(old, '[');
+	CHECK(chosen, "no choice in '%s'", old);
+	*strchr(chosen, ']') = 0;
+	int fd = open(knob, O_WRONLY);
+	CHECK(fd >= 0 && write(fd, "always", 6) == 6, "writing always: %s", strerror(errno));
+	long before = shmem_huge_kb();
+	int id = shmget(IPC_PRIVATE, 4 << 20, IPC_CREAT | 0600);
+	char *p = shmat(id, NULL, 0);
+	for (int i = 0; p != (void *)-1 && i < 4 << 20; i += 4096)
+		p[i] = 1;
+	long during = shmem_huge_kb();
+	shmdt(p);
+	shmctl(id, IPC_RMID, NULL);
+	long after = shmem_huge_kb();
+	if (pwrite(fd, chosen + 1, strlen(chosen + 1), 0) < 0)
+		perror("restoring shmem_enabled");
+	close(fd);
+	CHECK(id >= 0 && p != (void *)-1, "a 4M segment: %s", strerror(errno));
+	CHECK(during - before == 4096, "ShmemHugePages %ld kB, then %ld kB", before, during);
+	CHECK(after == before, "ShmemHugePages %ld kB once removed, %ld before", after, before);
+	return 0;
+}
+
+/* As nobody, against a 0600 segment of root's. */
+static int nobody_meets_a_private_segment(int id)
+{
+	int shm_id_of_key = id;
+	if (setgroups(0, NULL) || setgid(65534) || setuid(65534))
+		return 10;
+	struct shmid_ds ds;
+	if (shmat(id, NULL, 0) != (void *)-1 || errno != EACCES)
+		return 1;
+	if (shmctl(id, IPC_STAT, &ds) != -1 || errno != EACCES)
+		return 2;
+	if (shmctl(id, IPC_RMID, NULL) != -1 || errno != EPERM)
+		return 3;
+	/* Asking for no access finds it; asking to read does not. */
+	if (shmget(KEY + 2, 0, 0) != shm_id_of_key || shmget(KEY + 2, 0, 0400) != -1 ||
+	    errno != EACCES)
+		return 4;
+	if (shmctl(id, SHM_LOCK, NULL) != -1 || errno != EPERM)
+		return 5;
+	int mine = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+	if (mine < 0 || shmctl(mine, IPC_STAT, &ds) || ds.shm_perm.uid != 65534 ||
+	    ds.shm_perm.cuid != 65534 || ds.shm_perm.gid != 65534)
+		return 6;
+	return shmctl(mine, IPC_RMID, NULL) ? 7 : 0;
+}
+
+static int permissions_guard_segments(void)
+{
+	int id = shmget(KEY + 2, 4096, IPC_CREAT | IPC_EXCL | 0600);
+	CHECK(id >= 0, "shmget: %s", strerror(errno));
+	pid_t child = fork();
+	if (child == 0)
+		_exit(nobody_meets_a_private_segment(id));
+	int status;
+	waitpid(child, &status, 0);
+	int lock = shmctl(id, SHM_LOCK, NULL);
+	struct shmid_ds ds;
+	shmctl(id, IPC_STAT, &ds);
+	int locked = ds.shm_perm.mode;
+	int unlock = shmctl(id, SHM_UNLOCK, NULL);
+	shmctl(id, IPC_STAT, &ds);
+	shmctl(id, IPC_RMID, NULL);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "nobody's check %d failed",
+	      WEXITSTATUS(status));
+	CHECK(lock == 0 && (locked & SHM_LOCKED), "SHM_LOCK: %d mode %o", lock, locked);
+	CHECK(unlock == 0 && !(ds.shm_perm.mode & SHM_LOCKED), "SHM_UNLOCK: %d mode %o", unlock,
+	      ds.shm_perm.mode);
+	return 0;
+}
+
 static const struct test tests[] = {
 	TEST(attaches_share_one_segment),
 	TEST(keys_find_segments),
 	TEST(attach_addresses_and_modes),
 	TEST(a_shared_futex_in_a_segment_meets_across_processes),
 	TEST(shmmax_and_shmmni_limit_segments),
+	TEST(a_keyed_segment_meets_another_program),
+	TEST(segments_show_in_maps_and_sysvipc),
+	TEST(segments_take_huge_folios_as_shmem_enabled_allows),
+	TEST(permissions_guard_segments),
 };
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "--attach"))
+		return attach_by_key();
 	return run_tests("sysv-shm", tests, sizeof(tests) / sizeof(tests[0])) != 0;
 }

@@ -33,7 +33,7 @@ impl PseudoFile for Text {
 fn status() -> String {
     format!(
         "Name:\tkthreadd\nUmask:\t0000\nState:\tS (sleeping)\nTgid:\t{p}\nNgid:\t0\nPid:\t{p}\n\
-         PPid:\t0\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t0\nGroups:\t\n\
+         PPid:\t0\nTracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t0\nGroups:\t \n\
          NStgid:\t{p}\nNSpid:\t{p}\nNSpgid:\t0\nNSsid:\t0\nKthread:\t1\nThreads:\t1\n",
         p = KTHREADD_PID
     )

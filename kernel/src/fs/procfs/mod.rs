@@ -35,6 +35,7 @@ use crate::mm::addr::PAGE_SIZE;
 use crate::mm::huge_memory::order::PMD_ORDER;
 use crate::mm::pagemap::PerFrame;
 use crate::mm::{frame, vmstat};
+use crate::sync::SpinLock;
 
 /// A system-wide file: `show` makes its text.
 struct SysFile(Show);
@@ -215,6 +216,16 @@ const FILES: [(&str, Show); 11] = [
     ("vmstat", vmstat),
 ];
 
+/// Files other subsystems add, as (directory, name, text), to every /proc
+/// built after (Linux: `proc_create_seq` from their init calls).
+static REGISTERED: SpinLock<Vec<(&str, &str, Show)>> = SpinLock::new(Vec::new());
+
+/// Adds /proc/`dir`/`name`, whose text `show` makes, to every /proc
+/// built from now on.
+pub fn register(dir: &'static str, name: &'static str, show: Show) {
+    REGISTERED.lock().push((dir, name, show));
+}
+
 /// /proc's made-up entries: a directory per process, those `hidepid=`
 /// lets the caller see.
 struct PidDirs(HidePid, Option<u32>);
@@ -230,7 +241,7 @@ impl PidDirs {
         let Some(me) = crate::task::current_process() else {
             return true;
         };
-        let cred = *me.cred.lock();
+        let cred = me.cred.lock().clone();
         if self.0 == HidePid::Invisible && self.1.is_some_and(|gid| cred.fsgid == gid) {
             return true;
         }
@@ -338,6 +349,19 @@ fn build_with(options: ProcOptions) -> Arc<Inode> {
             InodeKind::Raw(Box::new(raw::Kpage(which))),
         );
         d.link(&proc, name, inode).expect("fresh directory");
+    }
+    for (dir, name, show) in REGISTERED.lock().iter() {
+        let parent = d.lookup(dir).unwrap_or_else(|| {
+            let made = Inode::new_pseudo_dir(&proc, None);
+            d.link(&proc, dir, made.clone()).expect("fresh name");
+            made
+        });
+        let inode = Inode::new(
+            vfs::S_IFREG | 0o444,
+            InodeKind::Pseudo(Box::new(SysFile(*show))),
+        );
+        let pd = parent.dir().expect("a directory");
+        pd.link(&parent, name, inode).expect("fresh name");
     }
     sysctl::build(&proc);
     proc

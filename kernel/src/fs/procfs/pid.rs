@@ -117,7 +117,7 @@ impl ProcLink {
 /// `pipe:[ino]` for a pipe); `anon_inode:[ino]` for the rest of the
 /// files linked nowhere.
 fn file_name(inode: &Arc<Inode>) -> String {
-    if let Some(path) = vfs::find_path(inode) {
+    if let Some(path) = inode.proc_path() {
         return path;
     }
     match inode.mode() & S_IFMT {
@@ -313,9 +313,10 @@ fn fill(this: Arc<Inode>, process: &Arc<Process>, with_task: bool) -> Arc<Inode>
     d.link(&this, "map_files", map_files)
         .expect("fresh directory");
     if with_task {
-        let task = Inode::new_pseudo_dir(&this, Some(Box::new(TaskDir(weak))));
+        let task = Inode::new_pseudo_dir(&this, Some(Box::new(TaskDir(weak.clone()))));
         d.link(&this, "task", task).expect("fresh directory");
     }
+    this.set_task_owner(&weak);
     this
 }
 
@@ -529,17 +530,24 @@ fn dispositions(p: &Process) -> (u64, u64) {
 }
 
 /// `/proc/PID/status` (Linux: `proc_pid_status`): name, state, ids, memory
-/// sizes in KiB and signal masks, one `Name:\tvalue` line each. Every uid and
-/// gid is 0.
+/// sizes in KiB and signal masks, one `Name:\tvalue` line each; the
+/// ids real, effective, saved and file-system (Linux: `task_state`).
 fn status(p: &Process) -> String {
     let mut s = String::new();
     let (letter, name) = state(p);
     let ppid = p.parent().map_or(0, |q| q.pid);
     let threads = p.live_threads();
+    let c = p.cred.lock().clone();
+    // Linux: space-separated, and a trailing space even for none.
+    let mut groups = String::new();
+    for (i, g) in c.groups.iter().enumerate() {
+        let _ = write!(groups, "{}{}", if i > 0 { " " } else { "" }, g);
+    }
+    groups.push(' ');
     let _ = write!(
         s,
         "Name:\t{}\nUmask:\t{:04o}\nState:\t{} ({})\nTgid:\t{}\nNgid:\t0\nPid:\t{}\nPPid:\t{}\n\
-         TracerPid:\t0\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nFDSize:\t{}\nGroups:\t\n\
+         TracerPid:\t0\nUid:\t{}\t{}\t{}\t{}\nGid:\t{}\t{}\t{}\t{}\nFDSize:\t{}\nGroups:\t{}\n\
          NStgid:\t{}\nNSpid:\t{}\nNSpgid:\t{}\nNSsid:\t{}\nKthread:\t0\n",
         p.comm(),
         p.umask.load(Ordering::Relaxed),
@@ -548,7 +556,16 @@ fn status(p: &Process) -> String {
         p.pid,
         p.pid,
         ppid,
+        c.uid,
+        c.euid,
+        c.suid,
+        c.fsuid,
+        c.gid,
+        c.egid,
+        c.sgid,
+        c.fsgid,
         vfs::NR_OPEN,
+        groups,
         p.pid,
         p.pid,
         p.pgid.load(Ordering::Acquire),
@@ -559,7 +576,7 @@ fn status(p: &Process) -> String {
         let kb = |bytes: usize| bytes / 1024;
         for (name, bytes) in [
             ("VmSize", c.size),
-            ("VmLck", 0),
+            ("VmLck", c.locked),
             ("VmRSS", c.rss_anon + c.rss_shmem),
             ("RssAnon", c.rss_anon),
             ("RssFile", 0),

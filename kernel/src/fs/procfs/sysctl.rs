@@ -18,6 +18,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use super::super::vfs::{Inode, InodeKind, PseudoFile, S_IFREG};
 use crate::errno::{Errno, KResult};
+use crate::fs::device::{round_pipe_size, PIPE_MAX_SIZE};
 use crate::fs::tmpfs::{MEMFD_NOEXEC_SCOPE, MEMFD_NOEXEC_SCOPE_NOEXEC_ENFORCED};
 
 /// `vm.mmap_min_addr` (Linux: `CONFIG_DEFAULT_MMAP_MIN_ADDR`, as Debian's
@@ -124,6 +125,26 @@ impl PseudoFile for ULongSysctl {
     }
 }
 
+/// `fs.pipe-max-size` (Linux: `proc_dopipe_max_size`): a write is
+/// cut to 32 bits and rounded as F_SETPIPE_SZ rounds (0 to a page);
+/// EINVAL past 2^31.
+struct PipeMaxSize;
+
+impl PseudoFile for PipeMaxSize {
+    fn show(&self) -> String {
+        format!("{}\n", PIPE_MAX_SIZE.load(Ordering::Relaxed))
+    }
+    fn is_writable(&self) -> bool {
+        true
+    }
+    fn store(&self, data: &str) -> KResult<()> {
+        let v: u64 = data.trim().parse().map_err(|_| Errno::EINVAL)?;
+        let size = round_pipe_size(v as u32 as u64).ok_or(Errno::EINVAL)?;
+        PIPE_MAX_SIZE.store(size, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
 /// The value `vm/mmap_min_addr` shows.
 static MMAP_MIN_ADDR_VALUE: AtomicU32 = AtomicU32::new(MMAP_MIN_ADDR);
 
@@ -168,7 +189,9 @@ pub fn build(proc: &Arc<Inode>) {
             max: Some(IPCMNI),
         },
     );
-    let mqueue = add_dir(&add_dir(&sys, "fs"), "mqueue");
+    let fs = add_dir(&sys, "fs");
+    add_file(&fs, "pipe-max-size", 0o644, Box::new(PipeMaxSize));
+    let mqueue = add_dir(&fs, "mqueue");
     for (name, value, (min, max)) in [
         ("msg_default", &MQ_MSG_DEFAULT, MSG_LIMITS),
         ("msg_max", &MQ_MSG_MAX, MSG_LIMITS),

@@ -24,8 +24,8 @@ use crate::fs::device::Device;
 use crate::fs::poll::{PollQueue, PollWaiter, POLLIN, POLLRDNORM};
 use crate::mm::uaccess::{read_user, write_user};
 use crate::sync::SpinLock;
-use crate::task::clock;
 use crate::task::cred::{CAP_SYS_RESOURCE, CAP_SYS_TIME};
+use crate::task::{capable, clock};
 use lib::{time64_to_tm, tm_to_time64, valid_tm, RtcTime};
 
 // The ioctl numbers (`include/uapi/linux/rtc.h`): `_IO('p', n)`, and
@@ -167,11 +167,6 @@ impl Rtc {
         s.update(timer::counter());
         s
     }
-}
-
-/// Does the caller have capability `cap`?
-fn capable(cap: u32) -> bool {
-    crate::task::current_process().is_some_and(|p| p.cred.lock().capable(cap))
 }
 
 /// Periodic interrupts from now at `freq` a second.

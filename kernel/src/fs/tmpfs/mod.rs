@@ -190,7 +190,7 @@ pub const MFD_CLOEXEC: u32 = 0x1;
 pub const MFD_ALLOW_SEALING: u32 = 0x2;
 /// Longest memfd name, in bytes: `NAME_MAX` less the `memfd:` prefix Linux
 /// gives it.
-const MFD_NAME_MAX: usize = 249;
+pub const MFD_NAME_MAX: usize = 249;
 
 /// MFD_NOEXEC_SEAL: the file is not executable and sealed that way
 /// (F_SEAL_EXEC); implies MFD_ALLOW_SEALING.
@@ -242,7 +242,8 @@ pub fn memfd_check_flags(mut flags: u32) -> KResult<u32> {
 }
 
 /// An anonymous tmpfs file on the internal mount, open read-write (Linux:
-/// `memfd_create`; the name only labels it in /proc, which we skip). Its
+/// `memfd_create`, `shmem_kernel_file_setup`); `name` labels it in /proc
+/// (`/NAME (deleted)`). Its
 /// faults follow the per-size huge-page knobs. MFD_ALLOW_SEALING leaves it
 /// unsealed; MFD_NOEXEC_SEAL also drops the execute bits and seals them
 /// (F_SEAL_EXEC); otherwise it starts sealed with F_SEAL_SEAL. The kernel's
@@ -250,12 +251,11 @@ pub fn memfd_check_flags(mut flags: u32) -> KResult<u32> {
 /// no flags, so `vm.memfd_noexec` is the system call's to apply
 /// (`memfd_check_flags`).
 pub fn memfd_create(name: &str, flags: u32) -> KResult<Arc<File>> {
-    if name.len() > MFD_NAME_MAX {
-        return Err(Errno::EINVAL);
-    }
     let noexec = flags & MFD_NOEXEC_SEAL != 0;
     let mode = if noexec { 0o666 } else { 0o777 };
     let inode = internal_mount().new_file(mode);
+    inode.init_owner(None);
+    inode.set_anon_name(alloc::string::String::from(name));
     if let InodeKind::File(f) = &inode.kind {
         if noexec {
             f.allow_sealing();

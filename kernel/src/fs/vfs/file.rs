@@ -8,6 +8,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use super::inode::{Inode, InodeKind, Stat, S_IFMT, S_IFREG, T_CTIME, T_MTIME};
 use super::path;
+use super::permission::{self, MAY_EXEC, MAY_READ, MAY_WRITE};
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::uaccess::WriteSource;
@@ -37,6 +38,8 @@ pub const O_DIRECTORY: u32 = 0o40000;
 /// O_NOFOLLOW: do not follow a symbolic link in the last component (arm64's
 /// value).
 pub const O_NOFOLLOW: u32 = 0o100000;
+/// O_NOATIME: reads do not move the access time (only the owner's).
+const O_NOATIME: u32 = 0o1000000;
 /// O_TMPFILE's own bit (Linux: `__O_TMPFILE`); O_TMPFILE is it with
 /// O_DIRECTORY.
 const __O_TMPFILE: u32 = 0o20000000;
@@ -93,17 +96,55 @@ pub fn open(start: &Arc<Inode>, path: &str, flags: u32, mode: u32) -> KResult<Ar
     }
     let inode = match path::lookup(start, path, flags & O_NOFOLLOW == 0) {
         Ok(_) if flags & O_CREAT != 0 && flags & O_EXCL != 0 => return Err(Errno::EEXIST),
-        Ok(inode) => inode,
+        Ok(inode) => {
+            may_open(&inode, flags)?;
+            inode
+        }
         Err(Errno::ENOENT) if flags & O_CREAT != 0 => {
+            // What the caller creates it may open as it asks, whatever
+            // mode it gave the file (Linux: `FMODE_CREATED` skips
+            // `may_open`'s permission check).
             match path::create_file(start, path, S_IFREG | (mode & 0o7777)) {
                 // Lost a race with another creator: open theirs.
-                Err(Errno::EEXIST) if flags & O_EXCL == 0 => path::lookup(start, path, true)?,
+                Err(Errno::EEXIST) if flags & O_EXCL == 0 => {
+                    let inode = path::lookup(start, path, true)?;
+                    may_open(&inode, flags)?;
+                    inode
+                }
                 other => other?,
             }
         }
         Err(e) => return Err(e),
     };
     File::new(inode, flags)
+}
+
+/// May the running process open `inode` with `flags` (Linux:
+/// `may_open`)? Read and/or write permission as the access mode asks, and
+/// write for O_TRUNC: EACCES; O_NOATIME only for the owner or
+/// CAP_FOWNER: EPERM. A symbolic link or a directory opened for writing
+/// is left to `File::new`'s ELOOP and EISDIR, which come first.
+fn may_open(inode: &Inode, flags: u32) -> KResult<()> {
+    let mut mask = match flags & O_ACCMODE {
+        O_RDONLY => MAY_READ,
+        O_WRONLY => MAY_WRITE,
+        _ => MAY_READ | MAY_WRITE,
+    };
+    if flags & O_TRUNC != 0 {
+        mask |= MAY_WRITE;
+    }
+    match &inode.kind {
+        InodeKind::Symlink(_) | InodeKind::MagicLink(_) => return Ok(()),
+        InodeKind::Dir(_) if mask & MAY_WRITE != 0 => return Ok(()),
+        _ => {}
+    }
+    inode.permission(mask)?;
+    if flags & O_NOATIME != 0
+        && !permission::owner_or_capable(&crate::task::current_cred(), inode.owner())
+    {
+        return Err(Errno::EPERM);
+    }
+    Ok(())
 }
 
 /// O_TMPFILE (Linux: `build_open_flags`' checks, then `do_tmpfile`): a new
@@ -119,7 +160,9 @@ fn open_tmpfile(start: &Arc<Inode>, path: &str, flags: u32, mode: u32) -> KResul
     let dir = path::lookup(start, path, flags & O_NOFOLLOW == 0)?;
     let sb = dir.dir().map_err(|_| Errno::ENOTDIR)?.sb.clone();
     let sb = sb.ok_or(Errno::EOPNOTSUPP)?;
+    dir.permission(MAY_WRITE | MAY_EXEC)?;
     let inode = sb.new_file(S_IFREG | (mode & 0o7777));
+    inode.init_owner(Some(&dir));
     File::new(inode, flags & !(O_TMPFILE | O_CREAT | O_EXCL | O_TRUNC))
 }
 
@@ -147,7 +190,7 @@ impl File {
             _ => {}
         }
         let text = match &inode.kind {
-            InodeKind::Pseudo(p) if !writable => p.show(),
+            InodeKind::Pseudo(p) if flags & O_ACCMODE != O_WRONLY => p.show(),
             InodeKind::Device(d) => {
                 d.opened(writable)?;
                 String::new()

@@ -12,7 +12,9 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::errno::{Errno, KResult};
 use crate::fs::tmpfs::{ShmemFile, TmpfsSb};
+use crate::fs::vfs::permission::{self, Owner};
 use crate::sync::SpinLock;
+use crate::task::process::Process;
 use spin::Once;
 
 /// S_IFMT: the file type bits of a mode; the rest are permission bits.
@@ -135,10 +137,9 @@ pub struct Inode {
     /// Names linking it, plus `.` and its subdirectories' `..` for a
     /// directory (Linux: `i_nlink`).
     nlink: AtomicU32,
-    /// Owner and group (`i_uid`, `i_gid`): chown records them; everyone is
-    /// root, so nothing checks them.
+    /// The owner (`i_uid`): who the owner's permission bits are for.
     uid: AtomicU32,
-    /// The group (`i_gid`); recorded as `uid` is, never checked.
+    /// The group (`i_gid`): whom the group's bits are for.
     gid: AtomicU32,
     /// Last access, modification and change (`i_atime`, `i_mtime`,
     /// `i_ctime`).
@@ -153,6 +154,14 @@ pub struct Inode {
     /// `i_rdev` of a device node mknod made: such a node has no driver
     /// here, so opening it is ENXIO, as Linux says for a number without one.
     rdev: Option<u64>,
+    /// The name of a file the kernel made linked nowhere (a memfd's
+    /// `memfd:NAME`, a System V segment's `SYSV%08x`), which /proc shows
+    /// as `/NAME (deleted)` (Linux: the dentry name of a file on the
+    /// internal shm mount).
+    anon_name: Once<String>,
+    /// For a /proc/PID entry, the process whose ids own it, looked up
+    /// at each check (Linux: `pid_update_inode` -> `task_dump_owner`).
+    task_owner: Once<Weak<Process>>,
     /// What it is, with its contents.
     pub kind: InodeKind,
 }
@@ -230,6 +239,8 @@ impl Inode {
             sb: Once::new(),
             pseudo_dev: AtomicU64::new(0),
             rdev,
+            anon_name: Once::new(),
+            task_owner: Once::new(),
             kind,
         })
     }
@@ -301,6 +312,77 @@ impl Inode {
     /// `i_mode`: the file type and permission bits.
     pub fn mode(&self) -> u32 {
         self.mode.load(Ordering::Relaxed)
+    }
+
+    /// Names a file the kernel made, linked nowhere (see `anon_name`).
+    pub fn set_anon_name(&self, name: String) {
+        self.anon_name.call_once(|| name);
+    }
+
+    /// Where /proc says the file is (Linux: `d_path`): its path, or for
+    /// one the kernel made linked nowhere, `/NAME (deleted)`; None for a
+    /// pipe, a socket, or anything else with neither.
+    pub fn proc_path(self: &Arc<Self>) -> Option<String> {
+        super::path::find_path(self)
+            .or_else(|| Some(alloc::format!("/{} (deleted)", self.anon_name.get()?)))
+    }
+
+    /// Makes this /proc/PID entry, and all linked below it, owned by
+    /// `process`: by its effective ids while it is dumpable, by root
+    /// otherwise (Linux: `task_dump_owner`).
+    pub fn set_task_owner(&self, process: &Weak<Process>) {
+        self.task_owner.call_once(|| process.clone());
+        if let InodeKind::Dir(d) = &self.kind {
+            for child in d.children() {
+                child.set_task_owner(process);
+            }
+        }
+    }
+
+    /// The mode and owner permission checks read.
+    pub fn owner(&self) -> Owner {
+        let (uid, gid) = match self.task_owner.get().and_then(Weak::upgrade) {
+            Some(p) if p.dumpable.load(Ordering::Acquire) == 1 => {
+                let c = p.cred.lock();
+                (c.euid, c.egid)
+            }
+            Some(_) => (0, 0),
+            None => (
+                self.uid.load(Ordering::Relaxed),
+                self.gid.load(Ordering::Relaxed),
+            ),
+        };
+        Owner {
+            mode: self.mode(),
+            uid,
+            gid,
+        }
+    }
+
+    /// May the running process access this inode as `mask` asks
+    /// (MAY_READ, MAY_WRITE, MAY_EXEC)? EACCES if not (Linux:
+    /// `inode_permission` -> `generic_permission`).
+    pub fn permission(&self, mask: u32) -> KResult<()> {
+        permission::generic_permission(&crate::task::current_cred(), self.owner(), mask)
+    }
+
+    /// Makes the running process the owner of this new inode, made in
+    /// `dir` if it has a directory (Linux: `inode_init_owner`; see
+    /// `permission::init_owner`); a pipe's, socket's or memfd's gets the
+    /// caller's fsuid and fsgid.
+    pub fn init_owner(&self, dir: Option<&Inode>) {
+        let dir = dir.map_or(
+            Owner {
+                mode: 0,
+                uid: 0,
+                gid: 0,
+            },
+            Inode::owner,
+        );
+        let o = permission::init_owner(&crate::task::current_cred(), dir, self.mode());
+        self.mode.store(o.mode, Ordering::Relaxed);
+        self.uid.store(o.uid, Ordering::Relaxed);
+        self.gid.store(o.gid, Ordering::Relaxed);
     }
 
     /// chmod: new permission bits (the low 12), keeping the file type;
@@ -427,6 +509,7 @@ impl Inode {
             InodeKind::Pseudo(_) | InodeKind::Raw(_) | InodeKind::Device(_) => (0, 0),
         };
         let t = self.times();
+        let owner = self.owner();
         Stat {
             // The boot-time pseudo filesystems (/proc, /sys, /dev) share 0:1.
             st_dev: self.tmpfs_sb().map_or_else(
@@ -439,9 +522,9 @@ impl Inode {
             st_ino: self.ino,
             st_mode: self.mode(),
             st_nlink: self.nlink(),
-            st_uid: self.uid.load(Ordering::Relaxed),
+            st_uid: owner.uid,
             st_rdev: self.rdev.unwrap_or(0),
-            st_gid: self.gid.load(Ordering::Relaxed),
+            st_gid: owner.gid,
             st_size: size as i64,
             st_blksize: 4096,
             st_blocks: blocks as i64,

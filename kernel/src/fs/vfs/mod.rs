@@ -8,6 +8,7 @@ mod inode;
 pub mod locks;
 mod mount;
 mod path;
+pub mod permission;
 
 pub use fdtable::{FdTable, NR_OPEN};
 pub use file::*;

@@ -13,6 +13,7 @@ use alloc::sync::Arc;
 use spin::Once;
 
 use super::inode::{Inode, InodeKind, NAME_MAX, S_IFIFO, S_IFLNK, S_IFMT, T_CTIME, T_MTIME};
+use super::permission::{self, MAY_EXEC, MAY_WRITE};
 use crate::errno::{Errno, KResult};
 use crate::sync::Mutex;
 
@@ -57,6 +58,8 @@ fn check_path(path: &str) -> KResult<()> {
 /// is not a directory.
 fn step(dir: &Arc<Inode>, name: &str) -> KResult<Arc<Inode>> {
     let d = dir.dir()?;
+    // Linux: `may_lookup`, search permission on every directory walked.
+    dir.permission(MAY_EXEC)?;
     match name {
         "" | "." => Ok(dir.clone()),
         ".." => Ok(d.parent().unwrap_or_else(|| dir.clone())),
@@ -157,7 +160,9 @@ fn create(
     if d.lookup(name).is_some() {
         return Err(Errno::EEXIST);
     }
+    dir.permission(MAY_WRITE | MAY_EXEC)?;
     let inode = make(sb)?;
+    inode.init_owner(Some(&dir));
     inode.set_sb(sb);
     d.link(&dir, name, inode.clone())?;
     Ok(inode)
@@ -208,6 +213,7 @@ pub fn link(inode: &Arc<Inode>, start: &Arc<Inode>, path: &str) -> KResult<()> {
     if inode.nlink() == 0 {
         return Err(Errno::ENOENT);
     }
+    dir.permission(MAY_WRITE | MAY_EXEC)?;
     d.link(&dir, name, inode.clone())?;
     inode.inc_nlink();
     inode.touch(T_CTIME);
@@ -253,6 +259,7 @@ pub fn unlink(start: &Arc<Inode>, path: &str) -> KResult<()> {
     }
     let mut entries = d.entries.lock();
     let inode = entries.get(name).ok_or(Errno::ENOENT)?;
+    may_delete(&dir, inode)?;
     if inode.is_dir() || name == "." || name == ".." {
         return Err(Errno::EISDIR);
     }
@@ -279,6 +286,7 @@ pub fn rmdir(start: &Arc<Inode>, path: &str) -> KResult<()> {
     }
     let mut entries = d.entries.lock();
     let victim = entries.get(name).ok_or(Errno::ENOENT)?;
+    may_delete(&dir, victim)?;
     let vd = victim.dir()?;
     if !same_sb(d, vd) {
         return Err(Errno::EBUSY);
@@ -291,6 +299,14 @@ pub fn rmdir(start: &Arc<Inode>, path: &str) -> KResult<()> {
     dir.dec_nlink();
     dir.touch(T_MTIME | T_CTIME);
     Ok(())
+}
+
+/// May the running process remove `victim`'s name from `dir` (Linux:
+/// `may_delete`)? It must be able to write and search `dir` (EACCES),
+/// and in a sticky directory own one of the two (EPERM).
+fn may_delete(dir: &Inode, victim: &Inode) -> KResult<()> {
+    dir.permission(MAY_WRITE | MAY_EXEC)?;
+    permission::may_delete_sticky(&crate::task::current_cred(), dir.owner(), victim.owner())
 }
 
 /// Are both directories on the same tmpfs mount? False if either belongs to a
@@ -347,6 +363,16 @@ pub fn rename_at(
         return Err(Errno::EXDEV);
     }
     let inode = od.lookup(old_name).ok_or(Errno::ENOENT)?;
+    // Linux: `vfs_rename`'s `may_delete` and `may_create`, and write
+    // permission on a directory whose ".." changes.
+    may_delete(&old_dir, &inode)?;
+    match nd.lookup(new_name) {
+        Some(target) => may_delete(&new_dir, &target)?,
+        None => new_dir.permission(MAY_WRITE | MAY_EXEC)?,
+    }
+    if inode.is_dir() && !Arc::ptr_eq(&old_dir, &new_dir) {
+        inode.permission(MAY_WRITE)?;
+    }
     if (old.ends_with('/') || new.ends_with('/')) && !inode.is_dir() {
         return Err(Errno::ENOTDIR);
     }
