@@ -25,9 +25,14 @@ use crate::fs::poll::{PollQueue, PollWaiter, POLLIN, POLLOUT, POLLRDNORM, POLLWR
 use crate::fs::procfs::sysctl::{
     MQ_MSGSIZE_DEFAULT, MQ_MSGSIZE_MAX, MQ_MSG_DEFAULT, MQ_MSG_MAX, MQ_QUEUES_MAX,
 };
-use crate::fs::vfs::{File, Inode, InodeKind, NAME_MAX, O_ACCMODE, O_CREAT, O_EXCL, S_IFREG};
+use crate::fs::vfs::permission::{self, Owner, MAY_READ, MAY_WRITE};
+use crate::fs::vfs::{
+    File, Inode, InodeKind, NAME_MAX, O_ACCMODE, O_CREAT, O_EXCL, O_RDONLY, O_WRONLY, S_IFDIR,
+    S_IFREG,
+};
 use crate::sync::SpinLock;
 use crate::task::cred::CAP_SYS_RESOURCE;
+use crate::task::current_cred;
 use crate::task::process::Process;
 use crate::task::signal::queue_signal;
 use crate::task::signal_abi::{SigInfo, SIGRTMAX};
@@ -182,7 +187,7 @@ fn me() -> KResult<Arc<Process>> {
 /// caller's RLIMIT_MSGQUEUE.
 fn new_queue(attr: Option<MqAttr>, mode: u32) -> KResult<Arc<Inode>> {
     let p = me()?;
-    let cred = *p.cred.lock();
+    let cred = p.cred.lock().clone();
     let privileged = cred.capable(CAP_SYS_RESOURCE);
     let attr = attr.unwrap_or(MqAttr {
         maxmsg: MQ_MSG_DEFAULT
@@ -229,7 +234,9 @@ fn new_queue(attr: Option<MqAttr>, mode: u32) -> KResult<Arc<Inode>> {
 /// mq_open (Linux: `do_mq_open`): the queue `name`, made with `mode` and
 /// `attr` under O_CREAT if it does not exist, opened as `oflag` says.
 /// EINVAL for the access mode 3; EEXIST under O_CREAT | O_EXCL for a
-/// name taken; ENOENT without O_CREAT for one that is not.
+/// name taken; ENOENT without O_CREAT for one that is not; EACCES for an
+/// existing queue whose mode refuses the access asked (Linux:
+/// `prepare_open`'s `inode_permission`).
 pub fn mq_open(name: &str, oflag: u32, mode: u32, attr: Option<MqAttr>) -> KResult<Arc<File>> {
     check_name(name)?;
     if oflag & O_ACCMODE == O_ACCMODE {
@@ -239,7 +246,15 @@ pub fn mq_open(name: &str, oflag: u32, mode: u32, attr: Option<MqAttr>) -> KResu
         let mut names = NAMES.lock();
         match names.get(name) {
             Some(_) if oflag & (O_CREAT | O_EXCL) == O_CREAT | O_EXCL => return Err(Errno::EEXIST),
-            Some(inode) => inode.clone(),
+            Some(inode) => {
+                let want = match oflag & O_ACCMODE {
+                    O_RDONLY => MAY_READ,
+                    O_WRONLY => MAY_WRITE,
+                    _ => MAY_READ | MAY_WRITE,
+                };
+                inode.permission(want)?;
+                inode.clone()
+            }
             None if oflag & O_CREAT == 0 => return Err(Errno::ENOENT),
             None => {
                 let inode = new_queue(attr, mode)?;
@@ -252,10 +267,22 @@ pub fn mq_open(name: &str, oflag: u32, mode: u32, attr: Option<MqAttr>) -> KResu
 }
 
 /// mq_unlink (Linux: `SYSCALL_DEFINE1(mq_unlink)`): forgets the name; the
-/// queue lives on until its last descriptor is closed. ENOENT if absent.
+/// queue lives on until its last descriptor is closed. ENOENT if absent;
+/// EPERM for a queue of another user's, as the names live in a sticky
+/// directory (Linux: the mqueue root is mode 01777, so `may_delete`'s
+/// `check_sticky` applies).
 pub fn mq_unlink(name: &str) -> KResult<()> {
     check_name(name)?;
-    NAMES.lock().remove(name).map(|_| ()).ok_or(Errno::ENOENT)
+    let mut names = NAMES.lock();
+    let inode = names.get(name).ok_or(Errno::ENOENT)?;
+    let sticky_root = Owner {
+        mode: S_IFDIR | 0o1777,
+        uid: 0,
+        gid: 0,
+    };
+    permission::may_delete_sticky(&current_cred(), sticky_root, inode.owner())?;
+    names.remove(name);
+    Ok(())
 }
 
 /// The message queue behind an open file; EBADF for any other file

@@ -5,7 +5,6 @@
 
 use alloc::string::String;
 use alloc::sync::Arc;
-use alloc::vec;
 
 use super::fs::{file, install, nonempty_path_arg, start_dir, AT_FDCWD};
 use super::SysResult;
@@ -144,7 +143,7 @@ pub fn fsconfig(fd: i32, cmd: u32, ukey: usize, uvalue: usize, aux: i32) -> SysR
         SET_FLAG => Value::Flag,
         SET_STRING => Value::String(param_arg(uvalue)?),
         SET_BINARY => {
-            let mut blob = vec![0u8; aux as usize];
+            let mut blob = crate::mm::heap::try_zeroed(aux as usize)?;
             copy_from_user(&mut blob, uvalue)?;
             Value::Other
         }

@@ -3,8 +3,8 @@
  * fs.mqueue sysctls and RLIMIT_MSGQUEUE behind them), messages received
  * highest priority first, the size and descriptor errnos, O_NONBLOCK and
  * absolute timeouts, senders and receivers waiting on each other across
- * fork, mq_notify's one-shot signal, poll, and a queue that outlives its
- * name. A static glibc program: make test runs it on faultline, make
+ * fork, mq_notify's one-shot signal, poll, a queue that outlives its
+ * name, and a queue's mode and owner against nobody. A static glibc program: make test runs it on faultline, make
  * test-linux on Debian's Linux 6.12, and the values it expects are Linux's.
  *
  * Output and exit status: check.h's run_tests.
@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -452,6 +453,38 @@ static int poll_and_a_queue_without_a_name(void)
 	return 0;
 }
 
+/* Root's 0644 queue, seen by nobody: readable, not writable, and not
+ * its to unlink (the names live in a sticky directory). */
+static int modes_and_owners_bind_queues(void)
+{
+	mqd_t q = fresh(O_RDWR, 0, 0);
+	CHECK(q >= 0, "mq_open: %s", strerror(errno));
+	fchmod(q, 0644);
+	pid_t child = fork();
+	if (child == 0) {
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		mqd_t ro = mq_open(NAME, O_RDONLY);
+		if (ro < 0)
+			_exit(1);
+		if (mq_open(NAME, O_WRONLY) != -1 || errno != EACCES)
+			_exit(2);
+		/* The kernel's EPERM, which glibc's mq_unlink makes EACCES. */
+		if (mq_unlink(NAME) != -1 || errno != EACCES)
+			_exit(3);
+		mqd_t mine = mq_open(NAME "-nobody", O_CREAT | O_EXCL | O_RDWR, 0600, NULL);
+		_exit(mine >= 0 && mq_unlink(NAME "-nobody") == 0 ? 0 : 4);
+	}
+	int status;
+	waitpid(child, &status, 0);
+	mq_close(q);
+	int gone = mq_unlink(NAME);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "nobody's check %d failed",
+	      WEXITSTATUS(status));
+	CHECK(gone == 0, "root unlinking its queue: %s", strerror(errno));
+	return 0;
+}
+
 static const struct test tests[] = {
 	TEST(names_flags_and_defaults),
 	TEST(attributes_and_their_limits),
@@ -460,6 +493,7 @@ static const struct test tests[] = {
 	TEST(senders_and_receivers_wait_for_each_other),
 	TEST(notify_signals_once_on_an_empty_queue),
 	TEST(poll_and_a_queue_without_a_name),
+	TEST(modes_and_owners_bind_queues),
 };
 
 int main(void)
