@@ -27,6 +27,12 @@
  * directory (and a few read-only /proc and /sys files), exit() is not
  * called, execve never finds an executable, and a System V shared memory
  * segment is removed as soon as it is made.
+ *
+ * Now and then a child floods instead of calling once: thousands of tiny
+ * non-blocking writes into a socket or pipe nobody reads (each must end
+ * in EAGAIN, never in a kernel that grows its queue until it panics), or
+ * readv/writev/sendmsg/vmsplice with up to IOV_MAX iovecs of huge
+ * lengths.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -50,6 +56,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/timerfd.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,7 +96,10 @@ struct slot {
 };
 static struct slot *slots;
 
-static int fds[16];
+static int fds[20];
+/* The write ends of a socket or pipe of each kind, for the floods. */
+static int sinks[8];
+static int nsinks;
 static int nfds;
 static char *rw, *ro, *none; /* 64K read-write, 4K read-only, 4K PROT_NONE */
 static char dir[64];
@@ -148,11 +158,22 @@ static void setup_child(void)
 		add_fd(p[0]);
 		add_fd(p[1]);
 	}
+	if (pipe(p) == 0) {
+		add_fd(p[0]);
+		add_fd(p[1]);
+		sinks[nsinks++] = p[1];
+	}
 	int s[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM, 0, s) == 0) {
 		add_fd(s[0]);
 		add_fd(s[1]);
 	}
+	const int types[] = { SOCK_STREAM, SOCK_DGRAM, SOCK_SEQPACKET };
+	for (int i = 0; i < 3; i++)
+		if (socketpair(AF_UNIX, types[i], 0, s) == 0) {
+			add_fd(s[0]);
+			sinks[nsinks++] = s[1];
+		}
 	add_fd(socket(AF_UNIX, SOCK_DGRAM, 0));
 	add_fd(eventfd(0, 0));
 	add_fd(epoll_create1(0));
@@ -350,6 +371,53 @@ static void on_alarm(int sig)
 	(void)sig;
 }
 
+/* A flood: many one-to-few-byte non-blocking writes into a sink nobody
+ * reads, until EAGAIN (a kernel whose queue grows without bound runs out
+ * of memory here); or one vectored call with IOV_MAX iovecs whose
+ * lengths sum to far more than memory. */
+static void flood(void)
+{
+	if (!nsinks)
+		return;
+	int which = below(nsinks);
+	int fd = sinks[which];
+	/* Cut short anything that blocks, as a single call is. */
+	struct itimerval t = { .it_value = { 0, 20000 } };
+	setitimer(ITIMER_REAL, &t, NULL);
+	if (below(2)) {
+		fcntl(fd, F_SETFL, O_NONBLOCK);
+		/* Pages into the pipe (sinks[0]), bytes into the sockets: each
+		 * fills within the 2,000 writes. */
+		size_t len = which == 0 ? 4096 : 1 + below(8);
+		for (int i = 0; i < 2000; i++)
+			if (write(fd, rw, len) < 0)
+				break;
+		return;
+	}
+	static struct iovec iov[1024];
+	int n = 1 + below(1024);
+	for (int i = 0; i < n; i++) {
+		iov[i].iov_base = below(4) ? rw : (void *)a_pointer();
+		iov[i].iov_len = below(2) ? 64 << 10 : (size_t)1 << (40 + below(23));
+	}
+	fcntl(fd, F_SETFL, O_NONBLOCK);
+	struct msghdr msg = { .msg_iov = iov, .msg_iovlen = n };
+	switch (below(4)) {
+	case 0:
+		writev(fd, iov, n);
+		break;
+	case 1:
+		sendmsg(fd, &msg, MSG_DONTWAIT);
+		break;
+	case 2:
+		vmsplice(fd, iov, n, SPLICE_F_NONBLOCK);
+		break;
+	default:
+		readv(fds[below(nfds)], iov, n);
+		break;
+	}
+}
+
 /* One child's life: CALLS_PER_CHILD calls, each cut short by SIGALRM
  * after 20 ms if it blocks (unless the fuzzing took that away). */
 static void child(struct slot *me, uint64_t seed)
@@ -361,6 +429,12 @@ static void child(struct slot *me, uint64_t seed)
 	struct sigaction sa = { .sa_handler = on_alarm };
 	sigaction(SIGALRM, &sa, NULL);
 	for (int i = 0; i < CALLS_PER_CHILD; i++) {
+		if (!below(100)) {
+			me->nr = -1;
+			flood();
+			me->calls++;
+			continue;
+		}
 		long nr = below(20) ? implemented[below(NIMPL)] : (long)below(500);
 		unsigned long a[6];
 		for (int j = 0; j < 6; j++)
