@@ -148,7 +148,7 @@ impl FsContext {
                 .set(key, value.as_deref())
                 .map_err(|message| self.refuse(message)),
             _ => {
-                if !matches!(key, "size" | "huge") {
+                if !matches!(key, "size" | "huge" | "nr_inodes") {
                     return Err(self.refuse(format!("tmpfs: Unknown parameter '{key}'")));
                 }
                 let option = format!("{key}={}", value.unwrap_or_default());

@@ -12,7 +12,7 @@
 //! with it.
 
 use alloc::sync::Arc;
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::arch::contpte::CONT_PTE_SIZE;
 use crate::errno::{Errno, KResult};
@@ -358,6 +358,10 @@ fn mmap_region<'a>(
     end: usize,
     mut vma: Vma,
 ) -> KResult<Option<memory::DetachedTables<'a>>> {
+    // Linux: `do_mmap`'s check, which lets the count reach one past.
+    if map.vmas.map_count() > max_map_count() {
+        return Err(Errno::ENOMEM);
+    }
     let vm_flags = vma.flags;
     if map_deny_write_exec(mm, vm_flags, vm_flags) {
         return Err(Errno::EACCES);
@@ -383,6 +387,23 @@ fn mmap_region<'a>(
         .map_err(|_| Errno::ENOMEM)?;
     map.vma_merge(start, end);
     Ok(detached)
+}
+
+/// `vm.max_map_count`: the most VMAs a process may have, each a piece of
+/// kernel memory a program could otherwise multiply without end by
+/// mapping pages one by one (Linux: `sysctl_max_map_count`,
+/// `DEFAULT_MAX_MAP_COUNT`).
+pub static MAX_MAP_COUNT: AtomicUsize = AtomicUsize::new(65530);
+
+/// The current `vm.max_map_count`.
+fn max_map_count() -> usize {
+    MAX_MAP_COUNT.load(Ordering::Relaxed)
+}
+
+/// May cutting the VMAs at `start` and `end` go ahead (Linux: `split_vma`
+/// refuses a cut once `map_count` has reached `vm.max_map_count`)?
+fn may_split(map: &MmMap, start: usize, end: usize) -> bool {
+    map.vmas.map_count() + map.vmas.splits_needed(start, end) <= max_map_count()
 }
 
 /// Where mmap puts `len` bytes of a tmpfs file (`shmem`) from byte
@@ -471,6 +492,9 @@ pub fn vma_modify_flags(
             Err(e) => break Err(e),
         };
         if new != vma.flags {
+            if !may_split(map, at, part_end) {
+                break Err(Errno::ENOMEM);
+            }
             map.vma_start_write(s, e);
             map.vma_adjust_trans_huge(at, part_end);
             map.vmas.split_at_boundaries(at, part_end);
@@ -519,6 +543,15 @@ pub fn do_munmap<'a>(
     }
     if !can_modify_range(map, addr, end) {
         return Err(Errno::EPERM);
+    }
+    // A hole in the middle of one VMA leaves one more (Linux:
+    // `vms_gather_munmap_vmas`' map_count check).
+    let middle = map
+        .vmas
+        .find(addr)
+        .is_some_and(|(s, e, _)| s < addr && end < e);
+    if middle && map.vmas.map_count() >= max_map_count() {
+        return Err(Errno::ENOMEM);
     }
     map.vma_start_write(addr, end);
     map.vmas.remove_range(addr, end);

@@ -3,6 +3,7 @@
 //! `move_vma`).
 
 use alloc::sync::Arc;
+use core::sync::atomic::Ordering;
 
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::{PAGE_SHIFT, PAGE_SIZE, USER_TOP};
@@ -203,6 +204,11 @@ fn move_vma(
     new_len: usize,
     flags: u32,
 ) -> KResult<usize> {
+    // Linux: `move_vma` wants room for more than three VMAs (the cuts
+    // around the old range and the new one).
+    if map.vmas.map_count() + 3 >= super::mmap::MAX_MAP_COUNT.load(Ordering::Relaxed) {
+        return Err(Errno::ENOMEM);
+    }
     let dontunmap = flags & MREMAP_DONTUNMAP != 0;
     let charge = if dontunmap {
         new_len

@@ -87,6 +87,11 @@ impl<T> VmaTree<T> {
         }
     }
 
+    /// How many VMAs there are (Linux: `mm->map_count`).
+    pub fn map_count(&self) -> usize {
+        self.vmas.len()
+    }
+
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.vmas.len()
@@ -253,6 +258,19 @@ impl<T: Splittable> VmaTree<T> {
             .extract_if(start..end.max(start), |_, _| true)
             .map(|(vma_start, entry)| (vma_start, entry.end, entry.value))
             .collect()
+    }
+
+    /// How many new VMAs `split_at_boundaries(start, end)` would make: one
+    /// for each of `start` and `end` strictly inside a VMA (Linux counts
+    /// each `__split_vma` against `vm.max_map_count`).
+    pub fn splits_needed(&self, start: usize, end: usize) -> usize {
+        if start >= end {
+            return 0;
+        }
+        [start, end]
+            .into_iter()
+            .filter(|&a| self.find(a).is_some_and(|(s, _, _)| s < a))
+            .count()
     }
 
     /// Cuts the VMAs crossing `start` or `end` there, so that both are VMA

@@ -975,14 +975,14 @@ fn statfs_of(inode: &Arc<Inode>) -> Statfs {
     };
     if let Some(sb) = inode.tmpfs_sb() {
         let (total, free) = sb.statfs_pages();
+        let (inodes, free_inodes) = sb.statfs_inodes();
         return Statfs {
             f_type: TMPFS_MAGIC,
             f_blocks: total,
             f_bfree: free,
             f_bavail: free,
-            // tmpfs's default nr_inodes is as many as its pages.
-            f_files: total,
-            f_ffree: free,
+            f_files: inodes,
+            f_ffree: free_inodes,
             ..base
         };
     }

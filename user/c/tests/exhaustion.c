@@ -2,7 +2,7 @@
  * Running out of memory, as Linux handles it: a process that maps and
  * touches memory until there is none is killed by the OOM killer (SIGKILL,
  * counted in /proc/vmstat's oom_kill) and its memory comes back; filling
- * a tmpfs ends in ENOSPC; a fork bomb meets EAGAIN (or ENOMEM) and every
+ * a tmpfs ends in ENOSPC, with data or with inodes (nr_inodes=); a fork bomb meets EAGAIN (or ENOMEM) and every
  * process it made is reaped; sockets and pipes nobody reads fill to EAGAIN
  * however small the writes; a pipe holds what F_SETPIPE_SZ sets, within
  * fs.pipe-max-size for all but root; and through it all the kernel keeps
@@ -22,6 +22,7 @@
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -86,6 +87,52 @@ static int filling_a_tmpfs_ends_in_enospc(void)
 	rmdir("/tmp/full");
 	CHECK(n == -1 && e == ENOSPC, "write ended with %zd, errno %d", n, e);
 	CHECK(total >= (6 << 20) && total <= (8 << 20), "wrote %ld bytes into 8M", total);
+	return 0;
+}
+
+/* Empty files cost kernel memory too: nr_inodes= bounds them (the root
+ * directory is one), and statfs counts them. */
+static int a_tmpfs_runs_out_of_inodes(void)
+{
+	mkdir("/tmp/few", 0755);
+	CHECK(mount("none", "/tmp/few", "tmpfs", 0, "nr_inodes=8") == 0, "mount: %s",
+	      strerror(errno));
+	struct statfs empty, full;
+	statfs("/tmp/few", &empty);
+	char path[64];
+	int made = 0, err = 0;
+	for (int i = 0; i < 20 && !err; i++) {
+		snprintf(path, sizeof(path), "/tmp/few/%d", i);
+		int r = i % 2 ? mkdir(path, 0755) : open(path, O_CREAT | O_WRONLY, 0644);
+		if (r < 0)
+			err = errno;
+		else
+			made++;
+		if (r > 0)
+			close(r);
+	}
+	statfs("/tmp/few", &full);
+	/* An unlinked file's inode is back once its last descriptor closes. */
+	int again = open("/tmp/few/0", O_RDONLY);
+	unlink("/tmp/few/0");
+	int while_open = open("/tmp/few/new", O_CREAT | O_WRONLY, 0644) == -1 ? errno : 0;
+	close(again);
+	int after = open("/tmp/few/new", O_CREAT | O_WRONLY, 0644);
+	close(after);
+	unlink("/tmp/few/new");
+	for (int i = 1; i < made; i++) {
+		snprintf(path, sizeof(path), "/tmp/few/%d", i);
+		if (unlink(path))
+			rmdir(path);
+	}
+	umount("/tmp/few");
+	rmdir("/tmp/few");
+	CHECK(empty.f_files == 8 && empty.f_ffree == 7, "statfs of the empty mount: %ld of %ld free",
+	      (long)empty.f_ffree, (long)empty.f_files);
+	CHECK(made == 7 && err == ENOSPC, "%d files and directories, then %s", made, strerror(err));
+	CHECK(full.f_ffree == 0 && again >= 0, "statfs when full: %ld free", (long)full.f_ffree);
+	CHECK(while_open == ENOSPC, "while the unlinked file is open: %s", strerror(while_open));
+	CHECK(after >= 0, "once it is closed: %s", strerror(errno));
 	return 0;
 }
 
@@ -267,6 +314,7 @@ int main(void)
 	static const struct test tests[] = {
 		TEST(a_memory_hog_is_killed_and_its_memory_comes_back),
 		TEST(filling_a_tmpfs_ends_in_enospc),
+		TEST(a_tmpfs_runs_out_of_inodes),
 		TEST(a_fork_bomb_meets_eagain_and_all_is_reaped),
 		TEST(unread_sockets_and_pipes_fill_to_eagain),
 		TEST(pipes_hold_what_f_setpipe_sz_sets),

@@ -5,8 +5,9 @@
  * memory-deny-write-execute, mremap (MREMAP_DONTUNMAP, growing in place),
  * MAP_DROPPABLE and MADV_WIPEONFORK, madvise over holes and its populate,
  * remove and pageout advice, mincore's and msync's argument checks,
- * memfd's exec seals and vm.memfd_noexec, O_TMPFILE, and /proc files read
- * again after a rewind. The values expected are Linux 6.12's, as root.
+ * memfd's exec seals and vm.memfd_noexec, O_TMPFILE, /proc files read
+ * again after a rewind, and vm.max_map_count bounding the VMAs. The
+ * values expected are Linux 6.12's, as root.
  *
  * Output and exit status: check.h's run_tests.
  */
@@ -714,6 +715,67 @@ static int proc_file_reread_after_rewind(void)
 	return 0;
 }
 
+/* How many VMAs the process has: the lines of /proc/self/maps. */
+static int vma_count(void)
+{
+	read_file("/proc/self/maps", smaps, sizeof(smaps));
+	int n = 0;
+	for (char *c = smaps; *c; c++)
+		n += *c == '\n';
+	return n;
+}
+
+/* vm.max_map_count: cuts (mprotect), a hole in the middle (munmap) and
+ * mremap's move stop at it with ENOMEM; mmap may go one past. */
+static int max_map_count_bounds_the_vmas(void)
+{
+	char def[32];
+	read_file("/proc/sys/vm/max_map_count", def, sizeof(def));
+	char *base = map_anon(64 * PAGE, PROT_NONE);
+	/* Shared, so that no cut in `base` can merge with it. */
+	char *big = mmap(NULL, 8 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int fd = open("/proc/sys/vm/max_map_count", O_WRONLY);
+	CHECK(fd >= 0 && base != MAP_FAILED && big != MAP_FAILED, "setting up: %s",
+	      strerror(errno));
+	char value[32];
+	int limit = vma_count() + 8;
+	snprintf(value, sizeof(value), "%d", limit);
+	CHECK(write(fd, value, strlen(value)) > 0, "writing max_map_count: %s", strerror(errno));
+	/* Page by page, alternating protections: each cut makes one VMA. */
+	int cuts = 0, cut_err = 0;
+	for (int i = 0; i < 32 && !cut_err; i++) {
+		if (mprotect(base + i * PAGE, PAGE, i % 2 ? PROT_READ : PROT_READ | PROT_WRITE))
+			cut_err = errno;
+		else
+			cuts++;
+	}
+	int at_limit = vma_count();
+	int hole = result(munmap(big + 2 * PAGE, PAGE));
+	int move = result((long)mremap(big, PAGE, 2 * PAGE, MREMAP_MAYMOVE));
+	char *one = mmap(NULL, PAGE, PROT_READ, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	char *two = mmap(NULL, PAGE, PROT_READ, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	int two_err = two == MAP_FAILED ? errno : 0;
+	int restored = pwrite(fd, def, strlen(def), 0) > 0;
+	close(fd);
+	int then = result(munmap(big + 2 * PAGE, PAGE));
+	munmap(base, 64 * PAGE);
+	munmap(big, 8 * PAGE);
+	if (one != MAP_FAILED)
+		munmap(one, PAGE);
+	if (two != MAP_FAILED)
+		munmap(two, PAGE);
+	CHECK(!strcmp(def, "65530\n"), "vm.max_map_count: '%s'", def);
+	CHECK(cuts == 8 && cut_err == ENOMEM && at_limit == limit,
+	      "%d cuts then %s, %d VMAs under a limit of %d", cuts, strerror(cut_err), at_limit,
+	      limit);
+	CHECK(hole == -ENOMEM && move == -ENOMEM, "at the limit: munmap hole %d, mremap %d", hole,
+	      move);
+	CHECK(one != MAP_FAILED && two == MAP_FAILED && two_err == ENOMEM,
+	      "mmap at the limit: %p, then %p (%s)", one, two, strerror(two_err));
+	CHECK(restored && then == 0, "after restoring: %d %d", restored, then);
+	return 0;
+}
+
 int main(void)
 {
 	static const struct test tests[] = {
@@ -730,6 +792,7 @@ int main(void)
 		TEST(memfd_exec_seals_and_noexec_sysctl),
 		TEST(o_tmpfile_makes_an_unnamed_file),
 		TEST(proc_file_reread_after_rewind),
+		TEST(max_map_count_bounds_the_vmas),
 	};
 	return run_tests("vm-calls", tests, sizeof(tests) / sizeof(tests[0])) ? 1 : 0;
 }

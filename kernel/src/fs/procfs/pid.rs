@@ -603,16 +603,26 @@ fn status(p: &Process) -> String {
             )
         });
     let cpus = crate::task::nr_cpus_online();
+    // Linux: `task_cap` (every capability in the bounding set, no
+    // ambient ones here) and `task_seccomp` (no seccomp here).
     let _ = write!(
         s,
         "Threads:\t{}\nSigPnd:\t{:016x}\nShdPnd:\t{:016x}\nSigBlk:\t{:016x}\nSigIgn:\t{:016x}\n\
-         SigCgt:\t{:016x}\nCpus_allowed:\t{:x}\nCpus_allowed_list:\t0-{}\n",
+         SigCgt:\t{:016x}\nCapInh:\t{:016x}\nCapPrm:\t{:016x}\nCapEff:\t{:016x}\n\
+         CapBnd:\t{:016x}\nCapAmb:\t{:016x}\nNoNewPrivs:\t{}\nSeccomp:\t0\nSeccomp_filters:\t0\n\
+         Cpus_allowed:\t{:x}\nCpus_allowed_list:\t0-{}\n",
         threads.len(),
         pending,
         p.shared_pending.load(Ordering::Relaxed),
         blocked,
         ignored,
         caught,
+        c.caps.inheritable,
+        c.caps.permitted,
+        c.caps.effective,
+        crate::task::cred::Caps::FULL_SET,
+        0,
+        u32::from(p.no_new_privs.load(Ordering::Relaxed)),
         u64::MAX >> (64 - cpus),
         cpus - 1,
     );

@@ -20,6 +20,7 @@ use super::super::vfs::{Inode, InodeKind, PseudoFile, S_IFREG};
 use crate::errno::{Errno, KResult};
 use crate::fs::device::{round_pipe_size, PIPE_MAX_SIZE};
 use crate::fs::tmpfs::{MEMFD_NOEXEC_SCOPE, MEMFD_NOEXEC_SCOPE_NOEXEC_ENFORCED};
+use crate::mm::mmap::MAX_MAP_COUNT;
 
 /// `vm.mmap_min_addr` (Linux: `CONFIG_DEFAULT_MMAP_MIN_ADDR`, as Debian's
 /// arm64 kernel has it).
@@ -145,6 +146,25 @@ impl PseudoFile for PipeMaxSize {
     }
 }
 
+/// `vm.max_map_count` (Linux: `proc_dointvec_minmax` from 0): the most
+/// VMAs a process may have.
+struct MaxMapCount;
+
+impl PseudoFile for MaxMapCount {
+    fn show(&self) -> String {
+        format!("{}\n", MAX_MAP_COUNT.load(Ordering::Relaxed))
+    }
+    fn is_writable(&self) -> bool {
+        true
+    }
+    fn store(&self, data: &str) -> KResult<()> {
+        let v: i32 = data.trim().parse().map_err(|_| Errno::EINVAL)?;
+        let v = usize::try_from(v).map_err(|_| Errno::EINVAL)?;
+        MAX_MAP_COUNT.store(v, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
 /// The value `vm/mmap_min_addr` shows.
 static MMAP_MIN_ADDR_VALUE: AtomicU32 = AtomicU32::new(MMAP_MIN_ADDR);
 
@@ -218,6 +238,7 @@ pub fn build(proc: &Arc<Inode>) {
             max: Some(MEMFD_NOEXEC_SCOPE_NOEXEC_ENFORCED),
         },
     );
+    add_file(&vm, "max_map_count", 0o644, Box::new(MaxMapCount));
     add_sysctl(
         &vm,
         "mmap_min_addr",

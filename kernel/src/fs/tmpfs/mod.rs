@@ -36,19 +36,59 @@ pub struct TmpfsSb {
     /// Pages its files cache now, charged against `max_pages` (Linux:
     /// `shmem_sb_info.used_blocks`).
     used_pages: AtomicU64,
+    /// `nr_inodes=`: how many inodes it may hold; None for no limit (the
+    /// kernel's internal mount, or `nr_inodes=0`), as each is kernel
+    /// memory a user could otherwise make without end (Linux:
+    /// `shmem_sb_info.max_inodes`).
+    max_inodes: Option<u64>,
+    /// Inodes on it now, its root among them; each gives its count back
+    /// when it is freed (Linux: the `free_ispace` it takes).
+    used_inodes: AtomicU64,
 }
 
 impl TmpfsSb {
     /// A mount with `huge` and a `size=` of `max_pages` pages, with a device
     /// number of its own (Linux: the `shmem_sb_info` half of
     /// `shmem_fill_super`).
-    pub fn new(huge: ShmemMount, max_pages: u64) -> Arc<TmpfsSb> {
+    pub fn new(huge: ShmemMount, max_pages: u64, max_inodes: Option<u64>) -> Arc<TmpfsSb> {
         Arc::new(TmpfsSb {
             dev: vfs::anon_dev(),
             huge,
             max_pages,
             used_pages: AtomicU64::new(0),
+            max_inodes,
+            used_inodes: AtomicU64::new(0),
         })
+    }
+
+    /// May one more inode be made here? ENOSPC once `nr_inodes=` are
+    /// (Linux: `shmem_reserve_inode`).
+    pub fn may_add_inode(&self) -> KResult<()> {
+        match self.max_inodes {
+            Some(max) if self.used_inodes.load(Ordering::Relaxed) >= max => Err(Errno::ENOSPC),
+            _ => Ok(()),
+        }
+    }
+
+    /// Counts an inode made here (from `Inode::set_sb`).
+    pub fn inode_added(&self) {
+        self.used_inodes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Gives back an inode's count when it is freed (Linux:
+    /// `shmem_free_inode`).
+    pub fn inode_freed(&self) {
+        self.used_inodes.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// statfs(2)'s inode counts: (total, free); for no limit, as many as
+    /// the default (Linux reports what `nr_inodes=0` leaves).
+    pub fn statfs_inodes(&self) -> (u64, u64) {
+        let max = self.max_inodes.unwrap_or_else(default_max_pages);
+        (
+            max,
+            max.saturating_sub(self.used_inodes.load(Ordering::Relaxed)),
+        )
     }
 
     /// A new, empty regular file on this mount (not yet in any directory).
@@ -130,19 +170,35 @@ fn default_max_pages() -> u64 {
     frame::total_pages() as u64 / 2
 }
 
-/// Parses tmpfs mount options: `huge=never|always|within_size|advise` and
-/// `size=N[k|m|g]` (Linux: `shmem_parse_one`).
-pub fn parse_options(options: &str) -> KResult<(MountHuge, u64)> {
-    let mut huge = MountHuge::Never;
-    let mut max_pages = default_max_pages();
+/// What a tmpfs mount's options say.
+pub struct TmpfsOptions {
+    /// `huge=`.
+    pub huge: MountHuge,
+    /// `size=`, in pages.
+    pub max_pages: u64,
+    /// `nr_inodes=`; None for no limit.
+    pub max_inodes: Option<u64>,
+}
+
+/// Parses tmpfs mount options: `huge=never|always|within_size|advise`,
+/// `size=N[k|m|g]` and `nr_inodes=N[k|m|g]` (0: no limit), each by
+/// default half of RAM in pages (Linux: `shmem_parse_one`,
+/// `shmem_default_max_inodes`).
+pub fn parse_options(options: &str) -> KResult<TmpfsOptions> {
+    let mut o = TmpfsOptions {
+        huge: MountHuge::Never,
+        max_pages: default_max_pages(),
+        max_inodes: Some(default_max_pages()),
+    };
     for opt in options.split(',').filter(|o| !o.is_empty()) {
         match opt.split_once('=') {
-            Some(("huge", v)) => huge = MountHuge::from_name(v).map_err(|_| Errno::EINVAL)?,
-            Some(("size", v)) => max_pages = parse_size(v)?.div_ceil(4096),
+            Some(("huge", v)) => o.huge = MountHuge::from_name(v).map_err(|_| Errno::EINVAL)?,
+            Some(("size", v)) => o.max_pages = parse_size(v)?.div_ceil(4096),
+            Some(("nr_inodes", v)) => o.max_inodes = Some(parse_size(v)?).filter(|&n| n != 0),
             _ => return Err(Errno::EINVAL),
         }
     }
-    Ok((huge, max_pages))
+    Ok(o)
 }
 
 /// A `size=` value in bytes: a decimal number with an optional `k`, `m` or
@@ -161,10 +217,14 @@ fn parse_size(v: &str) -> KResult<u64> {
 
 /// A new tmpfs root directory for `options` (Linux: `shmem_fill_super`).
 pub fn new_mount(options: &str) -> KResult<Arc<Inode>> {
-    let (huge, max_pages) = parse_options(options)?;
+    let o = parse_options(options)?;
     Ok(Inode::new_dir(
         0o1777,
-        Some(TmpfsSb::new(ShmemMount::Mounted(huge), max_pages)),
+        Some(TmpfsSb::new(
+            ShmemMount::Mounted(o.huge),
+            o.max_pages,
+            o.max_inodes,
+        )),
     ))
 }
 
@@ -181,7 +241,7 @@ static INTERNAL: Once<Arc<TmpfsSb>> = Once::new();
 /// The internal mount, which holds memfd files and the objects behind shared
 /// anonymous mappings, the vDSO and `[vvar]`; its `size=` is half of RAM.
 fn internal_mount() -> &'static Arc<TmpfsSb> {
-    INTERNAL.call_once(|| TmpfsSb::new(ShmemMount::Internal, default_max_pages()))
+    INTERNAL.call_once(|| TmpfsSb::new(ShmemMount::Internal, default_max_pages(), None))
 }
 
 /// MFD_CLOEXEC: the new descriptor is close-on-exec (the caller applies it).

@@ -161,6 +161,7 @@ fn open_tmpfile(start: &Arc<Inode>, path: &str, flags: u32, mode: u32) -> KResul
     let sb = dir.dir().map_err(|_| Errno::ENOTDIR)?.sb.clone();
     let sb = sb.ok_or(Errno::EOPNOTSUPP)?;
     dir.permission(MAY_WRITE | MAY_EXEC)?;
+    sb.may_add_inode()?;
     let inode = sb.new_file(S_IFREG | (mode & 0o7777));
     inode.init_owner(Some(&dir));
     File::new(inode, flags & !(O_TMPFILE | O_CREAT | O_EXCL | O_TRUNC))

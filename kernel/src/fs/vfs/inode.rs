@@ -166,6 +166,15 @@ pub struct Inode {
     pub kind: InodeKind,
 }
 
+impl Drop for Inode {
+    /// Gives the inode's count back to its tmpfs mount.
+    fn drop(&mut self) {
+        if let Some(sb) = self.sb.get() {
+            sb.inode_freed();
+        }
+    }
+}
+
 /// A point in CLOCK_REALTIME as `struct timespec` holds it.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Timespec {
@@ -282,9 +291,13 @@ impl Inode {
         inode
     }
 
-    /// Records the tmpfs mount the inode was made on.
+    /// Records the tmpfs mount the inode was made on, which counts it
+    /// against its `nr_inodes=` until it is freed.
     pub fn set_sb(&self, sb: &Arc<TmpfsSb>) {
-        self.sb.call_once(|| sb.clone());
+        self.sb.call_once(|| {
+            sb.inode_added();
+            sb.clone()
+        });
     }
 
     /// The tmpfs mount the inode lives on, if any.

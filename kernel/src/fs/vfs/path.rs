@@ -161,6 +161,7 @@ fn create(
         return Err(Errno::EEXIST);
     }
     dir.permission(MAY_WRITE | MAY_EXEC)?;
+    sb.may_add_inode()?;
     let inode = make(sb)?;
     inode.init_owner(Some(&dir));
     inode.set_sb(sb);

@@ -418,6 +418,25 @@ fn remove_range_panics_on_a_misaligned_range() {
 }
 
 #[test]
+fn splits_needed_counts_the_cuts_split_at_boundaries_makes() {
+    let tree = sample();
+    for (start, end, want) in [
+        (pg(15), pg(45), 2), // inside [10,20) and inside [40,50)
+        (pg(10), pg(20), 0), // exactly a VMA
+        (pg(12), pg(14), 2), // both inside one VMA
+        (pg(20), pg(30), 0), // a hole
+        (pg(25), pg(35), 1), // a hole, then inside [30,40)
+        (pg(40), pg(40), 0), // empty
+    ] {
+        let mut cut = sample();
+        let before = cut.len();
+        cut.split_at_boundaries(start, end);
+        assert_eq!(tree.splits_needed(start, end), want, "{start:#x}..{end:#x}");
+        assert_eq!(cut.len() - before, want);
+    }
+}
+
+#[test]
 fn split_at_boundaries_then_range_mut_changes_exactly_the_range() {
     // What mprotect does: cut, then change what lies inside.
     let mut tree = sample();
