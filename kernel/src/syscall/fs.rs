@@ -916,6 +916,7 @@ pub fn truncate(upath: usize, len: i64) -> SysResult {
         InodeKind::File(f) => {
             inode.permission(MAY_WRITE)?;
             f.truncate(len as u64)?;
+            inode.remove_privs();
             inode.touch(vfs::T_MTIME | vfs::T_CTIME);
             Ok(0)
         }

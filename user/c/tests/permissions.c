@@ -6,7 +6,8 @@
  * process, RLIMIT_MEMLOCK and RLIMIT_NPROC; root's access(2) asks with
  * the real ids; supplementary groups count for group bits; a
  * set-user-ID program runs as its owner; a set-group-ID directory hands
- * its group down; /proc/PID belongs to the process. A static glibc program: make test runs it on
+ * its group down; /proc/PID belongs to the process; a write by nobody
+ * clears a file's set-ID bits. A static glibc program: make test runs it on
  * faultline, make test-linux on Debian's Linux 6.12, and the values it
  * expects are Linux's.
  *
@@ -260,6 +261,8 @@ static int status_shows_the_ids(void)
 	CHECK(strstr(buf, "\nUid:\t65534\t65534\t65534\t65534\n"), "no nobody Uid line");
 	CHECK(strstr(buf, "\nGid:\t65534\t65534\t65534\t65534\n"), "no nobody Gid line");
 	CHECK(strstr(buf, "\nGroups:\t \n"), "supplementary groups left");
+	CHECK(strstr(buf, "\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\n"),
+	      "capabilities left");
 	gid_t groups[4];
 	CHECK(getgroups(4, groups) == 0, "getgroups: %d", getgroups(4, groups));
 	/* Having changed ids, it may not be dumped: /proc/PID is root's.
@@ -283,6 +286,25 @@ static int status_shows_the_ids(void)
 	return 0;
 }
 
+/* What nobody writes into a set-ID file of root's loses its set-ID bits;
+ * set-group-ID stays only without group execute, in the writer's group. */
+static int writes_clear_set_id_bits(void)
+{
+	const char *paths[] = { DIR_ "/suid-data", DIR_ "/sgid-data", DIR_ "/sgid-lock",
+				DIR_ "/sgid-other" };
+	const mode_t want[] = { 0777, 0777, 02767, 0767 };
+	for (int i = 0; i < 4; i++) {
+		int fd = open(paths[i], O_WRONLY);
+		CHECK(fd >= 0 && write(fd, "x", 1) == 1, "writing %s: %s", paths[i], strerror(errno));
+		close(fd);
+		struct stat st;
+		stat(paths[i], &st);
+		CHECK((st.st_mode & 07777) == want[i], "%s is %o after the write, not %o", paths[i],
+		      st.st_mode & 07777, want[i]);
+	}
+	return 0;
+}
+
 static int as_nobody_files(void) { return as_nobody(files_keep_their_bits); }
 static int as_nobody_dirs(void) { return as_nobody(directories_guard_their_names); }
 static int as_nobody_sticky(void) { return as_nobody(the_sticky_bit_protects_others_names); }
@@ -292,6 +314,32 @@ static int as_nobody_kill(void) { return as_nobody(signals_need_the_same_user); 
 static int as_nobody_mlock(void) { return as_nobody(rlimit_memlock_bounds_mlock); }
 static int as_nobody_nproc(void) { return as_nobody(rlimit_nproc_bounds_fork); }
 static int as_nobody_status(void) { return as_nobody(status_shows_the_ids); }
+
+static int set_id_bits_go_with_a_write(void)
+{
+	const char *paths[] = { DIR_ "/suid-data", DIR_ "/sgid-data", DIR_ "/sgid-lock",
+				DIR_ "/sgid-other" };
+	const mode_t modes[] = { 04777, 02777, 02767, 02767 };
+	for (int i = 0; i < 4; i++) {
+		close(open(paths[i], O_CREAT | O_WRONLY, 0600));
+		/* sgid-lock is in nobody's group, sgid-other in root's. */
+		if (i == 2)
+			chown(paths[i], 0, NOBODY);
+		chmod(paths[i], modes[i]);
+	}
+	/* Root writing keeps them (CAP_FSETID). */
+	int fd = open(paths[0], O_WRONLY);
+	int wrote = write(fd, "r", 1);
+	close(fd);
+	struct stat st;
+	stat(paths[0], &st);
+	int r = as_nobody(writes_clear_set_id_bits);
+	for (int i = 0; i < 4; i++)
+		unlink(paths[i]);
+	CHECK(wrote == 1 && (st.st_mode & 07777) == 04777, "root's write left mode %o",
+	      st.st_mode & 07777);
+	return r;
+}
 
 /* access(2) answers for the real ids, AT_EACCESS for the effective. */
 static int nobody_as_real_root_as_effective(void)
@@ -412,6 +460,7 @@ static const struct test tests[] = {
 	TEST(as_nobody_mlock),
 	TEST(as_nobody_nproc),
 	TEST(as_nobody_status),
+	TEST(set_id_bits_go_with_a_write),
 	TEST(access_uses_the_real_ids),
 	TEST(groups_count_for_group_bits),
 	TEST(a_set_group_id_directory_hands_down_its_group),

@@ -325,11 +325,12 @@ impl File {
         }
     }
 
-    /// A write of `n` bytes reached the file: its modification and change
-    /// times move (Linux: `file_modified` before the copy, for a non-empty
-    /// write).
+    /// A write of `n` bytes reached the file: its set-ID bits go and its
+    /// modification and change times move (Linux: `file_modified` before
+    /// the copy, for a non-empty write).
     fn modified(&self, n: usize) {
         if n > 0 {
+            self.inode.remove_privs();
             self.inode.touch(T_MTIME | T_CTIME);
         }
     }
@@ -428,6 +429,7 @@ impl File {
             return Err(Errno::EINVAL);
         }
         f.truncate(length as u64)?;
+        self.inode.remove_privs();
         self.inode.touch(T_MTIME | T_CTIME);
         Ok(())
     }

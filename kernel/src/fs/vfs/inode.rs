@@ -14,6 +14,7 @@ use crate::errno::{Errno, KResult};
 use crate::fs::tmpfs::{ShmemFile, TmpfsSb};
 use crate::fs::vfs::permission::{self, Owner};
 use crate::sync::SpinLock;
+use crate::task::cred::CAP_FSETID;
 use crate::task::process::Process;
 use spin::Once;
 
@@ -396,6 +397,26 @@ impl Inode {
         self.mode.store(o.mode, Ordering::Relaxed);
         self.uid.store(o.uid, Ordering::Relaxed);
         self.gid.store(o.gid, Ordering::Relaxed);
+    }
+
+    /// A write or truncate by a caller without CAP_FSETID takes a regular
+    /// file's set-user-ID bit, and set-group-ID where there is group
+    /// execute or the caller is outside the group, so no one can change a
+    /// privileged program and keep it privileged (Linux:
+    /// `file_remove_privs` -> `setattr_should_drop_suidgid`).
+    pub fn remove_privs(&self) {
+        let mode = self.mode();
+        if mode & 0o6000 == 0 {
+            return;
+        }
+        let cred = crate::task::current_cred();
+        let gid = self.gid.load(Ordering::Relaxed);
+        let sgid = mode & 0o2000 != 0 && (mode & 0o010 != 0 || !cred.in_group(gid));
+        let kill = (mode & 0o4000) | if sgid { 0o2000 } else { 0 };
+        if kill != 0 && mode & S_IFMT == S_IFREG && !cred.capable(CAP_FSETID) {
+            self.mode.fetch_and(!kill, Ordering::Relaxed);
+            self.touch(T_CTIME);
+        }
     }
 
     /// chmod: new permission bits (the low 12), keeping the file type;
