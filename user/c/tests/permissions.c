@@ -282,6 +282,14 @@ static int status_shows_the_ids(void)
 	      st.st_uid, st.st_gid);
 	CHECK(pagemap >= 0, "opening its own pagemap: %s", strerror(errno));
 	CHECK(inits == EACCES, "opening init's mem: %s", strerror(inits));
+	/* Its own fd directory (0500) it may list; init's it may not. */
+	int own_fds = open("/proc/self/fd", O_RDONLY | O_DIRECTORY);
+	int init_fds = ERR(open("/proc/1/fd", O_RDONLY | O_DIRECTORY));
+	struct stat fdst;
+	stat("/proc/self/fd", &fdst);
+	CHECK(own_fds >= 0 && init_fds == EACCES && (fdst.st_mode & 07777) == 0500,
+	      "/proc/self/fd %d (mode %o), /proc/1/fd %s", own_fds, fdst.st_mode & 07777,
+	      strerror(init_fds));
 	CHECK(setgroups(0, NULL) == -1 && errno == EPERM, "setgroups as nobody");
 	return 0;
 }

@@ -307,9 +307,12 @@ fn fill(this: Arc<Inode>, process: &Arc<Process>, with_task: bool) -> Arc<Inode>
         d.link(&this, name, link(process, which))
             .expect("fresh directory");
     }
+    // Only the owner may list or follow these (Linux: mode 0500).
     let fd = Inode::new_pseudo_dir(&this, Some(Box::new(FdDir(weak.clone()))));
+    fd.set_perm(0o500);
     d.link(&this, "fd", fd).expect("fresh directory");
     let map_files = Inode::new_pseudo_dir(&this, Some(Box::new(MapFilesDir(weak.clone()))));
+    map_files.set_perm(0o500);
     d.link(&this, "map_files", map_files)
         .expect("fresh directory");
     if with_task {
