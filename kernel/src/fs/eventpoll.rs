@@ -8,10 +8,14 @@
 //! (level-triggered items that were reported move to the back, so a small
 //! `maxevents` still sees them all in turn, as Linux's ready list does).
 //! An item holds its file weakly: it goes once the file is closed for the
-//! last time, as on Linux.
+//! last time, as on Linux. Each item counts against its creator's
+//! `fs.epoll.max_user_watches`, kernel memory a user could otherwise
+//! multiply without end.
 
+use alloc::collections::BTreeMap;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::errno::{Errno, KResult};
 use crate::fs::device::Device;
@@ -49,6 +53,53 @@ const EP_PRIVATE_BITS: u32 = EPOLLWAKEUP | EPOLLONESHOT | EPOLLET | EPOLLEXCLUSI
 /// Deepest nesting of epoll instances in one another (Linux: `EP_MAX_NESTS`).
 const EP_MAX_NESTS: usize = 4;
 
+/// `fs.epoll.max_user_watches`: the items one real user may have, all
+/// epoll instances together (Linux: 4% of memory over `EP_ITEM_COST`,
+/// set at boot by `init`).
+pub static MAX_USER_WATCHES: AtomicUsize = AtomicUsize::new(0);
+/// What Linux counts an item as (`EP_ITEM_COST`: an epitem and its
+/// eppoll_entry, on 64-bit).
+const EP_ITEM_COST: usize = 200;
+
+/// Items per real user now (Linux: `user->epoll_watches`).
+static USER_WATCHES: SpinLock<BTreeMap<u32, usize>> = SpinLock::new(BTreeMap::new());
+
+/// Sets `max_user_watches` from the memory there is (Linux: `eventpoll_init`).
+pub fn init(total_pages: usize) {
+    let max = total_pages / 25 * crate::mm::addr::PAGE_SIZE / EP_ITEM_COST;
+    MAX_USER_WATCHES.store(max, Ordering::Relaxed);
+}
+
+/// One item's charge to its user, given back when the item goes.
+struct Watch(u32);
+
+impl Watch {
+    /// Charges an item to the caller's real user; ENOSPC at
+    /// `max_user_watches` (Linux: `ep_insert`).
+    fn charge() -> KResult<Watch> {
+        let uid = crate::task::current_cred().uid;
+        let mut users = USER_WATCHES.lock();
+        let n = users.entry(uid).or_insert(0);
+        if *n >= MAX_USER_WATCHES.load(Ordering::Relaxed) {
+            return Err(Errno::ENOSPC);
+        }
+        *n += 1;
+        Ok(Watch(uid))
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let mut users = USER_WATCHES.lock();
+        if let Some(n) = users.get_mut(&self.0) {
+            *n -= 1;
+            if *n == 0 {
+                users.remove(&self.0);
+            }
+        }
+    }
+}
+
 /// One watched file (Linux: `struct epitem`).
 struct EpItem {
     /// The descriptor the file was added under; with `file`, the item's key
@@ -65,6 +116,8 @@ struct EpItem {
     /// The events it had at the last scan: a change from none to some is
     /// an edge too, for files whose readiness changes with no wake.
     last: u32,
+    /// Its count against its user's `max_user_watches`.
+    _watch: Watch,
 }
 
 /// An epoll instance (Linux: `struct eventpoll`).
@@ -128,6 +181,7 @@ impl EventPoll {
                     data,
                     waiter: PollWaiter::for_queue(&self.queue, events & !EP_PRIVATE_BITS),
                     last: 0,
+                    _watch: Watch::charge()?,
                 };
                 // Ready already: that is the first edge (Linux: ep_insert
                 // queues the item if its poll says so).

@@ -28,6 +28,7 @@ use vfs::Inode;
 /// Mounts the root tmpfs with /proc, /sys and /dev on it, applies the huge-page
 /// knobs from the command line, and unpacks the initrd into it.
 pub fn init(cmdline: Cmdline, initrd: Option<&[u8]>) -> Option<initramfs::Unpacked> {
+    eventpoll::init(crate::mm::frame::total_pages());
     crate::mm::huge_memory::init_huge_settings();
     crate::mm::huge_memory::apply_cmdline(cmdline);
     tmpfs::apply_cmdline(cmdline);

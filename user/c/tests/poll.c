@@ -1,8 +1,8 @@
 /*
  * Readiness and event files through glibc: poll, ppoll, select, pselect
  * and pause (ppoll and pselect6 underneath), FIONREAD on a pipe, epoll
- * (level- and edge-triggered, one-shot, nested, timeouts and signals),
- * eventfd, timerfd and signalfd. A second party (a forked child or a
+ * (level- and edge-triggered, one-shot, nested, timeouts and signals,
+ * and fs.epoll.max_user_watches), eventfd, timerfd and signalfd. A second party (a forked child or a
  * thread) wakes the waits that need one. The values expected are Linux
  * 6.12's.
  *
@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -973,6 +974,52 @@ static int epoll_pwait2_timeout_and_pwait_sigmask(void)
 	return 0;
 }
 
+/* Adds pipes' read ends to a new epoll instance until it fails; the
+ * count, errno in *err. */
+static int add_until_refused(int *err, int *ep)
+{
+	*ep = epoll_create1(0);
+	int n = 0;
+	*err = 0;
+	for (int i = 0; i < 8 && !*err; i++) {
+		int p[2];
+		if (pipe(p))
+			return -1;
+		struct epoll_event ev = { .events = EPOLLIN };
+		if (epoll_ctl(*ep, EPOLL_CTL_ADD, p[0], &ev))
+			*err = errno;
+		else
+			n++;
+		close(p[1]);
+		/* p[0] stays open: its item with it. */
+	}
+	return n;
+}
+
+/* fs.epoll.max_user_watches bounds the items a user has in all its
+ * epoll instances; closing an instance gives its items back. */
+static int epoll_watches_are_bounded_per_user(void)
+{
+	const char *knob = "/proc/sys/fs/epoll/max_user_watches";
+	char old[32] = "";
+	int fd = open(knob, O_RDWR);
+	CHECK(fd >= 0 && read(fd, old, sizeof(old) - 1) > 0, "reading %s: %s", knob,
+	      strerror(errno));
+	CHECK(pwrite(fd, "3", 1, 0) == 1, "writing 3: %s", strerror(errno));
+	int err, err2, ep, ep2;
+	int first = add_until_refused(&err, &ep);
+	close(ep);
+	int second = add_until_refused(&err2, &ep2);
+	close(ep2);
+	pwrite(fd, old, strlen(old), 0);
+	close(fd);
+	CHECK(atol(old) > 1000, "max_user_watches was %s", old);
+	CHECK(first == 3 && err == ENOSPC, "%d items, then %s", first, strerror(err));
+	CHECK(second == 3 && err2 == ENOSPC, "after closing: %d items, then %s", second,
+	      strerror(err2));
+	return 0;
+}
+
 int main(void)
 {
 	static const struct test tests[] = {
@@ -1013,6 +1060,7 @@ int main(void)
 		TEST(timerfd_errors),
 		TEST(signalfd_reads_a_blocked_pending_signal),
 		TEST(signalfd_mask_update_and_blocking_read),
+		TEST(epoll_watches_are_bounded_per_user),
 	};
 	return run_tests("poll", tests, sizeof(tests) / sizeof(tests[0])) ? 1 : 0;
 }

@@ -14,11 +14,12 @@ use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::super::vfs::{Inode, InodeKind, PseudoFile, S_IFREG};
 use crate::errno::{Errno, KResult};
 use crate::fs::device::{round_pipe_size, PIPE_MAX_SIZE};
+use crate::fs::eventpoll::MAX_USER_WATCHES;
 use crate::fs::tmpfs::{MEMFD_NOEXEC_SCOPE, MEMFD_NOEXEC_SCOPE_NOEXEC_ENFORCED};
 use crate::mm::mmap::MAX_MAP_COUNT;
 
@@ -146,21 +147,22 @@ impl PseudoFile for PipeMaxSize {
     }
 }
 
-/// `vm.max_map_count` (Linux: `proc_dointvec_minmax` from 0): the most
-/// VMAs a process may have.
-struct MaxMapCount;
+/// A count tunable, 0 or more (Linux: `proc_dointvec_minmax` or
+/// `proc_doulongvec_minmax` with a minimum of 0): `vm.max_map_count`,
+/// `fs.epoll.max_user_watches`.
+struct CountSysctl(&'static AtomicUsize);
 
-impl PseudoFile for MaxMapCount {
+impl PseudoFile for CountSysctl {
     fn show(&self) -> String {
-        format!("{}\n", MAX_MAP_COUNT.load(Ordering::Relaxed))
+        format!("{}\n", self.0.load(Ordering::Relaxed))
     }
     fn is_writable(&self) -> bool {
         true
     }
     fn store(&self, data: &str) -> KResult<()> {
-        let v: i32 = data.trim().parse().map_err(|_| Errno::EINVAL)?;
+        let v: i64 = data.trim().parse().map_err(|_| Errno::EINVAL)?;
         let v = usize::try_from(v).map_err(|_| Errno::EINVAL)?;
-        MAX_MAP_COUNT.store(v, Ordering::Relaxed);
+        self.0.store(v, Ordering::Relaxed);
         Ok(())
     }
 }
@@ -211,6 +213,13 @@ pub fn build(proc: &Arc<Inode>) {
     );
     let fs = add_dir(&sys, "fs");
     add_file(&fs, "pipe-max-size", 0o644, Box::new(PipeMaxSize));
+    let epoll = add_dir(&fs, "epoll");
+    add_file(
+        &epoll,
+        "max_user_watches",
+        0o644,
+        Box::new(CountSysctl(&MAX_USER_WATCHES)),
+    );
     let mqueue = add_dir(&fs, "mqueue");
     for (name, value, (min, max)) in [
         ("msg_default", &MQ_MSG_DEFAULT, MSG_LIMITS),
@@ -238,7 +247,12 @@ pub fn build(proc: &Arc<Inode>) {
             max: Some(MEMFD_NOEXEC_SCOPE_NOEXEC_ENFORCED),
         },
     );
-    add_file(&vm, "max_map_count", 0o644, Box::new(MaxMapCount));
+    add_file(
+        &vm,
+        "max_map_count",
+        0o644,
+        Box::new(CountSysctl(&MAX_MAP_COUNT)),
+    );
     add_sysctl(
         &vm,
         "mmap_min_addr",
