@@ -63,8 +63,12 @@ static int a_memory_hog_is_killed_and_its_memory_comes_back(void)
 	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "the hog ended with status %#x", status);
 	CHECK(vmstat("oom_kill") > kills, "oom_kill %ld -> %ld", kills, vmstat("oom_kill"));
 	CHECK(still_works(), "fork after the OOM kill");
+	/* Linux keeps some of what the kill freed in per-CPU lists and
+	 * caches for a while (it came back 3-10 MB short at 1G): eight times
+	 * the slack, still a sliver of the hundreds of MB the hog took. */
 	long free_after = meminfo_kb("MemFree");
-	CHECK(free_after > free_before - SLACK_KB, "MemFree %ld kB -> %ld kB", free_before, free_after);
+	CHECK(free_after > free_before - 8 * SLACK_KB, "MemFree %ld kB -> %ld kB", free_before,
+	      free_after);
 	return 0;
 }
 
@@ -126,13 +130,28 @@ static int a_tmpfs_runs_out_of_inodes(void)
 			rmdir(path);
 	}
 	umount("/tmp/few");
-	rmdir("/tmp/few");
 	CHECK(empty.f_files == 8 && empty.f_ffree == 7, "statfs of the empty mount: %ld of %ld free",
 	      (long)empty.f_ffree, (long)empty.f_files);
 	CHECK(made == 7 && err == ENOSPC, "%d files and directories, then %s", made, strerror(err));
 	CHECK(full.f_ffree == 0 && again >= 0, "statfs when full: %ld free", (long)full.f_ffree);
 	CHECK(while_open == ENOSPC, "while the unlinked file is open: %s", strerror(while_open));
 	CHECK(after >= 0, "once it is closed: %s", strerror(errno));
+
+	/* Each extra name of a file takes one too. */
+	CHECK(mount("none", "/tmp/few", "tmpfs", 0, "nr_inodes=3") == 0, "mount: %s",
+	      strerror(errno));
+	close(open("/tmp/few/f", O_CREAT | O_WRONLY, 0644));
+	int second = link("/tmp/few/f", "/tmp/few/g");
+	int third = link("/tmp/few/f", "/tmp/few/h") == -1 ? errno : 0;
+	unlink("/tmp/few/g");
+	int again_link = link("/tmp/few/f", "/tmp/few/h");
+	unlink("/tmp/few/h");
+	unlink("/tmp/few/f");
+	umount("/tmp/few");
+	rmdir("/tmp/few");
+	CHECK(second == 0 && third == ENOSPC, "links under nr_inodes=3: %d, then %s", second,
+	      strerror(third));
+	CHECK(again_link == 0, "a link once one is gone: %s", strerror(errno));
 	return 0;
 }
 

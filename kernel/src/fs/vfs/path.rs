@@ -215,7 +215,10 @@ pub fn link(inode: &Arc<Inode>, start: &Arc<Inode>, path: &str) -> KResult<()> {
         return Err(Errno::ENOENT);
     }
     dir.permission(MAY_WRITE | MAY_EXEC)?;
+    // Each extra name takes an inode of `nr_inodes=` (Linux: `shmem_link`).
+    sb.may_add_inode()?;
     d.link(&dir, name, inode.clone())?;
+    sb.inode_added();
     inode.inc_nlink();
     inode.touch(T_CTIME);
     Ok(())
@@ -268,9 +271,21 @@ pub fn unlink(start: &Arc<Inode>, path: &str) -> KResult<()> {
         return Err(Errno::ENOTDIR);
     }
     let inode = entries.remove(name).expect("looked up above");
-    inode.dec_nlink();
+    drop_name(&inode);
     dir.touch(T_MTIME | T_CTIME);
     Ok(())
+}
+
+/// A name of `inode` is gone: one link fewer, and an extra name's inode
+/// back to its mount's `nr_inodes=` (Linux: `shmem_unlink`); the last
+/// name's goes when the inode is freed.
+fn drop_name(inode: &Inode) {
+    if inode.nlink() > 1 && !inode.is_dir() {
+        if let Some(sb) = inode.tmpfs_sb() {
+            sb.inode_freed();
+        }
+    }
+    inode.dec_nlink();
 }
 
 /// Removes an empty directory (Linux: `vfs_rmdir`).
@@ -402,7 +417,7 @@ pub fn rename_at(
         .lock()
         .insert(String::from(new_name), inode.clone());
     if let Some(old_target) = replaced {
-        old_target.dec_nlink();
+        drop_name(&old_target);
         if old_target.is_dir() {
             new_dir.dec_nlink();
         }
