@@ -49,8 +49,8 @@ linux_setup() {
 # busybox, an /init that mounts /proc, /sys, debugfs, devtmpfs on /dev and
 # tmpfs on /dev/shm and /tmp, links /dev/fd and /dev/std{in,out,err} (as a
 # distribution's init would), sets PATH, runs the shell
-# line WORK and powers off, and whatever MKINITRD-ARGS add; rootfs/ gives
-# it the same /etc (passwd, group) as faultline's initrd. Linux passes
+# line WORK and powers off, and whatever MKINITRD-ARGS add (`--dir rootfs`
+# for the same /etc, passwd and group, as faultline's initrd). Linux passes
 # `name=value` words of its command line to init's environment.
 linux_initrd() {
     local name=$1 work=$2
@@ -75,7 +75,7 @@ echo "linux: Linux \$(/bin/busybox uname -r), \$(/bin/busybox nproc) CPUs"
 $work
 /bin/busybox poweroff -f
 INIT
-    target/release/mkinitrd -o "$linux_dir/$name.cpio" --dir rootfs "$@" \
+    target/release/mkinitrd -o "$linux_dir/$name.cpio" "$@" \
         --file "$linux_dir/$linux_busybox/bin/busybox:bin/busybox:755" \
         --file "$linux_dir/$name.init:init:755"
 }

@@ -15,7 +15,7 @@ log=build/test-linux-boot.log
 linux_setup
 work='for t in /bin/ctests/*; do echo "linux: running $t"; $t; echo "linux: $t exited $?"; done
 /bin/busybox sh /bin/applets.sh; echo "linux: applets.sh exited $?"'
-linux_initrd ctests "$work" --dir build/ctests:bin/ctests \
+linux_initrd ctests "$work" --dir rootfs --dir build/ctests:bin/ctests \
     --file user/busybox/applets.sh:bin/applets.sh:755
 echo "test-linux-boot: $linux, 2 CPUs, 1G"
 linux_boot ctests "" -cpu cortex-a72 -smp 2 -m 1G | sed -u 's/\r$//' | tee "$log" |
