@@ -55,7 +55,7 @@ fn load(table: &PageTable, idx: usize) -> Pte {
 /// Writes one entry with Release ordering (Linux: `__set_pte` without its
 /// barrier); making it visible to the walker, and any TLB invalidation, is
 /// the caller's.
-fn store(slot: &AtomicU64, pte: Pte) {
+fn set_pte(slot: &AtomicU64, pte: Pte) {
     slot.store(pte.0, Ordering::Release);
 }
 
@@ -86,7 +86,7 @@ pub fn set_ptes(
 ) {
     if nr == 1 {
         // One page is never a whole block: no bit, but it may complete one.
-        store(&table[idx], pte.with_cont(false));
+        set_pte(&table[idx], pte.with_cont(false));
         if (idx + 1).is_multiple_of(CONT_PTES) {
             try_fold(table, idx, folio, ops);
         }
@@ -107,15 +107,13 @@ pub fn set_ptes(
         let slots = &table[chunk.clone()];
         if let Ok(block) = <&[AtomicU64; CONT_PTES]>::try_from(slots) {
             // A whole block, the usual case: a fixed count, unrolled.
-            block
-                .iter()
-                .enumerate()
-                .for_each(|(k, slot)| store(slot, entry(k)));
+            for (k, slot) in block.iter().enumerate() {
+                set_pte(slot, entry(k));
+            }
         } else {
-            slots
-                .iter()
-                .enumerate()
-                .for_each(|(k, slot)| store(slot, entry(k)));
+            for (k, slot) in slots.iter().enumerate() {
+                set_pte(slot, entry(k));
+            }
         }
         i = chunk.end;
     }
@@ -167,7 +165,7 @@ fn convert(table: &PageTable, block: Range<usize>, cont: bool, ops: &mut impl Co
     }
     ops.flush(block.clone());
     for (k, i) in block.enumerate() {
-        store(&table[i], old[k].with_access_of(access).with_cont(cont));
+        set_pte(&table[i], old[k].with_access_of(access).with_cont(cont));
     }
     ops.converted(cont);
 }
@@ -265,7 +263,7 @@ pub fn change_range(
             } else {
                 new[k]
             };
-            store(&table[i], pte);
+            set_pte(&table[i], pte);
         }
         if was_cont && !stays {
             ops.converted(false);

@@ -250,12 +250,12 @@ fn ptep_get_ors_young_and_dirty_over_the_block() {
     let (t, _) = mapped_blocks(1);
     for i in 0..CONT_PTES {
         let p = load(&t, i).old_clean();
-        store(&t[i], p);
+        set_pte(&t[i], p);
     }
     assert!(!ptep_get(&t, 0).is_young());
     // The hardware marked entry 9 dirty and entry 4 young.
-    store(&t[9], Pte(load(&t, 9).0 | 1 << 55));
-    store(&t[4], Pte(load(&t, 4).0 | 1 << 10));
+    set_pte(&t[9], Pte(load(&t, 9).0 | 1 << 55));
+    set_pte(&t[4], Pte(load(&t, 4).0 | 1 << 10));
     for i in 0..CONT_PTES {
         let p = ptep_get(&t, i);
         assert!(p.is_dirty() && p.is_young(), "entry {i}");
@@ -263,13 +263,13 @@ fn ptep_get_ors_young_and_dirty_over_the_block() {
     }
     // A plain entry reports only itself.
     let (t, mut log) = mapped_blocks(1);
-    store(&t[9], Pte(load(&t, 9).0 | 1 << 55));
+    set_pte(&t[9], Pte(load(&t, 9).0 | 1 << 55));
     unfold(&t, 0, &mut log);
     assert!(
         ptep_get(&t, 2).is_dirty(),
         "unfold spreads the block's dirty bit"
     );
-    store(&t[2], load(&t, 2).old_clean());
+    set_pte(&t[2], load(&t, 2).old_clean());
     assert!(!ptep_get(&t, 2).is_dirty());
 }
 
@@ -297,7 +297,7 @@ fn zap(t: &PageTable, range: Range<usize>, log: &mut Log) -> Vec<(usize, Pte)> {
 #[test]
 fn zap_of_whole_blocks_does_not_unfold() {
     let (t, mut log) = mapped_blocks(3);
-    store(&t[20], Pte(load(&t, 20).0 | 1 << 55));
+    set_pte(&t[20], Pte(load(&t, 20).0 | 1 << 55));
     let out = zap(&t, 16..48, &mut log);
     assert_eq!(log.unfolds, 0);
     assert!(log.flushes.is_empty(), "the caller flushes once");
