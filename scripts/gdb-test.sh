@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make test's gdb stage (and `make gdb-test`): gdb-multiarch against
-# `qemu-run.sh --gdb`, on the kernel `make gdb` steps. Three sessions:
+# `qemu-run.sh --gdb`, on the kernel `make gdb` steps. Five parts:
 #   1. boot: a breakpoint at kernel_main is hit with a backtrace showing
 #      Rust source lines, at EL1, and one on a secondary CPU's entry too;
 #   2. the helpers (scripts/gdb/session.py, on user/c/gdb-target.c): each
@@ -9,7 +9,14 @@
 #      and its backtrace, `break finish_fault`, `next` through
 #      finish_fault to set_pte_range, the pretty printers
 #      (scripts/gdb/check.py);
-#   3. the walk-through in docs/gdb.md: its commands, run again, print
+#   3. stepping: `step` and `fl-step` from fl-break-fault's stop reach
+#      do_page_fault, handle_mm_fault, finish_fault, set_pte_range and the
+#      contpte store in order, through closures, never stopping in Rust's
+#      library (scripts/gdb/steps.py, check_steps.py);
+#   4. `make gdb` itself at a terminal (scripts/gdb/interrupt.py): ^C
+#      during `continue` stops the kernel, `continue` resumes, QEMU lives,
+#      a taken port 1234 is passed over, the session ends with status 0;
+#   5. the walk-through in docs/gdb.md: its commands, run again, print
 #      what the document shows (addresses aside).
 # Prints one `gdb: <check> ... ok|FAILED` line per check; exits non-zero on
 # any failure.
@@ -33,7 +40,7 @@ trap 'rm -rf "$logdir"; [ -n "$qemu_pid" ] && kill "$qemu_pid" 2>/dev/null' EXIT
 # start_qemu LOG QEMU-ARGS...: a halted QEMU with a gdb server on $port.
 start_qemu() {
     local log=$1; shift
-    port=$((20000 + RANDOM % 20000))
+    port=$(scripts/gdb/port.py free $((20000 + RANDOM % 20000)))
     FAULTLINE_GDB_PORT=$port ./qemu-run.sh --gdb --kernel "$kernel" --timeout 120 "$@" >"$log" 2>&1 &
     qemu_pid=$!
 }
@@ -111,7 +118,20 @@ else
     grep '^gdb: ' "$logdir/helpers"
 fi
 
-# --- 3. docs/gdb.md's walk-through ------------------------------------------
+# --- 3. stepping: `step` and `fl-step` from the fault to the PTE store ------
+for command in step fl-step; do
+    start_qemu "$logdir/$command.console" --run "/bin/bench/seed000 iters=1"
+    timeout 120 gdb-multiarch -nx -batch -ex "file $kernel" -ex "source scripts/gdb/faultline-gdb.py" \
+        -ex "target remote :$port" -ex "python STEP_COMMAND = '$command'" \
+        -ex "source scripts/gdb/steps.py" >"$logdir/$command.gdb" 2>&1
+    stop_qemu
+    python3 scripts/gdb/check_steps.py "$command" "$logdir/$command.gdb" || failed=1
+done
+
+# --- 4. make gdb at a terminal: ^C, continue, the port, the exit status ----
+python3 scripts/gdb/interrupt.py "$kernel" || failed=1
+
+# --- 5. docs/gdb.md's walk-through ------------------------------------------
 # Addresses of kernel memory and physical frames differ from boot to boot,
 # and inode numbers (`ino N`, and the column after a maps line's device)
 # move whenever the kernel makes one more file at boot; everything else

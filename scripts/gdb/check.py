@@ -138,6 +138,16 @@ def main(console_path, gdb_path):
           and re.search(r"folio = Folio\(pfn 0x[0-9a-f]+, order 4 \(64K\), refcount \d+, mapcount 0,", args)
           and re.search(r"prot = PgProt\(0x[0-9a-f]+: AttrIndx 1 Normal WB, AP 01 EL1 RW, EL0 RW,.* nG", args),
           args)
+    pmd, table = "\n".join(seen.get("p pmd as Pte", [])), "\n".join(seen.get("p page table", []))
+    check("pte_printer_decodes_a_table_descriptor_as_a_table",
+          re.search(r"Pte\(0x[0-9a-f]+: table, next level at PA 0x[0-9a-f]+\)", pmd), pmd)
+    check("a_page_table_prints_as_a_summary_and_an_atomic_as_its_value",
+          re.search(r"page table at 0x[0-9a-f]+: \d+ valid entries", table)
+          and re.search(r"^\$\d+ = (0x[0-9a-f]+|\d+)$", "\n".join(seen.get("p one entry", [])), re.M),
+          table + "\n" + "\n".join(seen.get("p one entry", [])))
+    check("helpers_after_the_kernel_is_gone_say_so_plainly",
+          "@@after kill: fl-ps: no kernel to read" in gdb_text and "Python Exception" not in gdb_text,
+          gdb_text[-500:])
     folio = "\n".join(seen.get("fl-folio folio", []))
     check("fl_folio_of_a_folio_value_before_it_is_mapped",
           "order 4 (64K, 16 pages)" in folio and "mapcount 0" in folio and "mapped by 0 entries" in folio

@@ -90,6 +90,9 @@ def into_finish_fault():
     print(gdb.execute("continue", to_string=True), end="")
     block("info args", "info args")
     block("fl-folio folio", "fl-folio folio")
+    block("p pmd as Pte", "p *(vmf.pmd as *const faultline::arch::aarch64::desc::Pte)")
+    block("p page table", "p *vmf.pte.0")
+    block("p one entry", "p (*vmf.pte.0)[0]")
     print("@@begin next")
     for _ in range(40):
         gdb.execute("next", to_string=True)
@@ -109,3 +112,7 @@ try:
 except Exception as e:  # the checks report what is missing
     print(f"@@session error: {e}")
 gdb.execute("kill")
+try:
+    gdb.execute("fl-ps", to_string=True)
+except gdb.error as e:
+    print(f"@@after kill: {e}")

@@ -5,7 +5,7 @@ faultline` lists them. Linux's own are in scripts/gdb/linux/.
 """
 import gdb
 
-from . import breakfault, folio, pgtable, printers, tasks, vmas, vmstat  # noqa: F401 (commands)
+from . import breakfault, folio, pgtable, printers, step, tasks, vmas, vmstat  # noqa: F401 (commands)
 
 
 class Faultline(gdb.Command):
@@ -18,6 +18,7 @@ fl-ptdump [pid] [S-E]    the page tables as /proc/PID/ptdump
 fl-folio EXPR|pfn N      a folio: order, counts, flags, file and index, its PTEs
 fl-vmstat                the counters of /proc/vmstat
 fl-break-fault VA [pid]  stop at the next user fault on that page
+fl-step [N]              step to the next faultline function called
 
 [pid] defaults to the process the selected CPU (gdb thread) runs.
 Pretty printers show Pte, PgProt, Folio, Vma, PhysAddr and Range<usize>

@@ -87,7 +87,8 @@ class FlBreakFault(gdb.Command):
 process, if none is given): a temporary breakpoint on the EL0 synchronous
 exception vector (VBAR_EL1 + 0x400) that stops only for a data or
 instruction abort whose FAR_EL1 lies in that page, then goes away. From
-the stop, `step` walks the whole fault path.
+the stop, `fl-step` walks the fault path a function at a time, `step` a
+line at a time.
 
 Usage: fl-break-fault VA [pid]"""
 
@@ -95,6 +96,7 @@ Usage: fl-break-fault VA [pid]"""
         super().__init__("fl-break-fault", gdb.COMMAND_BREAKPOINTS)
 
     def invoke(self, arg, from_tty):
+        kernel.require_kernel("fl-break-fault")
         args = gdb.string_to_argv(arg)
         if not 1 <= len(args) <= 2:
             raise gdb.GdbError("usage: fl-break-fault VA [pid]")

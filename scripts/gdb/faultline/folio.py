@@ -138,6 +138,7 @@ Usage: fl-folio EXPR     a Folio (e.g. `fl-folio folio` in finish_fault),
 
     @kernel.reads_kernel
     def invoke(self, arg, from_tty):
+        kernel.require_kernel("fl-folio")
         args = gdb.string_to_argv(arg)
         if len(args) == 2 and args[0] == "pfn":
             pfn = kernel.parse_int(args[1])

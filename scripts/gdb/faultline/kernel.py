@@ -19,6 +19,16 @@ import gdb
 from . import rust
 
 
+def require_kernel(command):
+    """Stops `command` with a plain message when there is no kernel to read:
+    before `target remote`, or once QEMU has exited (the kernel powered
+    off, or was killed)."""
+    inferior = gdb.selected_inferior()
+    if inferior.pid == 0 or not inferior.threads():
+        raise gdb.GdbError(f"{command}: no kernel to read: QEMU is not connected or has exited "
+                           "(the kernel powered off?); `make gdb` starts another")
+
+
 def static(path):
     """The value of the static at Rust path `path`."""
     sym = gdb.lookup_static_symbol(path) or gdb.lookup_global_symbol(path)

@@ -73,6 +73,7 @@ Usage: fl-pt VA [pid]     (pid: default, the process the selected CPU runs)"""
 
     @kernel.reads_kernel
     def invoke(self, arg, from_tty):
+        kernel.require_kernel("fl-pt")
         args = gdb.string_to_argv(arg)
         if not 1 <= len(args) <= 2:
             raise gdb.GdbError("usage: fl-pt VA [pid]")
@@ -122,6 +123,7 @@ Usage: fl-ptdump [pid] [START-END]"""
 
     @kernel.reads_kernel
     def invoke(self, arg, from_tty):
+        kernel.require_kernel("fl-ptdump")
         pid_arg, start, end = None, 0, kernel.info("user_top")
         for a in gdb.string_to_argv(arg):
             if "-" in a:

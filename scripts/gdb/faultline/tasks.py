@@ -113,6 +113,7 @@ Usage: fl-ps"""
 
     @kernel.reads_kernel
     def invoke(self, arg, from_tty):
+        kernel.require_kernel("fl-ps")
         running = {}
         for cpu, _ in kernel.cpus():
             thread = kernel.running_thread(cpu)

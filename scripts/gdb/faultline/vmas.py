@@ -100,6 +100,7 @@ Usage: fl-vmas [pid]     (pid: default, the process the selected CPU runs)"""
 
     @kernel.reads_kernel
     def invoke(self, arg, from_tty):
+        kernel.require_kernel("fl-vmas")
         pid, proc, mm = tasks.resolve(arg.strip() or None)
         locked = rust.atomic(mm["mmap_lock"]["locked"])
         print(f"pid {pid} ({tasks.name_of(proc)}), mm {int(mm.address):#x}: "

@@ -49,6 +49,7 @@ Usage: fl-vmstat"""
 
     @kernel.reads_kernel
     def invoke(self, arg, from_tty):
+        kernel.require_kernel("fl-vmstat")
         for line in lines():
             print(line)
 
