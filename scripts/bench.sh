@@ -7,7 +7,8 @@
 # and draws them with Linux's (make bench-linux), if any, as build/bench.svg.
 # The boot line (virtual time from power-on to /init) is a row too.
 #   scripts/bench.sh [quick] [--console] [qemu-run.sh options...]
-# `quick` runs each benchmark briefly (`make run`, `make test`); --console
+# `quick` runs each benchmark briefly (`make run`, `make test`), into
+# build/bench-quick.log and .csv, and draws nothing; --console
 # shows the whole console, not only the result lines.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,8 +17,10 @@ cd "$(dirname "$0")/.."
 mode="" filter='^result '
 [ "${1:-}" = quick ] && { mode=quick; shift; }
 [ "${1:-}" = --console ] && { filter=''; shift; }
-log=build/bench.log
-csv=build/bench.csv
+# A quick run keeps its own files: `make run` never overwrites the
+# results of the last `make bench`.
+log=build/bench${mode:+-$mode}.log
+csv=build/bench${mode:+-$mode}.csv
 [ "$mode" = quick ] || plot_build
 ./qemu-run.sh --smp 4 --mem 2G --icount --timeout 1200 "$@" \
     --append "-- run /bin/bench/bench $mode" | tee "$log" | grep -E "$filter" || true
