@@ -100,12 +100,27 @@ fn workload(values: &[&str]) -> String {
 /// The y axis of the icount benchmarks: virtual time is instructions.
 const ICOUNT_NS: &str = "virtual ns (-icount: 1 ns = 1 instruction)";
 
-/// The charts, in the order drawn. Benchmarks without one (boot, with one
-/// number and no Linux counterpart) are left out.
+/// The charts, in the order drawn: each seed's claim first, in the unit
+/// the seed states it (seed 000: faults per iteration; seed 004: the share
+/// of text in 64K folios), then the time it buys, then the controls.
+/// Benchmarks without one (boot, with one number and no Linux
+/// counterpart) are left out.
 const SPECS: &[Spec] = &[
     Spec {
         bench: "finish_fault",
-        title: "finish_fault: fault in a view of a 2M shmem folio, per iteration",
+        title: "Seed 000's claim: faults per iteration in a 64K view of a 2M folio (8 -> 1)",
+        x_desc: "view of the folio",
+        y_desc: "page faults per iteration",
+        groups: Groups::ByColumns {
+            columns: &["size"],
+            name: view,
+            metric: "faults_per_iter_x100",
+        },
+        scale: 0.01,
+    },
+    Spec {
+        bench: "finish_fault",
+        title: "Seed 000: time per iteration (8 stores into the view)",
         x_desc: "view of the folio",
         y_desc: ICOUNT_NS,
         groups: Groups::ByColumns {
@@ -117,7 +132,7 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         bench: "seed000",
-        title: "seed000 (seed 000's C program), per iteration",
+        title: "Seed 000, the seed's own C program: time per iteration",
         x_desc: "view of the folio",
         y_desc: ICOUNT_NS,
         groups: Groups::ByColumns {
@@ -128,20 +143,8 @@ const SPECS: &[Spec] = &[
         scale: 1.0,
     },
     Spec {
-        bench: "lat_pagefault",
-        title: "lat_pagefault: read faults on a cached file, per page",
-        x_desc: "file size",
-        y_desc: ICOUNT_NS,
-        groups: Groups::ByColumns {
-            columns: &["pages"],
-            name: pages,
-            metric: "ns_per_page",
-        },
-        scale: 1.0,
-    },
-    Spec {
         bench: "page_fault4",
-        title: "page_fault4 (will-it-scale) under -icount: higher is better",
+        title: "Seed 002: page_fault4 (will-it-scale) under -icount, per-VMA locks off and on",
         x_desc: "tasks",
         y_desc: "pages faulted per virtual second",
         groups: Groups::ByColumns {
@@ -152,8 +155,68 @@ const SPECS: &[Spec] = &[
         scale: 1.0,
     },
     Spec {
+        bench: "mttcg_scaling",
+        title: "Seed 002: 2 threads : 1 thread on 2 vCPUs, MTTCG (real time, medians of 5)",
+        x_desc: "benchmark",
+        y_desc: "rate with 2 threads / rate with 1",
+        groups: Groups::ByMetric(&[
+            ("ratio_x100", "page_fault4"),
+            ("spin_ratio_x100", "spin"),
+            ("getppid1_ratio_x100", "getppid1"),
+        ]),
+        scale: 0.01,
+    },
+    Spec {
+        bench: "lat_pagefault",
+        title: "Seeds 002 and 003: lat_pagefault, read faults on a cached file, fault-around off and on",
+        x_desc: "file size",
+        y_desc: "virtual ns per page (-icount: 1 ns = 1 instruction)",
+        groups: Groups::ByColumns {
+            columns: &["pages"],
+            name: pages,
+            metric: "ns_per_page",
+        },
+        scale: 1.0,
+    },
+    Spec {
+        bench: "seed004",
+        title: "Seed 004's claim: share of mapped text in aligned 64K folios",
+        x_desc: "workload",
+        y_desc: "% of text (faultline's /proc/thpmaps)",
+        groups: Groups::ByColumns {
+            columns: &["workload"],
+            name: workload,
+            metric: "text_64k_aligned",
+        },
+        scale: 1.0,
+    },
+    Spec {
+        bench: "seed004",
+        title: "Seed 004: share of mapped text under the contiguous bit",
+        x_desc: "workload",
+        y_desc: "% of text mapped cont",
+        groups: Groups::ByColumns {
+            columns: &["workload"],
+            name: workload,
+            metric: "text_cont",
+        },
+        scale: 1.0,
+    },
+    Spec {
+        bench: "seed004",
+        title: "Seed 004: page faults running Debian's programs, per run",
+        x_desc: "workload",
+        y_desc: "page faults",
+        groups: Groups::ByColumns {
+            columns: &["workload"],
+            name: workload,
+            metric: "faults",
+        },
+        scale: 1.0,
+    },
+    Spec {
         bench: "getppid1",
-        title: "getppid1: null system calls under -icount: higher is better",
+        title: "Control: getppid1, null system calls under -icount",
         x_desc: "tasks",
         y_desc: "calls per virtual second",
         groups: Groups::ByColumns {
@@ -165,37 +228,13 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         bench: "clock_gettime",
-        title: "clock_gettime: through the vDSO and as a system call",
+        title: "Control: clock_gettime through the vDSO and as a system call",
         x_desc: "how the clock is read",
         y_desc: "virtual ns per call",
         groups: Groups::ByMetric(&[
             ("vdso_ns_per_call", "vDSO"),
             ("syscall_ns_per_call", "system call"),
         ]),
-        scale: 1.0,
-    },
-    Spec {
-        bench: "mttcg_scaling",
-        title: "2 threads : 1 thread on 2 vCPUs, MTTCG (real time, medians of 5)",
-        x_desc: "benchmark",
-        y_desc: "rate with 2 threads / rate with 1",
-        groups: Groups::ByMetric(&[
-            ("ratio_x100", "page_fault4"),
-            ("spin_ratio_x100", "spin"),
-            ("getppid1_ratio_x100", "getppid1"),
-        ]),
-        scale: 0.01,
-    },
-    Spec {
-        bench: "seed004",
-        title: "seed004: faults running Debian's programs, per run",
-        x_desc: "workload",
-        y_desc: "page faults",
-        groups: Groups::ByColumns {
-            columns: &["workload"],
-            name: workload,
-            metric: "faults",
-        },
         scale: 1.0,
     },
 ];
@@ -436,11 +475,11 @@ mod tests {
              bench,pmu,threads1_ops,threads2_ops,ratio_x100,spin_ratio_x100,getppid1_ratio_x100\n\
              mttcg_scaling,0,2363156,2370403,100,99,95\n\
              mttcg_scaling,1,2476888,4267943,172,197,130\n\
-             bench,workload,exec_enabled,mapping_align,fault_around,faults,ns\n\
-             seed004,python3,0x0,0x0,65536,6718,496000208\n\
-             seed004,python3,0x2,0x1,65536,6716,496092384\n\
-             seed004,bash_coreutils,0x0,0x0,65536,5437,315771696\n\
-             seed004,bash_coreutils,0x2,0x1,65536,5425,316205680\n",
+             bench,workload,exec_enabled,mapping_align,fault_around,faults,ns,text_64k_aligned,text_cont\n\
+             seed004,python3,0x0,0x0,65536,6718,496000208,5,0\n\
+             seed004,python3,0x2,0x1,65536,6716,496092384,90,88\n\
+             seed004,bash_coreutils,0x0,0x0,65536,5437,315771696,3,0\n\
+             seed004,bash_coreutils,0x2,0x1,65536,5425,316205680,87,85\n",
         )
         .unwrap();
         // Linux ran finish_fault twice (its loop sets a switch Linux does
@@ -472,28 +511,51 @@ mod tests {
     }
 
     #[test]
-    fn a_chart_per_benchmark_with_data() {
+    fn a_chart_per_claim_with_data_each_seeds_claim_first() {
         let charts = charts(&rows());
-        let titles: Vec<_> = charts
-            .iter()
-            .map(|c| c.title.split(':').next().unwrap())
-            .collect();
+        let titles: Vec<_> = charts.iter().map(|c| c.title).collect();
         assert_eq!(
             titles,
             [
-                "finish_fault",
-                "page_fault4 (will-it-scale) under -icount",
-                "clock_gettime",
-                "2 threads ",
-                "seed004"
+                "Seed 000's claim: faults per iteration in a 64K view of a 2M folio (8 -> 1)",
+                "Seed 000: time per iteration (8 stores into the view)",
+                "Seed 002: page_fault4 (will-it-scale) under -icount, per-VMA locks off and on",
+                "Seed 002: 2 threads : 1 thread on 2 vCPUs, MTTCG (real time, medians of 5)",
+                "Seed 004's claim: share of mapped text in aligned 64K folios",
+                "Seed 004: share of mapped text under the contiguous bit",
+                "Seed 004: page faults running Debian's programs, per run",
+                "Control: clock_gettime through the vDSO and as a system call",
             ]
         );
     }
 
     #[test]
+    fn seed_000s_claim_is_faults_per_iteration() {
+        let charts = charts(&rows());
+        let chart = find(&charts, "Seed 000's claim");
+        assert_eq!(chart.y_desc, "page faults per iteration");
+        assert_eq!(chart.series[0].values, [Some(8.0), Some(8.0)]);
+        assert_eq!(chart.series[1].values, [Some(1.0), Some(1.0)]);
+        assert_eq!(chart.series[2].values, [Some(8.0), None]);
+    }
+
+    #[test]
+    fn seed_004s_claim_is_faultlines_share_of_text_alone() {
+        let charts = charts(&rows());
+        let chart = find(&charts, "Seed 004's claim");
+        assert_eq!(chart.groups, ["python3", "bash + coreutils"]);
+        // Linux has no /proc/thpmaps: its rows have no share to draw.
+        assert!(chart.series.iter().all(|s| s.kernel == Kernel::Faultline));
+        assert_eq!(chart.series[0].values, [Some(5.0), Some(3.0)]);
+        assert_eq!(chart.series[1].values, [Some(90.0), Some(87.0)]);
+        let cont = find(&charts, "Seed 004: share of mapped text under");
+        assert_eq!(cont.series[1].values, [Some(88.0), Some(85.0)]);
+    }
+
+    #[test]
     fn the_switch_off_and_on_beside_linux() {
         let charts = charts(&rows());
-        let chart = find(&charts, "finish_fault");
+        let chart = find(&charts, "Seed 000: time");
         assert_eq!(chart.groups, ["64K view", "32K view"]);
         let labels: Vec<_> = chart.series.iter().map(|s| s.label.as_str()).collect();
         assert_eq!(
@@ -514,7 +576,7 @@ mod tests {
     #[test]
     fn groups_by_several_columns_and_by_metric() {
         let charts = charts(&rows());
-        let chart = find(&charts, "page_fault4");
+        let chart = find(&charts, "Seed 002: page_fault4");
         assert_eq!(chart.groups, ["1 thread", "1 process"]);
         let labels: Vec<_> = chart.series.iter().map(|s| s.label.as_str()).collect();
         assert_eq!(
@@ -524,13 +586,13 @@ mod tests {
         assert_eq!(chart.series[0].values, [Some(4481273.0), None]);
         assert_eq!(chart.series[1].values, [Some(4612472.0), Some(4589926.0)]);
 
-        let chart = find(&charts, "clock_gettime");
+        let chart = find(&charts, "Control: clock_gettime");
         assert_eq!(chart.groups, ["vDSO", "system call"]);
         assert_eq!(chart.series[0].label, "faultline");
         assert_eq!(chart.series[0].values, [Some(51.0), Some(296.0)]);
         assert_eq!(chart.series[1].values, [Some(60.0), Some(449.0)]);
 
-        let chart = find(&charts, "2 threads");
+        let chart = find(&charts, "Seed 002: 2 threads");
         assert_eq!(chart.groups, ["page_fault4", "spin", "getppid1"]);
         assert_eq!(chart.series[0].label, "faultline: PMU off");
         assert_eq!(chart.series[1].values, [Some(1.72), Some(1.97), Some(1.3)]);
@@ -539,7 +601,7 @@ mod tests {
     #[test]
     fn several_switches_name_each_setting() {
         let charts = charts(&rows());
-        let chart = find(&charts, "seed004");
+        let chart = find(&charts, "Seed 004: page faults");
         assert_eq!(chart.groups, ["python3", "bash + coreutils"]);
         let labels: Vec<_> = chart.series.iter().map(|s| s.label.as_str()).collect();
         assert_eq!(
