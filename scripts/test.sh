@@ -18,9 +18,13 @@
 #   6. boot, shutdown and crash reports (panic backtrace, fault decoding),
 #      a short benchmark run (every benchmark completes; the fault counts
 #      seed 000 sets) and the benchmark table's scaling row
-#   7. gdb (scripts/gdb-test.sh): breakpoints, backtraces, the helpers
-#      (scripts/gdb/) against /proc, docs/fault.md's breakpoint and
-#      docs/gdb.md's session
+#   7. the book (scripts/check-docs.py, scripts/docs-numbers.py): every
+#      path, file:line, name, command and /proc or /sys file that README.md
+#      and docs/ name exists; the numbers they quote and docs/bench.svg
+#      are those of docs/bench.csv and docs/bench-linux.csv
+#   8. gdb (scripts/gdb-test.sh): breakpoints, backtraces, the helpers
+#      (scripts/gdb/) against /proc, stepping, ^C at a terminal, `break`
+#      on the functions the docs name, and docs/gdb.md's session
 # Every QEMU run has a watchdog, so a hang is a failure, not a stuck CI.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -306,7 +310,21 @@ else
     fail "selftests: without LINUX_SRC, make selftests skips and says how to get it"; cat "$st/skip"
 fi
 
-# --- 7. gdb ---------------------------------------------------------------
+# --- 7. the book: names, paths, commands and numbers it quotes --------------
+while read -r line; do
+    case "$line" in
+        *" ... ok") pass "${line% ... ok}" ;;
+        *" ... FAILED") fail "${line% ... FAILED}" ;;
+        *) echo "$line" ;;
+    esac
+done < <(python3 scripts/check-docs.py --boot 2>&1)
+if python3 scripts/docs-numbers.py --check >"$logdir/numbers" 2>&1; then
+    pass "docs: numbers_and_chart_are_docs_bench_csvs"
+else
+    fail "docs: numbers_and_chart_are_docs_bench_csvs"; cat "$logdir/numbers"
+fi
+
+# --- 8. gdb ---------------------------------------------------------------
 while read -r line; do
     case "$line" in
         *" ... ok") pass "${line% ... ok}" ;;
