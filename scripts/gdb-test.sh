@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make test's gdb stage (and `make gdb-test`): gdb-multiarch against
-# `qemu-run.sh --gdb`, on the kernel `make gdb` steps. Five parts:
+# `qemu-run.sh --gdb`, on the kernel `make gdb` steps. Six parts:
 #   1. boot: a breakpoint at kernel_main is hit with a backtrace showing
 #      Rust source lines, at EL1, and one on a secondary CPU's entry too;
 #   2. the helpers (scripts/gdb/session.py, on user/c/gdb-target.c): each
@@ -16,7 +16,9 @@
 #   4. `make gdb` itself at a terminal (scripts/gdb/interrupt.py): ^C
 #      during `continue` stops the kernel, `continue` resumes, QEMU lives,
 #      a taken port 1234 is passed over, the session ends with status 0;
-#   5. the walk-through in docs/gdb.md: its commands, run again, print
+#   5. `break NAME` finds every kernel function README.md and docs/ name
+#      (scripts/check-docs.py --functions);
+#   6. the walk-through in docs/gdb.md: its commands, run again, print
 #      what the document shows (addresses aside).
 # Prints one `gdb: <check> ... ok|FAILED` line per check; exits non-zero on
 # any failure.
@@ -131,7 +133,20 @@ done
 # --- 4. make gdb at a terminal: ^C, continue, the port, the exit status ----
 python3 scripts/gdb/interrupt.py "$kernel" || failed=1
 
-# --- 5. docs/gdb.md's walk-through ------------------------------------------
+# --- 5. `break NAME` for every kernel function the book names -------------
+args=()
+while read -r name; do args+=(-ex "break $name"); done < <(python3 scripts/check-docs.py --functions "$kernel")
+gdb-multiarch -nx -batch -ex "file $kernel" -ex "set breakpoint pending off" "${args[@]}" \
+    >"$logdir/break-names" 2>&1
+if [ "${#args[@]}" -gt 40 ] && ! grep -q "not defined" "$logdir/break-names"; then
+    echo "gdb: break_finds_every_function_the_docs_name ... ok"
+else
+    echo "gdb: break_finds_every_function_the_docs_name ... FAILED"
+    grep "not defined" "$logdir/break-names" | head -20
+    failed=1
+fi
+
+# --- 6. docs/gdb.md's walk-through ------------------------------------------
 # Addresses of kernel memory and physical frames differ from boot to boot,
 # and inode numbers (`ino N`, and the column after a maps line's device)
 # move whenever the kernel makes one more file at boot; everything else

@@ -6,12 +6,14 @@ finish_fault` fails where `break faultline::mm::fault::finish_fault`
 works. Linux's functions are global C names, so a kernel engineer types
 the short one. This copies the kernel ELF (IN) to OUT with one more ELF
 symbol per function whose last path component is unique among the
-kernel's functions (and not a symbol already), at the function's address:
-gdb then resolves `break finish_fault` through that symbol to the
-function and its source lines. Functions inlined everywhere have no
-address, and names several functions share (`new`, `drop`) stay
-ambiguous: for those, the whole path works, and it also reaches every
-inlined copy.
+kernel's functions (and not a symbol already), at the function's address,
+or at each of its addresses when it has several copies (a generic
+function, one per type it is used with): gdb then resolves `break
+finish_fault` through that symbol to the function and its source lines,
+at every copy. Functions inlined everywhere have no address, and names
+several functions share (`new`, `drop`, a system call and the helper of
+the same name) stay ambiguous: for those, the whole path works, and it
+also reaches every inlined copy.
 
     short-names.py IN OUT
 """
@@ -51,14 +53,16 @@ def main(src, dst):
     funcs, names = functions(src)
     by_short = {}
     for addr, name in funcs:
-        by_short.setdefault(name.rsplit("::", 1)[1], set()).add(addr)
+        by_short.setdefault(name.rsplit("::", 1)[1], set()).add((name, addr))
     base = text_start(src)
-    args = []
-    for short, addrs in sorted(by_short.items()):
-        if len(addrs) == 1 and short not in names:
-            args += ["--add-symbol", f"{short}=.text:{addrs.pop() - base:#x},function,global"]
+    args, count = [], 0
+    for short, copies in sorted(by_short.items()):
+        if len({name for name, _ in copies}) == 1 and short not in names:
+            count += 1
+            for _, addr in sorted(copies):
+                args += ["--add-symbol", f"{short}=.text:{addr - base:#x},function,global"]
     subprocess.run([CROSS + "objcopy", *args, src, dst], check=True)
-    print(f"short-names.py: {len(args) // 2} short names added to {dst}")
+    print(f"short-names.py: {count} short names added to {dst}")
 
 
 if __name__ == "__main__":
