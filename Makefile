@@ -90,9 +90,10 @@ selftests: build
 
 # QEMU halted with a gdb server, and gdb-multiarch attached with symbols,
 # faultline's helpers (fl-ps, fl-vmas, fl-pt, fl-ptdump, fl-folio,
-# fl-vmstat, fl-break-fault; scripts/gdb/) and a breakpoint at
-# kernel_main. QEMU_ARGS as for run; RELEASE=1 debugs the release build.
-# A session: docs/gdb.md.
+# fl-vmstat, fl-break-fault, fl-step; scripts/gdb/) and a breakpoint at
+# kernel_main. QEMU_ARGS as for run; RELEASE=1 debugs the release build;
+# FAULTLINE_GDB_PORT=N asks for port N (default: 1234 or the next free
+# one). ^C stops the kernel, continue resumes it. A session: docs/gdb.md.
 gdb: build gdb-kernel
 	scripts/gdb.sh $(GDB_KERNEL) $(QEMU_ARGS)
 

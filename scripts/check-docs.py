@@ -27,7 +27,11 @@ What counts, in a doc's `code spans`, links and command lines:
 - `make TARGET` must be a Makefile target, `./qemu-run.sh --OPTION` one
   of its options, `scripts/X` a file;
 - /proc, /sys and /dev files (with PID read as `self`) must exist on a
-  booted faultline (--boot).
+  booted faultline (--boot);
+- a fenced block after `<!-- rerun -->` is a transcript: each `$ `
+  line, a `./qemu-run.sh` command, is run again (--boot), and the lines
+  under it must appear in its output, in order (a line ending in `...`
+  as a prefix).
 Prints `docs: <check> ... ok|FAILED`, with each problem under a failure.
 """
 import os
@@ -114,6 +118,7 @@ class Checker:
         self.problems = {}
         self.named_functions = set()
         self.runtime = set()
+        self.transcripts = []
 
     def problem(self, check, doc, what):
         self.problems.setdefault(check, []).append(f"{doc}: {what}")
@@ -195,6 +200,8 @@ class Checker:
                 heads = [slug(h) for h in re.findall(r"^#+ (.*)$", open(os.path.join(ROOT, path)).read(), re.M)]
                 if anchor[1:] not in heads:
                     self.problem("links_reach_headings", doc, f"{target}{anchor}")
+        for block in re.findall(r"^<!-- rerun -->\n```[^\n]*\n(.*?)^```", text, flags=re.S | re.M):
+            self.transcripts.append((doc, block))
         inline, lines = spans(text)
         for line in lines:
             self.command(doc, line)
@@ -237,6 +244,33 @@ def boot_check(checker):
             checker.problem("proc_sys_dev_files_exist_on_faultline", "docs", line[9:].strip())
 
 
+def rerun(checker):
+    """The marked transcripts, each command run again."""
+    for doc, block in checker.transcripts:
+        steps = []
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                steps.append((line[2:], []))
+            elif steps and line.strip():
+                steps[-1][1].append(line)
+        for command, expected in steps:
+            if not command.startswith("./qemu-run.sh "):
+                checker.problem("marked_transcripts_rerun_the_same", doc, f"not a qemu-run.sh command: {command}")
+                continue
+            out = subprocess.run(["bash", "-c", command + " --timeout 120"], cwd=ROOT,
+                                 capture_output=True, text=True).stdout.splitlines()
+            at = 0
+            for want in expected:
+                prefix = want[:-3].rstrip() if want.endswith("...") else None
+                while at < len(out) and not (out[at].rstrip() == want.rstrip() if prefix is None
+                                              else out[at].startswith(prefix)):
+                    at += 1
+                if at == len(out):
+                    checker.problem("marked_transcripts_rerun_the_same", doc, f"{command}: no line {want!r}")
+                    break
+                at += 1
+
+
 def verify_linux(tree):
     """Every name in docs/linux-names.txt is a path or a word of Linux's tree."""
     names = [line.split()[0] for line in open(os.path.join(ROOT, "docs/linux-names.txt"))
@@ -275,7 +309,8 @@ def main(argv):
               "names_exist_in_the_sources_or_linux", "commands_exist"]
     if "--boot" in argv:
         boot_check(checker)
-        checks.append("proc_sys_dev_files_exist_on_faultline")
+        rerun(checker)
+        checks += ["proc_sys_dev_files_exist_on_faultline", "marked_transcripts_rerun_the_same"]
     failed = 0
     for check in checks:
         problems = checker.problems.get(check, [])
