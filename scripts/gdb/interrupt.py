@@ -98,7 +98,12 @@ def main(kernel):
     stopped = s.read_until(rb"received signal SIGINT(.*\n)*.*\(gdb\) $", 20)
     check("ctrl_c_stops_the_kernel", stopped and "terminating on signal" not in s.since_mark())
     s.send("fl-ps\n")
-    check("helpers_read_the_kernel_after_ctrl_c", s.read_until(rb" spin +[0-9]+ .*\n(.*\n)*\(gdb\) $", 20))
+    ps = s.read_until(rb" spin +[0-9]+ .*\n(.*\n)*\(gdb\) $", 20)
+    # Each CPU is the gdb thread one above its number, whichever CPU ^C
+    # left selected (often one in user space, read through the other).
+    cpus = re.findall(r"^CPU (\d+) \(gdb thread (\w+)\)", s.since_mark(), re.M)
+    check("helpers_read_the_kernel_after_ctrl_c",
+          ps and len(cpus) == 2 and all(t == str(int(c) + 1) for c, t in cpus))
     s.send("continue\n")
     resumed = s.read_until(rb"Continuing\.", 10)
     time.sleep(1)

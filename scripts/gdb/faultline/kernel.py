@@ -150,10 +150,12 @@ def gdb_thread_of_cpu(cpu):
 
 
 def _cpu_of_gdb_thread(thread):
+    # The thread's own TPIDR_EL1, not selected_cpu(): inside kernel_reads
+    # that is the user's CPU, whichever thread is switched to.
     selected = gdb.selected_thread()
     try:
         thread.switch()
-        return selected_cpu()
+        return register("TPIDR_EL1")
     finally:
         selected.switch()
 
