@@ -11,6 +11,8 @@ fault: descriptor and ESR bits, address arithmetic, counters, the CPU
 number, spinlocks, folio fields, a level's index. `info skip` lists the
 rules; `skip disable N` makes `step` go into one again.
 """
+import contextlib
+
 import gdb
 
 from . import kernel
@@ -76,6 +78,15 @@ def _stack(frame):
     return frames
 
 
+@contextlib.contextmanager
+def _quiet():
+    gdb.execute("set suppress-cli-notifications on", to_string=True)
+    try:
+        yield
+    finally:
+        gdb.execute("set suppress-cli-notifications off", to_string=True)
+
+
 class FlStep(gdb.Command):
     """Step to the next faultline function called, closures included:
 `step` until the selected CPU is in a call of a kernel/src/ function that
@@ -96,11 +107,19 @@ Usage: fl-step [N]"""
         kernel.require_kernel("fl-step")
         count = int(arg) if arg.strip() else 1
         for _ in range(count):
-            if not self.one():
+            # gdb prints the source line at every stop of a `step`, even
+            # one run to_string: silence the steps between the stops that
+            # are fl-step's, so only the function reached is shown.
+            with _quiet():
+                reached = self.one()
+            if not reached:
+                print(f"fl-step: left faultline's Rust code, in {self.left}")
                 return
         gdb.execute("frame")
 
     def one(self):
+        """Steps to the next call; False (with the reason printed once the
+        output is back) if the CPU left Rust code first."""
         for _ in range(self.LIMIT):
             # gdb compares frames by their id (function and stack
             # address), which outlives the step: a frame not on the stack
@@ -109,7 +128,7 @@ Usage: fl-step [N]"""
             gdb.execute("step", to_string=True)
             frame = gdb.selected_frame()
             if frame.find_sal().symtab is None:
-                print(f"fl-step: left faultline's Rust code, in {frame.name() or 'assembly'}")
+                self.left = frame.name() or "assembly"
                 return False
             if _faultline_source(frame) and frame not in before:
                 return True
