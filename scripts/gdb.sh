@@ -13,7 +13,7 @@
 # The gdb server listens on FAULTLINE_GDB_PORT if set (which must be
 # free), else on 1234 or the next free port; the script says which, and
 # attaches only once its own QEMU holds it. QEMU runs in a session of its
-# own, out of the terminal's process group, so ^C reaches gdb alone: gdb
+# own and gdb in a process group of its own, so ^C reaches gdb alone: gdb
 # stops the kernel, and `continue` resumes it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,6 +34,10 @@ FAULTLINE_GDB_PORT=$port setsid ./qemu-run.sh --gdb --kernel "$kernel" "$@" </de
 qemu=$!
 trap 'kill -- -$qemu 2>/dev/null || true' EXIT
 scripts/gdb/port.py wait "$port" "$qemu"
+# At a terminal, gdb runs as a job of its own (job control: its own
+# process group, the terminal's foreground one), so ^C reaches gdb alone,
+# not `make` or this script, which would end with it once gdb quits.
+[ -t 0 ] && set -m
 # How a session ends (quit, ^D, a kernel that powered off) is the
 # student's choice, not a failure of `make gdb`: gdb's status is not kept.
 gdb-multiarch -q "$kernel" \

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""`make gdb` as a student drives it, at a terminal: scripts/gdb.sh in a
+"""`make gdb` as a student drives it, at a terminal: `make gdb` in a
 pseudo-terminal, with ^C typed as the terminal sends it (the byte 0x03,
 which the terminal turns into SIGINT for its foreground process group).
 Checks that ^C during `continue` stops the kernel and keeps the session
-(QEMU lives, out of the terminal's group), that `continue` resumes it and
+(QEMU lives, in a session of its own, and `make` lives, gdb being a job
+of its own), that `continue` resumes it and
 a second ^C stops it again, that the helpers then read the running
 program, and that the session ends with status 0. Port 1234 is held by
 another listener meanwhile: gdb.sh must take the next free port, and say
@@ -75,7 +76,8 @@ def main(kernel):
         squatter.listen()
     except OSError:
         pass  # already taken by someone else: the same test
-    s = Session(["scripts/gdb.sh", kernel, "--timeout", "300", "--run", "/bin/bench/spin ms=60000"], env)
+    s = Session(["make", "-s", "gdb", f"GDB_KERNEL={kernel}",
+                 "QEMU_ARGS=--timeout 300 --run /bin/bench/spin\\ ms=60000"], env)
     results = []
 
     def check(name, ok):
