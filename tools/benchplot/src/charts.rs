@@ -100,6 +100,13 @@ fn workload(values: &[&str]) -> String {
 /// The y axis of the icount benchmarks: virtual time is instructions.
 const ICOUNT_NS: &str = "virtual ns (-icount: 1 ns = 1 instruction)";
 
+/// will-it-scale's rates, one group per task count and mode.
+const BY_TASKS: Groups = Groups::ByColumns {
+    columns: &["tasks", "threads"],
+    name: tasks,
+    metric: "ops_per_sec",
+};
+
 /// The charts, in the order drawn: each seed's claim first, in the unit
 /// the seed states it (seed 000: faults per iteration; seed 004: the share
 /// of text in 64K folios), then the time it buys, then the controls.
@@ -147,11 +154,7 @@ const SPECS: &[Spec] = &[
         title: "Seed 002: page_fault4 (will-it-scale) under -icount, per-VMA locks off and on",
         x_desc: "tasks",
         y_desc: "pages faulted per virtual second",
-        groups: Groups::ByColumns {
-            columns: &["tasks", "threads"],
-            name: tasks,
-            metric: "ops_per_sec",
-        },
+        groups: BY_TASKS,
         scale: 1.0,
     },
     Spec {
@@ -219,11 +222,7 @@ const SPECS: &[Spec] = &[
         title: "Control: getppid1, null system calls under -icount",
         x_desc: "tasks",
         y_desc: "calls per virtual second",
-        groups: Groups::ByColumns {
-            columns: &["tasks", "threads"],
-            name: tasks,
-            metric: "ops_per_sec",
-        },
+        groups: BY_TASKS,
         scale: 1.0,
     },
     Spec {
