@@ -362,7 +362,11 @@ pub static FINISH_FAULT_MULTI: AtomicBool = AtomicBool::new(true);
 fn finish_fault(vmf: &VmFault, allowed: Range<usize>, folio: Folio, page: usize, prot: PgProt) {
     let (table, addr) = (vmf.table(), vmf.address);
     let folio_start = addr - page * PAGE_SIZE;
-    let range = if FINISH_FAULT_MULTI.load(Ordering::Relaxed) {
+    // The switch is seed 000's, about a folio the fault found; a new
+    // anonymous folio is mapped whole whatever it says, as Linux's
+    // do_anonymous_page maps all it allocates (`allowed` is the folio, or
+    // the one page of a private copy).
+    let range = if FINISH_FAULT_MULTI.load(Ordering::Relaxed) || folio.is_anon() {
         // No EOF bound: a shmem folio maps whole even where it reaches past
         // i_size (Linux's shmem exception); its tail reads as zeros.
         let folio_va = folio_start..folio_start + folio.size();

@@ -58,6 +58,7 @@ ulib::tests!(
         file_mappings_align_to_64k_with_the_file_bit,
         anon_mappings_align_to_64k_with_the_anon_bit,
         anon_64k_folio_maps_with_one_fault,
+        anon_64k_folio_maps_whole_whatever_finish_fault_does,
         faults_on_an_empty_memfd_map_64k_blocks,
     ],
     helpers: [exit_with],
@@ -833,6 +834,33 @@ fn anon_64k_folio_maps_with_one_fault() -> TestResult {
     check_eq!(small?, (1, PAGE, 0));
     // SAFETY: our own mapping.
     unsafe { munmap(addr, 3 * BLOCK) }?;
+    Ok(())
+}
+
+/// A new anonymous folio is mapped whole (Linux's `do_anonymous_page`
+/// maps every page of the folio it allocates): seed 000's switch is about
+/// how much of a *found* file folio `finish_fault` maps, and with it off
+/// a 64K anonymous folio must not be left with 15 pages allocated that
+/// nothing maps.
+fn anon_64k_folio_maps_whole_whatever_finish_fault_does() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/self/ptdump and the finish_fault switch are faultline's");
+    }
+    const KNOB: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled";
+    let old = knob_choice(KNOB)?;
+    let addr = map_anon(2 * BLOCK)?.next_multiple_of(BLOCK);
+    write_knob(KNOB, "always")?;
+    write_knob(MULTI_KNOB, "0")?;
+    let before = getrusage(RUSAGE_SELF)?.ru_minflt;
+    // SAFETY: inside the anonymous mapping (one whole block from `addr`).
+    unsafe { core::ptr::write_volatile((addr + 3 * PAGE) as *mut u8, 7) };
+    let faults = getrusage(RUSAGE_SELF)?.ru_minflt - before;
+    let seen = (mapped(addr, BLOCK), contiguous(addr, BLOCK));
+    write_knob(MULTI_KNOB, "1")?;
+    write_knob(KNOB, &old)?;
+    check_eq!((faults, seen.0?, seen.1?), (1, BLOCK, BLOCK));
+    // SAFETY: our own mapping.
+    unsafe { munmap(addr, BLOCK) }?;
     Ok(())
 }
 
