@@ -19,10 +19,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::arch::contpte;
 use crate::arch::desc::{PgProt, Pte};
 use crate::arch::mmu;
-use crate::errno::Errno;
-use crate::fs::vfs::InodeKind;
 use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
-use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run, thp_vma_suitable};
+use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run};
 use crate::mm::folio::{self, Folio};
 use crate::mm::huge_memory;
 use crate::mm::huge_memory::order::PMD_ORDER;
@@ -31,7 +29,7 @@ use crate::mm::mm_struct::Mm;
 use crate::mm::oom_kill;
 use crate::mm::pgtable::{self, Alloc, Level, PageTable, PgtableMem};
 use crate::mm::vm_fault::VmFault;
-use crate::mm::vma::{Vma, VM_EXEC, VM_HUGEPAGE, VM_MAYWRITE, VM_READ, VM_SHARED, VM_WRITE};
+use crate::mm::vma::{Vma, VM_EXEC, VM_MAYWRITE, VM_READ, VM_SHARED, VM_WRITE};
 use crate::mm::vma_lock::{lock_vma_under_rcu, PER_VMA_LOCK};
 use crate::mm::vmstat;
 use crate::task::signal::{self, force_fault_signal};
@@ -64,6 +62,12 @@ pub enum FaultError {
     /// The handler must drop its lock and wait before trying again (Linux:
     /// `VM_FAULT_RETRY`); only `do_page_fault` sees it.
     Retry,
+}
+
+impl FaultError {
+    /// SIGBUS for a file page past the end of the file (Linux:
+    /// `VM_FAULT_SIGBUS` from `->fault`).
+    pub const PAST_EOF: FaultError = FaultError::Bus(signal::BUS_ADRERR);
 }
 
 /// A fault from EL0: resolve it or signal the thread.
@@ -283,16 +287,14 @@ fn handle_pmd_fault(vmf: &VmFault, pmd: Pte) -> Option<Result<(), FaultError>> {
 }
 
 /// Decides by what the entry holds (Linux: `handle_pte_fault`): an empty
-/// entry is a first touch (`do_pte_missing`: anonymous, or one of the file
-/// cases of `do_fault`), a read-only one under a write is copy-on-write.
+/// entry is a first touch (`do_pte_missing`: anonymous memory, or a file's
+/// `do_fault`), a read-only one under a write is copy-on-write.
 fn handle_pte_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
     vmf.orig_pte = contpte::ptep_get(vmf.table(), Level::Pte.index(vmf.address));
     if vmf.orig_pte.is_none() {
-        return match (&vmf.vma.file, vmf.access) {
-            (None, _) => do_anonymous_page(vmf),
-            (Some(_), Access::Write) if !vmf.vma.is_shared() => do_cow_fault(vmf),
-            (Some(_), Access::Write) => do_shared_fault(vmf),
-            (Some(_), _) => do_read_fault(vmf),
+        return match vmf.vma.file {
+            None => do_anonymous_page(vmf),
+            Some(_) => do_fault(vmf),
         };
     }
     if vmf.access == Access::Write && !vmf.orig_pte.prot().is_writable() {
@@ -304,7 +306,7 @@ fn handle_pte_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
 
 /// The protection a VMA gives a page it maps (Linux: `vm_get_page_prot`).
 /// Private pages start read-only unless they are the process's own copy.
-fn vma_prot(vma: &Vma, own_copy: bool) -> PgProt {
+pub fn vma_prot(vma: &Vma, own_copy: bool) -> PgProt {
     let write = vma.flags & VM_WRITE != 0 && (vma.flags & VM_SHARED != 0 || own_copy);
     PgProt::user(write, vma.flags & VM_EXEC != 0)
 }
@@ -332,7 +334,7 @@ fn do_set_pmd(vmf: &VmFault) -> Option<Result<(), FaultError>> {
     // allows (Linux's order: `__do_fault`, then `finish_fault` on a none
     // PMD). A shmem folio may reach past i_size and still map whole (Linux's
     // shmem exception): its tail reads as zeros rather than SIGBUS.
-    let (folio, page) = match file_folio(vmf) {
+    let (folio, page) = match __do_fault(vmf) {
         Ok(found) => found,
         Err(e) => return Some(Err(e)),
     };
@@ -521,35 +523,29 @@ fn do_huge_pmd_wp_page(vmf: &VmFault, orig: Pte) -> Option<Result<(), FaultError
     None
 }
 
-/// The page-cache folio holding the fault's page of the VMA's file
-/// (Linux: `__do_fault` -> `vma->vm_ops->fault`, `shmem_fault`): a new one
-/// as large as the shmem policy allows and the VMA can map whole (Linux:
-/// `thp_vma_suitable_order`); SIGBUS past the end of the file.
-fn file_folio(vmf: &VmFault) -> Result<(Folio, usize), FaultError> {
-    let vma = vmf.vma;
-    let inode = vma.file.as_ref().expect("a file VMA");
-    let InodeKind::File(file) = &inode.kind else {
-        return Err(FaultError::Bus(signal::BUS_ADRERR));
-    };
-    let hugepage = vma.flags & VM_HUGEPAGE != 0;
-    // Linux: `shmem_allowable_huge_orders` asks `vma_thp_disabled` too.
-    let nohuge = vma.thp_disabled();
-    let fits = |order| {
-        (order == 0 || !nohuge)
-            && thp_vma_suitable(vmf.address, vmf.range.clone(), vma.pgoff, order)
-    };
-    file.fault_folio(vmf.pgoff, hugepage, fits)
-        .map_err(|e| match e {
-            Errno::EAGAIN => FaultError::Retry,
-            _ => FaultError::Bus(signal::BUS_ADRERR),
-        })
+/// A first touch of a file's page (Linux: `do_fault`): a read maps the
+/// page cache around it (`do_read_fault`), a write to a private mapping
+/// gets its own copy (`do_cow_fault`), a write to a shared one maps the
+/// page-cache page writable (`do_shared_fault`).
+fn do_fault(vmf: &VmFault) -> Result<(), FaultError> {
+    match vmf.access {
+        Access::Write if !vmf.vma.is_shared() => do_cow_fault(vmf),
+        Access::Write => do_shared_fault(vmf),
+        Access::Read | Access::Exec => do_read_fault(vmf),
+    }
 }
 
-/// Shared write fault on a file page, and the read fault fault-around did
-/// not cover: map the page-cache page itself (Linux: `do_shared_fault`,
-/// and the `__do_fault` + `finish_fault` half of `do_read_fault`).
+/// The folio holding the fault's page of the VMA's file, and the page's
+/// index in it, from the file's `->fault` (Linux: `__do_fault`; tmpfs's
+/// is `shmem_fault`); SIGBUS for a file that cannot be mapped by pages.
+fn __do_fault(vmf: &VmFault) -> Result<(Folio, usize), FaultError> {
+    vmf.vma.vm_ops().ok_or(FaultError::PAST_EOF)?.fault(vmf)
+}
+
+/// A write to a page of a shared file mapping: map the page-cache page
+/// itself, writable (Linux: `do_shared_fault`).
 fn do_shared_fault(vmf: &VmFault) -> Result<(), FaultError> {
-    let (folio, page) = file_folio(vmf)?;
+    let (folio, page) = __do_fault(vmf)?;
     let prot = vma_prot(vmf.vma, false);
     if prot.is_writable() {
         folio.mark_dirty(); // a shared page mapped writable
@@ -564,90 +560,40 @@ fn do_shared_fault(vmf: &VmFault) -> Result<(), FaultError> {
 pub static FAULT_AROUND_BYTES: AtomicUsize = AtomicUsize::new(64 * 1024);
 
 /// A read fault on a file: first map what the page cache already holds
-/// around it, then, if that did not cover the faulting page, fault it in
-/// (Linux: `do_read_fault`). Executable text first gets the folio size
-/// seed 004 wants for it (`ShmemFile::exec_readahead`; in Linux,
-/// `filemap_fault`'s `do_sync_mmap_readahead`).
+/// around it (fault-around), then, if that did not cover the faulting
+/// page, fault it in and map it (Linux: `do_read_fault`).
 fn do_read_fault(vmf: &VmFault) -> Result<(), FaultError> {
-    if vmf.vma.flags & VM_EXEC != 0 {
-        if let Some(InodeKind::File(file)) = vmf.vma.file.as_deref().map(|i| &i.kind) {
-            file.exec_readahead(vmf.pgoff);
-        }
-    }
     if FAULT_AROUND_BYTES.load(Ordering::Relaxed) > PAGE_SIZE {
         do_fault_around(vmf);
         if vmf.table()[Level::Pte.index(vmf.address)].load(Ordering::Acquire) != 0 {
             return Ok(());
         }
     }
-    do_shared_fault(vmf)
+    let (folio, page) = __do_fault(vmf)?;
+    let prot = vma_prot(vmf.vma, false);
+    if prot.is_writable() {
+        folio.mark_dirty(); // a shared page mapped writable
+    }
+    finish_fault(vmf, vmf.range.clone(), folio, page, prot);
+    Ok(())
 }
 
-/// Maps the cached, uptodate pages in the fault-around window onto empty
-/// entries, a folio's worth at a time, allocating and reading nothing
-/// (Linux: `do_fault_around` -> `filemap_map_pages`). The window is cut at
-/// the end of the file. As in Linux, one walk of the page cache and one
-/// hold of the page table's lock cover the whole window.
+/// The fault-around window (Linux: `do_fault_around`): `fault_around_bytes`
+/// aligned around the address, cut to the VMA and the page table, as file
+/// pages for the file's `->map_pages` (tmpfs's: `filemap_map_pages`).
 #[inline(never)] // its loop keeps its registers, whatever handle_mm_fault holds
 fn do_fault_around(vmf: &VmFault) {
-    let (vma, range, table) = (vmf.vma, &vmf.range, vmf.table());
-    let Some(InodeKind::File(file)) = vma.file.as_deref().map(|i| &i.kind) else {
+    let Some(ops) = vmf.vma.vm_ops() else {
         return;
     };
     let bytes = FAULT_AROUND_BYTES.load(Ordering::Relaxed);
-    let window = fault_around_window(vmf.address, range.clone(), bytes);
-    let end = window.end.min(eof_va(vma, range.start));
-    if window.start >= end {
-        return;
-    }
-    let prot = vma_prot(vma, false);
-    let none = |va| table[Level::Pte.index(va)].load(Ordering::Relaxed) == 0;
-    // The VA where file page `index` is mapped (may lie below the VMA).
-    let va_of = |index: u64| {
-        let pages = index.wrapping_sub(vma.pgoff) as usize;
-        range.start.wrapping_add(pages.wrapping_mul(PAGE_SIZE))
-    };
-    let first = vma.pgoff_of(range.start, window.start);
-    let last = vma.pgoff_of(range.start, end);
-    let _ptl = vmf.ptl();
-    file.mapping.for_each_folio(first, last, |head, folio| {
-        if !folio.is_uptodate() {
-            return;
-        }
-        let folio_va = va_of(head);
-        let (from, to) = (window.start.max(folio_va), end.min(folio_va + folio.size()));
-        let mut va = from;
-        while va < to {
-            let run = none_run(va..to, va, none);
-            if run.is_empty() {
-                va += PAGE_SIZE;
-                continue;
-            }
-            if prot.is_writable() {
-                folio.mark_dirty(); // a shared page mapped writable
-            }
-            let page = (run.start - folio_va) / PAGE_SIZE;
-            let nr = run.len() / PAGE_SIZE;
-            set_pte_range(vmf.mm, table, run.start, folio, page, nr, prot);
-            va = run.end;
-        }
-    });
-    mmu::publish_table_writes();
-}
-
-/// The VA just past the last page of the VMA's file (the VMA starting at
-/// `start`), for bounding a multi-page map: pages past EOF must SIGBUS.
-fn eof_va(vma: &Vma, start: usize) -> usize {
-    let size = match vma.file.as_deref().map(|i| &i.kind) {
-        Some(InodeKind::File(file)) => file.size(),
-        _ => 0,
-    };
-    let pages = size.div_ceil(PAGE_SIZE as u64).saturating_sub(vma.pgoff);
-    start.saturating_add(
-        usize::try_from(pages)
-            .unwrap_or(usize::MAX)
-            .saturating_mul(PAGE_SIZE),
-    )
+    let window = fault_around_window(vmf.address, vmf.range.clone(), bytes);
+    let (vma, start) = (vmf.vma, vmf.range.start);
+    ops.map_pages(
+        vmf,
+        vma.pgoff_of(start, window.start),
+        vma.pgoff_of(start, window.end) - 1,
+    );
 }
 
 /// Allocates a private anonymous copy of `src` (a whole page).
@@ -666,7 +612,7 @@ fn copy_page(src: &Folio, page: usize) -> Result<Folio, FaultError> {
 /// file's page into a new private page (Linux: `do_cow_fault`).
 fn do_cow_fault(vmf: &VmFault) -> Result<(), FaultError> {
     vmf.vma.anon_vma.prepare();
-    let (folio, page) = file_folio(vmf)?;
+    let (folio, page) = __do_fault(vmf)?;
     let copy = copy_page(&folio, page)?;
     finish_fault_one(vmf, copy, vma_prot(vmf.vma, true));
     Ok(())

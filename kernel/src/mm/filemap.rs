@@ -4,18 +4,24 @@
 //!
 //! The folio index sits under a spin lock (Linux: the xarray's `xa_lock`);
 //! lookups take a folio reference under it and then work without it, so
-//! copying data never holds the lock.
+//! copying data never holds the lock. `filemap_map_pages` is fault-around's
+//! half that reads the cache.
 
 use alloc::collections::BTreeMap;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 
+use crate::arch::mmu;
 use crate::mm::addr::{PAGE_SHIFT, PAGE_SIZE};
+use crate::mm::fault::vma_prot;
+use crate::mm::fault_range::none_run;
 use crate::mm::folio::Folio;
 use crate::mm::folio_index::FolioIndex;
-use crate::mm::memory;
+use crate::mm::memory::{self, set_pte_range};
 use crate::mm::mm_struct::Mm;
+use crate::mm::pgtable::Level;
 use crate::mm::truncate::{undo_range_plan, UndoAction};
+use crate::mm::vm_fault::VmFault;
 use crate::mm::vma::{VM_MAYWRITE, VM_SHARED};
 use crate::sync::SpinLock;
 
@@ -259,4 +265,46 @@ impl AddressSpace {
             }
         }
     }
+}
+
+/// Maps the cached, uptodate pages of `mapping` among file pages
+/// `start..=end` onto the fault's empty entries, a folio's worth at a time,
+/// allocating and reading nothing (Linux: `filemap_map_pages`, fault-around's
+/// `vm_ops->map_pages`). One walk of the page cache and one hold of the
+/// page table's lock cover the whole window. The caller has cut `end` at
+/// the end of the file and of the window.
+pub fn filemap_map_pages(vmf: &VmFault, mapping: &AddressSpace, start: u64, end: u64) {
+    let (vma, range, table) = (vmf.vma, &vmf.range, vmf.table());
+    let prot = vma_prot(vma, false);
+    let none = |va| table[Level::Pte.index(va)].load(core::sync::atomic::Ordering::Relaxed) == 0;
+    // The VA where file page `index` is mapped (may lie outside the window).
+    let va_of = |index: u64| {
+        let pages = index.wrapping_sub(vma.pgoff) as usize;
+        range.start.wrapping_add(pages.wrapping_mul(PAGE_SIZE))
+    };
+    let (from_va, to_va) = (va_of(start), va_of(end) + PAGE_SIZE);
+    let _ptl = vmf.ptl();
+    mapping.for_each_folio(start, end + 1, |head, folio| {
+        if !folio.is_uptodate() {
+            return;
+        }
+        let folio_va = va_of(head);
+        let (from, to) = (from_va.max(folio_va), to_va.min(folio_va + folio.size()));
+        let mut va = from;
+        while va < to {
+            let run = none_run(va..to, va, none);
+            if run.is_empty() {
+                va += PAGE_SIZE;
+                continue;
+            }
+            if prot.is_writable() {
+                folio.mark_dirty(); // a shared page mapped writable
+            }
+            let page = (run.start - folio_va) / PAGE_SIZE;
+            let nr = run.len() / PAGE_SIZE;
+            set_pte_range(vmf.mm, table, run.start, folio, page, nr, prot);
+            va = run.end;
+        }
+    });
+    mmu::publish_table_writes();
 }

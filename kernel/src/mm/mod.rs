@@ -60,6 +60,7 @@ pub mod thpmaps;
 pub mod truncate;
 pub mod uaccess;
 pub mod vm_fault;
+pub mod vm_ops;
 pub mod vma;
 pub mod vma_lock;
 pub mod vma_tree;

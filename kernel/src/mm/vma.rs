@@ -5,8 +5,9 @@
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use crate::fs::vfs::Inode;
+use crate::fs::vfs::{Inode, InodeKind};
 use crate::mm::addr::PAGE_SHIFT;
+use crate::mm::vm_ops::VmOperations;
 use crate::mm::vma_lock::VmaLock;
 use crate::mm::vma_tree::{Mergeable, Splittable};
 
@@ -212,6 +213,15 @@ impl Vma {
             anon_vma,
             ..self.clone()
         })
+    }
+
+    /// The operations of the VMA's file (Linux: `vma->vm_ops`): None for
+    /// anonymous memory, and for a file that cannot be mapped by pages.
+    pub fn vm_ops(&self) -> Option<&dyn VmOperations> {
+        match &self.file.as_deref()?.kind {
+            InodeKind::File(file) => Some(file),
+            _ => None,
+        }
     }
 
     /// No large folios here: MADV_NOHUGEPAGE or MAP_STACK set VM_NOHUGEPAGE

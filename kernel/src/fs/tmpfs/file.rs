@@ -10,9 +10,14 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use super::TmpfsSb;
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::{PAGE_SHIFT, PAGE_SIZE};
-use crate::mm::filemap::AddressSpace;
+use crate::mm::fault::{Access, FaultError};
+use crate::mm::fault_range::thp_vma_suitable;
+use crate::mm::filemap::{filemap_map_pages, AddressSpace};
 use crate::mm::folio::Folio;
 use crate::mm::uaccess::WriteSource;
+use crate::mm::vm_fault::VmFault;
+use crate::mm::vm_ops::VmOperations;
+use crate::mm::vma::{VM_EXEC, VM_HUGEPAGE};
 use crate::mm::vmstat;
 use crate::sync::{Mutex, SpinLock};
 
@@ -546,5 +551,52 @@ impl Drop for Punching<'_> {
     fn drop(&mut self) {
         self.0.punch_running.store(false, Ordering::Release);
         *self.0.punching.lock() = None;
+    }
+}
+
+/// tmpfs's mapping operations (Linux: `shmem_vm_ops`).
+impl VmOperations for ShmemFile {
+    fn fault(&self, vmf: &VmFault) -> Result<(Folio, usize), FaultError> {
+        shmem_fault(self, vmf)
+    }
+
+    fn map_pages(&self, vmf: &VmFault, start: u64, end: u64) {
+        exec_readahead(self, vmf);
+        // Pages past the end of the file must fault, and SIGBUS.
+        let last = self.size().div_ceil(PAGE_SIZE as u64);
+        if start < last {
+            filemap_map_pages(vmf, &self.mapping, start, end.min(last - 1));
+        }
+    }
+}
+
+/// The folio holding the fault's page (Linux: `shmem_fault`): found in the
+/// page cache, or a new one as large as the shmem policy allows and the
+/// VMA can map whole (Linux: `shmem_allowable_huge_orders`,
+/// `thp_vma_suitable_order`); SIGBUS past the end of the file, RETRY while
+/// a hole punch drops the page.
+pub fn shmem_fault(file: &ShmemFile, vmf: &VmFault) -> Result<(Folio, usize), FaultError> {
+    exec_readahead(file, vmf);
+    let vma = vmf.vma;
+    let hugepage = vma.flags & VM_HUGEPAGE != 0;
+    // Linux: `shmem_allowable_huge_orders` asks `vma_thp_disabled` too.
+    let nohuge = vma.thp_disabled();
+    let fits = |order| {
+        (order == 0 || !nohuge)
+            && thp_vma_suitable(vmf.address, vmf.range.clone(), vma.pgoff, order)
+    };
+    file.fault_folio(vmf.pgoff, hugepage, fits)
+        .map_err(|e| match e {
+            Errno::EAGAIN => FaultError::Retry,
+            _ => FaultError::PAST_EOF,
+        })
+}
+
+/// A read fault through an executable mapping first gets the folio size
+/// seed 004 wants for text (`ShmemFile::exec_readahead`; in Linux,
+/// `filemap_fault`'s `do_sync_mmap_readahead`), before fault-around maps it.
+fn exec_readahead(file: &ShmemFile, vmf: &VmFault) {
+    if vmf.vma.flags & VM_EXEC != 0 && vmf.access != Access::Write {
+        file.exec_readahead(vmf.pgoff);
     }
 }
