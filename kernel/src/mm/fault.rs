@@ -545,6 +545,14 @@ fn __do_fault(vmf: &VmFault) -> Result<(Folio, usize), FaultError> {
 /// A write to a page of a shared file mapping: map the page-cache page
 /// itself, writable (Linux: `do_shared_fault`).
 fn do_shared_fault(vmf: &VmFault) -> Result<(), FaultError> {
+    map_file_page(vmf)
+}
+
+/// The file's page, from its `->fault`, mapped by `finish_fault` with as
+/// much of its folio as may be (dirty, where the mapping is writable: a
+/// shared one). `do_shared_fault`'s work, and `do_read_fault`'s when
+/// fault-around did not map the page.
+fn map_file_page(vmf: &VmFault) -> Result<(), FaultError> {
     let (folio, page) = __do_fault(vmf)?;
     let prot = vma_prot(vmf.vma, false);
     if prot.is_writable() {
@@ -569,13 +577,7 @@ fn do_read_fault(vmf: &VmFault) -> Result<(), FaultError> {
             return Ok(());
         }
     }
-    let (folio, page) = __do_fault(vmf)?;
-    let prot = vma_prot(vmf.vma, false);
-    if prot.is_writable() {
-        folio.mark_dirty(); // a shared page mapped writable
-    }
-    finish_fault(vmf, vmf.range.clone(), folio, page, prot);
-    Ok(())
+    map_file_page(vmf)
 }
 
 /// The fault-around window (Linux: `do_fault_around`): `fault_around_bytes`
