@@ -93,6 +93,24 @@ run_suite "ktest[smp4,1G,gicv2,el1]" ktest ktest 120 --smp 4 --mem 1G
 run_suite "ktest[smp1,128M]" ktest ktest 120 --smp 1 --mem 128M
 run_suite "ktest[smp8,4G,gicv3,el2]" ktest ktest 120 --smp 8 --mem 4G --gic 3 --el2
 run_suite "ktest[smp2,256M,max,el2]" ktest ktest 120 --smp 2 --mem 256M --cpu max --el2
+# One test, or a few, by name: `ktest=NAME` runs those whose name
+# contains NAME, and names no test at all is a failure, not a quiet 0.
+./qemu-run.sh --smp 2 --mem 256M --append ktest=vma_lock --timeout 60 >"$logdir/ktest-one" 2>&1
+rc=$?
+named=$(grep -c "^ktest vma_lock.* \.\.\. ok" "$logdir/ktest-one")
+if [ "$rc" = 0 ] && [ "$named" -gt 0 ] && ! grep "^ktest " "$logdir/ktest-one" | grep -vq "^ktest vma_lock" &&
+    grep -q "^$named passed, 0 failed" "$logdir/ktest-one"; then
+    pass "ktest: ktest=NAME runs only the tests it names"
+else
+    fail "ktest: ktest=NAME runs only the tests it names" "exit $rc"; tail -20 "$logdir/ktest-one"
+fi
+./qemu-run.sh --smp 1 --mem 128M --append ktest=no_such_test --timeout 60 >"$logdir/ktest-none" 2>&1
+rc=$?
+if [ "$rc" != 0 ] && grep -q "no test's name contains \"no_such_test\"" "$logdir/ktest-none"; then
+    pass "ktest: ktest=NAME naming no test fails"
+else
+    fail "ktest: ktest=NAME naming no test fails" "exit $rc"; tail -20 "$logdir/ktest-none"
+fi
 
 # --- 4. user space: the Linux-ABI test programs under /init ----------------
 run_suite "user[smp4,1G]" test "-- test" 240 --smp 4 --mem 1G

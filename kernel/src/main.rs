@@ -251,7 +251,8 @@ fn print_banner(info: &dtb::BootInfo, boot_el: usize) {
 }
 
 /// What `make run` and `make test` boot into, chosen on the command line:
-/// `ktest` runs the in-kernel tests verbosely; otherwise user space starts
+/// `ktest` runs the in-kernel tests verbosely (`ktest=NAME` only those
+/// whose name contains NAME, e.g. `ktest=vma_lock`); otherwise user space starts
 /// with `/init` from the initrd, given the words after `--` as arguments
 /// (as Linux passes them), and without an `/init` the kernel runs a quiet
 /// self-check. `panic=test` panics on
@@ -269,7 +270,8 @@ fn run_workload(cmdline: Cmdline) {
     for path in cmdline.get("show").into_iter().flat_map(|p| p.split(',')) {
         show_file(path);
     }
-    let verbose = cmdline.has("ktest");
+    let only = cmdline.get("ktest");
+    let verbose = cmdline.has("ktest") || only.is_some();
     syscall::STRACE.store(cmdline.has("strace"), core::sync::atomic::Ordering::Relaxed);
     if let Some(v) = cmdline.get("contpte") {
         // `contpte=off` maps user memory with plain PTEs only.
@@ -297,7 +299,11 @@ fn run_workload(cmdline: Cmdline) {
             Err(e) => panic!("could not start /init: {:?}", e),
         }
     }
-    let (passed, failed) = ktest::run_all(verbose);
+    let (passed, failed) = ktest::run_all(verbose, only);
+    if let (Some(part), 0) = (only, passed + failed) {
+        println!("ktest: no test's name contains {:?}", part);
+        semihosting::exit(1);
+    }
     if verbose {
         println!("{} passed, {} failed", passed, failed);
     } else {

@@ -48,8 +48,9 @@ pub struct Test {
     pub run: fn() -> TestResult,
 }
 
-/// Runs every test; returns (passed, failed).
-pub fn run_all(verbose: bool) -> (usize, usize) {
+/// Runs every test whose name contains `only` (every test, if None);
+/// returns (passed, failed).
+pub fn run_all(verbose: bool, only: Option<&str>) -> (usize, usize) {
     let suites: [&[Test]; 8] = [
         frames::TESTS,
         pgtable::TESTS,
@@ -61,7 +62,8 @@ pub fn run_all(verbose: bool) -> (usize, usize) {
         user::TESTS,
     ];
     let (mut passed, mut failed) = (0, 0);
-    for test in suites.iter().flat_map(|s| s.iter()) {
+    let chosen = |test: &&Test| only.is_none_or(|part| test.name.contains(part));
+    for test in suites.iter().flat_map(|s| s.iter()).filter(chosen) {
         match (test.run)() {
             Ok(()) => {
                 passed += 1;
