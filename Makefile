@@ -48,8 +48,11 @@ run: build
 shell: build
 	DEBIAN="$(DEBIAN)" scripts/shell.sh $(QEMU_ARGS)
 
+# Every test (scripts/test.sh), ending with `N passed, N failed`.
+# STAGE=NAME[,NAME...] runs some of its stages: lint, host, ktest, user,
+# robustness, boot, docs, gdb.
 test: build gdb-kernel
-	scripts/test.sh
+	STAGE="$(STAGE)" scripts/test.sh
 
 # The system-call fuzzer (user/c/fuzz.c), one boot per seed on 4 CPUs:
 # SEED=N for one seed (default: seeds 1 to 10), COUNT=M calls each

@@ -35,39 +35,20 @@ failures=()
 logdir=$(mktemp -d)
 trap 'rm -rf "$logdir"' EXIT
 
+# STAGE=NAME[,NAME...] (`make test STAGE=gdb`) runs only those stages:
+# lint, host, ktest, user, robustness, boot, docs, gdb.
+all_stages=lint,host,ktest,user,robustness,boot,docs,gdb
+stages=${STAGE:-$all_stages}
+for s in ${stages//,/ }; do
+    case ",$all_stages," in
+        *",$s,"*) ;;
+        *) echo "test.sh: no stage $s (the stages: $all_stages)"; exit 2 ;;
+    esac
+done
+stage() { case ",$stages," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+
 pass() { passed=$((passed + 1)); echo "$1 ... ok"; }
 fail() { failed=$((failed + 1)); failures+=("$1"); echo "$1 ... FAILED${2:+: $2}"; }
-
-# --- 1. lint -------------------------------------------------------------
-if cargo fmt --all --check >"$logdir/fmt" 2>&1; then pass "lint: rustfmt"; else
-    fail "lint: rustfmt" "run 'cargo fmt'"; head -20 "$logdir/fmt"; fi
-if cargo clippy -q --all-targets -- -D warnings >"$logdir/clippy" 2>&1 &&
-    cargo kclippy -q -- -D warnings >>"$logdir/clippy" 2>&1 &&
-    cargo uclippy -q -- -D warnings >>"$logdir/clippy" 2>&1; then
-    pass "lint: clippy"
-else
-    fail "lint: clippy"; head -40 "$logdir/clippy"
-fi
-
-# --- 2. host unit tests --------------------------------------------------
-cargo test 2>&1 | tee "$logdir/host" | grep -E "^test .* (FAILED|ok)$" | grep FAILED
-host_rc=${PIPESTATUS[0]}
-read -r hp hf < <(awk '/^test result:/ { p += $4; f += $6 } END { print p+0, f+0 }' "$logdir/host")
-echo "host: cargo test: $hp passed, $hf failed"
-passed=$((passed + hp))
-failed=$((failed + hf))
-if [ "$host_rc" != 0 ] && [ "$hf" = 0 ]; then
-    fail "host: cargo test (build)"; tail -30 "$logdir/host"
-fi
-
-# The gdb helpers' pure parts: descriptor and ESR decoding, ptdump's runs.
-if python3 scripts/gdb/test_desc.py >"$logdir/pyhost" 2>&1; then
-    n=$(awk '/^Ran [0-9]+ test/ { print $2 }' "$logdir/pyhost")
-    passed=$((passed + n))
-    echo "host: gdb helpers (python): $n passed, 0 failed"
-else
-    fail "host: gdb helpers (python)"; tail -30 "$logdir/pyhost"
-fi
 
 # run_suite NAME PREFIX CMDLINE TIMEOUT QEMU-ARGS...: boots with CMDLINE;
 # each `PREFIX X ... ok|FAILED` line is a test; the run is clean when QEMU
@@ -88,7 +69,43 @@ run_suite() {
     fi
 }
 
+# --- 1. lint -------------------------------------------------------------
+if stage lint; then
+if cargo fmt --all --check >"$logdir/fmt" 2>&1; then pass "lint: rustfmt"; else
+    fail "lint: rustfmt" "run 'cargo fmt'"; head -20 "$logdir/fmt"; fi
+if cargo clippy -q --all-targets -- -D warnings >"$logdir/clippy" 2>&1 &&
+    cargo kclippy -q -- -D warnings >>"$logdir/clippy" 2>&1 &&
+    cargo uclippy -q -- -D warnings >>"$logdir/clippy" 2>&1; then
+    pass "lint: clippy"
+else
+    fail "lint: clippy"; head -40 "$logdir/clippy"
+fi
+fi
+
+# --- 2. host unit tests --------------------------------------------------
+if stage host; then
+cargo test 2>&1 | tee "$logdir/host" | grep -E "^test .* (FAILED|ok)$" | grep FAILED
+host_rc=${PIPESTATUS[0]}
+read -r hp hf < <(awk '/^test result:/ { p += $4; f += $6 } END { print p+0, f+0 }' "$logdir/host")
+echo "host: cargo test: $hp passed, $hf failed"
+passed=$((passed + hp))
+failed=$((failed + hf))
+if [ "$host_rc" != 0 ] && [ "$hf" = 0 ]; then
+    fail "host: cargo test (build)"; tail -30 "$logdir/host"
+fi
+
+# The gdb helpers' pure parts: descriptor and ESR decoding, ptdump's runs.
+if python3 scripts/gdb/test_desc.py >"$logdir/pyhost" 2>&1; then
+    n=$(awk '/^Ran [0-9]+ test/ { print $2 }' "$logdir/pyhost")
+    passed=$((passed + n))
+    echo "host: gdb helpers (python): $n passed, 0 failed"
+else
+    fail "host: gdb helpers (python)"; tail -30 "$logdir/pyhost"
+fi
+fi
+
 # --- 3. in-kernel tests --------------------------------------------------
+if stage ktest; then
 run_suite "ktest[smp4,1G,gicv2,el1]" ktest ktest 120 --smp 4 --mem 1G
 run_suite "ktest[smp1,128M]" ktest ktest 120 --smp 1 --mem 128M
 run_suite "ktest[smp8,4G,gicv3,el2]" ktest ktest 120 --smp 8 --mem 4G --gic 3 --el2
@@ -111,8 +128,10 @@ if [ "$rc" != 0 ] && grep -q "no test's name contains \"no_such_test\"" "$logdir
 else
     fail "ktest: ktest=NAME naming no test fails" "exit $rc"; tail -20 "$logdir/ktest-none"
 fi
+fi
 
 # --- 4. user space: the Linux-ABI test programs under /init ----------------
+if stage user; then
 run_suite "user[smp4,1G]" test "-- test" 240 --smp 4 --mem 1G
 run_suite "user[smp2,256M,gicv3,el2]" test "-- test" 240 --smp 2 --mem 256M --gic 3 --el2
 
@@ -167,8 +186,10 @@ while read -r line; do
         *) echo "$line" ;;
     esac
 done < <(scripts/test-debian.sh)
+fi
 
 # --- 5. robustness -----------------------------------------------------------
+if stage robustness; then
 # The fuzzer, fixed seeds, over 100,000 calls in all: no panic, no hang, no
 # child outliving SIGKILL or left behind, free memory back (make fuzz runs
 # ten seeds of 100,000). Seed 3 on a small machine, where memory runs out.
@@ -192,8 +213,10 @@ while read -r line; do
     esac
 done < <(scripts/stress.sh --seconds 5 --mems "128M 1G" --ng-ops 8 \
     --stressors "vm mmap mremap mmapfork mmapmany brk stack memfd fault")
+fi
 
 # --- 6. boot, shutdown, crash reports --------------------------------------
+if stage boot; then
 # expect NAME WANT-EXIT LOG REGEX...: exit status and every regex must match.
 expect() {
     local name=$1 want=$2 log=$3; shift 3
@@ -327,8 +350,10 @@ if LINUX_SRC= scripts/selftests.sh >"$st/skip" 2>&1 && grep -q '^selftests: skip
 else
     fail "selftests: without LINUX_SRC, make selftests skips and says how to get it"; cat "$st/skip"
 fi
+fi
 
 # --- 7. the book: names, paths, commands and numbers it quotes --------------
+if stage docs; then
 while read -r line; do
     case "$line" in
         *" ... ok") pass "${line% ... ok}" ;;
@@ -341,8 +366,10 @@ if python3 scripts/docs-numbers.py --check >"$logdir/numbers" 2>&1; then
 else
     fail "docs: numbers_and_chart_are_docs_bench_csvs"; cat "$logdir/numbers"
 fi
+fi
 
 # --- 8. gdb ---------------------------------------------------------------
+if stage gdb; then
 while read -r line; do
     case "$line" in
         *" ... ok") pass "${line% ... ok}" ;;
@@ -350,6 +377,7 @@ while read -r line; do
         *) echo "$line" ;;
     esac
 done < <(bash scripts/gdb-test.sh 2>&1)
+fi
 
 if [ ${#failures[@]} -gt 0 ]; then
     echo "failed:"; printf '  %s\n' "${failures[@]}"
