@@ -804,7 +804,20 @@ fn refault_after_dontneed_maps_the_hole() -> TestResult {
     Ok(())
 }
 
-/// `exit_with N`: exits with status N, to show a copied binary runs.
+/// The per-size knob of 64K anonymous folios (Linux's mTHP).
+const ANON_64K_KNOB: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled";
+
+/// The first write into the 64K block at `base` of fresh anonymous memory
+/// (its sixth page): the faults it took, and how much of the block is then
+/// mapped, and mapped with the contiguous bit.
+fn first_anon_write(base: usize) -> Result<(i64, usize, usize), TestError> {
+    let before = getrusage(RUSAGE_SELF)?.ru_minflt;
+    // SAFETY: the caller's own anonymous mapping covers the block.
+    unsafe { core::ptr::write_volatile((base + 5 * PAGE) as *mut u8, 7) };
+    let faults = getrusage(RUSAGE_SELF)?.ru_minflt - before;
+    Ok((faults, mapped(base, BLOCK)?, contiguous(base, BLOCK)?))
+}
+
 /// Large anonymous folios (Linux's mTHP): with `hugepages-64kB/enabled` at
 /// `always`, one write into a 64K-aligned stretch of fresh anonymous memory
 /// takes one fault and maps a zeroed 64K folio as one contiguous block;
@@ -813,22 +826,14 @@ fn anon_64k_folio_maps_with_one_fault() -> TestResult {
     if running_on_linux() {
         skip!("/proc/self/ptdump is faultline's");
     }
-    const KNOB: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled";
-    let old = knob_choice(KNOB)?;
+    let old = knob_choice(ANON_64K_KNOB)?;
     let addr = map_anon(4 * BLOCK)?.next_multiple_of(BLOCK);
-    let first_write = |base: usize| -> Result<(i64, usize, usize), TestError> {
-        let before = getrusage(RUSAGE_SELF)?.ru_minflt;
-        // SAFETY: inside the anonymous mapping (3 whole blocks from `addr`).
-        unsafe { core::ptr::write_volatile((base + 5 * PAGE) as *mut u8, 7) };
-        let faults = getrusage(RUSAGE_SELF)?.ru_minflt - before;
-        Ok((faults, mapped(base, BLOCK)?, contiguous(base, BLOCK)?))
-    };
-    write_knob(KNOB, "always")?;
-    let large = first_write(addr);
+    write_knob(ANON_64K_KNOB, "always")?;
+    let large = first_anon_write(addr);
     let zeroed = (0..BLOCK / PAGE).all(|p| p == 5 || try_read(addr + p * PAGE) == Ok(0));
-    write_knob(KNOB, "never")?;
-    let small = first_write(addr + BLOCK);
-    write_knob(KNOB, &old)?;
+    write_knob(ANON_64K_KNOB, "never")?;
+    let small = first_anon_write(addr + BLOCK);
+    write_knob(ANON_64K_KNOB, &old)?;
     check_eq!(large?, (1, BLOCK, BLOCK));
     check!(zeroed, "a new anonymous folio is not all zeros");
     check_eq!(small?, (1, PAGE, 0));
@@ -846,24 +851,20 @@ fn anon_64k_folio_maps_whole_whatever_finish_fault_does() -> TestResult {
     if running_on_linux() {
         skip!("/proc/self/ptdump and the finish_fault switch are faultline's");
     }
-    const KNOB: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-64kB/enabled";
-    let old = knob_choice(KNOB)?;
+    let old = knob_choice(ANON_64K_KNOB)?;
     let addr = map_anon(2 * BLOCK)?.next_multiple_of(BLOCK);
-    write_knob(KNOB, "always")?;
+    write_knob(ANON_64K_KNOB, "always")?;
     write_knob(MULTI_KNOB, "0")?;
-    let before = getrusage(RUSAGE_SELF)?.ru_minflt;
-    // SAFETY: inside the anonymous mapping (one whole block from `addr`).
-    unsafe { core::ptr::write_volatile((addr + 3 * PAGE) as *mut u8, 7) };
-    let faults = getrusage(RUSAGE_SELF)?.ru_minflt - before;
-    let seen = (mapped(addr, BLOCK), contiguous(addr, BLOCK));
+    let seen = first_anon_write(addr);
     write_knob(MULTI_KNOB, "1")?;
-    write_knob(KNOB, &old)?;
-    check_eq!((faults, seen.0?, seen.1?), (1, BLOCK, BLOCK));
+    write_knob(ANON_64K_KNOB, &old)?;
+    check_eq!(seen?, (1, BLOCK, BLOCK));
     // SAFETY: our own mapping.
     unsafe { munmap(addr, BLOCK) }?;
     Ok(())
 }
 
+/// `exit_with N`: exits with status N, to show a copied binary runs.
 fn exit_with(args: &[&str]) -> i32 {
     args.first().and_then(|a| a.parse().ok()).unwrap_or(99)
 }
