@@ -8,10 +8,11 @@ use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::{ensure, Test, TestResult};
+use crate::arch::fault::do_page_fault;
 use crate::fs::tmpfs;
 use crate::fs::vfs::{File, InodeKind};
 use crate::mm::addr::PAGE_SIZE;
-use crate::mm::fault::{do_page_fault, Access, FaultError};
+use crate::mm::fault::{Access, FaultError};
 use crate::mm::memory;
 use crate::mm::mm_struct::Mm;
 use crate::mm::mmap::{self, MAP_ANONYMOUS, MAP_PRIVATE, MAP_SHARED, PROT_READ, PROT_WRITE};

@@ -1,16 +1,15 @@
-//! The page-fault handler (Linux: `arch/arm64/mm/fault.c` `do_page_fault`,
-//! and `mm/memory.c` `handle_mm_fault`, `do_anonymous_page`,
-//! `do_read_fault`, `do_cow_fault`, `do_shared_fault`, `do_wp_page`).
+//! The generic page-fault handler (Linux: `mm/memory.c`'s
+//! `handle_mm_fault`, `do_anonymous_page`, `do_fault`, `do_read_fault`,
+//! `do_cow_fault`, `do_shared_fault`, `finish_fault`, `do_wp_page`).
 //! Below `handle_mm_fault`, every step takes the one `VmFault`.
 //!
-//! A fault first tries its VMA's own lock (`mm/vma_lock.rs`), and falls
-//! back to `mmap_lock` when that fails or the handler asks to retry. It then
-//! maps one anonymous or copied page, as much of a page-cache folio as the
-//! VMA, page table and file allow (`finish_fault`), or a whole 2M folio of a
-//! shared file mapping with one PMD block; a read fault first maps the
-//! cached pages around it (fault-around). Read it top to bottom: find and
-//! lock the VMA, check the access, find or allocate the page table, then
-//! decide by what the entry holds.
+//! The architecture's handler (`arch/aarch64/fault.rs`) has locked the VMA
+//! and checked the access; here a fault maps one anonymous or copied page,
+//! as much of a page-cache folio as the VMA, page table and file allow
+//! (`finish_fault`), or a whole 2M folio of a shared file mapping with one
+//! PMD block; a read fault first maps the cached pages around it
+//! (fault-around). Read it top to bottom: find or allocate the page table,
+//! then decide by what the entry holds.
 
 use alloc::sync::Arc;
 use core::ops::Range;
@@ -26,14 +25,11 @@ use crate::mm::huge_memory;
 use crate::mm::huge_memory::order::PMD_ORDER;
 use crate::mm::memory::{replace_pte, set_pmd, set_pte_range};
 use crate::mm::mm_struct::Mm;
-use crate::mm::oom_kill;
 use crate::mm::pgtable::{self, Alloc, Level, PageTable, PgtableMem};
 use crate::mm::vm_fault::VmFault;
-use crate::mm::vma::{Vma, VM_EXEC, VM_MAYWRITE, VM_READ, VM_SHARED, VM_WRITE};
-use crate::mm::vma_lock::{lock_vma_under_rcu, PER_VMA_LOCK};
+use crate::mm::vma::{Vma, VM_EXEC, VM_READ, VM_SHARED, VM_WRITE};
 use crate::mm::vmstat;
-use crate::task::signal::{self, force_fault_signal};
-use crate::task::with_current;
+use uapi::signal::BUS_ADRERR;
 
 /// What the faulting access asked for, decoded from the abort's ESR; it
 /// must be allowed by the VMA's `VM_READ`, `VM_WRITE` or `VM_EXEC`.
@@ -46,6 +42,19 @@ pub enum Access {
     /// An instruction fetch (an instruction abort; Linux's
     /// `FAULT_FLAG_INSTRUCTION`).
     Exec,
+}
+
+impl Access {
+    /// Does a VMA with `vm_flags` allow this access (Linux: the
+    /// `vm_flags & vma->vm_flags` test of arm64 `do_page_fault`)?
+    pub fn allowed_by(self, vm_flags: u64) -> bool {
+        let needed = match self {
+            Access::Read => VM_READ,
+            Access::Write => VM_WRITE,
+            Access::Exec => VM_EXEC,
+        };
+        vm_flags & needed != 0
+    }
 }
 
 /// Why a fault could not be resolved: the signal and `si_code` it becomes.
@@ -67,164 +76,14 @@ pub enum FaultError {
 impl FaultError {
     /// SIGBUS for a file page past the end of the file (Linux:
     /// `VM_FAULT_SIGBUS` from `->fault`).
-    pub const PAST_EOF: FaultError = FaultError::Bus(signal::BUS_ADRERR);
-}
-
-/// A fault from EL0: resolve it or signal the thread.
-pub fn do_user_fault(addr: usize, access: Access) {
-    match handle_fault(addr, access) {
-        Ok(()) => {}
-        Err(FaultError::Segv(code)) => force_fault_signal(signal::SIGSEGV, code, addr as u64),
-        Err(FaultError::Bus(code)) => force_fault_signal(signal::SIGBUS, code, addr as u64),
-        Err(FaultError::Oom) => pagefault_out_of_memory(),
-        Err(FaultError::Retry) => {
-            force_fault_signal(signal::SIGBUS, signal::BUS_ADRERR, addr as u64)
-        }
-    }
-}
-
-/// A user fault found no memory: kill a process so that some comes back,
-/// and let the access fault again once it has had a moment to die (Linux:
-/// `pagefault_out_of_memory`). The faulting process may be the one
-/// killed; if nothing can be killed, it dies itself.
-fn pagefault_out_of_memory() {
-    // Partly unmapped large folios give back their unmapped pages first
-    // (Linux: the deferred split shrinker, run by reclaim before the OOM
-    // killer); then the access faults again.
-    if huge_memory::split::deferred_split_scan() > 0 {
-        return;
-    }
-    if oom_kill::out_of_memory() {
-        crate::task::msleep(1000 / crate::task::HZ);
-    } else {
-        signal::send_to_current(signal::SIGKILL);
-    }
-}
-
-/// A fault the kernel took copying to or from user memory; false means
-/// the copy must fail with EFAULT (also when memory ran out, as Linux
-/// does for a fault in kernel mode; the OOM killer acts on the way back
-/// to user space).
-pub fn handle_uaccess_fault(addr: usize, access: Access) -> bool {
-    match handle_fault(addr, access) {
-        Ok(()) => true,
-        Err(FaultError::Oom) => {
-            oom_kill::memory_short();
-            false
-        }
-        Err(_) => false,
-    }
-}
-
-/// The fault path for the current thread (user or uaccess fault): runs
-/// `do_page_fault` on its process's `mm` and counts a successful fault in
-/// `pgfault` and the process's `minflt`; SEGV_MAPERR for a kernel thread.
-fn handle_fault(addr: usize, access: Access) -> Result<(), FaultError> {
-    let no_mm = Err(FaultError::Segv(signal::SEGV_MAPERR));
-    with_current(|t| {
-        let Some(process) = t.user.as_ref().map(|u| &u.process) else {
-            return no_mm;
-        };
-        let fault = |mm: &Arc<Mm>| do_page_fault(mm, addr, access);
-        process.mm.with(fault).unwrap_or(no_mm)?;
-        // Counted once per fault, never per attempt (Linux:
-        // `mm_account_fault`).
-        vmstat::PGFAULT.inc();
-        process.minflt.fetch_add(1, Ordering::Relaxed);
-        Ok(())
-    })
-}
-
-/// The locking around one fault (Linux: arm64 `do_page_fault`): under the
-/// VMA's lock if it can be had, else, or if that attempt asks to retry,
-/// under `mmap_lock`.
-pub fn do_page_fault(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
-    if PER_VMA_LOCK.load(Ordering::Relaxed) {
-        if let Some(locked) = lock_vma_under_rcu(mm, addr) {
-            let result = if access_ok(&locked.vma, access) {
-                let page = addr & !(PAGE_SIZE - 1);
-                handle_mm_fault(mm, &locked.vma, locked.range.clone(), page, access)
-            } else {
-                Err(FaultError::Segv(signal::SEGV_ACCERR))
-            };
-            drop(locked);
-            if result != Err(FaultError::Retry) {
-                vmstat::VMA_LOCK_SUCCESS.inc();
-                return result;
-            }
-            vmstat::VMA_LOCK_RETRY.inc();
-        }
-    }
-    fault_in(mm, addr, access, false)
-}
-
-/// Does the VMA allow `access`?
-fn access_ok(vma: &Vma, access: Access) -> bool {
-    let needed = match access {
-        Access::Read => VM_READ,
-        Access::Write => VM_WRITE,
-        Access::Exec => VM_EXEC,
-    };
-    vma.flags & needed != 0
-}
-
-/// Makes `addr` accessible in `mm` as `access` asks, as a fault there
-/// would, under `mmap_lock` (Linux: `fixup_user_fault`). Used by faults
-/// and to fill or read another process's memory (`mm/remote.rs`), where
-/// `force` (Linux: `FOLL_FORCE`, `check_vma_flags`) also lets a write
-/// reach a readable private mapping that is not writable: the write fault
-/// then makes a private copy, mapped read-only as the VMA says.
-pub fn fault_in(mm: &Arc<Mm>, addr: usize, access: Access, force: bool) -> Result<(), FaultError> {
-    loop {
-        match fault_under_mmap_lock(mm, addr, access, force) {
-            // The lock is dropped: let whatever we wait for finish.
-            Err(FaultError::Retry) => crate::task::yield_now(),
-            result => return result,
-        }
-    }
-}
-
-/// One attempt under `mmap_lock` held for reading: find the VMA (growing the
-/// stack if `addr` is just below one), check the access, and handle the
-/// fault; `Retry` has dropped the lock for `fault_in` to wait and try again.
-fn fault_under_mmap_lock(
-    mm: &Arc<Mm>,
-    addr: usize,
-    access: Access,
-    force: bool,
-) -> Result<(), FaultError> {
-    let map = mm.mmap_lock_readonly();
-    let Some((start, end, vma)) = map.vmas.find(addr) else {
-        // Below a stack: grow it and fault again (Linux:
-        // `lock_mm_and_find_vma` -> `expand_stack`).
-        drop(map);
-        let limit = crate::task::current_process()
-            .map_or(crate::task::exec::STACK_SIZE as u64, |p| p.stack_limit());
-        if crate::mm::mmap::expand_stack(mm, addr, limit) {
-            return fault_under_mmap_lock(mm, addr, access, force);
-        }
-        return Err(FaultError::Segv(signal::SEGV_MAPERR));
-    };
-    // A forced write needs a private mapping that may become writable
-    // and that the page can be mapped readable in (we keep no PROT_NONE
-    // entries, so a forced access to one is refused).
-    let forced = force
-        && access == Access::Write
-        && vma.flags & (VM_SHARED | VM_MAYWRITE | VM_READ) == VM_MAYWRITE | VM_READ;
-    if !access_ok(vma, access) && !forced {
-        return Err(FaultError::Segv(signal::SEGV_ACCERR));
-    }
-    let vma = vma.clone();
-    let result = handle_mm_fault(mm, &vma, start..end, addr & !(PAGE_SIZE - 1), access);
-    drop(map);
-    result
+    pub const PAST_EOF: FaultError = FaultError::Bus(BUS_ADRERR);
 }
 
 /// Linux: `handle_mm_fault` -> `__handle_mm_fault`: walk down to the PMD,
 /// describe the fault (`VmFault`); on an empty PMD entry map a PMD block if
 /// one fits, on a read-only block take a write (`do_huge_pmd_wp_page`),
 /// else go on to the PTE level.
-fn handle_mm_fault(
+pub fn handle_mm_fault(
     mm: &Arc<Mm>,
     vma: &Vma,
     range: Range<usize>,

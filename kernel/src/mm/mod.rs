@@ -32,6 +32,7 @@ pub mod filemap;
 pub mod folio;
 pub mod folio_index;
 pub mod frame;
+pub mod gup;
 pub mod heap;
 pub mod huge_memory;
 pub mod kmap;

@@ -92,3 +92,21 @@ pub fn out_of_memory() -> bool {
     signal::send_to_process(&p, SIGKILL, SigSource::Kernel);
     true
 }
+
+/// A user fault found no memory: kill a process so that some comes back,
+/// and let the access fault again once it has had a moment to die (Linux:
+/// `pagefault_out_of_memory`). The faulting process may be the one
+/// killed; if nothing can be killed, it dies itself.
+pub fn pagefault_out_of_memory() {
+    // Partly unmapped large folios give back their unmapped pages first
+    // (Linux: the deferred split shrinker, run by reclaim before the OOM
+    // killer); then the access faults again.
+    if crate::mm::huge_memory::split::deferred_split_scan() > 0 {
+        return;
+    }
+    if out_of_memory() {
+        crate::task::msleep(1000 / crate::task::HZ);
+    } else {
+        signal::send_to_current(SIGKILL);
+    }
+}

@@ -9,8 +9,9 @@ use alloc::sync::Arc;
 
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
-use crate::mm::fault::{fault_in, Access};
+use crate::mm::fault::Access;
 use crate::mm::folio::Folio;
+use crate::mm::gup::fault_in;
 use crate::mm::memory::follow_page;
 use crate::mm::mm_struct::Mm;
 use crate::mm::vma::VM_SHARED;

@@ -17,6 +17,7 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
+use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
 use core::sync::atomic::{
     AtomicBool, AtomicI32, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
@@ -758,6 +759,18 @@ pub struct MmSlot {
     remote: SpinLock<()>,
 }
 
+/// An address space borrowed from its slot (`MmSlot::borrow`): the slot's
+/// own reference, lent for as long as the slot is borrowed.
+pub struct MmRef<'a>(ManuallyDrop<Arc<Mm>>, PhantomData<&'a MmSlot>);
+
+impl core::ops::Deref for MmRef<'_> {
+    type Target = Arc<Mm>;
+
+    fn deref(&self) -> &Arc<Mm> {
+        &self.0
+    }
+}
+
 impl MmSlot {
     /// A slot that owns `mm`'s reference.
     fn new(mm: Arc<Mm>) -> Self {
@@ -767,9 +780,10 @@ impl MmSlot {
         }
     }
 
-    /// Runs `f` on the address space, if there still is one. The caller is
-    /// a thread of the process, or the scheduler about to run one.
-    pub fn with<R>(&self, f: impl FnOnce(&Arc<Mm>) -> R) -> Option<R> {
+    /// The address space, borrowed rather than counted, if there still is
+    /// one (Linux: `current->mm`). The caller is a thread of the process,
+    /// or the scheduler about to run one.
+    pub fn borrow(&self) -> Option<MmRef<'_>> {
         let mm = self.mm.load(Ordering::Acquire);
         if mm.is_null() {
             return None;
@@ -777,8 +791,10 @@ impl MmSlot {
         // SAFETY: `mm` came from `Arc::into_raw`, and the reference the slot
         // holds stays until `replace`, which cannot run while a thread of
         // the process (the caller) may still use it; borrowed, not dropped.
-        let mm = ManuallyDrop::new(unsafe { Arc::from_raw(mm) });
-        Some(f(&mm))
+        Some(MmRef(
+            ManuallyDrop::new(unsafe { Arc::from_raw(mm) }),
+            PhantomData,
+        ))
     }
 
     /// A reference to the address space, from any thread.

@@ -5,6 +5,8 @@
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::marker::PhantomData;
+use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch::context::switch_to;
@@ -130,15 +132,35 @@ pub fn nr_cpus_online() -> usize {
     NR_ONLINE.load(Ordering::Acquire)
 }
 
-/// Runs `f` on the calling thread, borrowed rather than counted: for hot
-/// paths (a fault, the return to user space) that only look.
-pub fn with_current<R>(f: impl FnOnce(&Thread) -> R) -> R {
+/// The calling thread, borrowed rather than counted (Linux: `current`,
+/// without `get_task_struct`): for hot paths (a fault, the return to user
+/// space) that only look. Not `Send`: it means "the thread running here".
+pub struct CurrentRef {
+    /// The thread, as this CPU's run queue holds it.
+    thread: NonNull<Thread>,
+    /// Makes the type neither `Send` nor `Sync`.
+    _not_send: PhantomData<*const Thread>,
+}
+
+impl core::ops::Deref for CurrentRef {
+    type Target = Thread;
+
+    fn deref(&self) -> &Thread {
+        // SAFETY: the calling thread, kept alive by this CPU's run queue
+        // while it runs; a thread is freed only after it has switched away
+        // for good, and this value cannot outlive the code that made it on
+        // that thread (it is not `Send`).
+        unsafe { self.thread.as_ref() }
+    }
+}
+
+/// The calling thread, borrowed (see [`CurrentRef`]).
+pub fn current_ref() -> CurrentRef {
     let curr = this_cpu().curr.load(Ordering::Relaxed);
-    assert!(!curr.is_null(), "no current thread");
-    // SAFETY: `curr` is the calling thread, kept alive by this CPU's run
-    // queue while it runs; a thread is freed only after it has switched
-    // away for good, which it cannot do and come back into `f`.
-    f(unsafe { &*curr })
+    CurrentRef {
+        thread: NonNull::new(curr).expect("no current thread"),
+        _not_send: PhantomData,
+    }
 }
 
 /// The thread running on this CPU, with a reference of its own (Linux:
@@ -322,22 +344,21 @@ pub fn timer_interrupt(user: bool) {
 fn tick(user: bool) {
     let cpu = this_cpu();
     cpu.ticks.fetch_add(1, Ordering::Relaxed);
-    with_current(|t| {
-        if t.is_idle() {
-            cpu.idle_ticks.fetch_add(1, Ordering::Relaxed);
+    let t = current_ref();
+    if t.is_idle() {
+        cpu.idle_ticks.fetch_add(1, Ordering::Relaxed);
+    } else {
+        t.account_tick(user);
+        let ticks = if user {
+            &cpu.user_ticks
         } else {
-            t.account_tick(user);
-            let ticks = if user {
-                &cpu.user_ticks
-            } else {
-                &cpu.system_ticks
-            };
-            ticks.fetch_add(1, Ordering::Relaxed);
-        }
-        if let Some(u) = &t.user {
-            crate::task::timers::cpu_tick(&u.process, t);
-        }
-    });
+            &cpu.system_ticks
+        };
+        ticks.fetch_add(1, Ordering::Relaxed);
+    }
+    if let Some(u) = &t.user {
+        crate::task::timers::cpu_tick(&u.process, &t);
+    }
     crate::task::timers::run_expired();
     wake_sleepers(cpu, timer::counter());
     if !cpu.rq.lock().queue.is_empty() {

@@ -35,12 +35,9 @@ use crate::task::signal_abi::{
 };
 pub use crate::task::signal_abi::{
     BUS_ADRALN, BUS_ADRERR, ILL_ILLOPC, SEGV_ACCERR, SEGV_MAPERR, SIGBUS, SIGILL, SIGKILL, SIGSEGV,
-    SIGTRAP,
+    SIGTRAP, TRAP_BRKPT,
 };
 use crate::task::{current, Thread};
-
-/// si_code of a breakpoint's SIGTRAP (Linux: `TRAP_BRKPT`).
-pub const TRAP_BRKPT: i32 = 1;
 
 /// Who sent a signal, for its siginfo.
 #[derive(Copy, Clone)]
@@ -201,13 +198,13 @@ fn wants_signal(u: &UserThread, sig: u32) -> bool {
 /// `complete_signal`, with `send_sigqueue`'s preference for current).
 fn target_thread(threads: &[Arc<Thread>], sig: u32) -> Option<Arc<Thread>> {
     let wants = |t: &Arc<Thread>| t.user.as_ref().is_some_and(|u| wants_signal(u, sig));
-    crate::task::with_current(|me| {
-        threads
-            .iter()
-            .find(|t| core::ptr::eq(Arc::as_ptr(t), me) && wants(t))
-            .cloned()
-    })
-    .or_else(|| threads.iter().find(|t| wants(t)).cloned())
+    let me = crate::task::current_ref();
+    let me: &Thread = &me;
+    threads
+        .iter()
+        .find(|t| core::ptr::eq(Arc::as_ptr(t), me) && wants(t))
+        .cloned()
+        .or_else(|| threads.iter().find(|t| wants(t)).cloned())
 }
 
 /// The exit signal `sig` (SIGCHLD, or what clone chose; 0 for none) to
@@ -369,14 +366,12 @@ fn take_pending(u: &UserThread, set: u64) -> Option<(u32, SigInfo)> {
 /// act on one pending signal (Linux: `do_signal` / `get_signal`).
 pub fn do_signal(tf: &mut TrapFrame) {
     // Nearly always nothing to do: find that out without references.
-    let quiet = crate::task::with_current(|t| {
-        t.user.as_ref().is_none_or(|u| {
-            deliverable(u) == 0
-                && !u.process.exiting.load(Ordering::Acquire)
-                && !u.process.stopped.load(Ordering::Acquire)
-                && !u.restart_pending.load(Ordering::Relaxed)
-                && !u.restore_sigmask.load(Ordering::Relaxed)
-        })
+    let quiet = crate::task::current_ref().user.as_ref().is_none_or(|u| {
+        deliverable(u) == 0
+            && !u.process.exiting.load(Ordering::Acquire)
+            && !u.process.stopped.load(Ordering::Acquire)
+            && !u.restart_pending.load(Ordering::Relaxed)
+            && !u.restore_sigmask.load(Ordering::Relaxed)
     });
     if quiet {
         return;
@@ -388,14 +383,12 @@ pub fn do_signal(tf: &mut TrapFrame) {
     }
     // rt_sigsuspend ended, and no handler's frame took its old mask (the
     // signal was ignored, or another thread took it): put it back now.
-    crate::task::with_current(|t| {
-        if let Some(u) = &t.user {
-            if u.restore_sigmask.swap(false, Ordering::Relaxed) {
-                u.sigmask
-                    .store(u.saved_sigmask.load(Ordering::Relaxed), Ordering::Release);
-            }
+    if let Some(u) = &crate::task::current_ref().user {
+        if u.restore_sigmask.swap(false, Ordering::Relaxed) {
+            u.sigmask
+                .store(u.saved_sigmask.load(Ordering::Relaxed), Ordering::Release);
         }
-    });
+    }
 }
 
 /// Acts on pending signals until one is handled or none is left; returns

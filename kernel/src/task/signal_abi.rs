@@ -266,35 +266,11 @@ impl SigAction {
 /// `SI_MAX_SIZE`).
 pub const SIGINFO_SIZE: usize = 128;
 
-/// `si_code`: sent by kill(2).
-pub const SI_USER: i32 = 0;
-/// `si_code`: sent by the kernel on its own behalf.
-pub const SI_KERNEL: i32 = 0x80;
-/// `si_code`: sent by tkill(2) or tgkill(2).
-pub const SI_TKILL: i32 = -6;
-/// `si_code`: a POSIX timer expired.
-pub const SI_TIMER: i32 = -2;
-/// SIGSEGV `si_code`: nothing is mapped at the address.
-pub const SEGV_MAPERR: i32 = 1;
-/// SIGSEGV `si_code`: mapped, but not with the access the thread tried.
-pub const SEGV_ACCERR: i32 = 2;
-/// SIGBUS `si_code`: misaligned address.
-pub const BUS_ADRALN: i32 = 1;
-/// SIGBUS `si_code`: no memory behind the address (e.g. past the end of a
-/// mapped file).
-pub const BUS_ADRERR: i32 = 2;
-/// SIGILL `si_code`: undefined instruction.
-pub const ILL_ILLOPC: i32 = 1;
-/// SIGCHLD `si_code`: the child exited; `si_status` is its exit code.
-pub const CLD_EXITED: i32 = 1;
-/// SIGCHLD `si_code`: a signal killed the child; `si_status` is the signal.
-pub const CLD_KILLED: i32 = 2;
-/// SIGCHLD `si_code`: as CLD_KILLED, and the signal dumps core.
-pub const CLD_DUMPED: i32 = 3;
-/// SIGCHLD `si_code`: a signal stopped the child; `si_status` is the signal.
-pub const CLD_STOPPED: i32 = 5;
-/// SIGCHLD `si_code`: SIGCONT resumed the stopped child.
-pub const CLD_CONTINUED: i32 = 6;
+/// `si_code` values, from the uapi crate.
+pub use uapi::signal::{
+    BUS_ADRALN, BUS_ADRERR, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED,
+    ILL_ILLOPC, SEGV_ACCERR, SEGV_MAPERR, SI_KERNEL, SI_TIMER, SI_TKILL, SI_USER, TRAP_BRKPT,
+};
 
 /// Byte offsets in `siginfo_t`. Three ints, then the `_sifields` union,
 /// which holds pointers and so starts 8-aligned at 16; which member of the

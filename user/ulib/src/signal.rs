@@ -76,13 +76,7 @@ pub const SIG_BLOCK: u32 = 0;
 pub const SIG_UNBLOCK: u32 = 1;
 pub const SIG_SETMASK: u32 = 2;
 
-// si_code values.
-pub const SI_USER: i32 = 0;
-pub const SI_TKILL: i32 = -6;
-pub const SEGV_MAPERR: i32 = 1;
-pub const SEGV_ACCERR: i32 = 2;
-pub const BUS_ADRERR: i32 = 2;
-pub const CLD_EXITED: i32 = 1;
+pub use uapi::signal::{BUS_ADRERR, CLD_EXITED, SEGV_ACCERR, SEGV_MAPERR, SI_TKILL, SI_USER};
 
 /// `siginfo_t` (128 bytes). What follows the three ints depends on the
 /// signal, so it is read through the accessors.

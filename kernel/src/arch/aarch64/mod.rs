@@ -9,6 +9,7 @@ pub mod contpte;
 pub mod cpu;
 pub mod desc;
 pub mod esr;
+pub mod fault;
 pub mod gic;
 mod gicv2;
 mod gicv3;

@@ -18,8 +18,8 @@ use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::{Readable, Writeable, ESR_EL1, FAR_EL1, VBAR_EL1};
 
 use super::esr::{Esr, ExceptionClass};
+use super::fault::{access_of, do_uaccess_fault, do_user_fault};
 use crate::mm::addr::USER_TOP;
-use crate::mm::fault::Access;
 
 /// Registers saved on exception entry by `vectors.S`, which takes the
 /// offsets of these fields from here.
@@ -196,15 +196,6 @@ fn search_exception_table(pc: u64) -> Option<&'static ExTableEntry> {
     table.iter().find(|e| e.insn == pc)
 }
 
-/// What a data or instruction abort asked for.
-fn access_of(esr: Esr) -> Access {
-    match esr.class() {
-        ExceptionClass::InstrAbortLowerEl | ExceptionClass::InstrAbortSameEl => Access::Exec,
-        _ if esr.is_write() => Access::Write,
-        _ => Access::Read,
-    }
-}
-
 /// A synchronous exception taken by the kernel itself (vector slot 4;
 /// Linux: `el1h_64_sync_handler`): an abort at an `__ex_table` instruction
 /// is fixed up as its kind says; anything else is fatal.
@@ -225,8 +216,7 @@ extern "C" fn handle_el1_sync(tf: &mut TrapFrame, _kind: u64) {
                 super::cpu::local_irq_enable();
             }
             let user = (far as usize) < USER_TOP;
-            let resolved =
-                user && crate::mm::fault::handle_uaccess_fault(far as usize, access_of(esr));
+            let resolved = user && do_uaccess_fault(far as usize, access_of(esr));
             super::cpu::local_irq_save();
             if !resolved {
                 tf.elr = fixup;
@@ -251,7 +241,7 @@ extern "C" fn handle_el0_sync(tf: &mut TrapFrame, _kind: u64) {
     match esr.class() {
         ExceptionClass::Svc64 => crate::syscall::syscall(tf),
         ExceptionClass::DataAbortLowerEl | ExceptionClass::InstrAbortLowerEl => {
-            crate::mm::fault::do_user_fault(far as usize, access_of(esr))
+            do_user_fault(far as usize, access_of(esr))
         }
         ExceptionClass::PcAlignment | ExceptionClass::SpAlignment => {
             force_fault_signal(signal::SIGBUS, signal::BUS_ADRALN, far)
