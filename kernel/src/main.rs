@@ -276,7 +276,7 @@ fn run_workload(cmdline: Cmdline) {
     if let Some(v) = cmdline.get("contpte") {
         // `contpte=off` maps user memory with plain PTEs only.
         let on = v != "off";
-        mm::memory::CONTPTE_ENABLED.store(on, core::sync::atomic::Ordering::Relaxed);
+        arch::pgtable::CONTPTE_ENABLED.store(on, core::sync::atomic::Ordering::Relaxed);
     }
     if cmdline.get("vma_lock") == Some("off") {
         // Every fault under `mmap_lock`, as before seed 002.

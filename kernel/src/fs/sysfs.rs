@@ -17,6 +17,7 @@ use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::vfs::{Inode, InodeKind, PseudoFile, S_IFREG};
+use crate::arch::pgtable::CONTPTE_ENABLED;
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault::{FAULT_AROUND_BYTES, FINISH_FAULT_MULTI};
@@ -24,7 +25,6 @@ use crate::mm::huge_memory::knobs::{per_size_name, HexFlagsShow, HugeKnob, Inval
 use crate::mm::huge_memory::order::{MIN_LARGE_ORDER, PMD_ORDER};
 use crate::mm::huge_memory::settings::HugeSettings;
 use crate::mm::huge_memory::{huge_settings, update_huge_settings};
-use crate::mm::memory::CONTPTE_ENABLED;
 use crate::mm::vma_lock::PER_VMA_LOCK;
 use crate::mm::vmstat::{self, Counter};
 

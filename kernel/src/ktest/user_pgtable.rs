@@ -11,6 +11,7 @@ use super::{ensure, Test, TestResult};
 use crate::arch::cpu::{local_irq_restore, local_irq_save};
 use crate::arch::desc::{PgProt, Pte};
 use crate::arch::mmu::{self, at_translate, AtAccess};
+use crate::arch::pgtable::set_ptes;
 use crate::mm::addr::{PhysAddr, PAGE_SIZE, PMD_SIZE};
 use crate::mm::folio::Folio;
 use crate::mm::memory;
@@ -43,13 +44,21 @@ fn at(mm: &Mm, va: usize) -> (Option<PhysAddr>, Option<PhysAddr>) {
     (read, write)
 }
 
-/// Maps all of `folio` at `va` with one `set_pte_range`.
+/// Maps all of `folio` at `va` with one `set_ptes`, as `set_pte_range` does.
 fn map_pages(mm: &Mm, va: usize, folio: &Folio, prot: PgProt) -> TestResult {
     let mut mem = mm;
     let table =
         pgtable::pte_table(&mut mem, mm.pgd, va, Alloc::IfMissing).ok_or("no page table")?;
     let _ptl = crate::mm::ptlock::pte_lock(table);
-    memory::set_pte_range(mm, table, va, folio, 0, folio.nr_pages(), prot);
+    set_ptes(
+        mm,
+        table,
+        va,
+        Pte::page(folio.phys(), prot),
+        folio.nr_pages(),
+        folio,
+    );
+    folio.add_mappings(folio.nr_pages());
     mmu::publish_table_writes();
     Ok(())
 }

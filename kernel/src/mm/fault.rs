@@ -15,9 +15,9 @@ use alloc::sync::Arc;
 use core::ops::Range;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use crate::arch::contpte;
-use crate::arch::desc::{PgProt, Pte};
+use crate::arch::desc::Pte;
 use crate::arch::mmu;
+use crate::arch::pgtable::ptep_get;
 use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run};
 use crate::mm::folio::{self, Folio};
@@ -149,7 +149,7 @@ fn handle_pmd_fault(vmf: &VmFault, pmd: Pte) -> Option<Result<(), FaultError>> {
 /// entry is a first touch (`do_pte_missing`: anonymous memory, or a file's
 /// `do_fault`), a read-only one under a write is copy-on-write.
 fn handle_pte_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
-    vmf.orig_pte = contpte::ptep_get(vmf.table(), Level::Pte.index(vmf.address));
+    vmf.orig_pte = ptep_get(vmf.table(), Level::Pte.index(vmf.address));
     if vmf.orig_pte.is_none() {
         return match vmf.vma.file {
             None => do_anonymous_page(vmf),
@@ -161,13 +161,6 @@ fn handle_pte_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
     }
     // Another thread mapped it first: nothing to do.
     Ok(())
-}
-
-/// The protection a VMA gives a page it maps (Linux: `vm_get_page_prot`).
-/// Private pages start read-only unless they are the process's own copy.
-pub fn vma_prot(vma: &Vma, own_copy: bool) -> PgProt {
-    let write = vma.flags & VM_WRITE != 0 && (vma.flags & VM_SHARED != 0 || own_copy);
-    PgProt::user(write, vma.flags & VM_EXEC != 0)
 }
 
 /// Maps a whole PMD-sized page-cache folio with one block when the fault
@@ -203,7 +196,7 @@ fn do_set_pmd(vmf: &VmFault) -> Option<Result<(), FaultError>> {
     folio.mark_dirty();
     let _ptl = vmf.mm.page_table_lock.lock();
     if folio.is_cached() && vmf.pmd.load(Ordering::Acquire) == 0 {
-        set_pmd(vmf.pmd, folio, vma_prot(vma, false));
+        set_pmd(vmf.pmd, folio, vma.page_prot(false));
     }
     Some(Ok(()))
 }
@@ -220,7 +213,7 @@ pub static FINISH_FAULT_MULTI: AtomicBool = AtomicBool::new(true);
 /// `finish_fault` after seed 000). The run is found without the lock and
 /// re-checked under it; if another thread filled the faulting entry first
 /// there is nothing to do.
-fn finish_fault(vmf: &VmFault, allowed: Range<usize>, folio: Folio, page: usize, prot: PgProt) {
+fn finish_fault(vmf: &VmFault, allowed: Range<usize>, folio: Folio, page: usize) {
     let (table, addr) = (vmf.table(), vmf.address);
     let folio_start = addr - page * PAGE_SIZE;
     // The switch is seed 000's, about a folio the fault found; a new
@@ -254,7 +247,7 @@ fn finish_fault(vmf: &VmFault, allowed: Range<usize>, folio: Folio, page: usize,
     if !run.is_empty() {
         let first = page - (addr - run.start) / PAGE_SIZE;
         let nr = run.len() / PAGE_SIZE;
-        set_pte_range(vmf.mm, table, run.start, &folio, first, nr, prot);
+        set_pte_range(vmf, &folio, first, nr, run.start);
         mmu::publish_table_writes();
     }
 }
@@ -264,9 +257,9 @@ fn all_none(table: &PageTable, range: Range<usize>) -> bool {
     let first = Level::Pte.index(range.start);
     let entries = &table[first..first + range.len() / PAGE_SIZE];
     let load = |e: &AtomicU64| e.load(Ordering::Relaxed);
-    // The usual case, one whole 64K block: all 16 ORed, no early exit,
+    // The usual case, a 64K folio's 16 entries: all ORed, no early exit,
     // a fixed count the compiler unrolls.
-    if let Ok(block) = <&[AtomicU64; contpte::CONT_PTES]>::try_from(entries) {
+    if let Ok(block) = <&[AtomicU64; 16]>::try_from(entries) {
         return block.iter().fold(0, |acc, e| acc | load(e)) == 0;
     }
     entries.iter().all(|e| load(e) == 0)
@@ -274,9 +267,9 @@ fn all_none(table: &PageTable, range: Range<usize>) -> bool {
 
 /// `finish_fault` for a fault that maps exactly one page: anonymous memory
 /// and private copies.
-fn finish_fault_one(vmf: &VmFault, folio: Folio, prot: PgProt) {
+fn finish_fault_one(vmf: &VmFault, folio: Folio) {
     let one = vmf.address..vmf.address + PAGE_SIZE;
-    finish_fault(vmf, one, folio, 0, prot);
+    finish_fault(vmf, one, folio, 0);
 }
 
 /// First touch of anonymous memory: a new zeroed folio, as large as the
@@ -290,7 +283,6 @@ fn finish_fault_one(vmf: &VmFault, folio: Folio, prot: PgProt) {
 fn do_anonymous_page(vmf: &VmFault) -> Result<(), FaultError> {
     let (vma, addr) = (vmf.vma, vmf.address);
     vma.anon_vma.prepare();
-    let prot = vma_prot(vma, true);
     // PMD-sized folios are `do_huge_pmd_anonymous_page`'s, mapped by a block.
     let orders = huge_memory::anon_vma_orders(vma.flags).without(PMD_ORDER);
     for order in orders.orders().rev() {
@@ -310,12 +302,12 @@ fn do_anonymous_page(vmf: &VmFault) -> Result<(), FaultError> {
         vmstat::MTHP_ANON_FAULT_ALLOC[order as usize].inc();
         folio.mark_anon();
         let page = (addr - start) / PAGE_SIZE;
-        finish_fault(vmf, start..start + size, folio, page, prot);
+        finish_fault(vmf, start..start + size, folio, page);
         return Ok(());
     }
     let folio = Folio::alloc(0).ok_or(FaultError::Oom)?;
     folio.mark_anon();
-    finish_fault_one(vmf, folio, prot);
+    finish_fault_one(vmf, folio);
     Ok(())
 }
 
@@ -351,7 +343,7 @@ fn do_huge_pmd_anonymous_page(vmf: &VmFault) -> Option<Result<(), FaultError>> {
     vmstat::THP_FAULT_ALLOC.inc();
     vmstat::MTHP_ANON_FAULT_ALLOC[PMD_ORDER as usize].inc();
     folio.mark_anon();
-    huge_memory::pmd::set_huge_pmd(vmf.mm, vmf.pmd, folio, vma_prot(vma, true), table);
+    huge_memory::pmd::set_huge_pmd(vmf.mm, vmf.pmd, folio, vma.page_prot(true), table);
     Some(Ok(()))
 }
 
@@ -374,7 +366,7 @@ fn do_huge_pmd_wp_page(vmf: &VmFault, orig: Pte) -> Option<Result<(), FaultError
             || folio.refcount() == 2 && folio.mapcount() == 1);
     if reuse {
         folio.set_anon_exclusive(true);
-        let new = Pte::block(orig.addr(), vma_prot(vmf.vma, true)).with_access_of(orig);
+        let new = Pte::block(orig.addr(), vmf.vma.page_prot(true)).with_access_of(orig);
         huge_memory::pmd::set_pmd_at(vmf.mm, vmf.pmd, haddr, new);
         return Some(Ok(()));
     }
@@ -413,11 +405,10 @@ fn do_shared_fault(vmf: &VmFault) -> Result<(), FaultError> {
 /// fault-around did not map the page.
 fn map_file_page(vmf: &VmFault) -> Result<(), FaultError> {
     let (folio, page) = __do_fault(vmf)?;
-    let prot = vma_prot(vmf.vma, false);
-    if prot.is_writable() {
+    if vmf.vma.page_prot(false).is_writable() {
         folio.mark_dirty(); // a shared page mapped writable
     }
-    finish_fault(vmf, vmf.range.clone(), folio, page, prot);
+    finish_fault(vmf, vmf.range.clone(), folio, page);
     Ok(())
 }
 
@@ -475,7 +466,7 @@ fn do_cow_fault(vmf: &VmFault) -> Result<(), FaultError> {
     vmf.vma.anon_vma.prepare();
     let (folio, page) = __do_fault(vmf)?;
     let copy = copy_page(&folio, page)?;
-    finish_fault_one(vmf, copy, vma_prot(vmf.vma, true));
+    finish_fault_one(vmf, copy);
     Ok(())
 }
 
@@ -487,7 +478,7 @@ fn do_wp_page(vmf: &VmFault) -> Result<(), FaultError> {
     vmf.vma.anon_vma.prepare();
     let (mm, table, addr) = (vmf.mm, vmf.table(), vmf.address);
     let _ptl = vmf.ptl();
-    let pte = contpte::ptep_get(table, Level::Pte.index(addr));
+    let pte = ptep_get(table, Level::Pte.index(addr));
     if pte.is_none() || pte.prot().is_writable() {
         return Ok(()); // changed under us: let the access retry
     }
@@ -501,7 +492,7 @@ fn do_wp_page(vmf: &VmFault) -> Result<(), FaultError> {
     let exclusive = folio.is_anon()
         && vmf.vma.flags & VM_SHARED == 0
         && (folio::page_anon_exclusive(pfn) || folio.nr_pages() == 1 && folio.refcount() == 2);
-    let prot = vma_prot(vmf.vma, true);
+    let prot = vmf.vma.page_prot(true);
     if exclusive {
         folio::set_page_anon_exclusive(pfn, true);
         drop(replace_pte(mm, table, addr, Pte::page(pte.addr(), prot)));

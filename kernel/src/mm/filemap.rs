@@ -13,7 +13,6 @@ use alloc::vec::Vec;
 
 use crate::arch::mmu;
 use crate::mm::addr::{PAGE_SHIFT, PAGE_SIZE};
-use crate::mm::fault::vma_prot;
 use crate::mm::fault_range::none_run;
 use crate::mm::folio::Folio;
 use crate::mm::folio_index::FolioIndex;
@@ -275,21 +274,37 @@ impl AddressSpace {
 /// the end of the file and of the window.
 pub fn filemap_map_pages(vmf: &VmFault, mapping: &AddressSpace, start: u64, end: u64) {
     let (vma, range, table) = (vmf.vma, &vmf.range, vmf.table());
-    let prot = vma_prot(vma, false);
+    // A shared page mapped writable is dirty from now on.
+    let dirty = vma.page_prot(false).is_writable();
     let none = |va| table[Level::Pte.index(va)].load(core::sync::atomic::Ordering::Relaxed) == 0;
     // The VA where file page `index` is mapped (may lie outside the window).
     let va_of = |index: u64| {
         let pages = index.wrapping_sub(vma.pgoff) as usize;
         range.start.wrapping_add(pages.wrapping_mul(PAGE_SIZE))
     };
-    let (from_va, to_va) = (va_of(start), va_of(end) + PAGE_SIZE);
+    let window = va_of(start)..va_of(end) + PAGE_SIZE;
     let _ptl = vmf.ptl();
     mapping.for_each_folio(start, end + 1, |head, folio| {
         if !folio.is_uptodate() {
             return;
         }
         let folio_va = va_of(head);
-        let (from, to) = (from_va.max(folio_va), to_va.min(folio_va + folio.size()));
+        if folio.nr_pages() == 1 {
+            // Linux: `filemap_map_order0_folio`. The page lies in the
+            // window, as its index does.
+            if none(folio_va) {
+                if dirty {
+                    folio.mark_dirty();
+                }
+                set_pte_range(vmf, folio, 0, 1, folio_va);
+            }
+            return;
+        }
+        // Linux: `filemap_map_folio_range`, a run of empty entries at a time.
+        let (from, to) = (
+            window.start.max(folio_va),
+            window.end.min(folio_va + folio.size()),
+        );
         let mut va = from;
         while va < to {
             let run = none_run(va..to, va, none);
@@ -297,12 +312,11 @@ pub fn filemap_map_pages(vmf: &VmFault, mapping: &AddressSpace, start: u64, end:
                 va += PAGE_SIZE;
                 continue;
             }
-            if prot.is_writable() {
-                folio.mark_dirty(); // a shared page mapped writable
+            if dirty {
+                folio.mark_dirty();
             }
             let page = (run.start - folio_va) / PAGE_SIZE;
-            let nr = run.len() / PAGE_SIZE;
-            set_pte_range(vmf.mm, table, run.start, folio, page, nr, prot);
+            set_pte_range(vmf, folio, page, run.len() / PAGE_SIZE, run.start);
             va = run.end;
         }
     });

@@ -6,11 +6,11 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::Range;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::arch::contpte::{self, ContpteOps};
 use crate::arch::desc::{PgProt, Pte};
 use crate::arch::mmu;
+use crate::arch::pgtable::{get_and_clear_ptes, modify_prot_ptes, ptep_clear_flush, set_ptes};
 use crate::mm::addr::{align_up, PhysAddr, PAGE_SIZE, PMD_SIZE, PTRS_PER_TABLE};
 use crate::mm::folio::{self, Folio};
 use crate::mm::frame;
@@ -18,6 +18,7 @@ use crate::mm::huge_memory::{pmd, split};
 use crate::mm::mm_struct::Mm;
 use crate::mm::pgtable::{self, Alloc, Found, Level, PageTable, PgtableMem};
 use crate::mm::ptlock::pte_lock;
+use crate::mm::vm_fault::VmFault;
 use crate::mm::vma::Vma;
 use crate::mm::vma_tree::VmaTree;
 use crate::mm::vmstat;
@@ -25,73 +26,20 @@ use crate::mm::vmstat;
 /// Above this many pages, one flush of the whole ASID beats page flushes.
 const FLUSH_ALL_THRESHOLD: usize = 64;
 
-/// May user mappings fold into contiguous-bit blocks? (`contpte=off` on the
-/// command line, `/sys/kernel/mm/contpte/enabled`.) Turning it off stops
-/// new folds; blocks already folded stay until they change.
-pub static CONTPTE_ENABLED: AtomicBool = AtomicBool::new(true);
-
-/// The contpte logic's view of one PTE table of `mm`, whose entry 0 maps
-/// `table_va`.
-pub struct TableOps<'a> {
-    /// The address space the table belongs to: its ASID for TLB flushes.
-    mm: &'a Mm,
-    /// The user VA entry 0 of the table maps: 2M-aligned.
-    table_va: usize,
-}
-
-impl<'a> TableOps<'a> {
-    /// The view of the PTE table that maps `va` (any address in its 2M).
-    pub fn new(mm: &'a Mm, va: usize) -> Self {
-        TableOps {
-            mm,
-            table_va: va & !(PMD_SIZE - 1),
-        }
-    }
-}
-
-impl ContpteOps for TableOps<'_> {
-    fn enabled(&self) -> bool {
-        CONTPTE_ENABLED.load(Ordering::Relaxed)
-    }
-    fn flush(&mut self, idx: Range<usize>) {
-        let va = |i| self.table_va + i * PAGE_SIZE;
-        mmu::flush_tlb_user_range(self.mm.asid, va(idx.start), va(idx.end));
-    }
-    fn converted(&mut self, fold: bool) {
-        if fold {
-            vmstat::CONTPTE_FOLD.inc();
-        } else {
-            vmstat::CONTPTE_UNFOLD.inc();
-        }
-    }
-}
-
-/// Maps pages `page..page + nr` of `folio` from `addr` with `prot` (Linux:
-/// `set_pte_range` -> `set_ptes`), all in one PTE table. Each entry holds
-/// a folio reference of its own, taken here. The caller holds the table's
-/// lock (`pte_lock`) and has checked the entries are none; none ->
+/// Maps pages `page..page + nr` of `folio` from `addr`, all in the fault's
+/// PTE table, as the VMA allows: writable where it is writable and the
+/// page is shared or the process's own (an anonymous folio); a private
+/// page-cache page starts read-only (Linux: `set_pte_range` -> `set_ptes`).
+/// Each entry holds a folio reference of its own, taken here. The caller
+/// holds the table's lock and has checked the entries are none; none ->
 /// valid needs no TLB flush, but the caller makes the new entries visible
 /// to the table walker with `mmu::publish_table_writes` once it has set
 /// them all (Linux: the barriers at the end of a batch of `set_ptes`).
-/// Whole aligned 64K blocks of the run are mapped folded; a single page
-/// completing a block folds it.
-#[allow(clippy::too_many_arguments)]
-pub fn set_pte_range(
-    mm: &Mm,
-    table: &PageTable,
-    addr: usize,
-    folio: &Folio,
-    page: usize,
-    nr: usize,
-    prot: PgProt,
-) {
-    let start = folio.phys();
-    let pa = start.add(page * PAGE_SIZE);
-    let whole = start..start.add(folio.size());
-    let idx = Level::Pte.index(addr);
-    debug_assert!(idx + nr <= PTRS_PER_TABLE && page + nr <= folio.nr_pages());
-    let mut ops = TableOps::new(mm, addr);
-    contpte::set_ptes(table, idx, Pte::page(pa, prot), nr, whole, &mut ops);
+pub fn set_pte_range(vmf: &VmFault, folio: &Folio, page: usize, nr: usize, addr: usize) {
+    debug_assert!(Level::Pte.index(addr) + nr <= PTRS_PER_TABLE && page + nr <= folio.nr_pages());
+    let prot = vmf.vma.page_prot(folio.is_anon());
+    let pte = Pte::page(folio.phys().add(page * PAGE_SIZE), prot);
+    set_ptes(vmf.mm, vmf.table(), addr, pte, nr, folio);
     folio.add_mappings(nr);
 }
 
@@ -100,12 +48,8 @@ pub fn set_pte_range(
 /// (break-before-make), its block unfolded first. Returns the folio
 /// reference the old entry held.
 pub fn replace_pte(mm: &Mm, table: &PageTable, addr: usize, new: Pte) -> Folio {
-    let idx = Level::Pte.index(addr);
-    contpte::unfold(table, idx, &mut TableOps::new(mm, addr));
-    let slot = &table[idx];
-    let old = Pte(slot.swap(0, Ordering::AcqRel));
-    mmu::flush_tlb_user_page(mm.asid, addr);
-    slot.store(new.0, Ordering::Release);
+    let old = ptep_clear_flush(mm, table, addr);
+    table[Level::Pte.index(addr)].store(new.0, Ordering::Release);
     mmu::publish_table_writes();
     // SAFETY: the old entry's reference, now ours.
     let folio = unsafe { Folio::from_mapped_pfn(old.addr().pfn()) };
@@ -169,8 +113,7 @@ pub fn zap_range(mm: &Mm, start: usize, end: usize) {
         let _pte = pte_lock(table);
         let whole = idx.len() == PTRS_PER_TABLE;
         let mut large_anon = false;
-        let mut ops = TableOps::new(mm, va);
-        contpte::clear_range(table, idx, &mut ops, |i, old| {
+        get_and_clear_ptes(mm, table, va, idx, |i, old| {
             large_anon |= take(old, va + i * PAGE_SIZE, PAGE_SIZE)
         });
         if large_anon && !whole && partly.try_reserve(1).is_ok() {
@@ -526,7 +469,7 @@ pub fn change_protection(mm: &Mm, start: usize, end: usize, mut f: impl FnMut(Pt
             },
         };
         let _pte = pte_lock(table);
-        contpte::change_range(table, idx, &mut TableOps::new(mm, va), &mut f);
+        modify_prot_ptes(mm, table, va, idx, &mut f);
     });
     mmu::publish_table_writes();
 }
@@ -564,8 +507,7 @@ pub fn move_range(mm: &Mm, old: usize, new: usize, len: usize) -> bool {
                 }
             };
             let _pte = pte_lock(table);
-            let mut ops = TableOps::new(mm, va);
-            contpte::clear_range(table, idx, &mut ops, |i, pte| {
+            get_and_clear_ptes(mm, table, va, idx, |i, pte| {
                 entries.push((va + i * PAGE_SIZE, pte.with_cont(false)));
             });
         });

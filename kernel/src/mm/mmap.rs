@@ -14,7 +14,7 @@
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::arch::contpte::CONT_PTE_SIZE;
+use crate::arch::pgtable::CONT_PTE_SIZE;
 use crate::errno::{Errno, KResult};
 use crate::fs::tmpfs;
 use crate::fs::vfs::{File, Inode, InodeKind};
@@ -230,10 +230,11 @@ pub fn mmap(
                 _ if vm_flags & VM_SHARED != 0 => {
                     Vma::new(vm_flags, Some(shmem_zero_setup(len)?), pgoff)
                 }
-                _ => Vma {
-                    dev_file: Some(f.inode.clone()),
-                    ..Vma::new(vm_flags, None, pgoff)
-                },
+                _ => {
+                    let mut vma = Vma::new(vm_flags, None, pgoff);
+                    vma.dev_file = Some(f.inode.clone());
+                    vma
+                }
             }
         }
         None => match anon_vm_flags(flags, vm_flags)? {
@@ -501,7 +502,7 @@ pub fn vma_modify_flags(
             map.vmas.split_at_boundaries(at, part_end);
             for (_, _, v) in map.vmas.range_mut(at, part_end) {
                 let mut copy = (**v).clone();
-                copy.flags = new;
+                copy.set_flags(new);
                 *v = Arc::new(copy);
             }
             changed(at, part_end, vma.flags, new);

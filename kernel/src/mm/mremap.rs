@@ -82,10 +82,8 @@ pub fn mremap(
             if vma.flags & VM_ACCOUNT != 0 && !enough_memory(delta) {
                 return Err(Errno::ENOMEM);
             }
-            let grown = Vma {
-                pgoff: vma.pgoff_of(vstart, vend),
-                ..(*vma).clone()
-            };
+            let mut grown = (*vma).clone();
+            grown.pgoff = vma.pgoff_of(vstart, vend);
             map.vmas
                 .insert(vend, vend + delta, Arc::new(grown))
                 .map_err(|_| Errno::ENOMEM)?;
@@ -218,10 +216,8 @@ fn move_vma(
     if vma.flags & VM_ACCOUNT != 0 && !enough_memory(charge) {
         return Err(Errno::ENOMEM);
     }
-    let moved = Vma {
-        pgoff: vma.pgoff_of(vstart, old),
-        ..vma.clone()
-    };
+    let mut moved = vma.clone();
+    moved.pgoff = vma.pgoff_of(vstart, old);
     map.vma_start_write(old, old + old_len);
     map.vmas
         .insert(target, target + new_len, Arc::new(moved))

@@ -13,8 +13,8 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use core::fmt::Write;
 
-use crate::arch::contpte;
 use crate::arch::desc::Pte;
+use crate::arch::pgtable::ptep_get;
 use crate::mm::addr::{PAGE_SIZE, USER_TOP};
 use crate::mm::folio::{is_zero_pfn, Folio};
 use crate::mm::mm_struct::{Mm, MmMap};
@@ -62,7 +62,7 @@ pub fn for_each_mapping(mm: &Mm, start: usize, end: usize, f: &mut impl FnMut(us
         Found::Table(table, idx) => {
             let _pte = pte_lock(table);
             for i in idx {
-                let pte = contpte::ptep_get(table, i);
+                let pte = ptep_get(table, i);
                 if pte.is_valid() {
                     f(va + i * PAGE_SIZE, pte, PAGE_SIZE);
                 }

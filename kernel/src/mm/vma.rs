@@ -5,6 +5,7 @@
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use crate::arch::desc::PgProt;
 use crate::fs::vfs::{Inode, InodeKind};
 use crate::mm::addr::PAGE_SHIFT;
 use crate::mm::vm_ops::VmOperations;
@@ -127,6 +128,13 @@ impl Clone for AnonVma {
     }
 }
 
+/// The protection a VMA with `flags` gives a page it maps (Linux:
+/// `vm_get_page_prot`, `maybe_mkwrite`).
+fn vm_get_page_prot(flags: u64, own_copy: bool) -> PgProt {
+    let write = flags & VM_WRITE != 0 && (flags & VM_SHARED != 0 || own_copy);
+    PgProt::user(write, flags & VM_EXEC != 0)
+}
+
 /// One mapping of a process (Linux's `struct vm_area_struct`); its range is
 /// its key in the mm's `VmaTree`. A VMA in the tree is never edited in
 /// place (only its lock changes): a writer holding `mmap_lock` and the
@@ -148,6 +156,9 @@ pub struct Vma {
     pub anon_vma: AnonVma,
     /// Held by faults that run without `mmap_lock`.
     pub lock: VmaLock,
+    /// What `page_prot` answers, kept in step with `flags` by `new` and
+    /// `set_flags` (Linux: `vm_page_prot`, made by `vm_get_page_prot`).
+    page_prot: [PgProt; 2],
 }
 
 impl Vma {
@@ -161,7 +172,23 @@ impl Vma {
             pgoff,
             anon_vma: AnonVma::default(),
             lock: VmaLock::new(),
+            page_prot: [false, true].map(|own_copy| vm_get_page_prot(flags, own_copy)),
         }
+    }
+
+    /// Changes the VMA's `VM_*` bits, and the protection its pages get.
+    pub fn set_flags(&mut self, flags: u64) {
+        self.flags = flags;
+        self.page_prot = [false, true].map(|own_copy| vm_get_page_prot(flags, own_copy));
+    }
+
+    /// The protection this VMA gives a page it maps (Linux: `vm_page_prot`,
+    /// and `maybe_mkwrite` for a page that is the process's own): private
+    /// pages start read-only unless they are the process's own copy.
+    #[inline]
+    pub fn page_prot(&self, own_copy: bool) -> PgProt {
+        debug_assert!(self.page_prot[1] == vm_get_page_prot(self.flags, true));
+        self.page_prot[usize::from(own_copy)]
     }
 
     /// A private anonymous VMA with `flags`.

@@ -74,21 +74,22 @@ pub fn ptep_get(table: &PageTable, idx: usize) -> Pte {
 /// `pte.addr()` onto entries that were none (Linux: `set_ptes`,
 /// `contpte_set_ptes`). Every block the run covers whole, at a 64K-aligned
 /// PA, gets the contiguous bit. A single write that completes a block
-/// (entry 15) folds it if all 16 now map `folio` (its PA range) in order,
-/// as Linux's `contpte_try_fold` does. No TLB flush: the entries were none.
+/// (entry 15) folds it if all 16 now map `folio` (its PA range, asked for
+/// only then) in order, as Linux's `contpte_try_fold` does. No TLB flush:
+/// the entries were none.
 pub fn set_ptes(
     table: &PageTable,
     idx: usize,
     pte: Pte,
     nr: usize,
-    folio: Range<PhysAddr>,
+    folio: impl FnOnce() -> Range<PhysAddr>,
     ops: &mut impl ContpteOps,
 ) {
     if nr == 1 {
         // One page is never a whole block: no bit, but it may complete one.
         set_pte(&table[idx], pte.with_cont(false));
         if (idx + 1).is_multiple_of(CONT_PTES) {
-            try_fold(table, idx, folio, ops);
+            try_fold(table, idx, folio(), ops);
         }
         return;
     }

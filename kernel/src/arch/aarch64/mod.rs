@@ -15,6 +15,7 @@ mod gicv2;
 mod gicv3;
 pub mod irq;
 pub mod mmu;
+pub mod pgtable;
 pub mod pl011;
 pub mod pl031;
 pub mod psci;

@@ -15,9 +15,9 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::arch::desc::{PgProt, Pte};
 use crate::arch::mmu;
+use crate::arch::pgtable::set_ptes;
 use crate::mm::addr::{PhysAddr, PTRS_PER_TABLE};
 use crate::mm::folio::Folio;
-use crate::mm::memory::set_pte_range;
 use crate::mm::mm_struct::Mm;
 use crate::mm::pgtable::{self, Alloc, Level, PageTable, PgtableMem};
 use crate::mm::vmstat;
@@ -138,7 +138,9 @@ pub fn split_huge_pmd<'m>(mm: &'m Mm, slot: &AtomicU64, haddr: usize) -> Option<
     // SAFETY: the block's reference, ours once it is gone from the TLB.
     let folio = unsafe { Folio::from_mapped_pfn(old.addr().pfn()) };
     // Each of the 512 entries takes a reference and a mapping of its own.
-    set_pte_range(mm, table, haddr, &folio, 0, PTRS_PER_TABLE, old.prot());
+    let pte = Pte::page(folio.phys(), old.prot());
+    set_ptes(mm, table, haddr, pte, PTRS_PER_TABLE, &folio);
+    folio.add_mappings(PTRS_PER_TABLE);
     slot.store(old.invalid().0, Ordering::Release);
     mmu::flush_tlb_user_page(mm.asid, haddr);
     if folio.remove_pmd_mapping() {

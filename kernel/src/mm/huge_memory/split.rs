@@ -19,14 +19,13 @@ use alloc::sync::Weak;
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
-use crate::arch::contpte;
 use crate::arch::desc::Pte;
 use crate::arch::mmu;
+use crate::arch::pgtable::prepare_split;
 use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE, PTRS_PER_TABLE, USER_TOP};
 use crate::mm::folio::{self, Folio};
 use crate::mm::huge_memory::order::PMD_ORDER;
 use crate::mm::huge_memory::pmd;
-use crate::mm::memory::TableOps;
 use crate::mm::mm_struct::{Mm, MmMap};
 use crate::mm::pgtable::{self, Alloc, Found, PageTable};
 use crate::mm::ptlock::pte_lock;
@@ -64,10 +63,8 @@ fn split_mapped(mm: &Mm, folio: Folio, new_order: u8, maps: &[Mapping]) -> bool 
         }
         return false;
     }
-    if (1usize << new_order) < contpte::CONT_PTES {
-        for m in maps {
-            contpte::unfold(m.table, m.idx, &mut TableOps::new(mm, m.table_va));
-        }
+    for m in maps {
+        prepare_split(mm, m.table, m.table_va, m.idx, new_order);
     }
     let mut counts = [0u16; PTRS_PER_TABLE];
     for m in maps {

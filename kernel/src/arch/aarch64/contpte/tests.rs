@@ -81,7 +81,7 @@ fn set_ptes_sets_the_bit_exactly_on_aligned_whole_chunks() {
                 let mut log = Log::default();
                 let pa = BASE + (pa_off * PAGE_SIZE) as u64;
                 let folio = whole(BASE, 8 * CONT_PTE_SIZE);
-                set_ptes(&t, start, page(pa), nr, folio, &mut log);
+                set_ptes(&t, start, page(pa), nr, || folio, &mut log);
                 assert_blocks_legal(&t);
                 for i in 0..512 {
                     let p = load(&t, i);
@@ -114,14 +114,21 @@ fn knob_off_never_sets_the_bit() {
         off: true,
         ..Log::default()
     };
-    set_ptes(&t, 0, page(BASE), 64, whole(BASE, 64 * PAGE_SIZE), &mut log);
+    set_ptes(
+        &t,
+        0,
+        page(BASE),
+        64,
+        || whole(BASE, 64 * PAGE_SIZE),
+        &mut log,
+    );
     for i in 0..64 {
         set_ptes(
             &t,
             64 + i,
             page(BASE + ((64 + i) * PAGE_SIZE) as u64),
             1,
-            whole(BASE, 1 << 21),
+            || whole(BASE, 1 << 21),
             &mut log,
         );
     }
@@ -140,7 +147,7 @@ fn ascending_single_writes_fold_at_entry_15() {
             i,
             page(BASE + (i * PAGE_SIZE) as u64),
             1,
-            folio.clone(),
+            || folio.clone(),
             &mut log,
         );
         let folded = (i + 1) / CONT_PTES;
@@ -165,7 +172,7 @@ fn descending_single_writes_never_fold() {
             i,
             page(BASE + (i * PAGE_SIZE) as u64),
             1,
-            whole(BASE, CONT_PTE_SIZE),
+            || whole(BASE, CONT_PTE_SIZE),
             &mut log,
         );
     }
@@ -189,7 +196,7 @@ fn no_fold_across_folios_misaligned_pa_or_unlike_entries() {
             i,
             page(BASE + (i * PAGE_SIZE) as u64),
             1,
-            folio,
+            || folio,
             &mut log,
         );
     }
@@ -202,7 +209,7 @@ fn no_fold_across_folios_misaligned_pa_or_unlike_entries() {
             i,
             page(BASE + ((i + 1) * PAGE_SIZE) as u64),
             1,
-            whole(BASE, 1 << 21),
+            || whole(BASE, 1 << 21),
             &mut log,
         );
     }
@@ -212,7 +219,7 @@ fn no_fold_across_folios_misaligned_pa_or_unlike_entries() {
     for i in 0..CONT_PTES {
         let p = page(BASE + (i * PAGE_SIZE) as u64);
         let p = if i == 3 { p.wrprotect() } else { p };
-        set_ptes(&t, i, p, 1, whole(BASE, 1 << 21), &mut log);
+        set_ptes(&t, i, p, 1, || whole(BASE, 1 << 21), &mut log);
     }
     assert_eq!(log.folds, 0, "unlike attributes");
     // A gap: entry 7 maps the wrong frame.
@@ -224,7 +231,7 @@ fn no_fold_across_folios_misaligned_pa_or_unlike_entries() {
             i,
             page(BASE + (f * PAGE_SIZE) as u64),
             1,
-            whole(BASE, 1 << 21),
+            || whole(BASE, 1 << 21),
             &mut log,
         );
     }
@@ -239,7 +246,7 @@ fn mapped_blocks(n: usize) -> (Box<PageTable>, Log) {
         0,
         page(BASE),
         n * CONT_PTES,
-        whole(BASE, n * CONT_PTE_SIZE),
+        || whole(BASE, n * CONT_PTE_SIZE),
         &mut log,
     );
     (t, log)
