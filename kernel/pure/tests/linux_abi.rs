@@ -5,15 +5,16 @@
 //!
 //! Three choices, and why:
 //!
-//! - **faultline's side is read as source text.** The kernel keeps most of
-//!   these values as private constants in files that need the whole kernel
-//!   around them (`mm/mmap.rs`, `syscall/fs.rs`), and its system-call
-//!   numbers only as the match arms of `syscall/mod.rs`, so no host build
-//!   can name them; ulib is a `no_std` runtime with its own `_start`. The
-//!   test reads every `const NAME: T = EXPR;` of `kernel/src/` and
-//!   `user/ulib/src/`, the errno lists and the dispatch table, as
-//!   `scripts/fuzz-syscalls.py` reads the table, so new values are checked
-//!   as they come.
+//! - **The uapi crate's values are compiled in**: system-call numbers and
+//!   signal codes, through each module's `ALL` table; the dispatch table
+//!   is read as text for the names its arms use.
+//! - **The rest of faultline's side is read as source text.** The kernel
+//!   still keeps many values as private constants in files that need the
+//!   whole kernel around them (`mm/mmap.rs`, `syscall/fs.rs`), so no host
+//!   build can name them; ulib is a `no_std` runtime with its own
+//!   `_start`. The test reads every `const NAME: T = EXPR;` of
+//!   `kernel/src/` and `user/ulib/src/` and the errno lists, so new values
+//!   are checked as they come, until they move to uapi.
 //! - **linux-raw-sys's side is its aarch64 source.** The crate picks its
 //!   architecture with `cfg(target_arch)`: on an x86_64 host,
 //!   `linux_raw_sys::general::__NR_mmap` is x86_64's 9, not aarch64's 222,
@@ -416,16 +417,6 @@ fn rust_files(dir: &Path, into: &mut Vec<PathBuf>) {
     }
 }
 
-/// Linux's name for a faultline constant's name: ulib's `SYS_FOO` is
-/// `__NR_foo` (the kernel's `SYS_` names are semihosting's, not Linux's);
-/// everything else is named as Linux names it.
-fn linux_name(name: &str, in_ulib: bool) -> String {
-    match name.strip_prefix("SYS_").filter(|_| in_ulib) {
-        Some(call) => format!("__NR_{}", call.to_ascii_lowercase()),
-        None => name.to_string(),
-    }
-}
-
 #[test]
 fn the_aarch64_reader_reads_what_the_compiler_compiles() {
     let host = linux_values(std::env::consts::ARCH);
@@ -467,11 +458,10 @@ fn constants_have_linux_aarch64_values() {
     let mut checked = 0;
     let mut wrong = Vec::new();
     let mut own_meaning_seen = Vec::new();
-    let ulib = Path::new(ROOT).join("user/ulib");
     for path in &files {
         let consts = rust_consts(path);
         for (name, c) in &consts {
-            let Some(&theirs) = linux.get(&linux_name(name, path.starts_with(&ulib))) else {
+            let Some(&theirs) = linux.get(name) else {
                 continue;
             };
             let Some(width) = int_width(&c.ty) else {
@@ -550,59 +540,48 @@ fn errnos_have_linux_values() {
 }
 
 #[test]
-fn the_dispatch_table_numbers_each_call_as_linux_does() {
-    let linux = linux_values("aarch64");
-    let mut names: BTreeMap<i128, Vec<&str>> = BTreeMap::new();
-    for (name, &nr) in &linux {
-        if let Some(call) = name.strip_prefix("__NR_").filter(|&c| c != "syscalls") {
-            names.entry(nr).or_default().push(call);
-        }
-    }
+fn the_dispatch_table_calls_each_handler_by_its_linux_name() {
     let table =
         fs::read_to_string(Path::new(ROOT).join("kernel/src/syscall/mod.rs")).expect("readable");
-    // Each arm: its numbers, then its text up to the next arm, whose first
-    // call is the handler.
-    let mut arms: Vec<(Vec<i128>, String)> = Vec::new();
+    let known: Vec<&str> = uapi::unistd::ALL.iter().map(|(name, _)| *name).collect();
+    // Each arm: its `__NR_` names, then its text up to the next arm, whose
+    // first call is the handler.
+    let mut arms: Vec<(Vec<String>, String)> = Vec::new();
     for line in table.lines() {
-        let numbers = line.trim().split_once("=>").and_then(|(pattern, _)| {
-            let mut nrs = Vec::new();
-            for part in pattern.split('|').map(str::trim) {
-                match part.split_once("..=") {
-                    Some((lo, hi)) => nrs.extend(int_literal(lo)?..=int_literal(hi)?),
-                    None => nrs.push(int_literal(part)?),
-                }
-            }
-            Some(nrs)
+        let names = line.trim().split_once("=>").and_then(|(pattern, _)| {
+            let names: Vec<String> = pattern.split('|').map(|p| p.trim().to_string()).collect();
+            names
+                .iter()
+                .all(|n| n.starts_with("__NR_"))
+                .then_some(names)
         });
-        if let Some(nrs) = numbers {
-            arms.push((nrs, line.split_once("=>").unwrap().1.to_string()));
+        if let Some(names) = names {
+            arms.push((names, line.split_once("=>").unwrap().1.to_string()));
         } else if let Some((_, text)) = arms.last_mut() {
             text.push_str(line);
         }
     }
     assert!(arms.len() > 150, "only {} arms found", arms.len());
     let mut served = Vec::new();
-    for (nrs, text) in &arms {
+    for (names, text) in &arms {
         let call = text.split_once('(').map_or("", |(path, _)| path);
         let handler = call.rsplit("::").next().unwrap_or("").trim();
-        for nr in nrs {
-            let linux = names
-                .get(nr)
-                .unwrap_or_else(|| panic!("{nr} is no aarch64 system call"));
-            if linux.contains(&handler) {
+        for name in names {
+            assert!(
+                known.contains(&name.as_str()),
+                "{name} is not in uapi::unistd"
+            );
+            let linux = &name["__NR_".len()..];
+            if linux == handler {
                 continue;
             }
             // An arm that answers without a handler names its calls in
             // its comment instead.
-            if ["Ok", "Err"].contains(&handler) && linux.iter().any(|call| text.contains(call)) {
+            if ["Ok", "Err"].contains(&handler) && text.contains(linux) {
                 continue;
             }
-            let alias = SERVED_BY
-                .iter()
-                .find(|(l, h)| linux.contains(l) && *h == handler);
-            let alias = alias.unwrap_or_else(|| {
-                panic!("{nr} is Linux's {linux:?}, but the table calls {handler}")
-            });
+            let alias = SERVED_BY.iter().find(|(l, h)| *l == linux && *h == handler);
+            let alias = alias.unwrap_or_else(|| panic!("the arm for {name} calls {handler}"));
             served.push(*alias);
         }
     }
@@ -612,4 +591,23 @@ fn the_dispatch_table_numbers_each_call_as_linux_does() {
             "SERVED_BY's {alias:?} is in the table no more"
         );
     }
+}
+
+#[test]
+fn uapi_values_are_linux_aarch64_values() {
+    let linux = linux_values("aarch64");
+    let modules: [(&str, &[(&str, i128)]); 2] =
+        [("signal", uapi::signal::ALL), ("unistd", uapi::unistd::ALL)];
+    let mut checked = 0;
+    for (module, values) in modules {
+        for &(name, ours) in values {
+            assert_eq!(
+                linux.get(name),
+                Some(&ours),
+                "uapi::{module}::{name} = {ours}"
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 300, "only {checked} uapi values checked");
 }

@@ -1,6 +1,9 @@
 //! Files: the VFS, tmpfs with its page cache of large folios, the /proc and
 //! /sys pseudo filesystems, the /dev tree, and the initramfs unpacked at
 //! boot.
+//!
+//! No `unsafe` here: raw memory and registers are mm's, task's and arch's.
+#![deny(unsafe_code)]
 
 pub mod cpio;
 pub mod devfs;

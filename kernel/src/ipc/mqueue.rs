@@ -60,21 +60,7 @@ pub const SIGEV_THREAD: i32 = 2;
 /// `si_code` of a message queue's notification.
 const SI_MESGQ: i32 = -3;
 
-/// `struct mq_attr` (`include/uapi/linux/mqueue.h`).
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-pub struct MqAttr {
-    /// O_NONBLOCK of the descriptor, or 0.
-    pub flags: i64,
-    /// The most messages the queue holds.
-    pub maxmsg: i64,
-    /// The largest message, in bytes.
-    pub msgsize: i64,
-    /// The messages in the queue now.
-    pub curmsgs: i64,
-    /// Reserved, zero.
-    pub reserved: [i64; 4],
-}
+pub use uapi::mqueue::MqAttr;
 
 /// Who asked to be told of the next message, and how (Linux:
 /// `mqueue_inode_info.notify_owner` and `.notify`).

@@ -139,26 +139,7 @@ impl WriteSource<'_> {
 }
 
 /// Plain data that may be copied to and from user memory byte for byte.
-///
-/// # Safety
-/// Every bit pattern must be a valid value, and the type must have no
-/// padding that could leak kernel memory.
-pub unsafe trait Pod: Copy {}
-// SAFETY: integers have no invalid values and no padding.
-unsafe impl Pod for u8 {}
-// SAFETY: as for u8.
-unsafe impl Pod for u16 {}
-// SAFETY: as for u8.
-unsafe impl Pod for u32 {}
-// SAFETY: as for u8.
-unsafe impl Pod for i32 {}
-// SAFETY: as for u8.
-unsafe impl Pod for u64 {}
-// SAFETY: as for u8.
-unsafe impl Pod for i64 {}
-// SAFETY: an array of Pod has its elements' bit patterns, and no padding
-// between them (an array's stride is its element's size).
-unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
+pub use uapi::Pod;
 
 /// Reads a `T` from user memory (Linux: `get_user` for a struct).
 pub fn read_user<T: Pod>(src: usize) -> KResult<T> {

@@ -20,6 +20,7 @@ use crate::mm::uaccess::{
 use crate::net::unix::UnixSocket;
 use crate::task::current_process;
 use crate::task::process::Process;
+use uapi::statfs::Statfs;
 
 /// AT_FDCWD: a `dirfd` that means the current working directory.
 pub(super) const AT_FDCWD: i32 = -100;
@@ -351,11 +352,7 @@ fn stat_out(inode: &Inode, ustat: usize) -> SysResult {
     if let InodeKind::Device(_) = &inode.kind {
         st.st_mode = inode.mode();
     }
-    // SAFETY: Stat is repr(C) plain data with explicit padding fields.
-    let bytes = unsafe {
-        core::slice::from_raw_parts(&st as *const _ as *const u8, core::mem::size_of_val(&st))
-    };
-    copy_to_user(ustat, bytes).map(|_| 0)
+    write_user(ustat, &st).map(|_| 0)
 }
 
 /// fstat(2): the `struct stat` of the file open at `fd`.
@@ -925,37 +922,6 @@ pub fn truncate(upath: usize, len: i64) -> SysResult {
     }
 }
 
-/// `struct statfs` on arm64 (`asm-generic/statfs.h`, 64-bit words).
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct Statfs {
-    /// The filesystem's magic number (`TMPFS_MAGIC`, `PROC_SUPER_MAGIC`,
-    /// ...).
-    f_type: u64,
-    /// The best block size for I/O, in bytes: a page.
-    f_bsize: u64,
-    /// Size of the filesystem, in `f_frsize` units.
-    f_blocks: u64,
-    /// Free blocks.
-    f_bfree: u64,
-    /// Free blocks an unprivileged user may take (all of them, for tmpfs).
-    f_bavail: u64,
-    /// How many inodes the filesystem may hold.
-    f_files: u64,
-    /// How many more inodes it may take.
-    f_ffree: u64,
-    /// The filesystem id; zero.
-    f_fsid: [i32; 2],
-    /// The longest name in a directory, in bytes (`NAME_MAX`).
-    f_namelen: u64,
-    /// The unit of `f_blocks`, in bytes: a page.
-    f_frsize: u64,
-    /// The mount flags (`ST_*`); ST_VALID says the field is filled in.
-    f_flags: u64,
-    /// Padding, zero.
-    f_spare: [u64; 4],
-}
-
 /// The filesystem `inode` lives on, as statfs reports it (Linux: each
 /// filesystem's `statfs`; `shmem_statfs` for tmpfs). /dev is devtmpfs, a
 /// tmpfs, on Linux; pipes are on pipefs; anything else the kernel builds
@@ -1014,12 +980,7 @@ fn under(dir: &Arc<Inode>, name: &str, inode: &Arc<Inode>) -> bool {
 /// Copies the `struct statfs` of the filesystem `inode` is on to `ubuf`
 /// in user memory.
 fn statfs_out(inode: &Arc<Inode>, ubuf: usize) -> SysResult {
-    let st = statfs_of(inode);
-    // SAFETY: Statfs is repr(C) plain data whose fields leave no padding.
-    let bytes = unsafe {
-        core::slice::from_raw_parts(&st as *const _ as *const u8, core::mem::size_of_val(&st))
-    };
-    copy_to_user(ubuf, bytes).map(|_| 0)
+    write_user(ubuf, &statfs_of(inode)).map(|_| 0)
 }
 
 /// statfs(2).

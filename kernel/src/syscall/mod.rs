@@ -4,6 +4,8 @@
 //! dispatches to one function per call, grouped by area in the files
 //! beside this one. A result is returned in x0: the value, or -errno.
 //! Unimplemented calls return ENOSYS, logged once each under `strace`.
+//! No `unsafe` here: user memory is reached through `mm::uaccess`.
+#![deny(unsafe_code)]
 
 mod fs;
 mod futex;
@@ -26,6 +28,7 @@ pub static STRACE: AtomicBool = AtomicBool::new(false);
 
 use crate::arch::trap::TrapFrame;
 use crate::errno::{Errno, KResult};
+use uapi::unistd::*;
 
 /// Every call's result: a non-negative value or an errno.
 pub type SysResult = KResult<i64>;
@@ -54,7 +57,9 @@ fn log_enosys(nr: usize) {
     println!("syscall: {} not implemented (ENOSYS)", nr);
 }
 
-/// Entry from `handle_el0_sync` for `svc #0`.
+/// Entry from `handle_el0_sync` for `svc #0`. The arms use Linux's names
+/// for the numbers (`__NR_openat`), lower case and all.
+#[allow(non_upper_case_globals)]
 pub fn syscall(tf: &mut TrapFrame) {
     let nr = tf.syscall_nr();
     let a = [
@@ -67,86 +72,86 @@ pub fn syscall(tf: &mut TrapFrame) {
     ];
     let result = match nr {
         // Files (fs.rs).
-        17 => fs::getcwd(a[0] as usize, a[1] as usize),
-        23 => fs::dup(a[0] as i32),
-        24 => fs::dup3(a[0] as i32, a[1] as i32, a[2] as u32),
-        25 => fs::fcntl(a[0] as i32, a[1] as u32, a[2]),
-        29 => fs::ioctl(a[0] as i32, a[1] as u32, a[2] as usize),
-        32 => fs::flock(a[0] as i32, a[1] as u32),
-        33 => fs::mknodat(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
-        34 => fs::mkdirat(a[0] as i32, a[1] as usize, a[2] as u32),
-        35 => fs::unlinkat(a[0] as i32, a[1] as usize, a[2] as u32),
-        36 => fs::symlinkat(a[0] as usize, a[1] as i32, a[2] as usize),
-        37 => fs::linkat(
+        __NR_getcwd => fs::getcwd(a[0] as usize, a[1] as usize),
+        __NR_dup => fs::dup(a[0] as i32),
+        __NR_dup3 => fs::dup3(a[0] as i32, a[1] as i32, a[2] as u32),
+        __NR_fcntl => fs::fcntl(a[0] as i32, a[1] as u32, a[2]),
+        __NR_ioctl => fs::ioctl(a[0] as i32, a[1] as u32, a[2] as usize),
+        __NR_flock => fs::flock(a[0] as i32, a[1] as u32),
+        __NR_mknodat => fs::mknodat(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
+        __NR_mkdirat => fs::mkdirat(a[0] as i32, a[1] as usize, a[2] as u32),
+        __NR_unlinkat => fs::unlinkat(a[0] as i32, a[1] as usize, a[2] as u32),
+        __NR_symlinkat => fs::symlinkat(a[0] as usize, a[1] as i32, a[2] as usize),
+        __NR_linkat => fs::linkat(
             a[0] as i32,
             a[1] as usize,
             a[2] as i32,
             a[3] as usize,
             a[4] as u32,
         ),
-        38 => fs::renameat2(a[0] as i32, a[1] as usize, a[2] as i32, a[3] as usize, 0),
-        39 => mount::umount2(a[0] as usize, a[1] as u32),
-        40 => mount::mount(
+        __NR_renameat => fs::renameat2(a[0] as i32, a[1] as usize, a[2] as i32, a[3] as usize, 0),
+        __NR_umount2 => mount::umount2(a[0] as usize, a[1] as u32),
+        __NR_mount => mount::mount(
             a[0] as usize,
             a[1] as usize,
             a[2] as usize,
             a[3],
             a[4] as usize,
         ),
-        43 => fs::statfs(a[0] as usize, a[1] as usize),
-        44 => fs::fstatfs(a[0] as i32, a[1] as usize),
-        45 => fs::truncate(a[0] as usize, a[1] as i64),
-        46 => fs::ftruncate(a[0] as i32, a[1] as i64),
-        47 => fs::fallocate(a[0] as i32, a[1] as u32, a[2] as i64, a[3] as i64),
-        48 => fs::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, 0),
-        49 => fs::chdir(a[0] as usize),
-        50 => fs::fchdir(a[0] as i32),
-        52 => fs::fchmod(a[0] as i32, a[1] as u32),
-        53 => fs::fchmodat2(a[0] as i32, a[1] as usize, a[2] as u32, 0),
-        54 => fs::fchownat(
+        __NR_statfs => fs::statfs(a[0] as usize, a[1] as usize),
+        __NR_fstatfs => fs::fstatfs(a[0] as i32, a[1] as usize),
+        __NR_truncate => fs::truncate(a[0] as usize, a[1] as i64),
+        __NR_ftruncate => fs::ftruncate(a[0] as i32, a[1] as i64),
+        __NR_fallocate => fs::fallocate(a[0] as i32, a[1] as u32, a[2] as i64, a[3] as i64),
+        __NR_faccessat => fs::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, 0),
+        __NR_chdir => fs::chdir(a[0] as usize),
+        __NR_fchdir => fs::fchdir(a[0] as i32),
+        __NR_fchmod => fs::fchmod(a[0] as i32, a[1] as u32),
+        __NR_fchmodat => fs::fchmodat2(a[0] as i32, a[1] as usize, a[2] as u32, 0),
+        __NR_fchownat => fs::fchownat(
             a[0] as i32,
             a[1] as usize,
             a[2] as u32,
             a[3] as u32,
             a[4] as u32,
         ),
-        55 => fs::fchown(a[0] as i32, a[1] as u32, a[2] as u32),
-        56 => fs::openat(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
-        57 => fs::close(a[0] as i32),
-        59 => fs::pipe2(a[0] as usize, a[1] as u32),
-        61 => fs::getdents64(a[0] as i32, a[1] as usize, a[2] as usize),
-        62 => fs::lseek(a[0] as i32, a[1] as i64, a[2] as u32),
-        63 => fs::read(a[0] as i32, a[1] as usize, a[2] as usize),
-        64 => fs::write(a[0] as i32, a[1] as usize, a[2] as usize),
-        65 => fs::readv(a[0] as i32, a[1] as usize, a[2] as usize),
-        66 => fs::writev(a[0] as i32, a[1] as usize, a[2] as usize),
-        75 => fs::vmsplice(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
-        67 => fs::pread64(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as i64),
-        68 => fs::pwrite64(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as i64),
-        71 => fs::sendfile(a[0] as i32, a[1] as i32, a[2] as usize, a[3] as usize),
-        78 => fs::readlinkat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
-        79 => fs::newfstatat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
-        80 => fs::fstat(a[0] as i32, a[1] as usize),
-        82 | 83 => fs::fsync(a[0] as i32),
-        88 => fs::utimensat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
-        166 => fs::umask(a[0] as u32),
-        267 => fs::syncfs(a[0] as i32),
-        276 => fs::renameat2(
+        __NR_fchown => fs::fchown(a[0] as i32, a[1] as u32, a[2] as u32),
+        __NR_openat => fs::openat(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
+        __NR_close => fs::close(a[0] as i32),
+        __NR_pipe2 => fs::pipe2(a[0] as usize, a[1] as u32),
+        __NR_getdents64 => fs::getdents64(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_lseek => fs::lseek(a[0] as i32, a[1] as i64, a[2] as u32),
+        __NR_read => fs::read(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_write => fs::write(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_readv => fs::readv(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_writev => fs::writev(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_vmsplice => fs::vmsplice(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
+        __NR_pread64 => fs::pread64(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as i64),
+        __NR_pwrite64 => fs::pwrite64(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as i64),
+        __NR_sendfile => fs::sendfile(a[0] as i32, a[1] as i32, a[2] as usize, a[3] as usize),
+        __NR_readlinkat => fs::readlinkat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
+        __NR_newfstatat => fs::newfstatat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
+        __NR_fstat => fs::fstat(a[0] as i32, a[1] as usize),
+        __NR_fsync | __NR_fdatasync => fs::fsync(a[0] as i32),
+        __NR_utimensat => fs::utimensat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
+        __NR_umask => fs::umask(a[0] as u32),
+        __NR_syncfs => fs::syncfs(a[0] as i32),
+        __NR_renameat2 => fs::renameat2(
             a[0] as i32,
             a[1] as usize,
             a[2] as i32,
             a[3] as usize,
             a[4] as u32,
         ),
-        279 => fs::memfd_create(a[0] as usize, a[1] as u32),
-        291 => fs::statx(
+        __NR_memfd_create => fs::memfd_create(a[0] as usize, a[1] as u32),
+        __NR_statx => fs::statx(
             a[0] as i32,
             a[1] as usize,
             a[2] as u32,
             a[3] as u32,
             a[4] as usize,
         ),
-        285 => fs::copy_file_range(
+        __NR_copy_file_range => fs::copy_file_range(
             a[0] as i32,
             a[1] as usize,
             a[2] as i32,
@@ -154,30 +159,30 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as usize,
             a[5] as u32,
         ),
-        436 => fs::close_range(a[0] as u32, a[1] as u32, a[2] as u32),
-        429 => mount::move_mount(
+        __NR_close_range => fs::close_range(a[0] as u32, a[1] as u32, a[2] as u32),
+        __NR_move_mount => mount::move_mount(
             a[0] as i32,
             a[1] as usize,
             a[2] as i32,
             a[3] as usize,
             a[4] as u32,
         ),
-        430 => mount::fsopen(a[0] as usize, a[1] as u32),
-        431 => mount::fsconfig(
+        __NR_fsopen => mount::fsopen(a[0] as usize, a[1] as u32),
+        __NR_fsconfig => mount::fsconfig(
             a[0] as i32,
             a[1] as u32,
             a[2] as usize,
             a[3] as usize,
             a[4] as i32,
         ),
-        432 => mount::fsmount(a[0] as i32, a[1] as u32, a[2] as u32),
-        439 => fs::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
-        452 => fs::fchmodat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
+        __NR_fsmount => mount::fsmount(a[0] as i32, a[1] as u32, a[2] as u32),
+        __NR_faccessat2 => fs::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
+        __NR_fchmodat2 => fs::fchmodat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
         // Readiness and event files (poll.rs).
-        19 => poll::eventfd2(a[0] as u32, a[1] as u32),
-        20 => poll::epoll_create1(a[0] as u32),
-        21 => poll::epoll_ctl(a[0] as i32, a[1] as i32, a[2] as i32, a[3] as usize),
-        22 => poll::epoll_pwait(
+        __NR_eventfd2 => poll::eventfd2(a[0] as u32, a[1] as u32),
+        __NR_epoll_create1 => poll::epoll_create1(a[0] as u32),
+        __NR_epoll_ctl => poll::epoll_ctl(a[0] as i32, a[1] as i32, a[2] as i32, a[3] as usize),
+        __NR_epoll_pwait => poll::epoll_pwait(
             a[0] as i32,
             a[1] as usize,
             a[2] as i32,
@@ -185,7 +190,7 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as usize,
             a[5] as usize,
         ),
-        72 => poll::pselect6(
+        __NR_pselect6 => poll::pselect6(
             a[0] as i32,
             a[1] as usize,
             a[2] as usize,
@@ -193,18 +198,20 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as usize,
             a[5] as usize,
         ),
-        73 => poll::ppoll(
+        __NR_ppoll => poll::ppoll(
             a[0] as usize,
             a[1] as usize,
             a[2] as usize,
             a[3] as usize,
             a[4] as usize,
         ),
-        74 => poll::signalfd4(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
-        85 => poll::timerfd_create(a[0] as i32, a[1] as u32),
-        86 => poll::timerfd_settime(a[0] as i32, a[1] as u32, a[2] as usize, a[3] as usize),
-        87 => poll::timerfd_gettime(a[0] as i32, a[1] as usize),
-        441 => poll::epoll_pwait2(
+        __NR_signalfd4 => poll::signalfd4(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
+        __NR_timerfd_create => poll::timerfd_create(a[0] as i32, a[1] as u32),
+        __NR_timerfd_settime => {
+            poll::timerfd_settime(a[0] as i32, a[1] as u32, a[2] as usize, a[3] as usize)
+        }
+        __NR_timerfd_gettime => poll::timerfd_gettime(a[0] as i32, a[1] as usize),
+        __NR_epoll_pwait2 => poll::epoll_pwait2(
             a[0] as i32,
             a[1] as usize,
             a[2] as i32,
@@ -213,15 +220,15 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[5] as usize,
         ),
         // Sockets (net.rs).
-        198 => net::socket(a[0] as i32, a[1] as i32, a[2] as i32),
-        199 => net::socketpair(a[0] as i32, a[1] as i32, a[2] as i32, a[3] as usize),
-        200 => net::bind(a[0] as i32, a[1] as usize, a[2] as u32),
-        201 => net::listen(a[0] as i32, a[1] as i32),
-        202 => net::accept4(a[0] as i32, a[1] as usize, a[2] as usize, 0),
-        203 => net::connect(a[0] as i32, a[1] as usize, a[2] as u32),
-        204 => net::getsockname(a[0] as i32, a[1] as usize, a[2] as usize),
-        205 => net::getpeername(a[0] as i32, a[1] as usize, a[2] as usize),
-        206 => net::sendto(
+        __NR_socket => net::socket(a[0] as i32, a[1] as i32, a[2] as i32),
+        __NR_socketpair => net::socketpair(a[0] as i32, a[1] as i32, a[2] as i32, a[3] as usize),
+        __NR_bind => net::bind(a[0] as i32, a[1] as usize, a[2] as u32),
+        __NR_listen => net::listen(a[0] as i32, a[1] as i32),
+        __NR_accept => net::accept4(a[0] as i32, a[1] as usize, a[2] as usize, 0),
+        __NR_connect => net::connect(a[0] as i32, a[1] as usize, a[2] as u32),
+        __NR_getsockname => net::getsockname(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_getpeername => net::getpeername(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_sendto => net::sendto(
             a[0] as i32,
             a[1] as usize,
             a[2] as usize,
@@ -229,7 +236,7 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as usize,
             a[5] as u32,
         ),
-        207 => net::recvfrom(
+        __NR_recvfrom => net::recvfrom(
             a[0] as i32,
             a[1] as usize,
             a[2] as usize,
@@ -237,37 +244,37 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as usize,
             a[5] as usize,
         ),
-        208 => net::setsockopt(
+        __NR_setsockopt => net::setsockopt(
             a[0] as i32,
             a[1] as i32,
             a[2] as i32,
             a[3] as usize,
             a[4] as u32,
         ),
-        209 => net::getsockopt(
+        __NR_getsockopt => net::getsockopt(
             a[0] as i32,
             a[1] as i32,
             a[2] as i32,
             a[3] as usize,
             a[4] as usize,
         ),
-        210 => net::shutdown(a[0] as i32, a[1] as i32),
-        211 => net::sendmsg(a[0] as i32, a[1] as usize, a[2] as u32),
-        212 => net::recvmsg(a[0] as i32, a[1] as usize, a[2] as u32),
-        242 => net::accept4(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
+        __NR_shutdown => net::shutdown(a[0] as i32, a[1] as i32),
+        __NR_sendmsg => net::sendmsg(a[0] as i32, a[1] as usize, a[2] as u32),
+        __NR_recvmsg => net::recvmsg(a[0] as i32, a[1] as usize, a[2] as u32),
+        __NR_accept4 => net::accept4(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
         // Processes and threads (proc.rs).
-        93 => proc::exit(a[0] as i32),
-        94 => proc::exit_group(a[0] as i32),
-        95 => proc::waitid(
+        __NR_exit => proc::exit(a[0] as i32),
+        __NR_exit_group => proc::exit_group(a[0] as i32),
+        __NR_waitid => proc::waitid(
             a[0] as i32,
             a[1] as i32,
             a[2] as usize,
             a[3] as u32,
             a[4] as usize,
         ),
-        96 => proc::set_tid_address(a[0] as usize),
-        97 => proc::unshare(a[0]),
-        98 => futex::futex(
+        __NR_set_tid_address => proc::set_tid_address(a[0] as usize),
+        __NR_unshare => proc::unshare(a[0]),
+        __NR_futex => futex::futex(
             a[0] as usize,
             a[1] as u32,
             a[2] as u32,
@@ -275,76 +282,86 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as usize,
             a[5] as u32,
         ),
-        99 => futex::set_robust_list(a[0] as usize, a[1] as usize),
-        100 => futex::get_robust_list(a[0] as i32, a[1] as usize, a[2] as usize),
-        180 => ipc::mq_open(a[0] as usize, a[1] as u32, a[2] as u32, a[3] as usize),
-        181 => ipc::mq_unlink(a[0] as usize),
-        182 => ipc::mq_timedsend(
+        __NR_set_robust_list => futex::set_robust_list(a[0] as usize, a[1] as usize),
+        __NR_get_robust_list => futex::get_robust_list(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_mq_open => ipc::mq_open(a[0] as usize, a[1] as u32, a[2] as u32, a[3] as usize),
+        __NR_mq_unlink => ipc::mq_unlink(a[0] as usize),
+        __NR_mq_timedsend => ipc::mq_timedsend(
             a[0] as i32,
             a[1] as usize,
             a[2] as usize,
             a[3] as u32,
             a[4] as usize,
         ),
-        183 => ipc::mq_timedreceive(
+        __NR_mq_timedreceive => ipc::mq_timedreceive(
             a[0] as i32,
             a[1] as usize,
             a[2] as usize,
             a[3] as usize,
             a[4] as usize,
         ),
-        184 => ipc::mq_notify(a[0] as i32, a[1] as usize),
-        185 => ipc::mq_getsetattr(a[0] as i32, a[1] as usize, a[2] as usize),
-        194 => ipc::shmget(a[0] as i32, a[1] as usize, a[2] as u32),
-        195 => ipc::shmctl(a[0] as i32, a[1] as i32, a[2] as usize),
-        196 => ipc::shmat(a[0] as i32, a[1] as usize, a[2] as u32),
-        197 => ipc::shmdt(a[0] as usize),
-        449 => futex::futex_waitv(
+        __NR_mq_notify => ipc::mq_notify(a[0] as i32, a[1] as usize),
+        __NR_mq_getsetattr => ipc::mq_getsetattr(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_shmget => ipc::shmget(a[0] as i32, a[1] as usize, a[2] as u32),
+        __NR_shmctl => ipc::shmctl(a[0] as i32, a[1] as i32, a[2] as usize),
+        __NR_shmat => ipc::shmat(a[0] as i32, a[1] as usize, a[2] as u32),
+        __NR_shmdt => ipc::shmdt(a[0] as usize),
+        __NR_futex_waitv => futex::futex_waitv(
             a[0] as usize,
             a[1] as u32,
             a[2] as u32,
             a[3] as usize,
             a[4] as i32,
         ),
-        142 => proc::reboot(a[0] as u32, a[1] as u32, a[2] as u32),
-        118 => proc::sched_setparam(a[0] as i32, a[1] as usize),
-        119 => proc::sched_setscheduler(a[0] as i32, a[1] as i32, a[2] as usize),
-        120 => proc::sched_getscheduler(a[0] as i32),
-        121 => proc::sched_getparam(a[0] as i32, a[1] as usize),
-        122 => proc::sched_setaffinity(a[0] as i32, a[1] as usize, a[2] as usize),
-        123 => proc::sched_getaffinity(a[0] as i32, a[1] as usize, a[2] as usize),
-        124 => proc::sched_yield(),
-        125 => proc::sched_get_priority_max(a[0] as i32),
-        126 => proc::sched_get_priority_min(a[0] as i32),
-        140 => proc::setpriority(a[0] as i32, a[1] as i32, a[2] as i32),
-        141 => proc::getpriority(a[0] as i32, a[1] as i32),
-        153 => proc::times(a[0] as usize),
-        154 => proc::setpgid(a[0] as i32, a[1] as i32),
-        155 => proc::getpgid(a[0] as i32),
-        156 => proc::getsid(a[0] as i32),
-        157 => proc::setsid(),
-        160 => proc::uname(a[0] as usize),
-        167 => proc::prctl(a[0] as i32, a[1], [a[2], a[3], a[4]]),
-        163 | 261 => proc::prlimit64(nr, a),
-        164 => proc::setrlimit(a[0], a[1] as usize),
-        165 => proc::getrusage(a[0] as i32, a[1] as usize),
-        148 | 150 => proc::getresid(nr, a[0] as usize, a[1] as usize, a[2] as usize),
-        143 | 145 => proc::setreid(nr, a[0] as u32, a[1] as u32),
-        144 | 146 => proc::setid(nr, a[0] as u32),
-        147 | 149 => proc::setresid(nr, a[0] as u32, a[1] as u32, a[2] as u32),
-        151 | 152 => proc::setfsid(nr, a[0] as u32),
-        158 => proc::getgroups(a[0] as i32, a[1] as usize),
-        159 => proc::setgroups(a[0] as i32, a[1] as usize),
-        90 => proc::capget(a[0] as usize, a[1] as usize),
-        91 => proc::capset(a[0] as usize, a[1] as usize),
-        172 => proc::getpid(),
-        173 => proc::getppid(),
-        174..=177 => proc::getid(nr),
-        178 => proc::gettid(),
-        179 => proc::sysinfo(a[0] as usize),
-        220 => proc::clone(tf, a[0], a[1], a[2] as usize, a[3], a[4] as usize),
-        221 => proc::execve(tf, a[0] as usize, a[1] as usize, a[2] as usize),
-        281 => proc::execveat(
+        __NR_reboot => proc::reboot(a[0] as u32, a[1] as u32, a[2] as u32),
+        __NR_sched_setparam => proc::sched_setparam(a[0] as i32, a[1] as usize),
+        __NR_sched_setscheduler => {
+            proc::sched_setscheduler(a[0] as i32, a[1] as i32, a[2] as usize)
+        }
+        __NR_sched_getscheduler => proc::sched_getscheduler(a[0] as i32),
+        __NR_sched_getparam => proc::sched_getparam(a[0] as i32, a[1] as usize),
+        __NR_sched_setaffinity => {
+            proc::sched_setaffinity(a[0] as i32, a[1] as usize, a[2] as usize)
+        }
+        __NR_sched_getaffinity => {
+            proc::sched_getaffinity(a[0] as i32, a[1] as usize, a[2] as usize)
+        }
+        __NR_sched_yield => proc::sched_yield(),
+        __NR_sched_get_priority_max => proc::sched_get_priority_max(a[0] as i32),
+        __NR_sched_get_priority_min => proc::sched_get_priority_min(a[0] as i32),
+        __NR_setpriority => proc::setpriority(a[0] as i32, a[1] as i32, a[2] as i32),
+        __NR_getpriority => proc::getpriority(a[0] as i32, a[1] as i32),
+        __NR_times => proc::times(a[0] as usize),
+        __NR_setpgid => proc::setpgid(a[0] as i32, a[1] as i32),
+        __NR_getpgid => proc::getpgid(a[0] as i32),
+        __NR_getsid => proc::getsid(a[0] as i32),
+        __NR_setsid => proc::setsid(),
+        __NR_uname => proc::uname(a[0] as usize),
+        __NR_prctl => proc::prctl(a[0] as i32, a[1], [a[2], a[3], a[4]]),
+        __NR_getrlimit | __NR_prlimit64 => proc::prlimit64(nr, a),
+        __NR_setrlimit => proc::setrlimit(a[0], a[1] as usize),
+        __NR_getrusage => proc::getrusage(a[0] as i32, a[1] as usize),
+        __NR_getresuid | __NR_getresgid => {
+            proc::getresid(nr, a[0] as usize, a[1] as usize, a[2] as usize)
+        }
+        __NR_setregid | __NR_setreuid => proc::setreid(nr, a[0] as u32, a[1] as u32),
+        __NR_setgid | __NR_setuid => proc::setid(nr, a[0] as u32),
+        __NR_setresuid | __NR_setresgid => {
+            proc::setresid(nr, a[0] as u32, a[1] as u32, a[2] as u32)
+        }
+        __NR_setfsuid | __NR_setfsgid => proc::setfsid(nr, a[0] as u32),
+        __NR_getgroups => proc::getgroups(a[0] as i32, a[1] as usize),
+        __NR_setgroups => proc::setgroups(a[0] as i32, a[1] as usize),
+        __NR_capget => proc::capget(a[0] as usize, a[1] as usize),
+        __NR_capset => proc::capset(a[0] as usize, a[1] as usize),
+        __NR_getpid => proc::getpid(),
+        __NR_getppid => proc::getppid(),
+        __NR_getuid | __NR_geteuid | __NR_getgid | __NR_getegid => proc::getid(nr),
+        __NR_gettid => proc::gettid(),
+        __NR_sysinfo => proc::sysinfo(a[0] as usize),
+        __NR_clone => proc::clone(tf, a[0], a[1], a[2] as usize, a[3], a[4] as usize),
+        __NR_execve => proc::execve(tf, a[0] as usize, a[1] as usize, a[2] as usize),
+        __NR_execveat => proc::execveat(
             tf,
             a[0] as i32,
             a[1] as usize,
@@ -352,24 +369,24 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[3] as usize,
             a[4] as u32,
         ),
-        260 => proc::wait4(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as usize),
-        278 => proc::getrandom(a[0] as usize, a[1] as usize, a[2] as u32),
-        268 => proc::setns(a[0] as i32, a[1] as i32),
-        272 => proc::kcmp(a[0] as i32, a[1] as i32, a[2] as i32, a[3], a[4]),
-        434 => proc::pidfd_open(a[0] as i32, a[1] as u32),
-        435 => proc::clone3(tf, a[0] as usize, a[1] as usize),
-        438 => proc::pidfd_getfd(a[0] as i32, a[1] as i32, a[2] as u32),
+        __NR_wait4 => proc::wait4(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as usize),
+        __NR_getrandom => proc::getrandom(a[0] as usize, a[1] as usize, a[2] as u32),
+        __NR_setns => proc::setns(a[0] as i32, a[1] as i32),
+        __NR_kcmp => proc::kcmp(a[0] as i32, a[1] as i32, a[2] as i32, a[3], a[4]),
+        __NR_pidfd_open => proc::pidfd_open(a[0] as i32, a[1] as u32),
+        __NR_clone3 => proc::clone3(tf, a[0] as usize, a[1] as usize),
+        __NR_pidfd_getfd => proc::pidfd_getfd(a[0] as i32, a[1] as i32, a[2] as u32),
         // Memory (mm.rs).
-        214 => mm::brk(a[0] as usize),
-        215 => mm::munmap(a[0] as usize, a[1] as usize),
-        216 => mm::mremap(
+        __NR_brk => mm::brk(a[0] as usize),
+        __NR_munmap => mm::munmap(a[0] as usize, a[1] as usize),
+        __NR_mremap => mm::mremap(
             a[0] as usize,
             a[1] as usize,
             a[2] as usize,
             a[3] as u32,
             a[4] as usize,
         ),
-        222 => mm::mmap(
+        __NR_mmap => mm::mmap(
             a[0] as usize,
             a[1] as usize,
             a[2] as u32,
@@ -377,47 +394,59 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as i32,
             a[5] as i64,
         ),
-        226 => mm::mprotect(a[0] as usize, a[1] as usize, a[2] as u32),
-        227 => mm::msync(a[0] as usize, a[1] as usize, a[2] as u32),
-        228 => mm::mlock(a[0] as usize, a[1] as usize),
-        229 => mm::munlock(a[0] as usize, a[1] as usize),
-        230 => mm::mlockall(a[0] as u32),
-        231 => mm::munlockall(),
-        232 => mm::mincore(a[0] as usize, a[1] as usize, a[2] as usize),
-        233 => mm::madvise(a[0] as usize, a[1] as usize, a[2] as u32),
-        284 => mm::mlock2(a[0] as usize, a[1] as usize, a[2] as u32),
-        462 => mm::mseal(a[0] as usize, a[1] as usize, a[2]),
+        __NR_mprotect => mm::mprotect(a[0] as usize, a[1] as usize, a[2] as u32),
+        __NR_msync => mm::msync(a[0] as usize, a[1] as usize, a[2] as u32),
+        __NR_mlock => mm::mlock(a[0] as usize, a[1] as usize),
+        __NR_munlock => mm::munlock(a[0] as usize, a[1] as usize),
+        __NR_mlockall => mm::mlockall(a[0] as u32),
+        __NR_munlockall => mm::munlockall(),
+        __NR_mincore => mm::mincore(a[0] as usize, a[1] as usize, a[2] as usize),
+        __NR_madvise => mm::madvise(a[0] as usize, a[1] as usize, a[2] as u32),
+        __NR_mlock2 => mm::mlock2(a[0] as usize, a[1] as usize, a[2] as u32),
+        __NR_mseal => mm::mseal(a[0] as usize, a[1] as usize, a[2]),
         // Signals (signal.rs).
-        129 => signal::kill(a[0] as i32, a[1] as i32),
-        130 => signal::tkill(a[0] as i32, a[1] as i32),
-        131 => signal::tgkill(a[0] as i32, a[1] as i32, a[2] as i32),
-        132 => signal::sigaltstack(tf, a[0] as usize, a[1] as usize),
-        133 => signal::rt_sigsuspend(a[0] as usize, a[1] as usize),
-        134 => signal::rt_sigaction(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
-        135 => signal::rt_sigprocmask(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
-        137 => signal::rt_sigtimedwait(a[0] as usize, a[1] as usize, a[2] as usize, a[3] as usize),
-        424 => signal::pidfd_send_signal(a[0] as i32, a[1] as i32, a[2] as usize, a[3] as u32),
-        139 => {
+        __NR_kill => signal::kill(a[0] as i32, a[1] as i32),
+        __NR_tkill => signal::tkill(a[0] as i32, a[1] as i32),
+        __NR_tgkill => signal::tgkill(a[0] as i32, a[1] as i32, a[2] as i32),
+        __NR_sigaltstack => signal::sigaltstack(tf, a[0] as usize, a[1] as usize),
+        __NR_rt_sigsuspend => signal::rt_sigsuspend(a[0] as usize, a[1] as usize),
+        __NR_rt_sigaction => {
+            signal::rt_sigaction(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize)
+        }
+        __NR_rt_sigprocmask => {
+            signal::rt_sigprocmask(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize)
+        }
+        __NR_rt_sigtimedwait => {
+            signal::rt_sigtimedwait(a[0] as usize, a[1] as usize, a[2] as usize, a[3] as usize)
+        }
+        __NR_pidfd_send_signal => {
+            signal::pidfd_send_signal(a[0] as i32, a[1] as i32, a[2] as usize, a[3] as u32)
+        }
+        __NR_rt_sigreturn => {
             crate::task::signal::sigreturn(tf);
             // x0 is what the frame restored: leave it.
             return;
         }
         // Time (time.rs).
-        101 => time::nanosleep(a[0] as usize, a[1] as usize),
-        102 => time::getitimer(a[0] as i32, a[1] as usize),
-        103 => time::setitimer(a[0] as i32, a[1] as usize, a[2] as usize),
-        107 => time::timer_create(a[0] as i32, a[1] as usize, a[2] as usize),
-        108 => time::timer_gettime(a[0] as i32, a[1] as usize),
-        109 => time::timer_getoverrun(a[0] as i32),
-        110 => time::timer_settime(a[0] as i32, a[1] as u32, a[2] as usize, a[3] as usize),
-        111 => time::timer_delete(a[0] as i32),
-        112 => time::clock_settime(a[0] as i32, a[1] as usize),
-        113 => time::clock_gettime(a[0] as i32, a[1] as usize),
-        114 => time::clock_getres(a[0] as i32, a[1] as usize),
-        115 => time::clock_nanosleep(a[0] as i32, a[1] as u32, a[2] as usize, a[3] as usize),
-        169 => time::gettimeofday(a[0] as usize, a[1] as usize),
-        171 => time::adjtimex(a[0] as usize),
-        266 => time::clock_adjtime(a[0] as i32, a[1] as usize),
+        __NR_nanosleep => time::nanosleep(a[0] as usize, a[1] as usize),
+        __NR_getitimer => time::getitimer(a[0] as i32, a[1] as usize),
+        __NR_setitimer => time::setitimer(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_timer_create => time::timer_create(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_timer_gettime => time::timer_gettime(a[0] as i32, a[1] as usize),
+        __NR_timer_getoverrun => time::timer_getoverrun(a[0] as i32),
+        __NR_timer_settime => {
+            time::timer_settime(a[0] as i32, a[1] as u32, a[2] as usize, a[3] as usize)
+        }
+        __NR_timer_delete => time::timer_delete(a[0] as i32),
+        __NR_clock_settime => time::clock_settime(a[0] as i32, a[1] as usize),
+        __NR_clock_gettime => time::clock_gettime(a[0] as i32, a[1] as usize),
+        __NR_clock_getres => time::clock_getres(a[0] as i32, a[1] as usize),
+        __NR_clock_nanosleep => {
+            time::clock_nanosleep(a[0] as i32, a[1] as u32, a[2] as usize, a[3] as usize)
+        }
+        __NR_gettimeofday => time::gettimeofday(a[0] as usize, a[1] as usize),
+        __NR_adjtimex => time::adjtimex(a[0] as usize),
+        __NR_clock_adjtime => time::clock_adjtime(a[0] as i32, a[1] as usize),
         _ => {
             log_enosys(nr);
             Err(Errno::ENOSYS)

@@ -18,6 +18,10 @@ use crate::task::process::{self, ptrace_may_access, Process};
 use crate::task::sched_policy::SchedPolicy;
 use crate::task::signal_abi::exited;
 use crate::task::{current, current_process, exec, exit, fork};
+use uapi::unistd::{
+    __NR_geteuid, __NR_getgid, __NR_getresuid, __NR_getrlimit, __NR_getuid, __NR_setfsuid,
+    __NR_setresuid, __NR_setreuid, __NR_setuid,
+};
 
 /// exit(2): ends the calling thread; the last thread out ends the process,
 /// with exit status `code`'s low byte.
@@ -62,14 +66,15 @@ fn my_cred() -> KResult<Cred> {
     Ok(current_process().ok_or(Errno::ESRCH)?.cred.lock().clone())
 }
 
-/// getuid(2), geteuid(2), getgid(2), getegid(2) (174 to 177): the real
+/// getuid(2), geteuid(2), getgid(2), getegid(2): the real
 /// or effective user or group id.
+#[allow(non_upper_case_globals)] // Linux's names
 pub fn getid(nr: usize) -> SysResult {
     let c = my_cred()?;
     let id = match nr {
-        174 => c.uid,
-        175 => c.euid,
-        176 => c.gid,
+        __NR_getuid => c.uid,
+        __NR_geteuid => c.euid,
+        __NR_getgid => c.gid,
         _ => c.egid,
     };
     Ok(id as i64)
@@ -79,7 +84,7 @@ pub fn getid(nr: usize) -> SysResult {
 /// ids.
 pub fn getresid(nr: usize, ureal: usize, ueffective: usize, usaved: usize) -> SysResult {
     let c = my_cred()?;
-    let ids = if nr == 148 {
+    let ids = if nr == __NR_getresuid {
         [c.uid, c.euid, c.suid]
     } else {
         [c.gid, c.egid, c.sgid]
@@ -111,28 +116,31 @@ fn set_cred(change: impl FnOnce(&Cred) -> Option<Cred>) -> SysResult {
 }
 
 /// setresuid(2) (147), setresgid(2) (149): see [`Cred::setresuid`].
+#[allow(non_upper_case_globals)] // Linux's names
 pub fn setresid(nr: usize, r: u32, e: u32, s: u32) -> SysResult {
     let ids: Ids = (id_arg(r), id_arg(e), id_arg(s));
     match nr {
-        147 => set_cred(|c| c.setresuid(ids)),
+        __NR_setresuid => set_cred(|c| c.setresuid(ids)),
         _ => set_cred(|c| c.setresgid(ids)),
     }
 }
 
 /// setreuid(2) (145), setregid(2) (143): see [`Cred::setreuid`].
+#[allow(non_upper_case_globals)] // Linux's names
 pub fn setreid(nr: usize, r: u32, e: u32) -> SysResult {
     match nr {
-        145 => set_cred(|c| c.setreuid(id_arg(r), id_arg(e))),
+        __NR_setreuid => set_cred(|c| c.setreuid(id_arg(r), id_arg(e))),
         _ => set_cred(|c| c.setregid(id_arg(r), id_arg(e))),
     }
 }
 
 /// setuid(2) (146), setgid(2) (144): see [`Cred::setuid`]; EINVAL for
 /// -1, which names no id.
+#[allow(non_upper_case_globals)] // Linux's names
 pub fn setid(nr: usize, id: u32) -> SysResult {
     let id = id_arg(id).ok_or(Errno::EINVAL)?;
     match nr {
-        146 => set_cred(|c| c.setuid(id)),
+        __NR_setuid => set_cred(|c| c.setuid(id)),
         _ => set_cred(|c| c.setgid(id)),
     }
 }
@@ -143,14 +151,18 @@ pub fn setfsid(nr: usize, id: u32) -> SysResult {
     let old = my_cred()?;
     if let Some(id) = id_arg(id) {
         set_cred(|c| {
-            Some(if nr == 151 {
+            Some(if nr == __NR_setfsuid {
                 c.setfsuid(id)
             } else {
                 c.setfsgid(id)
             })
         })?;
     }
-    Ok(if nr == 151 { old.fsuid } else { old.fsgid } as i64)
+    Ok(if nr == __NR_setfsuid {
+        old.fsuid
+    } else {
+        old.fsgid
+    } as i64)
 }
 
 /// getgroups(2) (Linux: `groups_to_user`): the supplementary groups
@@ -1077,7 +1089,7 @@ pub fn uname(ubuf: usize) -> SysResult {
 /// limits are kept per process; RLIMIT_NOFILE and RLIMIT_MSGQUEUE are
 /// enforced, and RLIMIT_STACK bounds the main stack's growth.
 pub fn prlimit64(nr: usize, a: [u64; 6]) -> SysResult {
-    let (pid, resource, new, old) = if nr == 163 {
+    let (pid, resource, new, old) = if nr == __NR_getrlimit {
         (0, a[0], 0, a[1] as usize)
     } else {
         (a[0] as i32, a[1], a[2] as usize, a[3] as usize)

@@ -217,6 +217,17 @@ impl Thread {
             as *mut TrapFrame
     }
 
+    /// A copy of the registers this user thread saved on entering the
+    /// kernel (for `/proc/PID/syscall`). Meaningful only while the thread
+    /// stays in the kernel: it is the caller, or it sleeps there; read
+    /// while it runs, the copy may mix two entries' registers.
+    pub fn saved_user_regs(&self) -> TrapFrame {
+        // SAFETY: the frame lies in this thread's kernel stack, which
+        // lives as long as the thread; a volatile read of plain registers
+        // is at worst stale, never invalid.
+        unsafe { core::ptr::read_volatile(self.user_frame()) }
+    }
+
     /// Panics if this thread has overrun its kernel stack.
     pub(super) fn check_stack(&self) {
         if let Some(stack) = self.kstack {

@@ -124,7 +124,7 @@ impl<'a> IoSliceMut<'a> {
 
 pub fn openat(dirfd: i32, path: &CStr, flags: u32, mode: u32) -> Result<i32, Errno> {
     // SAFETY: path is NUL-terminated; the kernel only reads it.
-    unsafe { syscall!(SYS_OPENAT, dirfd, path.as_ptr(), flags, mode) }.map(|fd| fd as i32)
+    unsafe { syscall!(__NR_openat, dirfd, path.as_ptr(), flags, mode) }.map(|fd| fd as i32)
 }
 
 /// openat(AT_FDCWD, ...): there is no open(2) on arm64.
@@ -134,70 +134,70 @@ pub fn open(path: &CStr, flags: u32, mode: u32) -> Result<i32, Errno> {
 
 pub fn close(fd: i32) -> Result<(), Errno> {
     // SAFETY: closing a descriptor touches no memory of ours.
-    unsafe { syscall!(SYS_CLOSE, fd) }.map(drop)
+    unsafe { syscall!(__NR_close, fd) }.map(drop)
 }
 
 pub fn read(fd: i32, buf: &mut [u8]) -> Result<usize, Errno> {
     // SAFETY: the kernel writes at most buf.len() bytes into buf.
-    unsafe { syscall!(SYS_READ, fd, buf.as_mut_ptr(), buf.len()) }
+    unsafe { syscall!(__NR_read, fd, buf.as_mut_ptr(), buf.len()) }
 }
 
 pub fn write(fd: i32, buf: &[u8]) -> Result<usize, Errno> {
     // SAFETY: the kernel only reads buf.
-    unsafe { syscall!(SYS_WRITE, fd, buf.as_ptr(), buf.len()) }
+    unsafe { syscall!(__NR_write, fd, buf.as_ptr(), buf.len()) }
 }
 
 /// Returns the new offset.
 pub fn lseek(fd: i32, offset: i64, whence: u32) -> Result<usize, Errno> {
     // SAFETY: no memory is passed.
-    unsafe { syscall!(SYS_LSEEK, fd, offset, whence) }
+    unsafe { syscall!(__NR_lseek, fd, offset, whence) }
 }
 
 pub fn pread64(fd: i32, buf: &mut [u8], offset: usize) -> Result<usize, Errno> {
     // SAFETY: the kernel writes at most buf.len() bytes into buf.
-    unsafe { syscall!(SYS_PREAD64, fd, buf.as_mut_ptr(), buf.len(), offset) }
+    unsafe { syscall!(__NR_pread64, fd, buf.as_mut_ptr(), buf.len(), offset) }
 }
 
 pub fn pwrite64(fd: i32, buf: &[u8], offset: usize) -> Result<usize, Errno> {
     // SAFETY: the kernel only reads buf.
-    unsafe { syscall!(SYS_PWRITE64, fd, buf.as_ptr(), buf.len(), offset) }
+    unsafe { syscall!(__NR_pwrite64, fd, buf.as_ptr(), buf.len(), offset) }
 }
 
 pub fn readv(fd: i32, iov: &mut [IoSliceMut]) -> Result<usize, Errno> {
     // SAFETY: each iovec describes a borrowed, writable slice.
-    unsafe { syscall!(SYS_READV, fd, iov.as_mut_ptr(), iov.len()) }
+    unsafe { syscall!(__NR_readv, fd, iov.as_mut_ptr(), iov.len()) }
 }
 
 pub fn writev(fd: i32, iov: &[IoSlice]) -> Result<usize, Errno> {
     // SAFETY: each iovec describes a borrowed slice the kernel only reads.
-    unsafe { syscall!(SYS_WRITEV, fd, iov.as_ptr(), iov.len()) }
+    unsafe { syscall!(__NR_writev, fd, iov.as_ptr(), iov.len()) }
 }
 
 pub fn ftruncate(fd: i32, len: usize) -> Result<(), Errno> {
     // SAFETY: no memory is passed.
-    unsafe { syscall!(SYS_FTRUNCATE, fd, len) }.map(drop)
+    unsafe { syscall!(__NR_ftruncate, fd, len) }.map(drop)
 }
 
 pub fn fallocate(fd: i32, mode: u32, offset: usize, len: usize) -> Result<(), Errno> {
     // SAFETY: no memory is passed.
-    unsafe { syscall!(SYS_FALLOCATE, fd, mode, offset, len) }.map(drop)
+    unsafe { syscall!(__NR_fallocate, fd, mode, offset, len) }.map(drop)
 }
 
 /// Removes a file, or with `AT_REMOVEDIR` an empty directory.
 pub fn unlinkat(dirfd: i32, path: &CStr, flags: u32) -> Result<(), Errno> {
     // SAFETY: path is NUL-terminated; the kernel only reads it.
-    unsafe { syscall!(SYS_UNLINKAT, dirfd, path.as_ptr(), flags) }.map(drop)
+    unsafe { syscall!(__NR_unlinkat, dirfd, path.as_ptr(), flags) }.map(drop)
 }
 
 /// chmod(2).
 pub fn chmod(path: &CStr, mode: u32) -> Result<(), Errno> {
     // SAFETY: path is NUL-terminated; the kernel only reads it.
-    unsafe { syscall!(SYS_FCHMODAT, AT_FDCWD, path.as_ptr(), mode) }.map(drop)
+    unsafe { syscall!(__NR_fchmodat, AT_FDCWD, path.as_ptr(), mode) }.map(drop)
 }
 
 pub fn mkdirat(dirfd: i32, path: &CStr, mode: u32) -> Result<(), Errno> {
     // SAFETY: path is NUL-terminated; the kernel only reads it.
-    unsafe { syscall!(SYS_MKDIRAT, dirfd, path.as_ptr(), mode) }.map(drop)
+    unsafe { syscall!(__NR_mkdirat, dirfd, path.as_ptr(), mode) }.map(drop)
 }
 
 /// mount(2) of a file system of type `fstype` on `target`, with no flags
@@ -206,7 +206,7 @@ pub fn mount(source: &CStr, target: &CStr, fstype: &CStr) -> Result<(), Errno> {
     // SAFETY: the strings are NUL-terminated; the kernel only reads them.
     unsafe {
         syscall!(
-            SYS_MOUNT,
+            __NR_mount,
             source.as_ptr(),
             target.as_ptr(),
             fstype.as_ptr(),
@@ -227,7 +227,7 @@ pub fn renameat2(
     // SAFETY: both paths are NUL-terminated; the kernel only reads them.
     unsafe {
         syscall!(
-            SYS_RENAMEAT2,
+            __NR_renameat2,
             olddirfd,
             old.as_ptr(),
             newdirfd,
@@ -242,7 +242,7 @@ pub fn renameat2(
 /// Returns 0 at the end of the directory.
 pub fn getdents64(fd: i32, buf: &mut [u8]) -> Result<usize, Errno> {
     // SAFETY: the kernel writes at most buf.len() bytes into buf.
-    unsafe { syscall!(SYS_GETDENTS64, fd, buf.as_mut_ptr(), buf.len()) }
+    unsafe { syscall!(__NR_getdents64, fd, buf.as_mut_ptr(), buf.len()) }
 }
 
 /// One directory entry from getdents64.
@@ -280,7 +280,7 @@ pub fn newfstatat(dirfd: i32, path: &CStr, flags: u32) -> Result<Stat, Errno> {
     // SAFETY: path is NUL-terminated; the kernel writes one Stat into st.
     unsafe {
         syscall!(
-            SYS_NEWFSTATAT,
+            __NR_newfstatat,
             dirfd,
             path.as_ptr(),
             &mut st as *mut Stat,
@@ -297,28 +297,28 @@ pub fn stat(path: &CStr) -> Result<Stat, Errno> {
 pub fn fstat(fd: i32) -> Result<Stat, Errno> {
     let mut st = Stat::default();
     // SAFETY: the kernel writes one Stat into st.
-    unsafe { syscall!(SYS_FSTAT, fd, &mut st as *mut Stat) }?;
+    unsafe { syscall!(__NR_fstat, fd, &mut st as *mut Stat) }?;
     Ok(st)
 }
 
 /// Makes `newfd` a copy of `oldfd`; flags may be `O_CLOEXEC`.
 pub fn dup3(oldfd: i32, newfd: i32, flags: u32) -> Result<i32, Errno> {
     // SAFETY: no memory is passed.
-    unsafe { syscall!(SYS_DUP3, oldfd, newfd, flags) }.map(|fd| fd as i32)
+    unsafe { syscall!(__NR_dup3, oldfd, newfd, flags) }.map(|fd| fd as i32)
 }
 
 /// Returns `[read end, write end]`.
 pub fn pipe2(flags: u32) -> Result<[i32; 2], Errno> {
     let mut fds = [0i32; 2];
     // SAFETY: the kernel writes two ints into fds.
-    unsafe { syscall!(SYS_PIPE2, fds.as_mut_ptr(), flags) }?;
+    unsafe { syscall!(__NR_pipe2, fds.as_mut_ptr(), flags) }?;
     Ok(fds)
 }
 
 /// # Safety
 /// If `request` takes a pointer, `arg` must point at memory valid for it.
 pub unsafe fn ioctl(fd: i32, request: u32, arg: usize) -> Result<usize, Errno> {
-    syscall!(SYS_IOCTL, fd, request, arg)
+    syscall!(__NR_ioctl, fd, request, arg)
 }
 
 /// # Safety
@@ -326,19 +326,19 @@ pub unsafe fn ioctl(fd: i32, request: u32, arg: usize) -> Result<usize, Errno> {
 /// valid for it. The integer commands (F_DUPFD, F_GETFD, F_SETFD, F_GETFL,
 /// F_SETFL) are always safe.
 pub unsafe fn fcntl(fd: i32, cmd: u32, arg: usize) -> Result<usize, Errno> {
-    syscall!(SYS_FCNTL, fd, cmd, arg)
+    syscall!(__NR_fcntl, fd, cmd, arg)
 }
 
 /// Writes the working directory, NUL-terminated, into `buf` and returns its
 /// length including the NUL (what the syscall returns, unlike libc's).
 pub fn getcwd(buf: &mut [u8]) -> Result<usize, Errno> {
     // SAFETY: the kernel writes at most buf.len() bytes into buf.
-    unsafe { syscall!(SYS_GETCWD, buf.as_mut_ptr(), buf.len()) }
+    unsafe { syscall!(__NR_getcwd, buf.as_mut_ptr(), buf.len()) }
 }
 
 pub fn chdir(path: &CStr) -> Result<(), Errno> {
     // SAFETY: path is NUL-terminated; the kernel only reads it.
-    unsafe { syscall!(SYS_CHDIR, path.as_ptr()) }.map(drop)
+    unsafe { syscall!(__NR_chdir, path.as_ptr()) }.map(drop)
 }
 
 /// Reads a symbolic link into `buf` (no NUL is added); returns its length.
@@ -347,7 +347,7 @@ pub fn readlinkat(dirfd: i32, path: &CStr, buf: &mut [u8]) -> Result<usize, Errn
     // bytes into buf.
     unsafe {
         syscall!(
-            SYS_READLINKAT,
+            __NR_readlinkat,
             dirfd,
             path.as_ptr(),
             buf.as_mut_ptr(),
@@ -359,5 +359,5 @@ pub fn readlinkat(dirfd: i32, path: &CStr, buf: &mut [u8]) -> Result<usize, Errn
 /// An anonymous file in memory, sized with ftruncate.
 pub fn memfd_create(name: &CStr, flags: u32) -> Result<i32, Errno> {
     // SAFETY: name is NUL-terminated; the kernel only reads it.
-    unsafe { syscall!(SYS_MEMFD_CREATE, name.as_ptr(), flags) }.map(|fd| fd as i32)
+    unsafe { syscall!(__NR_memfd_create, name.as_ptr(), flags) }.map(|fd| fd as i32)
 }

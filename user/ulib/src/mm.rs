@@ -44,7 +44,7 @@ pub unsafe fn mmap(
     fd: i32,
     offset: usize,
 ) -> Result<usize, Errno> {
-    syscall!(SYS_MMAP, addr, len, prot, flags, fd, offset)
+    syscall!(__NR_mmap, addr, len, prot, flags, fd, offset)
 }
 
 /// An anonymous private read-write mapping: the common case, which cannot
@@ -78,20 +78,20 @@ fn map_anon_flags(len: usize, flags: u32) -> Result<usize, Errno> {
 /// # Safety
 /// Nothing may use the range afterwards.
 pub unsafe fn munmap(addr: usize, len: usize) -> Result<(), Errno> {
-    syscall!(SYS_MUNMAP, addr, len).map(drop)
+    syscall!(__NR_munmap, addr, len).map(drop)
 }
 
 /// # Safety
 /// Code that accesses the range must expect the new protection (a test that
 /// means to fault on it, say).
 pub unsafe fn mprotect(addr: usize, len: usize, prot: u32) -> Result<(), Errno> {
-    syscall!(SYS_MPROTECT, addr, len, prot).map(drop)
+    syscall!(__NR_mprotect, addr, len, prot).map(drop)
 }
 
 /// # Safety
 /// Some advice (`MADV_DONTNEED`) discards the contents of the range.
 pub unsafe fn madvise(addr: usize, len: usize, advice: u32) -> Result<(), Errno> {
-    syscall!(SYS_MADVISE, addr, len, advice).map(drop)
+    syscall!(__NR_madvise, addr, len, advice).map(drop)
 }
 
 /// Resizes or moves a mapping; returns its (possibly new) address.
@@ -106,13 +106,13 @@ pub unsafe fn mremap(
     flags: u32,
     new_addr: usize,
 ) -> Result<usize, Errno> {
-    syscall!(SYS_MREMAP, old_addr, old_len, new_len, flags, new_addr)
+    syscall!(__NR_mremap, old_addr, old_len, new_len, flags, new_addr)
 }
 
 /// Writes a shared file mapping back to its file.
 pub fn msync(addr: usize, len: usize, flags: u32) -> Result<(), Errno> {
     // SAFETY: msync changes no memory contents.
-    unsafe { syscall!(SYS_MSYNC, addr, len, flags) }.map(drop)
+    unsafe { syscall!(__NR_msync, addr, len, flags) }.map(drop)
 }
 
 /// Fills `vec` with one byte per page of the range, bit 0 set where the
@@ -123,7 +123,7 @@ pub fn mincore(addr: usize, len: usize, vec: &mut [u8]) -> Result<(), Errno> {
         "mincore: vec too short"
     );
     // SAFETY: the kernel writes one byte per page, which fits in vec.
-    unsafe { syscall!(SYS_MINCORE, addr, len, vec.as_mut_ptr()) }.map(drop)
+    unsafe { syscall!(__NR_mincore, addr, len, vec.as_mut_ptr()) }.map(drop)
 }
 
 /// Moves the program break to `addr` (0 asks where it is) and returns the
@@ -132,5 +132,5 @@ pub fn mincore(addr: usize, len: usize, vec: &mut [u8]) -> Result<(), Errno> {
 /// # Safety
 /// Lowering the break unmaps the memory above it.
 pub unsafe fn brk(addr: usize) -> usize {
-    crate::syscall::raw(SYS_BRK, [addr, 0, 0, 0, 0, 0]) as usize
+    crate::syscall::raw(__NR_brk, [addr, 0, 0, 0, 0, 0]) as usize
 }

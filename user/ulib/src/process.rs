@@ -35,7 +35,7 @@ pub const RLIMIT_NOFILE: u32 = 7;
 pub fn fork() -> Result<i32, Errno> {
     // SAFETY: without CLONE_VM the child runs on its own copy of this
     // stack, so returning into Rust code is fine in both processes.
-    unsafe { syscall!(SYS_CLONE, SIGCHLD, 0, 0, 0, 0) }.map(|pid| pid as i32)
+    unsafe { syscall!(__NR_clone, SIGCHLD, 0, 0, 0, 0) }.map(|pid| pid as i32)
 }
 
 /// clone(2) in arm64's argument order: flags, stack, parent_tid, tls,
@@ -52,7 +52,7 @@ pub unsafe fn clone(
     tls: usize,
     child_tid: *mut i32,
 ) -> Result<i32, Errno> {
-    syscall!(SYS_CLONE, flags, stack, parent_tid, tls, child_tid).map(|pid| pid as i32)
+    syscall!(__NR_clone, flags, stack, parent_tid, tls, child_tid).map(|pid| pid as i32)
 }
 
 // vfork's child borrows the parent's memory, stack included, until it
@@ -84,9 +84,9 @@ core::arch::global_asm!(
     "mov x8, #{exit}",
     "svc #0",
     flags = const CLONE_VM | CLONE_VFORK | SIGCHLD as usize,
-    clone = const SYS_CLONE,
-    execve = const SYS_EXECVE,
-    exit = const SYS_EXIT_GROUP,
+    clone = const __NR_clone,
+    execve = const __NR_execve,
+    exit = const __NR_exit_group,
 );
 
 extern "C" {
@@ -124,7 +124,7 @@ pub fn execve(path: &CStr, argv: &[&CStr], envp: &[&CStr]) -> Errno {
     let envp = c_array(envp);
     // SAFETY: path is NUL-terminated and the arrays NULL-terminated; on
     // success this process's memory is replaced and nothing here runs on.
-    match unsafe { syscall!(SYS_EXECVE, path.as_ptr(), argv.as_ptr(), envp.as_ptr()) } {
+    match unsafe { syscall!(__NR_execve, path.as_ptr(), argv.as_ptr(), envp.as_ptr()) } {
         Err(errno) => errno,
         Ok(_) => unreachable!("execve returned success"),
     }
@@ -133,7 +133,7 @@ pub fn execve(path: &CStr, argv: &[&CStr], envp: &[&CStr]) -> Errno {
 /// Ends the calling thread only; the process ends with its last thread.
 pub fn exit(code: i32) -> ! {
     // SAFETY: exit does not return.
-    unsafe { asm!("svc #0", in("x8") SYS_EXIT, in("x0") code, options(noreturn, nostack)) }
+    unsafe { asm!("svc #0", in("x8") __NR_exit, in("x0") code, options(noreturn, nostack)) }
 }
 
 /// Ends the whole process, every thread, with status `code`.
@@ -142,7 +142,7 @@ pub fn exit_group(code: i32) -> ! {
     unsafe {
         asm!(
             "svc #0",
-            in("x8") SYS_EXIT_GROUP,
+            in("x8") __NR_exit_group,
             in("x0") code,
             options(noreturn, nostack)
         )
@@ -183,7 +183,7 @@ impl fmt::Debug for WaitStatus {
 pub fn wait4(pid: i32, options: u32) -> Result<(i32, WaitStatus), Errno> {
     let mut status = 0i32;
     // SAFETY: the kernel writes one int into status; rusage is NULL.
-    let pid = unsafe { syscall!(SYS_WAIT4, pid, &mut status as *mut i32, options, 0) }?;
+    let pid = unsafe { syscall!(__NR_wait4, pid, &mut status as *mut i32, options, 0) }?;
     Ok((pid as i32, WaitStatus(status)))
 }
 
@@ -199,17 +199,17 @@ pub fn wait_for(pid: i32) -> Result<WaitStatus, Errno> {
 
 pub fn getpid() -> i32 {
     // SAFETY: no memory is passed.
-    unsafe { syscall::raw(SYS_GETPID, [0; 6]) as i32 }
+    unsafe { syscall::raw(__NR_getpid, [0; 6]) as i32 }
 }
 
 pub fn getppid() -> i32 {
     // SAFETY: no memory is passed.
-    unsafe { syscall::raw(SYS_GETPPID, [0; 6]) as i32 }
+    unsafe { syscall::raw(__NR_getppid, [0; 6]) as i32 }
 }
 
 pub fn gettid() -> i32 {
     // SAFETY: no memory is passed.
-    unsafe { syscall::raw(SYS_GETTID, [0; 6]) as i32 }
+    unsafe { syscall::raw(__NR_gettid, [0; 6]) as i32 }
 }
 
 /// Sets the word the kernel clears (and futex-wakes) when this thread
@@ -219,7 +219,7 @@ pub fn gettid() -> i32 {
 /// `tidptr` must stay valid, and free for the kernel to write, until the
 /// thread exits or sets another.
 pub unsafe fn set_tid_address(tidptr: *mut i32) -> i32 {
-    syscall::raw(SYS_SET_TID_ADDRESS, [tidptr as usize, 0, 0, 0, 0, 0]) as i32
+    syscall::raw(__NR_set_tid_address, [tidptr as usize, 0, 0, 0, 0, 0]) as i32
 }
 
 /// `struct robust_list_head`: the list of robust futexes a thread holds.
@@ -234,7 +234,7 @@ pub struct RobustListHead {
 /// `head` must stay valid until the thread exits: the kernel walks the list
 /// then.
 pub unsafe fn set_robust_list(head: *mut RobustListHead, len: usize) -> Result<(), Errno> {
-    syscall!(SYS_SET_ROBUST_LIST, head, len).map(drop)
+    syscall!(__NR_set_robust_list, head, len).map(drop)
 }
 
 #[repr(C)]
@@ -270,7 +270,7 @@ pub struct Rusage {
 pub fn getrusage(who: i32) -> Result<Rusage, Errno> {
     let mut usage = Rusage::default();
     // SAFETY: the kernel writes one Rusage into usage.
-    unsafe { syscall!(SYS_GETRUSAGE, who, &mut usage as *mut Rusage) }?;
+    unsafe { syscall!(__NR_getrusage, who, &mut usage as *mut Rusage) }?;
     Ok(usage)
 }
 
@@ -288,6 +288,6 @@ pub fn prlimit64(pid: i32, resource: u32, new: Option<&Rlimit>) -> Result<Rlimit
     let new = new.map_or(core::ptr::null(), |r| r as *const Rlimit);
     // SAFETY: the kernel reads one Rlimit from new (or none) and writes one
     // into old.
-    unsafe { syscall!(SYS_PRLIMIT64, pid, resource, new, &mut old as *mut Rlimit) }?;
+    unsafe { syscall!(__NR_prlimit64, pid, resource, new, &mut old as *mut Rlimit) }?;
     Ok(old)
 }

@@ -173,7 +173,7 @@ core::arch::global_asm!(
     "__ulib_sigreturn:",
     "mov x8, #{sigreturn}",
     "svc #0",
-    sigreturn = const SYS_RT_SIGRETURN,
+    sigreturn = const __NR_rt_sigreturn,
 );
 
 extern "C" {
@@ -190,7 +190,7 @@ pub unsafe fn rt_sigaction(sig: i32, new: Option<&SigAction>) -> Result<SigActio
     let mut old = SigAction::default();
     let new = new.map_or(ptr::null(), |a| a as *const SigAction);
     syscall!(
-        SYS_RT_SIGACTION,
+        __NR_rt_sigaction,
         sig,
         new,
         &mut old as *mut SigAction,
@@ -236,7 +236,7 @@ pub fn rt_sigprocmask(how: u32, set: Option<u64>) -> Result<u64, Errno> {
     // one into old.
     unsafe {
         syscall!(
-            SYS_RT_SIGPROCMASK,
+            __NR_rt_sigprocmask,
             how,
             set_ptr,
             &mut old as *mut u64,
@@ -248,13 +248,13 @@ pub fn rt_sigprocmask(how: u32, set: Option<u64>) -> Result<u64, Errno> {
 
 pub fn kill(pid: i32, sig: i32) -> Result<(), Errno> {
     // SAFETY: no memory is passed.
-    unsafe { syscall!(SYS_KILL, pid, sig) }.map(drop)
+    unsafe { syscall!(__NR_kill, pid, sig) }.map(drop)
 }
 
 /// Sends `sig` to thread `tid` of process `tgid`.
 pub fn tgkill(tgid: i32, tid: i32, sig: i32) -> Result<(), Errno> {
     // SAFETY: no memory is passed.
-    unsafe { syscall!(SYS_TGKILL, tgid, tid, sig) }.map(drop)
+    unsafe { syscall!(__NR_tgkill, tgid, tid, sig) }.map(drop)
 }
 
 /// A SIGSEGV or SIGBUS caught by [`catch_fault`].

@@ -4,7 +4,7 @@
 //! lock state lives in the word.
 
 use crate::errno::Errno;
-use crate::sys::SYS_FUTEX;
+use crate::sys::__NR_futex;
 use crate::syscall;
 use crate::time::Timespec;
 use core::cell::UnsafeCell;
@@ -31,7 +31,7 @@ pub fn futex_wait(
     // SAFETY: the kernel reads the word and the timeout, and writes neither.
     unsafe {
         syscall!(
-            SYS_FUTEX,
+            __NR_futex,
             word.as_ptr(),
             FUTEX_WAIT | flags,
             expected,
@@ -46,7 +46,7 @@ pub fn futex_wait(
 /// below wakes one.
 pub fn futex_wake(word: &AtomicU32, count: i32, flags: u32) -> Result<usize, Errno> {
     // SAFETY: FUTEX_WAKE does not access memory.
-    unsafe { syscall!(SYS_FUTEX, word.as_ptr(), FUTEX_WAKE | flags, count) }
+    unsafe { syscall!(__NR_futex, word.as_ptr(), FUTEX_WAKE | flags, count) }
 }
 
 /// A mutex for the threads of one process (Drepper's "Futexes Are Tricky",

@@ -50,7 +50,7 @@ pub fn check(ret: isize) -> Result<usize, Errno> {
     }
 }
 
-/// `syscall!(SYS_X, a, b, ...)`: a system call with up to six arguments, each
+/// `syscall!(__NR_x, a, b, ...)`: a system call with up to six arguments, each
 /// cast to `usize`, returning `Result<usize, Errno>`. It expands to a call of
 /// the unsafe [`raw`], so it must be used inside `unsafe`.
 #[macro_export]

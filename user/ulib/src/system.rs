@@ -35,7 +35,7 @@ pub fn uname() -> Result<Utsname, Errno> {
         domainname: [0; 65],
     };
     // SAFETY: the kernel writes one Utsname into uts.
-    unsafe { syscall!(SYS_UNAME, &mut uts as *mut Utsname) }?;
+    unsafe { syscall!(__NR_uname, &mut uts as *mut Utsname) }?;
     Ok(uts)
 }
 
@@ -62,7 +62,7 @@ pub const GRND_NONBLOCK: u32 = 1;
 /// Fills `buf` with random bytes; returns how many.
 pub fn getrandom(buf: &mut [u8], flags: u32) -> Result<usize, Errno> {
     // SAFETY: the kernel writes at most buf.len() bytes into buf.
-    unsafe { syscall!(SYS_GETRANDOM, buf.as_mut_ptr(), buf.len(), flags) }
+    unsafe { syscall!(__NR_getrandom, buf.as_mut_ptr(), buf.len(), flags) }
 }
 
 pub const LINUX_REBOOT_MAGIC1: u32 = 0xfee1_dead;
@@ -73,5 +73,5 @@ pub const LINUX_REBOOT_CMD_POWER_OFF: u32 = 0x4321_fedc;
 /// `LINUX_REBOOT_CMD_POWER_OFF` turns the machine off and does not return.
 pub fn reboot(magic1: u32, magic2: u32, cmd: u32) -> Result<(), Errno> {
     // SAFETY: no memory is passed (the RESTART2 argument is NULL).
-    unsafe { syscall!(SYS_REBOOT, magic1, magic2, cmd, 0) }.map(drop)
+    unsafe { syscall!(__NR_reboot, magic1, magic2, cmd, 0) }.map(drop)
 }

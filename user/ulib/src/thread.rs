@@ -9,7 +9,7 @@ use crate::errno::Errno;
 use crate::mm::{mprotect, munmap, PAGE_SIZE, PROT_NONE};
 use crate::process::*;
 use crate::sync::futex_wait;
-use crate::sys::{SYS_CLONE, SYS_SCHED_YIELD};
+use crate::sys::{__NR_clone, __NR_sched_yield};
 use crate::syscall;
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -76,7 +76,7 @@ core::arch::global_asm!(
     "mov x0, x10",
     "blr x9",
     "brk #0",
-    clone = const SYS_CLONE,
+    clone = const __NR_clone,
 );
 
 extern "C" {
@@ -190,7 +190,7 @@ impl<T> JoinHandle<T> {
 /// Gives up the CPU to another runnable thread, if any.
 pub fn sched_yield() {
     // SAFETY: no memory is passed.
-    let _ = unsafe { syscall!(SYS_SCHED_YIELD) };
+    let _ = unsafe { syscall!(__NR_sched_yield) };
 }
 
 /// The calling thread's TPIDR_EL0.

@@ -54,7 +54,7 @@ pub fn counter_ns() -> u64 {
 pub fn clock_gettime(clock: u32) -> Result<Timespec, Errno> {
     let mut ts = Timespec::default();
     // SAFETY: the kernel writes one Timespec into ts.
-    unsafe { syscall!(SYS_CLOCK_GETTIME, clock, &mut ts as *mut Timespec) }?;
+    unsafe { syscall!(__NR_clock_gettime, clock, &mut ts as *mut Timespec) }?;
     Ok(ts)
 }
 
@@ -69,7 +69,7 @@ pub fn nanosleep(req: &Timespec) -> Result<(), Errno> {
     // SAFETY: the kernel reads req; the remaining-time pointer is NULL.
     unsafe {
         syscall!(
-            SYS_NANOSLEEP,
+            __NR_nanosleep,
             req as *const Timespec,
             ptr::null::<Timespec>()
         )
@@ -81,7 +81,7 @@ pub fn clock_nanosleep(clock: u32, flags: u32, req: &Timespec) -> Result<(), Err
     // SAFETY: the kernel reads req; the remaining-time pointer is NULL.
     unsafe {
         syscall!(
-            SYS_CLOCK_NANOSLEEP,
+            __NR_clock_nanosleep,
             clock,
             flags,
             req as *const Timespec,

@@ -103,10 +103,8 @@ impl RawFile for Syscall {
         let text = if !current && t.state() != State::Blocked {
             String::from("running\n")
         } else {
-            // SAFETY: the frame at the top of the thread's kernel stack is
-            // written only on its way in and out of the kernel; this
-            // thread is in it (the reader itself) or asleep in it.
-            let tf = unsafe { core::ptr::read_volatile(t.user_frame()) };
+            // The thread is in the kernel: the reader itself, or asleep.
+            let tf = t.saved_user_regs();
             let mut s = format!("{}", tf.syscall_nr());
             for i in 0..6 {
                 let _ = write!(s, " {:#x}", tf.arg(i));

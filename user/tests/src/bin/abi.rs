@@ -169,7 +169,7 @@ fn syscall_preserves_registers() -> TestResult {
             "ldp x26, x27, [sp, #48]",
             "ldr x28, [sp, #64]",
             "ldp x20, x21, [sp], #80",
-            getpid = const SYS_GETPID,
+            getpid = const __NR_getpid,
             inlateout("x0") saved.as_mut_ptr() => pid,
             out("x1") _, out("x2") _, out("x3") _, out("x4") _, out("x5") _,
             out("x6") _, out("x7") _, out("x8") _, out("x9") _, out("x10") _,
@@ -216,7 +216,7 @@ fn syscall_preserves_fp_registers() -> TestResult {
             "stp d28, d29, [{dst}, #224]", "stp d30, d31, [{dst}, #240]",
             src = in(reg) values.as_ptr(),
             dst = in(reg) after.as_mut_ptr(),
-            getpid = const SYS_GETPID,
+            getpid = const __NR_getpid,
             out("x0") _, out("x8") _,
             out("v0") _, out("v1") _, out("v2") _, out("v3") _, out("v4") _,
             out("v5") _, out("v6") _, out("v7") _, out("v8") _, out("v9") _,
@@ -251,19 +251,19 @@ fn bad_pointers_are_efault() -> TestResult {
         // SAFETY: the kernel must refuse the bad address and write
         // nothing anywhere.
         unsafe {
-            check_err!(syscall!(SYS_UNAME, bad), Errno::EFAULT);
-            check_err!(syscall!(SYS_GETRANDOM, bad, 16, 0), Errno::EFAULT);
-            check_err!(syscall!(SYS_CLOCK_GETTIME, 1, bad), Errno::EFAULT);
-            check_err!(syscall!(SYS_GETRUSAGE, RUSAGE_SELF, bad), Errno::EFAULT);
-            check_err!(syscall!(SYS_WRITE, 1, bad, 16), Errno::EFAULT);
+            check_err!(syscall!(__NR_uname, bad), Errno::EFAULT);
+            check_err!(syscall!(__NR_getrandom, bad, 16, 0), Errno::EFAULT);
+            check_err!(syscall!(__NR_clock_gettime, 1, bad), Errno::EFAULT);
+            check_err!(syscall!(__NR_getrusage, RUSAGE_SELF, bad), Errno::EFAULT);
+            check_err!(syscall!(__NR_write, 1, bad, 16), Errno::EFAULT);
             check_err!(
-                syscall!(SYS_PRLIMIT64, 0, RLIMIT_STACK, 0, bad),
+                syscall!(__NR_prlimit64, 0, RLIMIT_STACK, 0, bad),
                 Errno::EFAULT
             );
-            check_err!(syscall!(SYS_RT_SIGPROCMASK, 0, bad, 0, 8), Errno::EFAULT);
+            check_err!(syscall!(__NR_rt_sigprocmask, 0, bad, 0, 8), Errno::EFAULT);
             // qemu 7.2 ignores a bad nanosleep pointer.
             if !running_on_qemu_user() {
-                check_err!(syscall!(SYS_NANOSLEEP, bad, 0), Errno::EFAULT);
+                check_err!(syscall!(__NR_nanosleep, bad, 0), Errno::EFAULT);
             }
         }
     }
@@ -383,7 +383,7 @@ fn rseq_registers_or_enosys() -> TestResult {
         _pad: [0; 3],
     };
     // SAFETY: AREA is static, so it outlives the registration.
-    let ret = unsafe { syscall!(SYS_RSEQ, &raw mut AREA, 32, 0, 0x5305_3053) };
+    let ret = unsafe { syscall!(__NR_rseq, &raw mut AREA, 32, 0, 0x5305_3053) };
     match ret {
         // Registered: the kernel fills in the CPU on return to user.
         // SAFETY: the kernel writes cpu_id; this only reads it.
@@ -399,7 +399,7 @@ fn clone3_works_or_enosys() -> TestResult {
     // exists, ENOSYS where it does not; no process is created either way.
     let args = [0u64; 8];
     // SAFETY: the kernel only reads args, and refuses the size.
-    let ret = unsafe { syscall!(SYS_CLONE3, args.as_ptr(), 16) };
+    let ret = unsafe { syscall!(__NR_clone3, args.as_ptr(), 16) };
     check!(
         matches!(ret, Err(Errno::EINVAL) | Err(Errno::ENOSYS)),
         "clone3: {ret:?}"

@@ -147,13 +147,16 @@ fn bad_pointers_are_efault() -> TestResult {
         // SAFETY: the kernel must refuse the bad address and touch
         // no memory of ours.
         unsafe {
-            check_err!(syscall!(SYS_READ, fd, bad, 4), Errno::EFAULT);
-            check_err!(syscall!(SYS_WRITE, fd, bad, 4), Errno::EFAULT);
-            check_err!(syscall!(SYS_OPENAT, AT_FDCWD, bad, O_RDONLY), Errno::EFAULT);
-            check_err!(syscall!(SYS_FSTAT, fd, bad), Errno::EFAULT);
-            check_err!(syscall!(SYS_PIPE2, bad, 0), Errno::EFAULT);
-            check_err!(syscall!(SYS_MKDIRAT, AT_FDCWD, bad, 0o755), Errno::EFAULT);
-            check_err!(syscall!(SYS_GETCWD, bad, 256), Errno::EFAULT);
+            check_err!(syscall!(__NR_read, fd, bad, 4), Errno::EFAULT);
+            check_err!(syscall!(__NR_write, fd, bad, 4), Errno::EFAULT);
+            check_err!(
+                syscall!(__NR_openat, AT_FDCWD, bad, O_RDONLY),
+                Errno::EFAULT
+            );
+            check_err!(syscall!(__NR_fstat, fd, bad), Errno::EFAULT);
+            check_err!(syscall!(__NR_pipe2, bad, 0), Errno::EFAULT);
+            check_err!(syscall!(__NR_mkdirat, AT_FDCWD, bad, 0o755), Errno::EFAULT);
+            check_err!(syscall!(__NR_getcwd, bad, 256), Errno::EFAULT);
         }
         lseek(fd, 0, SEEK_SET)?;
     }
@@ -300,7 +303,10 @@ fn ftruncate_grows_and_shrinks() -> TestResult {
     pread64(fd, &mut buf, 0)?;
     check_eq!(&buf, b"0123\0\0\0\0");
     // SAFETY: ftruncate touches no memory.
-    check_err!(unsafe { syscall!(SYS_FTRUNCATE, fd, -1i64) }, Errno::EINVAL);
+    check_err!(
+        unsafe { syscall!(__NR_ftruncate, fd, -1i64) },
+        Errno::EINVAL
+    );
     let [rd, _wr] = pipe2(O_CLOEXEC)?;
     check_err!(ftruncate(rd, 0), Errno::EINVAL);
     Ok(())

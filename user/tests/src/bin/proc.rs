@@ -383,7 +383,7 @@ fn execve_errors() -> TestResult {
     }
     let status = in_child(|| {
         // SAFETY: the kernel must refuse the bad path pointer.
-        let ret = unsafe { ulib::syscall!(ulib::sys::SYS_EXECVE, 0x10, 0, 0) };
+        let ret = unsafe { ulib::syscall!(ulib::sys::__NR_execve, 0x10, 0, 0) };
         ret.err().map_or(0, |e| e.0)
     })?;
     check_eq!(Errno(status.exit_code().unwrap_or(-1)), Errno::EFAULT);

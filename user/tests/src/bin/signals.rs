@@ -262,7 +262,7 @@ fn sigprocmask_rules() -> TestResult {
     // SAFETY: the set size is wrong, so the kernel must refuse the call.
     let wrong_size = unsafe {
         ulib::syscall!(
-            ulib::sys::SYS_RT_SIGPROCMASK,
+            ulib::sys::__NR_rt_sigprocmask,
             SIG_BLOCK,
             0,
             &mut old as *mut u64,
@@ -451,7 +451,7 @@ fn fp_registers_survive_handler() -> TestResult {
             pid = in(reg) getpid() as usize,
             fpcr = out(reg) fpcr,
             sig = const SIGUSR1,
-            kill = const ulib::sys::SYS_KILL,
+            kill = const ulib::sys::__NR_kill,
             out("x0") _, out("x1") _, out("x8") _, out("x10") _, out("x11") _,
             out("v0") _, out("v1") _, out("v2") _, out("v3") _, out("v4") _,
             out("v5") _, out("v6") _, out("v7") _, out("v8") _, out("v9") _,

@@ -176,12 +176,12 @@ fn futex_wrong_value_is_eagain() -> TestResult {
     check_err!(futex_wait(&word, 0, None, 0), Errno::EAGAIN);
     check_eq!(futex_wake(&word, 1, FUTEX_PRIVATE_FLAG)?, 0);
     // SAFETY: an unknown futex op touches nothing.
-    let bad_op = unsafe { ulib::syscall!(ulib::sys::SYS_FUTEX, word.as_ptr(), 99, 0) };
+    let bad_op = unsafe { ulib::syscall!(ulib::sys::__NR_futex, word.as_ptr(), 99, 0) };
     check_err!(bad_op, Errno::ENOSYS);
     // SAFETY: the kernel must refuse the misaligned word.
     let misaligned = unsafe {
         ulib::syscall!(
-            ulib::sys::SYS_FUTEX,
+            ulib::sys::__NR_futex,
             word.as_ptr() as usize + 1,
             FUTEX_WAIT,
             0
@@ -378,7 +378,7 @@ fn hold_fp_registers(values: &[u8; 512], out: &mut [u8; 512], rounds: usize, fpc
             dst = inout(reg) out.as_mut_ptr() => _,
             rounds = inout(reg) rounds => _,
             fpcr = inout(reg) fpcr => end_fpcr,
-            sched_yield = const ulib::sys::SYS_SCHED_YIELD,
+            sched_yield = const ulib::sys::__NR_sched_yield,
             out("x0") _, out("x8") _, out("x10") _,
             out("v0") _, out("v1") _, out("v2") _, out("v3") _, out("v4") _,
             out("v5") _, out("v6") _, out("v7") _, out("v8") _, out("v9") _,

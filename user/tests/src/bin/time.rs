@@ -82,11 +82,11 @@ fn clock_gettime_errors() -> TestResult {
     // SAFETY: the kernel must refuse the bad address.
     unsafe {
         check_err!(
-            syscall!(SYS_CLOCK_GETTIME, CLOCK_MONOTONIC, 0x10),
+            syscall!(__NR_clock_gettime, CLOCK_MONOTONIC, 0x10),
             Errno::EFAULT
         );
         check_err!(
-            syscall!(SYS_CLOCK_GETTIME, CLOCK_REALTIME, 0x10),
+            syscall!(__NR_clock_gettime, CLOCK_REALTIME, 0x10),
             Errno::EFAULT
         );
     }
