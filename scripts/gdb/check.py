@@ -115,14 +115,15 @@ def main(console_path, gdb_path):
     brk = "\n".join(seen.get("break handle_mm_fault", []))
     frames = [re.sub(r"^#\d+ +(0x[0-9a-f]+ in )?(faultline::)?", "", line).split(" ")[0]
               for line in seen.get("bt handle_mm_fault", []) if line.startswith("#")]
-    path = [f for f in frames if f in ("mm::fault::handle_mm_fault", "mm::fault::do_page_fault",
-                                       "mm::fault::do_user_fault", "arch::aarch64::trap::handle_el0_sync")]
+    fault_path = ["mm::fault::handle_mm_fault", "arch::aarch64::fault::do_page_fault",
+                  "arch::aarch64::fault::do_current_fault", "arch::aarch64::fault::do_user_fault",
+                  "arch::aarch64::trap::handle_el0_sync"]
+    path = [f for f in frames if f in fault_path]
     check("break_handle_mm_fault_shows_docs_fault_md_steps_1_to_3",
           re.search(r"Breakpoint \d+ at 0x[0-9a-f]+: file kernel/src/mm/fault.rs, line \d+", brk)
           and re.search(r"hit Breakpoint \d+, faultline::mm::fault::handle_mm_fault \([^)]*addr=0x7e0000000000",
                         gdb_text)
-          and path == ["mm::fault::handle_mm_fault", "mm::fault::do_page_fault",
-                       "mm::fault::do_user_fault", "arch::aarch64::trap::handle_el0_sync"]
+          and path == fault_path
           and frames[-1] == "exception_vectors",
           brk + "\n" + "\n".join(seen.get("bt handle_mm_fault", [])))
 
@@ -132,11 +133,11 @@ def main(console_path, gdb_path):
           re.search(r"Breakpoint \d+ at 0x[0-9a-f]+: file kernel/src/mm/fault.rs, line \d+", brk)
           and re.search(r"hit Breakpoint \d+, faultline::mm::fault::finish_fault \(vmf=0x[0-9a-f]+,.*allowed=0x7e0000000000",
                         gdb_text), brk)
-    args = "\n".join(seen.get("info args", []))
+    args = "\n".join(seen.get("info args", []) + seen.get("p page_prot", []))
     check("printers_show_addresses_folio_and_prot",
           re.search(r"vmf = 0x[0-9a-f]+", args) and "allowed = 0x7e0000000000..0x7e0000020000" in args
           and re.search(r"folio = Folio\(pfn 0x[0-9a-f]+, order 4 \(64K\), refcount \d+, mapcount 0,", args)
-          and re.search(r"prot = PgProt\(0x[0-9a-f]+: AttrIndx 1 Normal WB, AP 01 EL1 RW, EL0 RW,.* nG", args),
+          and re.search(r"= PgProt\(0x[0-9a-f]+: AttrIndx 1 Normal WB, AP 01 EL1 RW, EL0 RW,.* nG", args),
           args)
     pmd, table = "\n".join(seen.get("p pmd as Pte", [])), "\n".join(seen.get("p page table", []))
     check("pte_printer_decodes_a_table_descriptor_as_a_table",

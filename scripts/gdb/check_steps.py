@@ -14,7 +14,7 @@
 import re
 import sys
 
-PATH = ["faultline::mm::fault::do_page_fault", "faultline::mm::fault::handle_mm_fault",
+PATH = ["faultline::arch::aarch64::fault::do_page_fault", "faultline::mm::fault::handle_mm_fault",
         "faultline::mm::fault::finish_fault", "faultline::mm::memory::set_pte_range",
         "faultline::arch::aarch64::contpte::set_pte"]
 
@@ -22,9 +22,10 @@ PATH = ["faultline::mm::fault::do_page_fault", "faultline::mm::fault::handle_mm_
 def main(command, log):
     stops = [m.groups() for m in re.finditer(r"^@@step (\d+) (\S+) (\S+)$", open(log).read(), re.M)]
     names = [name for _, name, _ in stops]
-    at, order_ok = 0, True
-    for name in names:
+    at, reached = 0, []
+    for n, name in enumerate(names, 1):
         if at < len(PATH) and name == PATH[at]:
+            reached.append(f"{name.rsplit('::', 1)[1]} at {n}")
             at += 1
     order_ok = at == len(PATH)
     # fl-step's bound is the path's length in functions; step's, a guard
@@ -41,7 +42,7 @@ def main(command, log):
     ]
     for name, ok in checks:
         print(f"gdb: {name} ... {'ok' if ok else 'FAILED'}")
-    print(f"    ({command}: {len(names)} to the PTE store)")
+    print(f"    ({command}: {len(names)} to the PTE store; {', '.join(reached)})")
     if not all(ok for _, ok in checks):
         for n, name, f in stops[-40:]:
             print(f"    {n} {name} {f}")

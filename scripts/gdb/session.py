@@ -90,6 +90,7 @@ def into_finish_fault():
     print(gdb.execute("continue", to_string=True), end="")
     block("info args", "info args")
     block("fl-folio folio", "fl-folio folio")
+    block("p page_prot", "p vmf.vma.page_prot[1]")
     block("p pmd as Pte", "p *(vmf.pmd as *const faultline::arch::aarch64::desc::Pte)")
     block("p page table", "p *vmf.pte.0")
     block("p one entry", "p (*vmf.pte.0)[0]")

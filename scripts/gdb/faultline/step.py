@@ -34,6 +34,7 @@ LEAF_FILES = (
 )
 LEAF_FUNCTIONS = (
     r"^faultline::arch::aarch64::contpte::(load|block_of)$",
+    r"^faultline::arch::aarch64::pgtable::TableOps::new$",
     r"^faultline::fs::tmpfs::file::ShmemFile::size$",
     r"^faultline::mm::folio::Folio::(head|order|size|phys|pfn|nr_pages|is_[a-z_]+)$",
     r"^faultline::mm::folio::(pfn_of|meta|table_lock)$",
@@ -41,7 +42,9 @@ LEAF_FUNCTIONS = (
     r"^faultline::mm::mm_struct::(Mm::table_at|[{]impl#[0-9]+[}]::table)$",
     r"^faultline::mm::pgtable::Level::",
     r"^faultline::mm::vm_fault::VmFault::(table|ptl)$",
-    r"^faultline::mm::vma::Vma::(pgoff_of|thp_disabled|is_[a-z_]+)$",
+    r"^faultline::mm::vma::Vma::(pgoff_of|page_prot|thp_disabled|is_[a-z_]+)$",
+    r"^faultline::mm::vma::vm_get_page_prot$",
+    r"^faultline::mm::fault::Access::allowed_by$",
     r"^faultline::mm::vma_lock::VmaLock::is_detached$",
     r"^faultline::task::sched::this_cpu$",
 )
