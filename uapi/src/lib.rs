@@ -45,6 +45,7 @@ macro_rules! uapi_consts {
     };
 }
 
+pub mod errno;
 pub mod mqueue;
 pub mod shm;
 pub mod signal;

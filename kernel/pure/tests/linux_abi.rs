@@ -5,15 +5,16 @@
 //!
 //! Three choices, and why:
 //!
-//! - **The uapi crate's values are compiled in**: system-call numbers and
-//!   signal codes, through each module's `ALL` table; the dispatch table
+//! - **The uapi crate's values are compiled in**: errno, system-call
+//!   numbers and signal codes, through each module's `ALL` table (the
+//!   kernel's `Errno` and ulib's take their values from it); the dispatch table
 //!   is read as text for the names its arms use.
 //! - **The rest of faultline's side is read as source text.** The kernel
 //!   still keeps many values as private constants in files that need the
 //!   whole kernel around them (`mm/mmap.rs`, `syscall/fs.rs`), so no host
 //!   build can name them; ulib is a `no_std` runtime with its own
 //!   `_start`. The test reads every `const NAME: T = EXPR;` of
-//!   `kernel/src/` and `user/ulib/src/` and the errno lists, so new values
+//!   `kernel/src/` and `user/ulib/src/`, so new values
 //!   are checked as they come, until they move to uapi.
 //! - **linux-raw-sys's side is its aarch64 source.** The crate picks its
 //!   architecture with `cfg(target_arch)`: on an x86_64 host,
@@ -499,44 +500,6 @@ fn constants_have_linux_aarch64_values() {
     }
     // Far fewer means the reader lost its way, not that all is well.
     assert!(checked > 500, "only {checked} constants checked");
-}
-
-/// The `NAME = N,` lines of an errno list (the kernel's `Errno` enum,
-/// ulib's `errnos!`).
-fn errno_lines(path: &str) -> Vec<(String, i128)> {
-    let text = fs::read_to_string(Path::new(ROOT).join(path)).expect("readable");
-    text.lines()
-        .filter_map(|line| {
-            let (name, value) = line.trim().strip_suffix(',')?.split_once(" = ")?;
-            let is_errno = name.starts_with('E')
-                && name
-                    .chars()
-                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
-            Some((name.to_string(), int_literal(value)?)).filter(|_| is_errno)
-        })
-        .collect()
-}
-
-/// Errnos the kernel uses inside and never returns to user space, which
-/// no uapi header has: their values in Linux's `include/linux/errno.h`.
-const KERNEL_INTERNAL_ERRNOS: &[(&str, i128)] = &[("ERESTARTSYS", 512), ("ERESTARTNOINTR", 513)];
-
-#[test]
-fn errnos_have_linux_values() {
-    let linux = linux_values("aarch64");
-    for path in ["kernel/src/errno.rs", "user/ulib/src/errno.rs"] {
-        let errnos = errno_lines(path);
-        assert!(
-            errnos.len() > 30,
-            "{path}: only {} errnos found",
-            errnos.len()
-        );
-        for (name, value) in errnos {
-            let internal = KERNEL_INTERNAL_ERRNOS.iter().find(|(n, _)| *n == name);
-            let want = linux.get(&name).copied().or(internal.map(|&(_, v)| v));
-            assert_eq!(want, Some(value), "{path}: {name}");
-        }
-    }
 }
 
 #[test]

@@ -690,16 +690,6 @@ pub fn memfd_create(uname: usize, flags: u32) -> SysResult {
     install(f, flags & tmpfs::MFD_CLOEXEC != 0)
 }
 
-/// fds 0, 1 and 2 of init: the console.
-pub fn console_files() -> KResult<[Arc<File>; 3]> {
-    let inode = vfs::lookup(&vfs::root(), "/dev/console", true)?;
-    Ok([
-        File::new(inode.clone(), vfs::O_RDONLY)?,
-        File::new(inode.clone(), vfs::O_WRONLY)?,
-        File::new(inode, vfs::O_WRONLY)?,
-    ])
-}
-
 /// The inode an `*at` call names: `path` from `dirfd`, or with an empty
 /// path and AT_EMPTY_PATH the file `dirfd` itself (the cwd for AT_FDCWD);
 /// `follow`: follow a symbolic link at the end (Linux: `user_path_at`).

@@ -10,7 +10,6 @@
 mod fs;
 mod futex;
 mod ipc;
-pub use fs::console_files;
 mod mm;
 mod mount;
 mod net;
@@ -18,7 +17,6 @@ mod poll;
 mod proc;
 mod signal;
 mod time;
-pub use time::uptime_ns;
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 

@@ -181,11 +181,6 @@ pub fn uptime_secs() -> u64 {
     now_ns() / NSEC_PER_SEC
 }
 
-/// Nanoseconds since boot (/proc/uptime).
-pub fn uptime_ns() -> u64 {
-    now_ns()
-}
-
 /// clock_getres(2): the resolution of `clock` at `uts`, if not NULL: one
 /// counter period for the wall clocks; for CPU-time clocks 1 ns (the
 /// exact ones) or a tick (user and system time, which ticks split)

@@ -547,10 +547,7 @@ pub fn spawn_process(path: &str, argv: &[Vec<u8>], envp: &[Vec<u8>]) -> KResult<
         cred: Cred::root(),
     };
     let loaded = load(&root, &target, argv, envp)?;
-    let mut files = crate::fs::vfs::FdTable::new();
-    for f in crate::syscall::console_files()? {
-        files.install(f)?;
-    }
+    let files = console_on_rootfs()?;
     let pid = crate::task::process::alloc_pid();
     let actions = [Default::default(); crate::task::signal_abi::NSIG as usize];
     let process = Process::new_with_pid(
@@ -586,4 +583,15 @@ pub fn execve(
     let loaded = load(&cwd, target, argv, envp)?;
     commit(&process, loaded, tf);
     Ok(())
+}
+
+/// init's fds 0, 1 and 2: the console, opened for reading, then twice for
+/// writing (Linux: `console_on_rootfs`).
+fn console_on_rootfs() -> KResult<vfs::FdTable> {
+    let inode = vfs::lookup(&vfs::root(), "/dev/console", true)?;
+    let mut files = vfs::FdTable::new();
+    for flags in [vfs::O_RDONLY, vfs::O_WRONLY, vfs::O_WRONLY] {
+        files.install(vfs::File::new(inode.clone(), flags)?)?;
+    }
+    Ok(files)
 }

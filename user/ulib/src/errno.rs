@@ -9,62 +9,65 @@ use core::fmt;
 pub struct Errno(pub i32);
 
 macro_rules! errnos {
-    ($($name:ident = $num:literal,)*) => {
+    ($($name:ident,)*) => {
         impl Errno {
-            $(pub const $name: Errno = Errno($num);)*
-
-            /// The Linux name of this error, if it is one ulib knows.
-            pub fn name(self) -> Option<&'static str> {
-                match self.0 {
-                    $($num => Some(stringify!($name)),)*
-                    _ => None,
-                }
-            }
+            $(pub const $name: Errno = Errno(uapi::errno::$name);)*
         }
     };
 }
 
 errnos! {
-    EPERM = 1,
-    ENOENT = 2,
-    ESRCH = 3,
-    EINTR = 4,
-    EIO = 5,
-    ENXIO = 6,
-    E2BIG = 7,
-    ENOEXEC = 8,
-    EBADF = 9,
-    ECHILD = 10,
-    EAGAIN = 11,
-    ENOMEM = 12,
-    EACCES = 13,
-    EFAULT = 14,
-    EBUSY = 16,
-    EEXIST = 17,
-    EXDEV = 18,
-    ENODEV = 19,
-    ENOTDIR = 20,
-    EISDIR = 21,
-    EINVAL = 22,
-    ENFILE = 23,
-    EMFILE = 24,
-    ENOTTY = 25,
-    ETXTBSY = 26,
-    EFBIG = 27,
-    ENOSPC = 28,
-    ESPIPE = 29,
-    EROFS = 30,
-    EMLINK = 31,
-    EPIPE = 32,
-    ERANGE = 34,
-    EDEADLK = 35,
-    ENAMETOOLONG = 36,
-    ENOSYS = 38,
-    ENOTEMPTY = 39,
-    ELOOP = 40,
-    EOVERFLOW = 75,
-    EOPNOTSUPP = 95,
-    ETIMEDOUT = 110,
+    EPERM,
+    ENOENT,
+    ESRCH,
+    EINTR,
+    EIO,
+    ENXIO,
+    E2BIG,
+    ENOEXEC,
+    EBADF,
+    ECHILD,
+    EAGAIN,
+    ENOMEM,
+    EACCES,
+    EFAULT,
+    EBUSY,
+    EEXIST,
+    EXDEV,
+    ENODEV,
+    ENOTDIR,
+    EISDIR,
+    EINVAL,
+    ENFILE,
+    EMFILE,
+    ENOTTY,
+    ETXTBSY,
+    EFBIG,
+    ENOSPC,
+    ESPIPE,
+    EROFS,
+    EMLINK,
+    EPIPE,
+    ERANGE,
+    EDEADLK,
+    ENAMETOOLONG,
+    ENOSYS,
+    ENOTEMPTY,
+    ELOOP,
+    EOVERFLOW,
+    EOPNOTSUPP,
+    ETIMEDOUT,
+}
+
+impl Errno {
+    /// The Linux name of this error, if uapi knows it.
+    pub fn name(self) -> Option<&'static str> {
+        let value = i128::from(self.0);
+        uapi::errno::ALL
+            .iter()
+            .find(|&&(_, v)| v == value)
+            .map(|&(name, _)| name)
+    }
 }
 
 impl fmt::Debug for Errno {

@@ -134,7 +134,7 @@ fn mounts() -> String {
 fn uptime() -> String {
     let ticks = |t: u64| format!("{}.{:02}", t / 100, t % 100);
     let hz = crate::task::HZ;
-    let up = crate::syscall::uptime_ns() / 10_000_000;
+    let up = crate::task::clock::monotonic_ns() / 10_000_000;
     let idle: u64 = (0..crate::config::NR_CPUS)
         .filter(|&c| crate::task::cpu_online(c))
         .map(|c| crate::task::idle_ticks(c) * 100 / hz)
