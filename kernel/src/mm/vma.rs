@@ -6,8 +6,10 @@ use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::arch::desc::PgProt;
-use crate::fs::vfs::{Inode, InodeKind};
+use crate::fs::vfs::Inode;
 use crate::mm::addr::PAGE_SHIFT;
+use crate::mm::filemap::AddressSpace;
+use crate::mm::mm_struct::Mm;
 use crate::mm::vm_ops::VmOperations;
 use crate::mm::vma_lock::VmaLock;
 use crate::mm::vma_tree::{Mergeable, Splittable};
@@ -203,24 +205,26 @@ impl Vma {
     }
 
     /// Does this VMA map the file whose page cache is `mapping`?
-    pub fn maps(&self, mapping: &crate::mm::filemap::AddressSpace) -> bool {
-        match self.file.as_deref().map(|i| &i.kind) {
-            Some(crate::fs::vfs::InodeKind::File(f)) => core::ptr::eq(&f.mapping, mapping),
-            _ => false,
-        }
+    pub fn maps(&self, mapping: &AddressSpace) -> bool {
+        self.file_mapping().is_some_and(|m| core::ptr::eq(m, mapping))
+    }
+
+    /// The page cache of the file this VMA maps, if it maps one.
+    fn file_mapping(&self) -> Option<&AddressSpace> {
+        self.file.as_deref()?.mapping()
     }
 
     /// Registers `mm` with the file this VMA maps, if any.
-    pub fn register_with_file(&self, mm: &Arc<crate::mm::mm_struct::Mm>) {
-        if let Some(crate::fs::vfs::InodeKind::File(f)) = self.file.as_deref().map(|i| &i.kind) {
-            f.mapping.add_mm(mm);
+    pub fn register_with_file(&self, mm: &Arc<Mm>) {
+        if let Some(mapping) = self.file_mapping() {
+            mapping.add_mm(mm);
         }
     }
 
     /// Forgets `mm`, which is going away, at the file this VMA maps.
-    pub fn unregister_from_file(&self, mm: *const crate::mm::mm_struct::Mm) {
-        if let Some(crate::fs::vfs::InodeKind::File(f)) = self.file.as_deref().map(|i| &i.kind) {
-            f.mapping.remove_mm(mm);
+    pub fn unregister_from_file(&self, mm: *const Mm) {
+        if let Some(mapping) = self.file_mapping() {
+            mapping.remove_mm(mm);
         }
     }
 
@@ -245,10 +249,7 @@ impl Vma {
     /// The operations of the VMA's file (Linux: `vma->vm_ops`): None for
     /// anonymous memory, and for a file that cannot be mapped by pages.
     pub fn vm_ops(&self) -> Option<&dyn VmOperations> {
-        match &self.file.as_deref()?.kind {
-            InodeKind::File(file) => Some(file),
-            _ => None,
-        }
+        self.file.as_deref()?.vm_ops()
     }
 
     /// No large folios here: MADV_NOHUGEPAGE or MAP_STACK set VM_NOHUGEPAGE

@@ -13,6 +13,8 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::errno::{Errno, KResult};
 use crate::fs::tmpfs::{ShmemFile, TmpfsSb};
 use crate::fs::vfs::permission::{self, Owner};
+use crate::mm::filemap::AddressSpace;
+use crate::mm::vm_ops::VmOperations;
 use crate::sync::SpinLock;
 use crate::task::cred::CAP_FSETID;
 use crate::task::process::Process;
@@ -220,6 +222,25 @@ pub const T_CTIME: u32 = 4;
 static NEXT_INO: AtomicU64 = AtomicU64::new(1);
 
 impl Inode {
+    /// The page cache of a regular file (Linux: `i_mapping`); None for
+    /// any other inode.
+    pub fn mapping(&self) -> Option<&AddressSpace> {
+        match &self.kind {
+            InodeKind::File(file) => Some(&file.mapping),
+            _ => None,
+        }
+    }
+
+    /// What a mapping of this inode does on a fault (Linux: what the
+    /// file's `->mmap` sets as `vma->vm_ops`); None for an inode that
+    /// cannot be mapped by pages.
+    pub fn vm_ops(&self) -> Option<&dyn VmOperations> {
+        match &self.kind {
+            InodeKind::File(file) => Some(file),
+            _ => None,
+        }
+    }
+
     /// A new inode with mode `mode` (type and permission bits), one link (two
     /// for a directory) and every timestamp now.
     pub fn new(mode: u32, kind: InodeKind) -> Arc<Inode> {
