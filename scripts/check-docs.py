@@ -223,6 +223,20 @@ class Checker:
         for doc in docs():
             if doc != "docs/bench.svg":  # drawn by tools/benchplot from docs/bench.csv
                 self.doc(doc)
+        self.switches()
+
+    def switches(self):
+        """docs/seeds.md names each row of kernel/src/switches.rs as the
+        table does: `NAME=OFF` and `/sys/kernel/mm/FILE`."""
+        table = open(os.path.join(ROOT, "kernel/src/switches.rs")).read()
+        rows = re.findall(r'cmdline: "([^"]+)",\s*off: "([^"]+)",\s*sysfs: "([^"]+)"', table)
+        if len(rows) < 3:
+            self.problem("switches_named_as_switches_rs_says", "kernel/src/switches.rs", f"only {len(rows)} rows read")
+        seeds = open(os.path.join(ROOT, "docs/seeds.md")).read()
+        for name, off, sysfs in rows:
+            for want in (f"`{name}={off}`", f"`/sys/kernel/mm/{sysfs}`"):
+                if want not in seeds:
+                    self.problem("switches_named_as_switches_rs_says", "docs/seeds.md", f"no {want}")
 
 
 def boot_check(checker):
@@ -307,7 +321,7 @@ def main(argv):
         print("\n".join(sorted(f for f in checker.named_functions if len(paths.get(f, ())) == 1)))
         return 0
     checks = ["links_reach_files", "links_reach_headings", "paths_exist", "file_lines_exist",
-              "names_exist_in_the_sources_or_linux", "commands_exist"]
+              "names_exist_in_the_sources_or_linux", "commands_exist", "switches_named_as_switches_rs_says"]
     if "--boot" in argv:
         boot_check(checker)
         rerun(checker)

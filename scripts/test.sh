@@ -249,6 +249,15 @@ expect "boot: huge-page knobs from the command line, files from the initrd" 0 "$
     '^==> .*hugepages-64kB/shmem_enabled <==' '^\[always\] inherit within_size advise never' \
     '^==> .*hugepages-2048kB/shmem_enabled <==' '^always inherit within_size advise \[never\]' \
     '^Welcome to faultline' 'initramfs: [0-9]+ entries unpacked, 0 skipped'
+mm=/sys/kernel/mm
+boot "$logdir/switches" --append "contpte=off vma_lock=off finish_fault=single show=$mm/contpte/enabled,$mm/vma_lock/enabled,$mm/finish_fault/multi_page -- run /bin/tests/time"
+# The three files, in order, each followed by its value: all 0.
+shown=$(grep -A1 '^==> /sys/kernel/mm/' "$logdir/switches" | grep -vx -- -- | tr -d '\r' | tr '\n' ' ')
+if [ "$(cat "$logdir/switches.rc")" = 0 ] && [ "$shown" = "==> $mm/contpte/enabled <== 0 ==> $mm/vma_lock/enabled <== 0 ==> $mm/finish_fault/multi_page <== 0 " ]; then
+    pass "boot: each switch's off word on the command line turns it off (switches.rs)"
+else
+    fail "boot: each switch's off word on the command line turns it off (switches.rs)" "$shown"
+fi
 boot "$logdir/bench" --smp 4 --mem 1G --icount --append "-- run /bin/bench/bench quick"
 expect "bench: every benchmark runs; a 64K view of a 2M folio takes 1 fault, not 8, in Rust and in the seed's C" 0 "$logdir/bench" \
     '^result finish_fault size=65536 ns_per_iter=[0-9]+ faults_per_iter_x100=800 ptes_per_fault=1 fault_ns=[0-9]+ multi_page=0' \

@@ -26,6 +26,7 @@ mod mm;
 mod net;
 mod panic;
 mod random;
+mod switches;
 mod sync;
 mod syscall;
 mod task;
@@ -261,6 +262,7 @@ fn print_banner(info: &dtb::BootInfo, boot_el: usize) {
 /// the crash reports); `show=PATH[,PATH...]` prints files, e.g. a /proc or
 /// /sys file; the default is a quiet self-check.
 fn run_workload(cmdline: Cmdline) {
+    switches::apply_cmdline(&cmdline);
     match cmdline.get("panic") {
         Some("test") => forced_panic(),
         Some("fault") => forced_fault(),
@@ -273,21 +275,6 @@ fn run_workload(cmdline: Cmdline) {
     let only = cmdline.get("ktest");
     let verbose = cmdline.has("ktest") || only.is_some();
     syscall::STRACE.store(cmdline.has("strace"), core::sync::atomic::Ordering::Relaxed);
-    if let Some(v) = cmdline.get("contpte") {
-        // `contpte=off` maps user memory with plain PTEs only.
-        let on = v != "off";
-        arch::pgtable::CONTPTE_ENABLED.store(on, core::sync::atomic::Ordering::Relaxed);
-    }
-    if cmdline.get("vma_lock") == Some("off") {
-        // Every fault under `mmap_lock`, as before seed 002.
-        let on = &mm::vma_lock::PER_VMA_LOCK;
-        on.store(false, core::sync::atomic::Ordering::Relaxed);
-    }
-    if cmdline.get("finish_fault") == Some("single") {
-        // One page per fault, as before seed 000.
-        let multi = &mm::fault::FINISH_FAULT_MULTI;
-        multi.store(false, core::sync::atomic::Ordering::Relaxed);
-    }
     if !verbose && fs::vfs::lookup(&fs::vfs::root(), "/init", true).is_ok() {
         let args = cmdline.0.split_once(" -- ").map_or("", |(_, a)| a);
         let argv: alloc::vec::Vec<_> = core::iter::once("/init")

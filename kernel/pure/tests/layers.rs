@@ -102,7 +102,11 @@ fn top_module(path: &str) -> &str {
 fn uses_of(files: &[std::path::PathBuf], modules: &[&str]) -> Vec<(String, String)> {
     let mut found = Vec::new();
     for file in files {
-        let shown = file.strip_prefix(ROOT).unwrap_or(file).display().to_string();
+        let shown = file
+            .strip_prefix(ROOT)
+            .unwrap_or(file)
+            .display()
+            .to_string();
         let text = fs::read_to_string(file).expect("readable");
         for path in crate_paths(&text) {
             if modules.contains(&top_module(&path)) {
@@ -115,7 +119,8 @@ fn uses_of(files: &[std::path::PathBuf], modules: &[&str]) -> Vec<(String, Strin
 
 #[test]
 fn the_reader_finds_plain_and_grouped_paths() {
-    let text = "use crate::task::signal::{self, X};\nuse crate::{fs, mm::addr};\nf(crate::syscall::nr)";
+    let text =
+        "use crate::task::signal::{self, X};\nuse crate::{fs, mm::addr};\nf(crate::syscall::nr)";
     assert_eq!(
         crate_paths(text),
         [

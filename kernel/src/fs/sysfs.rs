@@ -2,9 +2,8 @@
 //! with Linux's formats (Linux: `mm/huge_memory.c`'s sysfs attributes and
 //! `mm/shmem.c`'s `shmem_enabled_show/store`), seed 004's hex flags
 //! `thp_exec_enabled` and `thp_mapping_align`, and faultline's own on/off
-//! switches (1 or 0): `kernel/mm/contpte/enabled`,
-//! `kernel/mm/finish_fault/multi_page` and `kernel/mm/vma_lock/enabled`;
-//! and `kernel/debug/fault_around_bytes` and `kernel/debug/split_huge_pages`
+//! switches (1 or 0), a file under `kernel/mm/` for each row of
+//! `switches.rs`; and `kernel/debug/fault_around_bytes` and `kernel/debug/split_huge_pages`
 //! (Linux keeps them in debugfs). A bad value is EINVAL and changes nothing.
 //! `devices/system/cpu/online` lists the online CPUs. Each
 //! `hugepages-<N>kB/stats/` holds Linux's per-size counters of folios
@@ -17,16 +16,15 @@ use alloc::sync::Arc;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::vfs::{Inode, InodeKind, PseudoFile, S_IFREG};
-use crate::arch::pgtable::CONTPTE_ENABLED;
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
-use crate::mm::fault::{FAULT_AROUND_BYTES, FINISH_FAULT_MULTI};
+use crate::mm::fault::FAULT_AROUND_BYTES;
 use crate::mm::huge_memory::knobs::{per_size_name, HexFlagsShow, HugeKnob, InvalidSetting};
 use crate::mm::huge_memory::order::{MIN_LARGE_ORDER, PMD_ORDER};
 use crate::mm::huge_memory::settings::HugeSettings;
 use crate::mm::huge_memory::{huge_settings, update_huge_settings};
-use crate::mm::vma_lock::PER_VMA_LOCK;
 use crate::mm::vmstat::{self, Counter};
+use crate::switches::SWITCHES;
 
 /// `shmem_enabled` at the top (None) or for one folio order.
 struct ShmemEnabledKnob(Option<u8>);
@@ -100,9 +98,9 @@ impl PseudoFile for ThpFlags {
 
 /// An on/off switch of faultline's (Linux has none of these; they are
 /// here so the benchmarks can show what each feature buys).
-struct Switch(&'static AtomicBool);
+struct SwitchFile(&'static AtomicBool);
 
-impl PseudoFile for Switch {
+impl PseudoFile for SwitchFile {
     fn show(&self) -> String {
         format!("{}\n", self.0.load(Ordering::Relaxed) as u8)
     }
@@ -379,14 +377,10 @@ pub fn build() -> Arc<Inode> {
     add_knob(&debug, "fault_around_bytes", FaultAroundBytes);
     add_knob(&debug, "split_huge_pages", SplitHugePages);
     let mm = add_dir(&kernel, "mm");
-    add_knob(
-        &add_dir(&mm, "contpte"),
-        "enabled",
-        Switch(&CONTPTE_ENABLED),
-    );
-    let multi = Switch(&FINISH_FAULT_MULTI);
-    add_knob(&add_dir(&mm, "finish_fault"), "multi_page", multi);
-    add_knob(&add_dir(&mm, "vma_lock"), "enabled", Switch(&PER_VMA_LOCK));
+    for switch in &SWITCHES {
+        let (dir, file) = switch.sysfs.split_once('/').expect("DIR/FILE");
+        add_knob(&add_dir(&mm, dir), file, SwitchFile(switch.flag));
+    }
     let thp = add_dir(&mm, "transparent_hugepage");
     add_knob(&thp, "shmem_enabled", ShmemEnabledKnob(None));
     add_knob(&thp, "enabled", AnonEnabledKnob(None));

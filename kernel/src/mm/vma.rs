@@ -206,7 +206,8 @@ impl Vma {
 
     /// Does this VMA map the file whose page cache is `mapping`?
     pub fn maps(&self, mapping: &AddressSpace) -> bool {
-        self.file_mapping().is_some_and(|m| core::ptr::eq(m, mapping))
+        self.file_mapping()
+            .is_some_and(|m| core::ptr::eq(m, mapping))
     }
 
     /// The page cache of the file this VMA maps, if it maps one.
