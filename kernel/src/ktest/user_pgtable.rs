@@ -47,8 +47,8 @@ fn at(mm: &Mm, va: usize) -> (Option<PhysAddr>, Option<PhysAddr>) {
 /// Maps all of `folio` at `va` with one `set_ptes`, as `set_pte_range` does.
 fn map_pages(mm: &Mm, va: usize, folio: &Folio, prot: PgProt) -> TestResult {
     let mut mem = mm;
-    let table =
-        pgtable::pte_table(&mut mem, mm.pgd, va, Alloc::IfMissing).ok_or("no page table")?;
+    let table = pgtable::table_for(&mut mem, mm.pgd, va, Level::Pte, Alloc::IfMissing)
+        .ok_or("no page table")?;
     let _ptl = crate::mm::ptlock::pte_lock(table);
     set_ptes(
         mm,

@@ -394,7 +394,8 @@ pub fn copy_range(dst: &Mm, src: &Mm, start: usize, end: usize, cow: bool) -> bo
             slot.store(pte.0, Ordering::Release);
             wrprotected = true;
         }
-        let Some(dst_slot) = pgtable::pte_slot(&mut dst_mem, dst.pgd, va, Alloc::IfMissing) else {
+        let dst_table = pgtable::table_for(&mut dst_mem, dst.pgd, va, Level::Pte, Alloc::IfMissing);
+        let Some(dst_slot) = dst_table.map(|t| &t[Level::Pte.index(va)]) else {
             ok = false;
             return;
         };
@@ -519,7 +520,7 @@ pub fn move_range(mm: &Mm, old: usize, new: usize, len: usize) -> bool {
     for (va, pte) in entries {
         let to = va - old + new;
         let table = if ok {
-            pgtable::pte_table(&mut mem, mm.pgd, to, Alloc::IfMissing)
+            pgtable::table_for(&mut mem, mm.pgd, to, Level::Pte, Alloc::IfMissing)
         } else {
             None
         };
@@ -547,7 +548,7 @@ pub fn move_range(mm: &Mm, old: usize, new: usize, len: usize) -> bool {
 pub fn follow_page(mm: &Mm, va: usize) -> Option<(PhysAddr, Folio)> {
     let _ptl = mm.page_table_lock.lock();
     let mut mem = mm;
-    let table = pgtable::pte_table(&mut mem, mm.pgd, va, Alloc::Never);
+    let table = pgtable::table_for(&mut mem, mm.pgd, va, Level::Pte, Alloc::Never);
     let _pte = table.map(pte_lock);
     let t = pgtable::translate(&mm, mm.pgd, va)?;
     // SAFETY: a valid entry holds a reference on its folio, and the locks

@@ -260,26 +260,6 @@ pub fn table_below<M: PgtableMem>(
     pte.is_table().then(|| pte.addr())
 }
 
-/// The level-3 table holding the entry for `va` (see [`table_for`]).
-pub fn pte_table<M: PgtableMem>(
-    mem: &mut M,
-    pgd: PhysAddr,
-    va: usize,
-    alloc: Alloc,
-) -> Option<&PageTable> {
-    table_for(mem, pgd, va, Level::Pte, alloc)
-}
-
-/// The level-3 entry for `va`: [`pte_table`]'s table, indexed.
-pub fn pte_slot<M: PgtableMem>(
-    mem: &mut M,
-    pgd: PhysAddr,
-    va: usize,
-    alloc: Alloc,
-) -> Option<&AtomicU64> {
-    pte_table(mem, pgd, va, alloc).map(|t| &t[Level::Pte.index(va)])
-}
-
 /// What [`for_each_pte_table`] finds in a range.
 pub enum Found<'m> {
     /// A level-3 table, and the indices of its entries inside the range.
@@ -446,7 +426,8 @@ pub fn for_each_leaf(
 
 /// Like `for_each_leaf`, handing out the entry itself so the caller can
 /// change it; only tables that exist are visited (Linux: the
-/// `zap_p*_range` / `copy_p*_range` walkers).
+/// `zap_p*_range` / `copy_p*_range` walkers). The one walk,
+/// `for_each_pte_table`, with each table's valid entries handed out one by one.
 pub fn for_each_leaf_slot<'m>(
     mem: &'m impl PgtableMem,
     pgd: PhysAddr,
@@ -454,42 +435,16 @@ pub fn for_each_leaf_slot<'m>(
     end: usize,
     f: &mut impl FnMut(usize, Level, &'m AtomicU64),
 ) {
-    walk_leaf_slots(
-        mem,
-        pgd,
-        Level::Pgd,
-        start & !((1 << 48) - 1),
-        start,
-        end,
-        f,
-    );
-}
-
-/// One level of `for_each_leaf_slot`'s walk, over the `level` table at
-/// `table` whose entry 0 maps `table_va`.
-fn walk_leaf_slots<'m>(
-    mem: &'m impl PgtableMem,
-    table: PhysAddr,
-    level: Level,
-    table_va: usize,
-    start: usize,
-    end: usize,
-    f: &mut impl FnMut(usize, Level, &'m AtomicU64),
-) {
-    let entries = mem.table(table);
-    for i in indices_meeting(level, table_va, start, end) {
-        let (slot, va) = (&entries[i], table_va + (i << level.shift()));
-        let pte = read(slot);
-        if !pte.is_valid() {
-            continue;
-        }
-        match level.next() {
-            Some(next) if pte.is_table() => {
-                walk_leaf_slots(mem, pte.addr(), next, va, start, end, f)
+    for_each_pte_table(mem, pgd, start, end, &mut |va, found| match found {
+        Found::Block(level, slot) => f(va, level, slot),
+        Found::Table(table, idx) => {
+            for i in idx {
+                if read(&table[i]).is_valid() {
+                    f(va + (i << Level::Pte.shift()), Level::Pte, &table[i]);
+                }
             }
-            _ => f(va, level, slot),
         }
-    }
+    });
 }
 
 /// Walks the tables for `va` (Linux: a software `follow_page` walk, or what
@@ -516,6 +471,11 @@ pub mod tests {
     }
 
     const BASE: u64 = 0x8000_0000;
+
+    /// The level-3 entry for `va`, its tables allocated as `alloc` says.
+    fn pte_slot(m: &mut Arena, pgd: PhysAddr, va: usize, alloc: Alloc) -> Option<&AtomicU64> {
+        table_for(m, pgd, va, Level::Pte, alloc).map(|t| &t[Level::Pte.index(va)])
+    }
 
     impl Arena {
         pub fn new() -> (Self, PhysAddr) {

@@ -27,7 +27,7 @@ use crate::mm::folio::{self, Folio};
 use crate::mm::huge_memory::order::PMD_ORDER;
 use crate::mm::huge_memory::pmd;
 use crate::mm::mm_struct::{Mm, MmMap};
-use crate::mm::pgtable::{self, Alloc, Found, PageTable};
+use crate::mm::pgtable::{self, Alloc, Found, Level, PageTable};
 use crate::mm::ptlock::pte_lock;
 use crate::mm::vma::VM_LOCKED;
 use crate::mm::vmstat;
@@ -291,7 +291,8 @@ fn split_partly_mapped(mm: &Mm, table_va: usize) -> usize {
     }
     let _ptl = mm.page_table_lock.lock();
     let mut mem = mm;
-    let Some(table) = pgtable::pte_table(&mut mem, mm.pgd, table_va, Alloc::Never) else {
+    let Some(table) = pgtable::table_for(&mut mem, mm.pgd, table_va, Level::Pte, Alloc::Never)
+    else {
         return 0;
     };
     let _pte = pte_lock(table);
