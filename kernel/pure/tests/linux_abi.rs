@@ -11,7 +11,7 @@
 //!   is read as text for the names its arms use.
 //! - **The rest of faultline's side is read as source text.** The kernel
 //!   still keeps many values as private constants in files that need the
-//!   whole kernel around them (`mm/mmap.rs`, `syscall/fs.rs`), so no host
+//!   whole kernel around them (`mm/mmap.rs`, `syscall/fs/`), so no host
 //!   build can name them; ulib is a `no_std` runtime with its own
 //!   `_start`. The test reads every `const NAME: T = EXPR;` of
 //!   `kernel/src/` and `user/ulib/src/`, so new values

@@ -71,23 +71,25 @@ pub fn syscall(tf: &mut TrapFrame) {
     let result = match nr {
         // Files (fs.rs).
         __NR_getcwd => fs::getcwd(a[0] as usize, a[1] as usize),
-        __NR_dup => fs::dup(a[0] as i32),
-        __NR_dup3 => fs::dup3(a[0] as i32, a[1] as i32, a[2] as u32),
-        __NR_fcntl => fs::fcntl(a[0] as i32, a[1] as u32, a[2]),
-        __NR_ioctl => fs::ioctl(a[0] as i32, a[1] as u32, a[2] as usize),
-        __NR_flock => fs::flock(a[0] as i32, a[1] as u32),
-        __NR_mknodat => fs::mknodat(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
-        __NR_mkdirat => fs::mkdirat(a[0] as i32, a[1] as usize, a[2] as u32),
-        __NR_unlinkat => fs::unlinkat(a[0] as i32, a[1] as usize, a[2] as u32),
-        __NR_symlinkat => fs::symlinkat(a[0] as usize, a[1] as i32, a[2] as usize),
-        __NR_linkat => fs::linkat(
+        __NR_dup => fs::file::dup(a[0] as i32),
+        __NR_dup3 => fs::file::dup3(a[0] as i32, a[1] as i32, a[2] as u32),
+        __NR_fcntl => fs::file::fcntl(a[0] as i32, a[1] as u32, a[2]),
+        __NR_ioctl => fs::file::ioctl(a[0] as i32, a[1] as u32, a[2] as usize),
+        __NR_flock => fs::file::flock(a[0] as i32, a[1] as u32),
+        __NR_mknodat => fs::namei::mknodat(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
+        __NR_mkdirat => fs::namei::mkdirat(a[0] as i32, a[1] as usize, a[2] as u32),
+        __NR_unlinkat => fs::namei::unlinkat(a[0] as i32, a[1] as usize, a[2] as u32),
+        __NR_symlinkat => fs::namei::symlinkat(a[0] as usize, a[1] as i32, a[2] as usize),
+        __NR_linkat => fs::namei::linkat(
             a[0] as i32,
             a[1] as usize,
             a[2] as i32,
             a[3] as usize,
             a[4] as u32,
         ),
-        __NR_renameat => fs::renameat2(a[0] as i32, a[1] as usize, a[2] as i32, a[3] as usize, 0),
+        __NR_renameat => {
+            fs::namei::renameat2(a[0] as i32, a[1] as usize, a[2] as i32, a[3] as usize, 0)
+        }
         __NR_umount2 => mount::umount2(a[0] as usize, a[1] as u32),
         __NR_mount => mount::mount(
             a[0] as usize,
@@ -96,45 +98,57 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[3],
             a[4] as usize,
         ),
-        __NR_statfs => fs::statfs(a[0] as usize, a[1] as usize),
-        __NR_fstatfs => fs::fstatfs(a[0] as i32, a[1] as usize),
-        __NR_truncate => fs::truncate(a[0] as usize, a[1] as i64),
-        __NR_ftruncate => fs::ftruncate(a[0] as i32, a[1] as i64),
-        __NR_fallocate => fs::fallocate(a[0] as i32, a[1] as u32, a[2] as i64, a[3] as i64),
-        __NR_faccessat => fs::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, 0),
-        __NR_chdir => fs::chdir(a[0] as usize),
-        __NR_fchdir => fs::fchdir(a[0] as i32),
-        __NR_fchmod => fs::fchmod(a[0] as i32, a[1] as u32),
-        __NR_fchmodat => fs::fchmodat2(a[0] as i32, a[1] as usize, a[2] as u32, 0),
-        __NR_fchownat => fs::fchownat(
+        __NR_statfs => fs::stat::statfs(a[0] as usize, a[1] as usize),
+        __NR_fstatfs => fs::stat::fstatfs(a[0] as i32, a[1] as usize),
+        __NR_truncate => fs::open::truncate(a[0] as usize, a[1] as i64),
+        __NR_ftruncate => fs::open::ftruncate(a[0] as i32, a[1] as i64),
+        __NR_fallocate => fs::open::fallocate(a[0] as i32, a[1] as u32, a[2] as i64, a[3] as i64),
+        __NR_faccessat => fs::open::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, 0),
+        __NR_chdir => fs::open::chdir(a[0] as usize),
+        __NR_fchdir => fs::open::fchdir(a[0] as i32),
+        __NR_fchmod => fs::open::fchmod(a[0] as i32, a[1] as u32),
+        __NR_fchmodat => fs::open::fchmodat2(a[0] as i32, a[1] as usize, a[2] as u32, 0),
+        __NR_fchownat => fs::open::fchownat(
             a[0] as i32,
             a[1] as usize,
             a[2] as u32,
             a[3] as u32,
             a[4] as u32,
         ),
-        __NR_fchown => fs::fchown(a[0] as i32, a[1] as u32, a[2] as u32),
-        __NR_openat => fs::openat(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
-        __NR_close => fs::close(a[0] as i32),
+        __NR_fchown => fs::open::fchown(a[0] as i32, a[1] as u32, a[2] as u32),
+        __NR_openat => fs::open::openat(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
+        __NR_close => fs::open::close(a[0] as i32),
         __NR_pipe2 => fs::pipe2(a[0] as usize, a[1] as u32),
         __NR_getdents64 => fs::getdents64(a[0] as i32, a[1] as usize, a[2] as usize),
-        __NR_lseek => fs::lseek(a[0] as i32, a[1] as i64, a[2] as u32),
-        __NR_read => fs::read(a[0] as i32, a[1] as usize, a[2] as usize),
-        __NR_write => fs::write(a[0] as i32, a[1] as usize, a[2] as usize),
-        __NR_readv => fs::readv(a[0] as i32, a[1] as usize, a[2] as usize),
-        __NR_writev => fs::writev(a[0] as i32, a[1] as usize, a[2] as usize),
-        __NR_vmsplice => fs::vmsplice(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
-        __NR_pread64 => fs::pread64(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as i64),
-        __NR_pwrite64 => fs::pwrite64(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as i64),
-        __NR_sendfile => fs::sendfile(a[0] as i32, a[1] as i32, a[2] as usize, a[3] as usize),
-        __NR_readlinkat => fs::readlinkat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize),
-        __NR_newfstatat => fs::newfstatat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
-        __NR_fstat => fs::fstat(a[0] as i32, a[1] as usize),
+        __NR_lseek => fs::read_write::lseek(a[0] as i32, a[1] as i64, a[2] as u32),
+        __NR_read => fs::read_write::read(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_write => fs::read_write::write(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_readv => fs::read_write::readv(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_writev => fs::read_write::writev(a[0] as i32, a[1] as usize, a[2] as usize),
+        __NR_vmsplice => {
+            fs::read_write::vmsplice(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32)
+        }
+        __NR_pread64 => {
+            fs::read_write::pread64(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as i64)
+        }
+        __NR_pwrite64 => {
+            fs::read_write::pwrite64(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as i64)
+        }
+        __NR_sendfile => {
+            fs::read_write::sendfile(a[0] as i32, a[1] as i32, a[2] as usize, a[3] as usize)
+        }
+        __NR_readlinkat => {
+            fs::stat::readlinkat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as usize)
+        }
+        __NR_newfstatat => {
+            fs::stat::newfstatat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32)
+        }
+        __NR_fstat => fs::stat::fstat(a[0] as i32, a[1] as usize),
         __NR_fsync | __NR_fdatasync => fs::fsync(a[0] as i32),
         __NR_utimensat => fs::utimensat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
-        __NR_umask => fs::umask(a[0] as u32),
+        __NR_umask => fs::open::umask(a[0] as u32),
         __NR_syncfs => fs::syncfs(a[0] as i32),
-        __NR_renameat2 => fs::renameat2(
+        __NR_renameat2 => fs::namei::renameat2(
             a[0] as i32,
             a[1] as usize,
             a[2] as i32,
@@ -142,14 +156,14 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as u32,
         ),
         __NR_memfd_create => fs::memfd_create(a[0] as usize, a[1] as u32),
-        __NR_statx => fs::statx(
+        __NR_statx => fs::stat::statx(
             a[0] as i32,
             a[1] as usize,
             a[2] as u32,
             a[3] as u32,
             a[4] as usize,
         ),
-        __NR_copy_file_range => fs::copy_file_range(
+        __NR_copy_file_range => fs::read_write::copy_file_range(
             a[0] as i32,
             a[1] as usize,
             a[2] as i32,
@@ -157,7 +171,7 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as usize,
             a[5] as u32,
         ),
-        __NR_close_range => fs::close_range(a[0] as u32, a[1] as u32, a[2] as u32),
+        __NR_close_range => fs::file::close_range(a[0] as u32, a[1] as u32, a[2] as u32),
         __NR_move_mount => mount::move_mount(
             a[0] as i32,
             a[1] as usize,
@@ -174,8 +188,10 @@ pub fn syscall(tf: &mut TrapFrame) {
             a[4] as i32,
         ),
         __NR_fsmount => mount::fsmount(a[0] as i32, a[1] as u32, a[2] as u32),
-        __NR_faccessat2 => fs::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
-        __NR_fchmodat2 => fs::fchmodat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
+        __NR_faccessat2 => {
+            fs::open::faccessat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32)
+        }
+        __NR_fchmodat2 => fs::open::fchmodat2(a[0] as i32, a[1] as usize, a[2] as u32, a[3] as u32),
         // Readiness and event files (poll.rs).
         __NR_eventfd2 => poll::eventfd2(a[0] as u32, a[1] as u32),
         __NR_epoll_create1 => poll::epoll_create1(a[0] as u32),
