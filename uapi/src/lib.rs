@@ -8,8 +8,9 @@
 //! implement [`Pod`], so the kernel copies them to and from user memory
 //! without `unsafe` of its own.
 //!
-//! Where we simplify: only the values faultline uses, as plain integer
-//! constants of the type the C header's users pass them as.
+//! Where we simplify: only the values faultline uses (and every system
+//! call's number), as plain integer constants of the type the kernel
+//! handles them in; ulib keeps typed copies where its API differs.
 #![no_std]
 
 /// Plain data that may be copied to and from user memory byte for byte.
@@ -34,21 +35,79 @@ unsafe impl Pod for i64 {}
 // between them (an array's stride is its element's size).
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 
-/// Defines the constants as `pub const`, and `ALL`: each one's name and
-/// value, for the host test that compares them with Linux's headers.
+/// Defines the constants as `pub const`, and `ALL`: each one's name,
+/// value and width in bits, for the host test that compares them with
+/// Linux's headers (and for anything that names a value, as strace does).
 macro_rules! uapi_consts {
     ($($(#[$doc:meta])* $name:ident: $ty:ty = $value:expr;)*) => {
         $($(#[$doc])* pub const $name: $ty = $value;)*
 
-        /// Every constant of this module: its name and value.
-        pub const ALL: &[(&str, i128)] = &[$((stringify!($name), $name as i128)),*];
+        /// Every constant of this module: its name, value and width.
+        pub const ALL: &[$crate::Value] = &[$((stringify!($name), $name as i128, <$ty>::BITS)),*];
     };
 }
 
+pub mod auxvec;
+pub mod capability;
+pub mod dirent;
 pub mod errno;
+pub mod eventfd;
+pub mod fcntl;
+pub mod futex;
+pub mod hwcap;
+pub mod ioctls;
+pub mod limits;
+pub mod magic;
+pub mod misc;
+pub mod mman;
+pub mod mount;
 pub mod mqueue;
+pub mod poll;
+pub mod prctl;
+pub mod ptrace;
+pub mod resource;
+pub mod rtc;
+pub mod sched;
 pub mod shm;
 pub mod signal;
+pub mod socket;
 pub mod stat;
 pub mod statfs;
+pub mod termios;
+pub mod time;
 pub mod unistd;
+pub mod wait;
+
+/// One constant of a module's `ALL`: its name, value and width in bits.
+pub type Value = (&'static str, i128, u32);
+
+/// Every module's `ALL`, by module name.
+pub const MODULES: &[(&str, &[Value])] = &[
+    ("auxvec", auxvec::ALL),
+    ("capability", capability::ALL),
+    ("dirent", dirent::ALL),
+    ("errno", errno::ALL),
+    ("eventfd", eventfd::ALL),
+    ("fcntl", fcntl::ALL),
+    ("futex", futex::ALL),
+    ("hwcap", hwcap::ALL),
+    ("ioctls", ioctls::ALL),
+    ("limits", limits::ALL),
+    ("magic", magic::ALL),
+    ("misc", misc::ALL),
+    ("mman", mman::ALL),
+    ("mount", mount::ALL),
+    ("poll", poll::ALL),
+    ("prctl", prctl::ALL),
+    ("ptrace", ptrace::ALL),
+    ("resource", resource::ALL),
+    ("rtc", rtc::ALL),
+    ("sched", sched::ALL),
+    ("signal", signal::ALL),
+    ("socket", socket::ALL),
+    ("stat", stat::ALL),
+    ("termios", termios::ALL),
+    ("time", time::ALL),
+    ("unistd", unistd::ALL),
+    ("wait", wait::ALL),
+];

@@ -54,3 +54,31 @@ const _: () = assert!(core::mem::size_of::<Stat>() == 128);
 // SAFETY: repr(C) integers with the ABI's padding as named fields (128
 // bytes, no gaps), so every bit pattern is valid and none is hidden.
 unsafe impl Pod for Stat {}
+
+uapi_consts! {
+    /// The file type bits of [`Entry::mode`]; the rest are the permission bits
+    /// (Linux: `include/uapi/linux/stat.h`).
+    S_IFMT: u32 = 0o170000;
+    /// S_IFDIR: a directory.
+    S_IFDIR: u32 = 0o40000;
+    /// S_IFREG: a regular file.
+    S_IFREG: u32 = 0o100000;
+    /// S_IFLNK: a symbolic link.
+    S_IFLNK: u32 = 0o120000;
+    /// S_IFCHR: a character device.
+    S_IFCHR: u32 = 0o20000;
+    /// S_IFIFO: a named pipe (FIFO).
+    S_IFIFO: u32 = 0o10000;
+    /// The sticky bit: in a directory, only a name's owner (or the
+    /// directory's) may remove it.
+    S_ISVTX: u32 = 0o1000;
+    /// The set-group-ID bit.
+    S_ISGID: u32 = 0o2000;
+    /// `S_IFSOCK` (`include/uapi/linux/stat.h`).
+    S_IFSOCK: u32 = 0o140000;
+    S_IFBLK: u32 = 0o60000;
+    /// STATX_BASIC_STATS: the fields of `struct stat`, all that is filled in.
+    STATX_BASIC_STATS: u32 = 0x7ff;
+    /// S_ISUID: exec runs the program as its owner.
+    S_ISUID: u32 = 0o4000;
+}

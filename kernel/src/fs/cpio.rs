@@ -37,16 +37,7 @@
 
 use core::iter::FusedIterator;
 use core::str;
-
-/// The file type bits of [`Entry::mode`]; the rest are the permission bits
-/// (Linux: `include/uapi/linux/stat.h`).
-pub const S_IFMT: u32 = 0o170_000;
-/// S_IFDIR: a directory.
-pub const S_IFDIR: u32 = 0o040_000;
-/// S_IFREG: a regular file.
-pub const S_IFREG: u32 = 0o100_000;
-/// S_IFLNK: a symbolic link.
-pub const S_IFLNK: u32 = 0o120_000;
+pub use uapi::stat::{S_IFDIR, S_IFLNK, S_IFMT, S_IFREG};
 
 /// The magic of a plain "newc" header.
 const MAGIC_NEWC: &[u8] = b"070701";

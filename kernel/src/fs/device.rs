@@ -16,9 +16,7 @@ use crate::fs::poll::{
 use crate::fs::vfs::{O_ACCMODE, O_RDONLY, O_WRONLY};
 use crate::mm::addr::PAGE_SIZE;
 use crate::sync::SpinLock;
-
-/// FIONREAD: bytes waiting to be read, as an int (`asm-generic/ioctls.h`).
-pub const FIONREAD: u32 = 0x541B;
+pub use uapi::ioctls::FIONREAD;
 
 /// A device seen as `Any`, so the system calls of one kind of file
 /// (sockets, epoll, signalfd) can find their object behind an fd

@@ -8,9 +8,7 @@ use crate::errno::{Errno, KResult};
 use crate::fs::device::Device;
 use crate::fs::poll::{PollQueue, PollWaiter, POLLERR, POLLIN, POLLOUT};
 use crate::sync::SpinLock;
-
-/// eventfd2(2) flags (`include/uapi/linux/eventfd.h`).
-pub const EFD_SEMAPHORE: u32 = 1;
+pub use uapi::eventfd::EFD_SEMAPHORE;
 
 /// The counter's largest value: a write that would pass it waits.
 const MAX: u64 = u64::MAX - 1;

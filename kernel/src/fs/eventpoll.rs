@@ -24,30 +24,11 @@ use crate::fs::poll::{
 };
 use crate::fs::vfs::File;
 use crate::sync::SpinLock;
+pub use uapi::poll::{
+    EPOLLERR, EPOLLET, EPOLLEXCLUSIVE, EPOLLHUP, EPOLLONESHOT, EPOLLWAKEUP, EPOLL_CTL_ADD,
+    EPOLL_CTL_DEL, EPOLL_CTL_MOD,
+};
 
-/// EPOLL_CTL_ADD: start watching a file.
-pub const EPOLL_CTL_ADD: i32 = 1;
-/// EPOLL_CTL_DEL: stop watching a file.
-pub const EPOLL_CTL_DEL: i32 = 2;
-/// EPOLL_CTL_MOD: change a watched file's events and data.
-pub const EPOLL_CTL_MOD: i32 = 3;
-
-/// EPOLLERR: an error on the file; always reported, asked for or not.
-pub const EPOLLERR: u32 = 0x8;
-/// EPOLLHUP: the other end hung up; always reported, asked for or not.
-pub const EPOLLHUP: u32 = 0x10;
-/// EPOLLEXCLUSIVE: wake only one of the instances watching the file; only
-/// accepted with EPOLL_CTL_ADD, and here it wakes them all anyway.
-pub const EPOLLEXCLUSIVE: u32 = 1 << 28;
-/// EPOLLWAKEUP: hold off system suspend while the event is pending; accepted
-/// and ignored (there is no suspend).
-pub const EPOLLWAKEUP: u32 = 1 << 29;
-/// EPOLLONESHOT: after one report the item reports nothing more until
-/// EPOLL_CTL_MOD arms it again.
-pub const EPOLLONESHOT: u32 = 1 << 30;
-/// EPOLLET: edge-triggered, report only a change of readiness, not every
-/// epoll_wait while the file stays ready.
-pub const EPOLLET: u32 = 1 << 31;
 /// Flags that are not events (Linux: `EP_PRIVATE_BITS`).
 const EP_PRIVATE_BITS: u32 = EPOLLWAKEUP | EPOLLONESHOT | EPOLLET | EPOLLEXCLUSIVE;
 /// Deepest nesting of epoll instances in one another (Linux: `EP_MAX_NESTS`).

@@ -27,33 +27,10 @@ use crate::errno::{Errno, KResult};
 use crate::fs::vfs::{File, InodeKind};
 use crate::sync::SpinLock;
 use crate::task::Thread;
-
-/// POLLIN: there is data to read (or, on a listening socket, a connection to
-/// accept).
-pub const POLLIN: u32 = 0x1;
-/// POLLPRI: urgent or exceptional data to read (select's except set); nothing
-/// here reports it.
-pub const POLLPRI: u32 = 0x2;
-/// POLLOUT: a write now would not block.
-pub const POLLOUT: u32 = 0x4;
-/// POLLERR: an error condition (a pipe's write end with no reader left);
-/// reported whether asked for or not.
-pub const POLLERR: u32 = 0x8;
-/// POLLHUP: hung up (a pipe with no writer left, a closed peer); reported
-/// whether asked for or not.
-pub const POLLHUP: u32 = 0x10;
-/// POLLNVAL: the descriptor is not open; only poll(2) sets it, in `revents`.
-pub const POLLNVAL: u32 = 0x20;
-/// POLLRDNORM: normal data to read; reported with POLLIN.
-pub const POLLRDNORM: u32 = 0x40;
-/// POLLRDBAND: priority-band data to read (nothing here has any).
-pub const POLLRDBAND: u32 = 0x80;
-/// POLLWRNORM: normal data can be written; reported with POLLOUT.
-pub const POLLWRNORM: u32 = 0x100;
-/// POLLWRBAND: priority-band data can be written.
-pub const POLLWRBAND: u32 = 0x200;
-/// POLLRDHUP: the peer shut down its writing side (stream sockets).
-pub const POLLRDHUP: u32 = 0x2000;
+pub use uapi::poll::{
+    POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, POLLRDBAND, POLLRDHUP, POLLRDNORM,
+    POLLWRBAND, POLLWRNORM,
+};
 
 /// What a file with no poll method reports: always readable and writable
 /// (Linux: `DEFAULT_POLLMASK`), as regular files, directories and /proc do.

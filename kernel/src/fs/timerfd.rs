@@ -16,13 +16,7 @@ use crate::errno::{Errno, KResult};
 use crate::fs::device::Device;
 use crate::fs::poll::{PollQueue, PollWaiter, POLLIN};
 use crate::sync::SpinLock;
-
-/// timerfd_settime(2) flags.
-pub const TFD_TIMER_ABSTIME: u32 = 1;
-/// TFD_TIMER_CANCEL_ON_SET: with an absolute CLOCK_REALTIME time, a
-/// clock_settime cancels the timer (read gets ECANCELED); accepted, but never
-/// fires here.
-pub const TFD_TIMER_CANCEL_ON_SET: u32 = 2;
+pub use uapi::time::{TFD_TIMER_ABSTIME, TFD_TIMER_CANCEL_ON_SET};
 
 /// The armed state, in counter ticks.
 #[derive(Default)]

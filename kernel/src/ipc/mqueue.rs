@@ -36,6 +36,8 @@ use crate::task::current_cred;
 use crate::task::process::Process;
 use crate::task::signal::queue_signal;
 use crate::task::signal_abi::{SigInfo, SIGRTMAX};
+use uapi::signal::SI_MESGQ;
+pub use uapi::signal::{SIGEV_NONE, SIGEV_SIGNAL, SIGEV_THREAD};
 
 /// Priorities run from 0 to `MQ_PRIO_MAX - 1` (`include/linux/mqueue.h`).
 pub const MQ_PRIO_MAX: u32 = 32768;
@@ -50,15 +52,6 @@ const HARD_MSGSIZEMAX: i64 = 16 << 20;
 /// queue could hold (both 48 bytes), so that RLIMIT_MSGQUEUE runs out
 /// where it does on Linux.
 const MSG_OVERHEAD: u64 = 48;
-
-/// mq_notify's `sigev_notify`: a signal.
-pub const SIGEV_SIGNAL: i32 = 0;
-/// mq_notify's `sigev_notify`: register, and send nothing.
-pub const SIGEV_NONE: i32 = 1;
-/// mq_notify's `sigev_notify`: glibc's thread through a netlink socket.
-pub const SIGEV_THREAD: i32 = 2;
-/// `si_code` of a message queue's notification.
-const SI_MESGQ: i32 = -3;
 
 pub use uapi::mqueue::MqAttr;
 

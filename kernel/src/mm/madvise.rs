@@ -24,56 +24,12 @@ use crate::mm::vma::{
     VM_MAYWRITE, VM_NOHUGEPAGE, VM_RAND_READ, VM_READ, VM_SEALED, VM_SEQ_READ, VM_SHARED,
     VM_WIPEONFORK, VM_WRITE,
 };
-
-/// MADV_NORMAL: no special access pattern (clears VM_SEQ_READ and VM_RAND_READ).
-pub const MADV_NORMAL: u32 = 0;
-/// MADV_RANDOM: expect random access (VM_RAND_READ).
-pub const MADV_RANDOM: u32 = 1;
-/// MADV_SEQUENTIAL: expect sequential access (VM_SEQ_READ).
-pub const MADV_SEQUENTIAL: u32 = 2;
-/// MADV_WILLNEED: expect access soon (nothing to read ahead here).
-pub const MADV_WILLNEED: u32 = 3;
-/// MADV_DONTNEED: drop the pages now; anonymous memory reads back as zeros,
-/// a file mapping as the file. Not for a locked VMA.
-pub const MADV_DONTNEED: u32 = 4;
-/// MADV_FREE: the pages may be freed (here at once, as MADV_DONTNEED);
-/// private anonymous memory only.
-pub const MADV_FREE: u32 = 8;
-/// MADV_REMOVE: punch the range out of the file behind a shared mapping.
-pub const MADV_REMOVE: u32 = 9;
-/// MADV_DONTFORK: the range is not copied into a child at fork (sets
-/// VM_DONTCOPY).
-pub const MADV_DONTFORK: u32 = 10;
-/// MADV_DOFORK: undoes MADV_DONTFORK (clears VM_DONTCOPY).
-pub const MADV_DOFORK: u32 = 11;
-/// MADV_HUGEPAGE: large folios wanted here (VM_HUGEPAGE, clearing
-/// VM_NOHUGEPAGE).
-pub const MADV_HUGEPAGE: u32 = 14;
-/// MADV_NOHUGEPAGE: no large folios here (VM_NOHUGEPAGE, clearing
-/// VM_HUGEPAGE).
-pub const MADV_NOHUGEPAGE: u32 = 15;
-/// MADV_DONTDUMP: leave the range out of a core dump (sets VM_DONTDUMP).
-pub const MADV_DONTDUMP: u32 = 16;
-/// MADV_DODUMP: undoes MADV_DONTDUMP (clears VM_DONTDUMP).
-pub const MADV_DODUMP: u32 = 17;
-/// MADV_WIPEONFORK: a forked child gets the range zeroed (private
-/// anonymous memory only; VM_WIPEONFORK).
-pub const MADV_WIPEONFORK: u32 = 18;
-/// MADV_KEEPONFORK: undoes MADV_WIPEONFORK.
-pub const MADV_KEEPONFORK: u32 = 19;
-/// MADV_COLD: the pages are unlikely to be used soon.
-pub const MADV_COLD: u32 = 20;
-/// MADV_PAGEOUT: reclaim the pages now.
-pub const MADV_PAGEOUT: u32 = 21;
-/// MADV_POPULATE_READ: fault the range in for reading.
-pub const MADV_POPULATE_READ: u32 = 22;
-/// MADV_POPULATE_WRITE: fault the range in for writing.
-pub const MADV_POPULATE_WRITE: u32 = 23;
-/// MADV_DONTNEED_LOCKED: MADV_DONTNEED that a locked VMA allows too.
-pub const MADV_DONTNEED_LOCKED: u32 = 24;
-/// MADV_COLLAPSE: map the range's anonymous 2Ms with PMD blocks now
-/// (`huge_memory::collapse`).
-pub const MADV_COLLAPSE: u32 = 25;
+pub use uapi::mman::{
+    MADV_COLD, MADV_COLLAPSE, MADV_DODUMP, MADV_DOFORK, MADV_DONTDUMP, MADV_DONTFORK,
+    MADV_DONTNEED, MADV_DONTNEED_LOCKED, MADV_FREE, MADV_HUGEPAGE, MADV_KEEPONFORK,
+    MADV_NOHUGEPAGE, MADV_NORMAL, MADV_PAGEOUT, MADV_POPULATE_READ, MADV_POPULATE_WRITE,
+    MADV_RANDOM, MADV_REMOVE, MADV_SEQUENTIAL, MADV_WILLNEED, MADV_WIPEONFORK,
+};
 
 /// madvise(2) (Linux: `do_madvise`): EINVAL for advice it does not know
 /// (KSM's MADV_MERGEABLE among them, as Linux without CONFIG_KSM), a

@@ -14,16 +14,7 @@ use crate::mm::addr::{PAGE_SIZE, USER_TOP};
 use crate::mm::mm_struct::{Mm, MmMap, MmapWriteGuard};
 use crate::mm::mmap::{populate, vma_modify_flags};
 use crate::mm::vma::{Vma, VM_DONTEXPAND, VM_DROPPABLE, VM_LOCKED, VM_LOCKED_MASK, VM_LOCKONFAULT};
-
-/// MLOCK_ONFAULT (mlock2): lock pages as they are faulted in instead of
-/// populating the range now (VM_LOCKONFAULT).
-pub const MLOCK_ONFAULT: u32 = 1;
-/// MCL_CURRENT: mlockall locks every current mapping.
-pub const MCL_CURRENT: u32 = 1;
-/// MCL_FUTURE: mlockall locks every later mapping too (`def_flags`).
-pub const MCL_FUTURE: u32 = 2;
-/// MCL_ONFAULT: with MCL_CURRENT or MCL_FUTURE, lock on fault, not now.
-pub const MCL_ONFAULT: u32 = 4;
+pub use uapi::mman::{MCL_CURRENT, MCL_FUTURE, MCL_ONFAULT, MLOCK_ONFAULT};
 
 /// The flags `vma` takes when its lock bits become `lock` (Linux:
 /// `mlock_fixup`'s exceptions): the vDSO and `[vvar]` (Linux's

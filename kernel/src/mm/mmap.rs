@@ -29,49 +29,13 @@ use crate::mm::vma::{
     VM_LOCKED, VM_LOCKONFAULT, VM_MAYEXEC, VM_MAYREAD, VM_MAYSHARE, VM_MAYWRITE, VM_NOHUGEPAGE,
     VM_NORESERVE, VM_READ, VM_SEALED, VM_SHARED, VM_WIPEONFORK, VM_WRITE,
 };
+use uapi::mman::MAP_TYPE;
+pub use uapi::mman::{
+    MAP_ANONYMOUS, MAP_DROPPABLE, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_GROWSDOWN, MAP_HUGETLB,
+    MAP_LOCKED, MAP_NONBLOCK, MAP_NORESERVE, MAP_POPULATE, MAP_PRIVATE, MAP_SHARED,
+    MAP_SHARED_VALIDATE, MAP_STACK, PROT_EXEC, PROT_READ, PROT_SEM, PROT_WRITE,
+};
 
-/// PROT_READ: the pages may be read (the VMA gets VM_READ).
-pub const PROT_READ: u32 = 1;
-/// PROT_WRITE: the pages may be written (VM_WRITE).
-pub const PROT_WRITE: u32 = 2;
-/// PROT_EXEC: the pages may be executed (VM_EXEC).
-pub const PROT_EXEC: u32 = 4;
-/// PROT_SEM: atomics may be used on the pages; always true here, so
-/// accepted and ignored.
-pub const PROT_SEM: u32 = 8;
-/// MAP_SHARED: writes reach the file and every other mapper (VM_SHARED).
-pub const MAP_SHARED: u32 = 0x01;
-/// MAP_PRIVATE: copy-on-write; writes stay in this process.
-pub const MAP_PRIVATE: u32 = 0x02;
-/// MAP_SHARED_VALIDATE: MAP_SHARED, refusing flags it does not know
-/// (EOPNOTSUPP) where MAP_SHARED ignores them.
-pub const MAP_SHARED_VALIDATE: u32 = 0x03;
-/// MAP_DROPPABLE: private anonymous memory whose pages may be dropped
-/// (`VM_DROPPABLE`).
-pub const MAP_DROPPABLE: u32 = 0x08;
-/// MAP_TYPE: the bits that hold MAP_SHARED, MAP_PRIVATE and the rest.
-const MAP_TYPE: u32 = 0x0f;
-/// MAP_FIXED: map exactly at `addr`, replacing whatever was there.
-pub const MAP_FIXED: u32 = 0x10;
-/// MAP_ANONYMOUS: zeroed memory with no file behind it; `fd` is ignored.
-pub const MAP_ANONYMOUS: u32 = 0x20;
-/// MAP_GROWSDOWN: the VMA gets VM_GROWSDOWN.
-pub const MAP_GROWSDOWN: u32 = 0x100;
-/// MAP_LOCKED: mlock the new mapping (Linux: VM_LOCKED, then populate).
-pub const MAP_LOCKED: u32 = 0x2000;
-/// MAP_NORESERVE: no overcommit check (VM_NORESERVE).
-pub const MAP_NORESERVE: u32 = 0x4000;
-/// MAP_POPULATE: fault every page in before mmap returns.
-pub const MAP_POPULATE: u32 = 0x8000;
-/// MAP_NONBLOCK: with MAP_POPULATE, do not populate after all.
-pub const MAP_NONBLOCK: u32 = 0x10000;
-/// MAP_STACK: a thread's stack; no huge pages there (VM_NOHUGEPAGE).
-pub const MAP_STACK: u32 = 0x20000;
-/// MAP_HUGETLB: hugetlbfs pages, which faultline does not have (EINVAL,
-/// as Linux without a huge page size to give).
-pub const MAP_HUGETLB: u32 = 0x40000;
-/// MAP_FIXED_NOREPLACE: map exactly at `addr`, EEXIST if anything is there.
-pub const MAP_FIXED_NOREPLACE: u32 = 0x100000;
 /// The flags MAP_SHARED_VALIDATE accepts for a file (Linux:
 /// `LEGACY_MAP_MASK`): MAP_DENYWRITE (0x800), MAP_EXECUTABLE (0x1000),
 /// MAP_UNINITIALIZED (0x4000000) and MAP_HUGE_2MB / MAP_HUGE_1GB besides

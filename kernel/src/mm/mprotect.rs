@@ -19,13 +19,7 @@ use crate::mm::vma::{
     VM_ACCOUNT, VM_EXEC, VM_GROWSDOWN, VM_LOCKED, VM_NORESERVE, VM_READ, VM_SEALED, VM_SHARED,
     VM_WRITE,
 };
-
-/// PROT_GROWSDOWN: extend the change down to the start of the stack VMA
-/// the range begins in.
-pub const PROT_GROWSDOWN: u32 = 0x0100_0000;
-/// PROT_GROWSUP: the same upwards, for stacks that grow up (arm64 has
-/// none, so always EINVAL).
-pub const PROT_GROWSUP: u32 = 0x0200_0000;
+pub use uapi::mman::{PROT_GROWSDOWN, PROT_GROWSUP};
 
 /// VM_READ, VM_WRITE and VM_EXEC: what mprotect sets (Linux:
 /// `VM_ACCESS_FLAGS`).

@@ -13,15 +13,7 @@ use crate::mm::mmap::{do_munmap, enough_memory, populate, unmapped_area, vma_mod
 use crate::mm::vma::{
     Vma, VM_ACCOUNT, VM_DONTEXPAND, VM_LOCKED, VM_LOCKED_MASK, VM_MAYSHARE, VM_SEALED, VM_SHARED,
 };
-
-/// MREMAP_MAYMOVE: mremap may move the mapping if it cannot grow in place.
-pub const MREMAP_MAYMOVE: u32 = 1;
-/// MREMAP_FIXED: move the mapping to exactly `new_addr` (needs
-/// MREMAP_MAYMOVE).
-pub const MREMAP_FIXED: u32 = 2;
-/// MREMAP_DONTUNMAP: move the pages but leave the old mapping in place,
-/// empty (needs MREMAP_MAYMOVE and an unchanged length).
-pub const MREMAP_DONTUNMAP: u32 = 4;
+pub use uapi::mman::{MREMAP_DONTUNMAP, MREMAP_FIXED, MREMAP_MAYMOVE};
 
 /// mremap(2) (Linux: `mremap`): EINVAL for bad flags or a misaligned
 /// `addr`, EFAULT where no VMA holds `[addr, addr + old_len)`, EPERM for a

@@ -7,14 +7,7 @@ use crate::errno::{Errno, KResult};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::mm_struct::Mm;
 use crate::mm::vma::VM_LOCKED;
-
-/// MS_ASYNC: schedule the write-back and return.
-const MS_ASYNC: u32 = 1;
-/// MS_INVALIDATE: make other mappings of the file see it (EBUSY over a
-/// locked mapping).
-const MS_INVALIDATE: u32 = 2;
-/// MS_SYNC: write back and wait.
-const MS_SYNC: u32 = 4;
+use uapi::mman::{MS_ASYNC, MS_INVALIDATE, MS_SYNC};
 
 /// msync(2) (Linux: `sys_msync`): EINVAL for unknown flags, MS_ASYNC with
 /// MS_SYNC, or a misaligned start; ENOMEM for a range that wraps or has

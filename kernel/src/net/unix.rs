@@ -28,34 +28,12 @@ use crate::fs::vfs::permission::{MAY_EXEC, MAY_WRITE};
 use crate::fs::vfs::{self, File, Inode, InodeKind};
 use crate::mm::heap;
 use crate::sync::SpinLock;
-
-/// AF_UNIX (also AF_LOCAL): local sockets, the only address family there is.
-pub const AF_UNIX: i32 = 1;
-/// SOCK_STREAM: a connected, reliable byte stream with no message boundaries.
-pub const SOCK_STREAM: i32 = 1;
-/// SOCK_DGRAM: connectionless messages, each delivered and read whole.
-pub const SOCK_DGRAM: i32 = 2;
-/// Linux makes a SOCK_RAW AF_UNIX socket a datagram one.
-pub const SOCK_RAW: i32 = 3;
-/// SOCK_SEQPACKET: a connection, as a stream's, carrying messages read whole.
-pub const SOCK_SEQPACKET: i32 = 5;
-
-/// MSG_PEEK: receive without taking the data off the queue.
-pub const MSG_PEEK: u32 = 0x2;
-/// MSG_CTRUNC: in recvmsg's `msg_flags`, passed descriptors did not all fit
-/// in the control buffer (those left out are closed).
-pub const MSG_CTRUNC: u32 = 0x8;
-/// MSG_TRUNC: in `msg_flags`, the message was longer than the buffer and its
-/// tail is lost; as a recv flag, return the message's real length.
-pub const MSG_TRUNC: u32 = 0x20;
-/// MSG_DONTWAIT: this call does not block, as if the socket were O_NONBLOCK.
-pub const MSG_DONTWAIT: u32 = 0x40;
-/// MSG_WAITALL: a stream receive waits until the whole length has arrived (or
-/// end of stream, a signal, an error).
-pub const MSG_WAITALL: u32 = 0x100;
-/// MSG_NOSIGNAL: a send on a broken stream fails with EPIPE without raising
-/// SIGPIPE.
-pub const MSG_NOSIGNAL: u32 = 0x4000;
+pub use uapi::socket::{
+    AF_UNIX, MSG_CTRUNC, MSG_DONTWAIT, MSG_NOSIGNAL, MSG_PEEK, MSG_TRUNC, MSG_WAITALL, SOCK_DGRAM,
+    SOCK_RAW, SOCK_SEQPACKET, SOCK_STREAM, SO_ACCEPTCONN, SO_DOMAIN, SO_ERROR, SO_KEEPALIVE,
+    SO_PASSCRED, SO_PEERCRED, SO_PROTOCOL, SO_RCVBUF, SO_REUSEADDR, SO_SNDBUF, SO_TYPE,
+};
+pub use uapi::stat::S_IFSOCK;
 
 /// `sk_shutdown` bits.
 const RCV_SHUTDOWN: u8 = 1;
@@ -334,9 +312,6 @@ impl Device for UnixNode {
         Err(Errno::ENXIO)
     }
 }
-
-/// `S_IFSOCK` (`include/uapi/linux/stat.h`).
-pub const S_IFSOCK: u32 = 0o140000;
 
 /// The calling process's pid, for SO_PEERCRED; 0 from a kernel thread.
 fn current_pid() -> u32 {
@@ -1066,31 +1041,6 @@ impl UnixSocket {
         Ok(())
     }
 }
-
-/// SO_REUSEADDR: accepted and ignored, as AF_UNIX does (a bound path must be
-/// unlinked before it can be bound again).
-pub const SO_REUSEADDR: i32 = 2;
-/// SO_TYPE: the socket's SOCK_* type, read only.
-pub const SO_TYPE: i32 = 3;
-/// SO_ERROR: the pending socket error, read only; always 0 here.
-pub const SO_ERROR: i32 = 4;
-/// SO_SNDBUF: the send buffer size in bytes (set: doubled, as Linux does).
-pub const SO_SNDBUF: i32 = 7;
-/// SO_RCVBUF: the receive buffer size in bytes (set: doubled, as Linux does).
-pub const SO_RCVBUF: i32 = 8;
-/// SO_KEEPALIVE: accepted and ignored (no link to keep alive).
-pub const SO_KEEPALIVE: i32 = 9;
-/// SO_PASSCRED: accepted and ignored (no SCM_CREDENTIALS here).
-pub const SO_PASSCRED: i32 = 16;
-/// SO_PEERCRED: the peer's `struct ucred` (pid, uid, gid) as it connected;
-/// uid and gid are 0.
-pub const SO_PEERCRED: i32 = 17;
-/// SO_ACCEPTCONN: 1 if the socket is listening, read only.
-pub const SO_ACCEPTCONN: i32 = 30;
-/// SO_PROTOCOL: the protocol number, always 0 for AF_UNIX, read only.
-pub const SO_PROTOCOL: i32 = 38;
-/// SO_DOMAIN: the address family, AF_UNIX, read only.
-pub const SO_DOMAIN: i32 = 39;
 
 impl Device for UnixSocket {
     /// read(2): a receive with no flags.

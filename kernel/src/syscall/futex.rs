@@ -10,6 +10,12 @@ use crate::errno::{Errno, KResult};
 use crate::mm::uaccess::{read_user, write_user};
 use crate::task::clock::{CLOCK_MONOTONIC, CLOCK_REALTIME};
 use crate::task::{current, futex};
+use uapi::futex::{
+    FUTEX2_PRIVATE, FUTEX2_SIZE_MASK, FUTEX2_SIZE_U32, FUTEX_CLOCK_REALTIME, FUTEX_CMP_REQUEUE,
+    FUTEX_CMP_REQUEUE_PI, FUTEX_LOCK_PI, FUTEX_LOCK_PI2, FUTEX_PRIVATE_FLAG, FUTEX_REQUEUE,
+    FUTEX_TRYLOCK_PI, FUTEX_UNLOCK_PI, FUTEX_WAIT, FUTEX_WAITV_MAX, FUTEX_WAIT_BITSET,
+    FUTEX_WAIT_REQUEUE_PI, FUTEX_WAKE, FUTEX_WAKE_BITSET, FUTEX_WAKE_OP,
+};
 
 /// The size of `struct robust_list_head`, the only one Linux accepts.
 const ROBUST_LIST_HEAD_SIZE: usize = 24;
@@ -38,38 +44,6 @@ pub fn get_robust_list(tid: i32, uhead: usize, ulen: usize) -> SysResult {
     write_user(uhead, &(u.robust_list.load(Ordering::Relaxed) as u64))?;
     Ok(0)
 }
-
-/// futex(2)'s operations (`include/uapi/linux/futex.h`).
-const FUTEX_WAIT: u32 = 0;
-/// Wake waiters.
-const FUTEX_WAKE: u32 = 1;
-/// Wake some waiters, move others.
-const FUTEX_REQUEUE: u32 = 3;
-/// FUTEX_REQUEUE if the word still holds a value.
-const FUTEX_CMP_REQUEUE: u32 = 4;
-/// Change a second word and wake on both.
-const FUTEX_WAKE_OP: u32 = 5;
-/// Take a PI lock, with a CLOCK_REALTIME deadline.
-const FUTEX_LOCK_PI: u32 = 6;
-/// Release a PI lock.
-const FUTEX_UNLOCK_PI: u32 = 7;
-/// Take a PI lock if free.
-const FUTEX_TRYLOCK_PI: u32 = 8;
-/// Wait, for wakes with a matching bitset, to an absolute deadline.
-const FUTEX_WAIT_BITSET: u32 = 9;
-/// Wake waiters with a matching bitset.
-const FUTEX_WAKE_BITSET: u32 = 10;
-/// Wait to be requeued onto a PI lock.
-const FUTEX_WAIT_REQUEUE_PI: u32 = 11;
-/// Requeue waiters onto a PI lock.
-const FUTEX_CMP_REQUEUE_PI: u32 = 12;
-/// FUTEX_LOCK_PI with a CLOCK_MONOTONIC deadline unless
-/// FUTEX_CLOCK_REALTIME.
-const FUTEX_LOCK_PI2: u32 = 13;
-/// The word is private to the process: named by address alone.
-const FUTEX_PRIVATE_FLAG: u32 = 128;
-/// A deadline on CLOCK_REALTIME.
-const FUTEX_CLOCK_REALTIME: u32 = 256;
 
 /// futex(2) (Linux: `sys_futex`, `futex_init_timeout`, `do_futex`). The
 /// fourth argument is a timeout for the waits and the PI locks, and a count
@@ -149,15 +123,6 @@ pub fn futex(
         _ => Err(Errno::ENOSYS),
     }
 }
-
-/// The most words one futex_waitv(2) waits on (Linux: `FUTEX_WAITV_MAX`).
-const FUTEX_WAITV_MAX: u32 = 128;
-/// FUTEX2_SIZE_U32: a 32-bit word, the only size Linux 6.12 waits on.
-const FUTEX2_SIZE_U32: u32 = 2;
-/// The size bits of a futex2 flags word.
-const FUTEX2_SIZE_MASK: u32 = 3;
-/// FUTEX2_PRIVATE: as FUTEX_PRIVATE_FLAG.
-const FUTEX2_PRIVATE: u32 = FUTEX_PRIVATE_FLAG;
 
 /// futex_waitv(2): sleep on up to 128 words (`struct futex_waitv { u64
 /// val, uaddr; u32 flags, __reserved; }`) until a wake on one of them;

@@ -16,6 +16,7 @@ use crate::mm::uaccess::{copy_from_user, copy_to_user, read_user, write_user};
 use crate::task::clock::CLOCK_REALTIME;
 use alloc::sync::Arc;
 use alloc::vec;
+use uapi::stat::S_IFSOCK;
 
 /// The caller's address space.
 fn mm() -> KResult<Arc<Mm>> {
@@ -173,7 +174,6 @@ pub fn mq_notify(mqd: i32, usev: usize) -> SysResult {
                     Some(Some((signo as u32, value)))
                 }
                 SIGEV_THREAD => {
-                    const S_IFSOCK: u32 = 0o140000;
                     let sock = file(signo)?;
                     return Err(if sock.inode.mode() & S_IFMT == S_IFSOCK {
                         Errno::EINVAL

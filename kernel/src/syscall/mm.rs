@@ -9,6 +9,7 @@ use crate::mm::{madvise, mincore, mlock, mmap, mprotect, mremap, mseal, msync};
 use crate::task::cred::CAP_IPC_LOCK;
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
+use uapi::prctl::{PR_MDWE_NO_INHERIT, PR_MDWE_REFUSE_EXEC_GAIN};
 
 /// The caller's address space; EFAULT from a kernel thread, which has none.
 fn mm() -> KResult<Arc<Mm>> {
@@ -132,11 +133,6 @@ pub fn munlockall() -> SysResult {
 pub fn mseal(addr: usize, len: usize, flags: u64) -> SysResult {
     mseal::mseal(&mm()?, addr, len, flags).map(|_| 0)
 }
-
-/// PR_MDWE_REFUSE_EXEC_GAIN: memory-deny-write-execute for this process.
-const PR_MDWE_REFUSE_EXEC_GAIN: u64 = 1;
-/// PR_MDWE_NO_INHERIT: ... but not for its children or a new program.
-const PR_MDWE_NO_INHERIT: u64 = 2;
 
 /// The caller's PR_MDWE_* bits (Linux: `get_current_mdwe`).
 fn current_mdwe(mm: &Mm) -> u64 {

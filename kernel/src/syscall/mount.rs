@@ -14,6 +14,10 @@ use crate::fs::vfs::{self, File, Inode, InodeKind, O_DIRECTORY, O_RDONLY, O_RDWR
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::uaccess::{copy_from_user, strncpy_from_user};
 use crate::task::cred::CAP_SYS_ADMIN;
+use uapi::mount::{
+    FSMOUNT_CLOEXEC, FSOPEN_CLOEXEC, MNT_DETACH, MNT_FORCE, MOVE_MOUNT_F_EMPTY_PATH,
+    MOVE_MOUNT_T_EMPTY_PATH, MS_BIND, MS_MOVE, MS_REMOUNT,
+};
 
 /// EPERM unless the caller may mount (Linux: `may_mount`).
 fn may_mount() -> KResult<()> {
@@ -28,9 +32,6 @@ fn may_mount() -> KResult<()> {
 /// ENODEV for any other type, EINVAL for flags that ask for more than a
 /// new mount (remount, bind, move, propagation changes) or a bad option.
 pub fn mount(usource: usize, utarget: usize, utype: usize, flags: u64, udata: usize) -> SysResult {
-    const MS_REMOUNT: u64 = 32;
-    const MS_BIND: u64 = 4096;
-    const MS_MOVE: u64 = 8192;
     // MS_UNBINDABLE, MS_PRIVATE, MS_SLAVE, MS_SHARED (1 << 15 is
     // MS_SILENT, which busybox's mount always passes).
     const MS_PROPAGATION: u64 = (1 << 17) | (1 << 18) | (1 << 19) | (1 << 20);
@@ -57,8 +58,6 @@ pub fn mount(usource: usize, utarget: usize, utype: usize, flags: u64, udata: us
 /// umount2(2) of a mount mount(2) or move_mount(2) made (flags beyond
 /// MNT_DETACH: EINVAL).
 pub fn umount2(utarget: usize, flags: u32) -> SysResult {
-    const MNT_FORCE: u32 = 1;
-    const MNT_DETACH: u32 = 2;
     may_mount()?;
     if flags & !(MNT_FORCE | MNT_DETACH) != 0 {
         return Err(Errno::EINVAL);
@@ -75,7 +74,6 @@ const PARAM_MAX: usize = 256;
 /// `SYSCALL_DEFINE2(fsopen)`). EINVAL for flags but FSOPEN_CLOEXEC,
 /// ENODEV for an unknown type.
 pub fn fsopen(uname: usize, flags: u32) -> SysResult {
-    const FSOPEN_CLOEXEC: u32 = 1;
     may_mount()?;
     if flags & !FSOPEN_CLOEXEC != 0 {
         return Err(Errno::EINVAL);
@@ -162,7 +160,6 @@ pub fn fsconfig(fd: i32, cmd: u32, ukey: usize, uvalue: usize, aux: i32) -> SysR
 /// but FSMOUNT_CLOEXEC, or attributes beyond the access-time ones, which
 /// this kernel does not keep.
 pub fn fsmount(fd: i32, flags: u32, attr_flags: u32) -> SysResult {
-    const FSMOUNT_CLOEXEC: u32 = 1;
     // MOUNT_ATTR_RELATIME is 0; NOATIME and STRICTATIME.
     const MOUNT_ATTR_ATIME: u32 = 0x10 | 0x20;
     may_mount()?;
@@ -206,8 +203,6 @@ pub fn move_mount(
     to_path: usize,
     flags: u32,
 ) -> SysResult {
-    const MOVE_MOUNT_F_EMPTY_PATH: u32 = 0x04;
-    const MOVE_MOUNT_T_EMPTY_PATH: u32 = 0x40;
     // F_SYMLINKS, F_AUTOMOUNTS, F_EMPTY_PATH, the T_ three, SET_GROUP and
     // BENEATH.
     const MOVE_MOUNT_MASK: u32 = 0x377;

@@ -16,6 +16,7 @@ use crate::mm::uaccess::{copy_from_user, copy_to_user, read_user, write_user};
 use crate::net::unix::{
     SockType, UnixAddr, UnixSocket, AF_UNIX, MSG_CTRUNC, MSG_TRUNC, SOCKADDR_UN_SIZE, S_IFSOCK,
 };
+use uapi::socket::{MSG_CMSG_CLOEXEC, SCM_RIGHTS, SOL_SOCKET};
 
 /// socket(2) type flags (the same bits as O_NONBLOCK and O_CLOEXEC).
 const SOCK_NONBLOCK: u32 = O_NONBLOCK;
@@ -26,18 +27,10 @@ const SOCK_CLOEXEC: u32 = O_CLOEXEC;
 const SOCK_TYPE_MASK: u32 = 0xf;
 /// Address families there are numbers for (Linux: `NPROTO`).
 const NPROTO: i32 = 46;
-/// SOL_SOCKET: the socket-level option and control-message level, as
-/// opposed to a protocol's.
-const SOL_SOCKET: i32 = 1;
-/// SCM_RIGHTS: a control message carrying open descriptors.
-const SCM_RIGHTS: i32 = 1;
 /// Most descriptors one SCM_RIGHTS message carries (Linux: `SCM_MAX_FD`).
 const SCM_MAX_FD: usize = 253;
 /// Largest control buffer sendmsg takes (Linux: `net.core.optmem_max`).
 const OPTMEM_MAX: usize = 20480;
-/// MSG_CMSG_CLOEXEC: recvmsg gives descriptors received by SCM_RIGHTS
-/// FD_CLOEXEC.
-const MSG_CMSG_CLOEXEC: u32 = 0x4000_0000;
 /// `struct sockaddr_storage`'s size: the most bytes of address copied in.
 const SOCKADDR_STORAGE: usize = 128;
 /// `struct msghdr` on arm64 and the offsets of its fields.

@@ -18,10 +18,21 @@ use crate::task::process::{self, ptrace_may_access, Process};
 use crate::task::sched_policy::SchedPolicy;
 use crate::task::signal_abi::exited;
 use crate::task::{current, current_process, exec, exit, fork};
+use uapi::misc::{GRND_INSECURE, GRND_NONBLOCK, GRND_RANDOM};
+use uapi::prctl::{
+    PR_GET_CHILD_SUBREAPER, PR_GET_DUMPABLE, PR_GET_MDWE, PR_GET_NAME, PR_GET_NO_NEW_PRIVS,
+    PR_GET_PDEATHSIG, PR_SET_CHILD_SUBREAPER, PR_SET_DUMPABLE, PR_SET_MDWE, PR_SET_NAME,
+    PR_SET_NO_NEW_PRIVS, PR_SET_PDEATHSIG,
+};
+use uapi::resource::{
+    PRIO_PGRP, PRIO_PROCESS, PRIO_USER, RUSAGE_CHILDREN, RUSAGE_SELF, RUSAGE_THREAD,
+};
+use uapi::sched::CLONE_NEWNS;
 use uapi::unistd::{
     __NR_geteuid, __NR_getgid, __NR_getresuid, __NR_getrlimit, __NR_getuid, __NR_setfsuid,
     __NR_setresuid, __NR_setreuid, __NR_setuid,
 };
+use uapi::wait::{P_ALL, P_PGID, P_PID, P_PIDFD};
 
 /// exit(2): ends the calling thread; the last thread out ends the process,
 /// with exit status `code`'s low byte.
@@ -506,10 +517,6 @@ pub fn wait4(pid: i32, ustatus: usize, options: u32, urusage: usize) -> SysResul
 /// least one of WEXITED, WSTOPPED, WCONTINUED. The siginfo says who and
 /// how; all zero when WNOHANG finds nothing.
 pub fn waitid(idtype: i32, id: i32, uinfo: usize, options: u32, urusage: usize) -> SysResult {
-    const P_ALL: i32 = 0;
-    const P_PID: i32 = 1;
-    const P_PGID: i32 = 2;
-    const P_PIDFD: i32 = 3;
     let allowed = exit::WNOHANG
         | exit::WNOWAIT
         | exit::WEXITED
@@ -703,7 +710,6 @@ fn kcmp_order(kind: u64, a: usize, b: usize) -> i64 {
 /// working directory to its root (Linux: `mntns_install`), EINVAL for a
 /// caller with other threads sharing it. Any other file: EINVAL.
 pub fn setns(fd: i32, nstype: i32) -> SysResult {
-    const CLONE_NEWNS: i32 = 0x20000;
     let file = super::fs::file(fd)?;
     let pidfd = pidfd::of_file(&file).map_err(|_| Errno::EINVAL)?;
     if nstype != CLONE_NEWNS {
@@ -802,18 +808,6 @@ pub fn setsid() -> SysResult {
 
 /// prctl(2) (Linux: `kernel/sys.c`): the options below; EINVAL for others.
 pub fn prctl(option: i32, arg2: u64, rest: [u64; 3]) -> SysResult {
-    const PR_SET_PDEATHSIG: i32 = 1;
-    const PR_GET_PDEATHSIG: i32 = 2;
-    const PR_GET_DUMPABLE: i32 = 3;
-    const PR_SET_DUMPABLE: i32 = 4;
-    const PR_SET_NAME: i32 = 15;
-    const PR_GET_NAME: i32 = 16;
-    const PR_SET_CHILD_SUBREAPER: i32 = 36;
-    const PR_GET_CHILD_SUBREAPER: i32 = 37;
-    const PR_SET_NO_NEW_PRIVS: i32 = 38;
-    const PR_GET_NO_NEW_PRIVS: i32 = 39;
-    const PR_SET_MDWE: i32 = 65;
-    const PR_GET_MDWE: i32 = 66;
     let me = current();
     let u = me.user.as_ref().ok_or(Errno::EINVAL)?;
     let p = &u.process;
@@ -890,13 +884,6 @@ fn strncpy_from_user_truncated(uaddr: usize, max: usize) -> KResult<Vec<u8>> {
     }
     Ok(out)
 }
-
-/// PRIO_PROCESS: `who` is a process id (0: the caller).
-const PRIO_PROCESS: i32 = 0;
-/// PRIO_PGRP: `who` is a process group id (0: the caller's group).
-const PRIO_PGRP: i32 = 1;
-/// PRIO_USER: `who` is a user id; user 0 (root) owns every process.
-const PRIO_USER: i32 = 2;
 
 /// The processes a getpriority/setpriority `which`/`who` pair names.
 fn prio_targets(which: i32, who: i32) -> KResult<Vec<Arc<Process>>> {
@@ -1148,9 +1135,6 @@ pub fn reboot(magic1: u32, magic2: u32, cmd: u32) -> SysResult {
 /// getrusage(2): CPU time and minor faults of the process, the calling
 /// thread, or the reaped children.
 pub fn getrusage(who: i32, uaddr: usize) -> SysResult {
-    const RUSAGE_SELF: i32 = 0;
-    const RUSAGE_CHILDREN: i32 = -1;
-    const RUSAGE_THREAD: i32 = 1;
     let p = current_process().ok_or(Errno::EINVAL)?;
     let minflt = p.minflt.load(Ordering::Relaxed);
     let words = match who {
@@ -1176,9 +1160,6 @@ pub fn getrusage(who: i32, uaddr: usize) -> SysResult {
 /// nothing. A long request may stop short at a signal; returns the bytes
 /// written.
 pub fn getrandom(ubuf: usize, len: usize, flags: u32) -> SysResult {
-    const GRND_NONBLOCK: u32 = 1;
-    const GRND_RANDOM: u32 = 2;
-    const GRND_INSECURE: u32 = 4;
     if flags & !(GRND_NONBLOCK | GRND_RANDOM | GRND_INSECURE) != 0 {
         return Err(Errno::EINVAL);
     }

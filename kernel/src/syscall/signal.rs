@@ -13,6 +13,7 @@ use crate::task::signal_abi::{
     SIGSET_SIZE, SIG_KERNEL_ONLY_MASK, SI_TKILL, SI_USER,
 };
 use crate::task::{current, current_process};
+use uapi::signal::{SIG_BLOCK, SIG_SETMASK, SIG_UNBLOCK};
 
 /// A signal argument as a number, `0..=NSIG` (0: only check that the
 /// target exists); EINVAL otherwise (Linux: `valid_signal`).
@@ -250,9 +251,6 @@ pub fn rt_sigsuspend(umask: usize, sigsetsize: usize) -> SysResult {
 /// `uold` (either may be NULL). SIGKILL and SIGSTOP stay unblocked
 /// whatever the set says; `sigsetsize` must be 8.
 pub fn rt_sigprocmask(how: i32, unew: usize, uold: usize, sigsetsize: usize) -> SysResult {
-    const SIG_BLOCK: i32 = 0;
-    const SIG_UNBLOCK: i32 = 1;
-    const SIG_SETMASK: i32 = 2;
     if sigsetsize != SIGSET_SIZE {
         return Err(Errno::EINVAL);
     }

@@ -18,17 +18,9 @@ use crate::task::cred::CAP_SYS_TIME;
 use crate::task::process::{find_process, find_thread};
 use crate::task::timers::{self, CpuClock, CpuSample, CpuTarget, TimerClock};
 use crate::task::{capable, ntp, Thread};
-
-/// CLOCK_PROCESS_CPUTIME_ID: CPU time of the calling process, all its
-/// threads.
-const CLOCK_PROCESS_CPUTIME_ID: i32 = 2;
-/// CLOCK_THREAD_CPUTIME_ID: CPU time of the calling thread.
-const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-/// TIMER_ABSTIME: the time given is a time on the clock, not an interval
-/// from now.
-const TIMER_ABSTIME: u32 = 1;
-/// CAP_WAKE_ALARM, which timers and sleeps on the ALARM clocks need.
-const CAP_WAKE_ALARM: u32 = 35;
+use uapi::capability::CAP_WAKE_ALARM;
+use uapi::signal::{SIGEV_NONE, SIGEV_SIGNAL, SIGEV_THREAD_ID};
+use uapi::time::{CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID, TIMER_ABSTIME};
 
 /// The wall clock `clock` names: what it adds to CLOCK_MONOTONIC; EINVAL
 /// for an id that names none.
@@ -275,9 +267,6 @@ pub fn setitimer(which: i32, unew: usize, uold: usize) -> SysResult {
 /// SIGEV_SIGNAL with SIGALRM and the timer id as its value. Writes the
 /// new id to `uid`.
 pub fn timer_create(clock: i32, usev: usize, uid: usize) -> SysResult {
-    const SIGEV_SIGNAL: i32 = 0;
-    const SIGEV_NONE: i32 = 1;
-    const SIGEV_THREAD_ID: i32 = 4;
     let timer_clock = match cpu_clock(clock, false)? {
         Some(c) => TimerClock::Cpu(c),
         None => match clock {

@@ -20,6 +20,10 @@ use crate::arch::timer;
 use crate::fs::vfs::{Inode, InodeKind};
 use crate::mm::addr::{phys_to_virt, PAGE_SIZE};
 use crate::sync::SpinLock;
+pub use uapi::time::{
+    CLOCK_BOOTTIME, CLOCK_BOOTTIME_ALARM, CLOCK_MONOTONIC, CLOCK_MONOTONIC_COARSE,
+    CLOCK_MONOTONIC_RAW, CLOCK_REALTIME, CLOCK_REALTIME_ALARM, CLOCK_REALTIME_COARSE, CLOCK_TAI,
+};
 
 /// Nanoseconds in a second (Linux `NSEC_PER_SEC`).
 pub const NSEC_PER_SEC: u64 = 1_000_000_000;
@@ -135,31 +139,6 @@ pub fn set_tai_offset(secs: i64) {
     TAI_OFFSET.store(secs, Ordering::Release);
     publish();
 }
-
-/// CLOCK_REALTIME, which clock_settime(2) sets.
-pub const CLOCK_REALTIME: i32 = 0;
-/// CLOCK_MONOTONIC: time since boot, which nothing sets.
-pub const CLOCK_MONOTONIC: i32 = 1;
-/// CLOCK_MONOTONIC_RAW: CLOCK_MONOTONIC without NTP's adjustments; the
-/// same clock here.
-pub const CLOCK_MONOTONIC_RAW: i32 = 4;
-/// CLOCK_REALTIME_COARSE: CLOCK_REALTIME at tick resolution on Linux;
-/// full resolution here.
-pub const CLOCK_REALTIME_COARSE: i32 = 5;
-/// CLOCK_MONOTONIC_COARSE: CLOCK_MONOTONIC at tick resolution on Linux;
-/// full resolution here.
-pub const CLOCK_MONOTONIC_COARSE: i32 = 6;
-/// CLOCK_BOOTTIME: CLOCK_MONOTONIC plus time spent suspended.
-pub const CLOCK_BOOTTIME: i32 = 7;
-/// CLOCK_REALTIME_ALARM: CLOCK_REALTIME whose timers would wake the
-/// system from suspend.
-pub const CLOCK_REALTIME_ALARM: i32 = 8;
-/// CLOCK_BOOTTIME_ALARM: CLOCK_BOOTTIME whose timers would wake the
-/// system from suspend.
-pub const CLOCK_BOOTTIME_ALARM: i32 = 9;
-/// CLOCK_TAI: International Atomic Time, CLOCK_REALTIME plus the TAI
-/// offset.
-pub const CLOCK_TAI: i32 = 11;
 
 /// What a wall clock adds to CLOCK_MONOTONIC, in nanoseconds; None for
 /// an id that names no wall clock (Linux: the `k_clock`s of

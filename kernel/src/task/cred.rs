@@ -11,6 +11,14 @@
 //! allow these credentials is `fs/vfs/permission.rs`.
 
 use alloc::sync::Arc;
+pub use uapi::capability::{
+    CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_FSETID, CAP_IPC_LOCK,
+    CAP_IPC_OWNER, CAP_KILL, CAP_SETGID, CAP_SETUID, CAP_SYS_ADMIN, CAP_SYS_PTRACE,
+    CAP_SYS_RESOURCE, CAP_SYS_TIME,
+};
+use uapi::capability::{CAP_MAC_OVERRIDE, CAP_MKNOD};
+pub use uapi::limits::NGROUPS_MAX;
+pub use uapi::stat::{S_ISGID, S_ISUID};
 
 /// A process's capability sets, one bit per capability (Linux:
 /// `kernel_cap_t`).
@@ -52,45 +60,6 @@ impl Caps {
     }
 }
 
-/// CAP_CHOWN: change a file's owner.
-pub const CAP_CHOWN: u32 = 0;
-/// CAP_DAC_OVERRIDE: bypass file permission checks.
-pub const CAP_DAC_OVERRIDE: u32 = 1;
-/// CAP_DAC_READ_SEARCH: bypass read and search permission checks.
-pub const CAP_DAC_READ_SEARCH: u32 = 2;
-/// CAP_FOWNER: act as the owner of any file.
-pub const CAP_FOWNER: u32 = 3;
-/// CAP_FSETID: keep set-ID bits when a file changes.
-pub const CAP_FSETID: u32 = 4;
-/// CAP_KILL: signal any process.
-pub const CAP_KILL: u32 = 5;
-/// CAP_SETGID: set any group id.
-pub const CAP_SETGID: u32 = 6;
-/// CAP_SETUID: set any user id.
-pub const CAP_SETUID: u32 = 7;
-/// CAP_IPC_LOCK: lock memory past RLIMIT_MEMLOCK.
-pub const CAP_IPC_LOCK: u32 = 14;
-/// CAP_IPC_OWNER: bypass System V IPC permission checks.
-pub const CAP_IPC_OWNER: u32 = 15;
-/// CAP_SYS_PTRACE: look into any process.
-pub const CAP_SYS_PTRACE: u32 = 19;
-/// CAP_SYS_ADMIN: mount file systems, among much else.
-pub const CAP_SYS_ADMIN: u32 = 21;
-/// CAP_SYS_RESOURCE: go past resource limits (message queue sizes, the
-/// RTC's fastest periodic rates).
-pub const CAP_SYS_RESOURCE: u32 = 24;
-/// CAP_SYS_TIME: set the clocks.
-pub const CAP_SYS_TIME: u32 = 25;
-/// CAP_MKNOD: make device files.
-const CAP_MKNOD: u32 = 27;
-/// CAP_MAC_OVERRIDE: bypass mandatory access control.
-const CAP_MAC_OVERRIDE: u32 = 32;
-
-/// S_ISUID: exec runs the program as its owner.
-pub const S_ISUID: u32 = 0o4000;
-/// S_ISGID: exec runs the program as its group (with group execute).
-pub const S_ISGID: u32 = 0o2000;
-
 /// What an fsuid of 0 historically meant, which a change of fsuid to or
 /// from 0 gives or takes away (Linux: `CAP_FS_MASK`).
 const CAP_FS_MASK: u64 = 1 << CAP_CHOWN
@@ -100,10 +69,6 @@ const CAP_FS_MASK: u64 = 1 << CAP_CHOWN
     | 1 << CAP_FOWNER
     | 1 << CAP_FSETID
     | 1 << CAP_MAC_OVERRIDE;
-
-/// The most supplementary groups setgroups(2) takes (Linux:
-/// `NGROUPS_MAX`).
-pub const NGROUPS_MAX: usize = 65536;
 
 /// A process's credentials (Linux: `struct cred`): real, effective, saved
 /// and file-system user and group ids, the supplementary groups and the

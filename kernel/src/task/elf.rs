@@ -45,6 +45,7 @@ use elf::segment::{ProgramHeader, SegmentTable};
 use elf::ParseError;
 
 use crate::mm::addr::PAGE_SIZE;
+use uapi::limits::PATH_MAX;
 
 /// The end of the user half of the address space: 48-bit virtual addresses
 /// through TTBR0 (Linux: `TASK_SIZE_64`). No segment may reach past it.
@@ -160,9 +161,6 @@ pub enum ElfError {
     NotRelocatable,
 }
 
-/// Longest `PT_INTERP` path, with its NUL (Linux: `PATH_MAX`).
-const PATH_MAX: u64 = 4096;
-
 /// Reads the headers of a `file_len`-byte file through `read_at` (which
 /// fills a buffer from a file offset, as pread: the bytes it read) and
 /// describes how to load it. Only the ELF header, the program headers and
@@ -255,7 +253,7 @@ fn read_interp(
     ph: &ProgramHeader,
     file_len: u64,
 ) -> Result<Vec<u8>, ElfError> {
-    if ph.p_filesz < 2 || ph.p_filesz > PATH_MAX {
+    if ph.p_filesz < 2 || ph.p_filesz > PATH_MAX as u64 {
         return Err(ElfError::BadInterp);
     }
     match ph.p_offset.checked_add(ph.p_filesz) {

@@ -36,6 +36,8 @@ use crate::task::elf::{self, LoadPlan, PHENT_SIZE};
 use crate::task::process::{ExecImage, Process};
 use crate::task::signal_abi::{SIGNAL_MINSIGSTKSZ, SIG_DFL, SIG_IGN};
 use crate::task::stack::{self, ExecArgs};
+pub use uapi::fcntl::{AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_NOFOLLOW};
+use uapi::hwcap::{HWCAP_ASIMD, HWCAP_FP};
 
 /// Top of the user stack (Linux: `STACK_TOP`, minus randomisation).
 pub const STACK_TOP: usize = 0x0000_ffff_ffff_0000;
@@ -47,10 +49,6 @@ pub const STACK_SIZE: usize = 8 << 20;
 const ET_DYN_BASE: u64 = 0x0000_aaaa_aaaa_0000;
 /// AT_PLATFORM (Linux arm64: `ELF_PLATFORM`).
 const ELF_PLATFORM: &[u8] = b"aarch64";
-/// AT_HWCAP: only what the kernel really enables: FP and Advanced SIMD.
-const HWCAP_FP: u64 = 1 << 0;
-/// AT_HWCAP bit: Advanced SIMD (NEON) is available.
-const HWCAP_ASIMD: u64 = 1 << 1;
 
 /// The vDSO image as a file on the internal tmpfs: exec maps it like any
 /// read-only file, so faults, fork and munmap need nothing of their own
@@ -164,14 +162,6 @@ fn map(
 /// `#!` scripts that may run one another before ELOOP (Linux:
 /// `exec_binprm`, which allows depth 0 to 5 of binfmt rewrites).
 const MAX_SCRIPT_DEPTH: usize = 5;
-
-/// AT_SYMLINK_NOFOLLOW: execveat refuses a symbolic link at the end of
-/// the path (ELOOP) instead of following it.
-pub const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
-/// AT_EMPTY_PATH: an empty path names the file `dirfd` is open on.
-pub const AT_EMPTY_PATH: u32 = 0x1000;
-/// AT_FDCWD: a `dirfd` that means the working directory.
-pub const AT_FDCWD: i32 = -100;
 
 /// The program an exec runs and the names it goes by (Linux: what
 /// `alloc_bprm` keeps in `struct linux_binprm`).

@@ -14,6 +14,7 @@ use crate::task::signal_abi::{
     CONTINUED_STATUS, SIGCHLD, SIGCONT,
 };
 use crate::task::{current, futex, signal};
+pub use uapi::wait::{WCONTINUED, WEXITED, WNOHANG, WNOWAIT, WSTOPPED};
 
 /// Ends the calling thread (exit(2)). If it was the last one, the process
 /// ends with `status` (a wait status).
@@ -196,16 +197,6 @@ fn kill_orphaned_pgrp(p: &Arc<Process>) {
     }
 }
 
-/// wait options (Linux: `include/uapi/linux/wait.h`).
-pub const WNOHANG: u32 = 1;
-/// WSTOPPED (alias WUNTRACED): report children that have stopped.
-pub const WSTOPPED: u32 = 2;
-/// WEXITED: report children that have exited (wait4 always asks for it).
-pub const WEXITED: u32 = 4;
-/// WCONTINUED: report stopped children that SIGCONT resumed.
-pub const WCONTINUED: u32 = 8;
-/// WNOWAIT: leave the child waitable; report without reaping or clearing.
-pub const WNOWAIT: u32 = 0x0100_0000;
 /// __WNOTHREAD: only the calling thread's children; every thread's
 /// children are the process's here, so it changes nothing.
 pub const WNOTHREAD: u32 = 0x2000_0000;

@@ -20,52 +20,14 @@ use crate::task::cred::{CAP_SYS_ADMIN, CAP_SYS_RESOURCE};
 use crate::task::process::{self, Process, UserThread, VforkDone};
 use crate::task::signal_abi::{SigAction, SIG_DFL, SIG_IGN};
 use crate::task::{current, spawn_user};
-
-/// CLONE_VM: share the caller's address space instead of taking a
-/// copy-on-write copy of it.
-pub const CLONE_VM: u64 = 0x100;
-/// CLONE_FS: share the working directory and umask. Accepted, but only
-/// threads share them here; a new process gets copies.
-pub const CLONE_FS: u64 = 0x200;
-/// CLONE_FILES: share the fd table. Accepted, but only threads share it
-/// here; a new process gets a copy.
-pub const CLONE_FILES: u64 = 0x400;
-/// CLONE_SIGHAND: share the signal handlers; CLONE_THREAD needs it. A new
-/// process gets a copy all the same.
-pub const CLONE_SIGHAND: u64 = 0x800;
-/// CLONE_VFORK: the caller sleeps until the child execs or exits.
-pub const CLONE_VFORK: u64 = 0x4000;
-/// CLONE_THREAD: a new thread of the caller's process (thread group), not
-/// a new process.
-pub const CLONE_THREAD: u64 = 0x10000;
-/// CLONE_SYSVSEM: share System V semaphore undo lists. Accepted and
-/// ignored: there are no System V semaphores.
-pub const CLONE_SYSVSEM: u64 = 0x40000;
-/// CLONE_SETTLS: the child's thread pointer (TPIDR_EL0) is `tls`.
-pub const CLONE_SETTLS: u64 = 0x80000;
-/// CLONE_PARENT_SETTID: store the child's TID at `parent_tid`.
-pub const CLONE_PARENT_SETTID: u64 = 0x100000;
-/// CLONE_CHILD_CLEARTID: when the child exits, zero the word at
-/// `child_tid` and futex-wake it (how `pthread_join` waits).
-pub const CLONE_CHILD_CLEARTID: u64 = 0x200000;
-/// CLONE_CHILD_SETTID: the child stores its TID at `child_tid`, in its
-/// own address space, when it first runs.
-pub const CLONE_CHILD_SETTID: u64 = 0x1000000;
-/// CLONE_PIDFD: a pidfd for the child, its number stored at `pidfd`
-/// (clone's `parent_tid` argument, clone3's `pidfd` field).
-pub const CLONE_PIDFD: u64 = 0x1000;
-/// CLONE_DETACHED: an old flag clone ignores and clone3 refuses; kept
-/// from CLONE_PIDFD so that it may mean something with it later.
-const CLONE_DETACHED: u64 = 0x400000;
-/// CLONE_CLEAR_SIGHAND (clone3 only): the child's handlers are reset to
-/// SIG_DFL, ignored signals staying ignored.
-pub const CLONE_CLEAR_SIGHAND: u64 = 1 << 32;
-/// CLONE_INTO_CGROUP (clone3 only): start the child in the cgroup
-/// `cgroup` names; ignored, as on a Linux without cgroups.
-pub const CLONE_INTO_CGROUP: u64 = 1 << 33;
-/// The low byte of clone's flags: the signal to send the parent at exit
-/// (SIGCHLD for fork); clone3 has a field for it and refuses these bits.
-const CSIGNAL: u64 = 0xff;
+use uapi::sched::{
+    CLONE_ARGS_SIZE_VER0, CLONE_ARGS_SIZE_VER2, CLONE_DETACHED, CLONE_NEWTIME, CSIGNAL,
+};
+pub use uapi::sched::{
+    CLONE_CHILD_CLEARTID, CLONE_CHILD_SETTID, CLONE_CLEAR_SIGHAND, CLONE_FILES, CLONE_FS,
+    CLONE_INTO_CGROUP, CLONE_PARENT_SETTID, CLONE_PIDFD, CLONE_SETTLS, CLONE_SIGHAND,
+    CLONE_SYSVSEM, CLONE_THREAD, CLONE_VFORK, CLONE_VM,
+};
 
 /// Every flag a clone may carry here; any other bit is EINVAL.
 const SUPPORTED: u64 = CLONE_VM
@@ -131,12 +93,6 @@ pub fn clone(
     )
 }
 
-/// `struct clone_args`' size in its first version, and its size now
-/// (Linux: `CLONE_ARGS_SIZE_VER0`, `CLONE_ARGS_SIZE_VER2`).
-const CLONE_ARGS_SIZE_VER0: usize = 64;
-/// The size of `struct clone_args` now, with `set_tid` and `cgroup`.
-const CLONE_ARGS_SIZE_VER2: usize = 88;
-
 /// clone3(2): the arguments as a `struct clone_args` of `size` bytes at
 /// `uargs`, checked as Linux's `copy_clone_args_from_user` and
 /// `clone3_args_valid` do. Where we simplify: `set_tid` (choosing the
@@ -175,7 +131,6 @@ pub fn clone3(tf: &TrapFrame, uargs: usize, size: usize) -> KResult<u32> {
     // clone3_args_valid: no unknown flags, none of the old exit-signal
     // byte, not both SIGHAND and CLEAR_SIGHAND, no exit signal for a
     // thread, and a stack that is all there or not at all.
-    const CLONE_NEWTIME: u64 = 0x80;
     let legacy = 0xffff_ffff | CLONE_CLEAR_SIGHAND | CLONE_INTO_CGROUP;
     let stack_ok = match (stack, stack_size) {
         (0, 0) => true,

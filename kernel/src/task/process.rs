@@ -33,6 +33,11 @@ use crate::task::sched_policy::SchedPolicy;
 use crate::task::signal_abi::{AltStack, SigAction, SigInfo, NSIG};
 use crate::task::thread::Thread;
 use crate::task::WaitQueue;
+pub use uapi::resource::RLIM_NLIMITS;
+use uapi::resource::{
+    MLOCK_LIMIT, RLIMIT_MEMLOCK, RLIMIT_MSGQUEUE, RLIMIT_NOFILE, RLIMIT_NPROC, RLIMIT_STACK,
+    RLIM_INFINITY,
+};
 
 /// A user process, a thread group: the threads that share one address space,
 /// fd table, working directory and set of signal handlers (Linux: the
@@ -180,13 +185,6 @@ pub struct ExecImage {
     pub environ: Vec<u8>,
 }
 
-/// How many `RLIMIT_*` resources there are (Linux `RLIM_NLIMITS`).
-pub const RLIM_NLIMITS: usize = 16;
-/// A limit of "no limit" (Linux `RLIM_INFINITY`, all ones).
-const RLIM_INFINITY: u64 = u64::MAX;
-/// `RLIMIT_STACK`: how large the main thread's stack may grow, in bytes.
-const RLIMIT_STACK: usize = 3;
-
 impl Process {
     /// The soft RLIMIT_STACK: how far a stack may grow down.
     pub fn stack_limit(&self) -> u64 {
@@ -240,17 +238,6 @@ pub fn ptrace_may_access(target: &Process) -> KResult<bool> {
     Ok(mine.may_ptrace(&theirs, dumpable))
 }
 
-/// `RLIMIT_NOFILE`: one more than the highest file descriptor the
-/// process may open.
-const RLIMIT_NOFILE: usize = 7;
-/// `RLIMIT_NPROC`: processes per real user.
-const RLIMIT_NPROC: usize = 6;
-/// `RLIMIT_MEMLOCK`: bytes a process may lock in memory.
-const RLIMIT_MEMLOCK: usize = 8;
-/// The RLIMIT_MEMLOCK a process starts with (Linux: `MLOCK_LIMIT`, 8 MiB).
-const MLOCK_LIMIT: u64 = 8 << 20;
-/// `RLIMIT_MSGQUEUE`: bytes of POSIX message queues per real user.
-const RLIMIT_MSGQUEUE: usize = 12;
 /// The RLIMIT_MSGQUEUE a process starts with (Linux: `MQ_BYTES_MAX`).
 const MQ_BYTES_MAX: u64 = 819200;
 

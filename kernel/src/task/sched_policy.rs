@@ -5,24 +5,11 @@
 //! priority are kept and reported, and order futex waiters (`futex/`), but
 //! no real-time class runs SCHED_FIFO threads first.
 
-/// SCHED_NORMAL (SCHED_OTHER): the default, time-shared policy.
-pub const SCHED_NORMAL: u32 = 0;
-/// SCHED_FIFO: real-time, first in first out.
-pub const SCHED_FIFO: u32 = 1;
-/// SCHED_RR: real-time, round robin.
-pub const SCHED_RR: u32 = 2;
-/// SCHED_BATCH: time-shared, for CPU-bound work.
-pub const SCHED_BATCH: u32 = 3;
-/// SCHED_IDLE: runs only when nothing else would.
-pub const SCHED_IDLE: u32 = 5;
-/// SCHED_DEADLINE: set only through sched_setattr with its runtime,
-/// deadline and period, so sched_setscheduler refuses it.
-pub const SCHED_DEADLINE: u32 = 6;
-/// SCHED_EXT: the BPF-defined class, not configured in (Debian's 6.12
-/// neither), which sched_get_priority_max and _min still know.
-pub const SCHED_EXT: u32 = 7;
-/// Or-ed into a policy: a child of this thread starts as SCHED_NORMAL.
-pub const SCHED_RESET_ON_FORK: u32 = 0x4000_0000;
+pub use uapi::sched::{
+    SCHED_BATCH, SCHED_DEADLINE, SCHED_EXT, SCHED_FIFO, SCHED_IDLE, SCHED_NORMAL,
+    SCHED_RESET_ON_FORK, SCHED_RR,
+};
+
 /// The highest real-time priority plus one (Linux: `MAX_RT_PRIO`).
 pub const MAX_RT_PRIO: u32 = 100;
 

@@ -25,76 +25,6 @@ pub const SIGSET_SIZE: usize = 8;
 /// Signals are numbered `1..=NSIG` (Linux `_NSIG`).
 pub const NSIG: u32 = 64;
 
-/// SIGHUP: the controlling terminal hung up, or its controlling process died.
-pub const SIGHUP: u32 = 1;
-/// SIGINT: interrupt from the keyboard (the terminal's INTR character, Ctrl-C).
-pub const SIGINT: u32 = 2;
-/// SIGQUIT: quit from the keyboard (the terminal's QUIT character, `Ctrl-\`).
-pub const SIGQUIT: u32 = 3;
-/// SIGILL: illegal (undefined) instruction.
-pub const SIGILL: u32 = 4;
-/// SIGTRAP: trace or breakpoint trap (`brk`).
-pub const SIGTRAP: u32 = 5;
-/// SIGABRT: abort(3).
-pub const SIGABRT: u32 = 6;
-/// SIGBUS: bus error, a bad memory access such as past the end of a mapped
-/// file.
-pub const SIGBUS: u32 = 7;
-/// SIGFPE: arithmetic exception.
-pub const SIGFPE: u32 = 8;
-/// SIGKILL: kill; cannot be caught, blocked or ignored.
-pub const SIGKILL: u32 = 9;
-/// SIGUSR1: user-defined signal 1.
-pub const SIGUSR1: u32 = 10;
-/// SIGSEGV: invalid memory reference.
-pub const SIGSEGV: u32 = 11;
-/// SIGUSR2: user-defined signal 2.
-pub const SIGUSR2: u32 = 12;
-/// SIGPIPE: write to a pipe or socket with no reader left.
-pub const SIGPIPE: u32 = 13;
-/// SIGALRM: the alarm(2) / `ITIMER_REAL` timer expired.
-pub const SIGALRM: u32 = 14;
-/// SIGTERM: polite request to terminate, kill(1)'s default.
-pub const SIGTERM: u32 = 15;
-/// SIGSTKFLT: coprocessor stack fault; unused, kept for its number.
-pub const SIGSTKFLT: u32 = 16;
-/// SIGCHLD: a child stopped, continued or exited.
-pub const SIGCHLD: u32 = 17;
-/// SIGCONT: continue if stopped.
-pub const SIGCONT: u32 = 18;
-/// SIGSTOP: stop; cannot be caught, blocked or ignored.
-pub const SIGSTOP: u32 = 19;
-/// SIGTSTP: stop typed at the terminal (the SUSP character, Ctrl-Z).
-pub const SIGTSTP: u32 = 20;
-/// SIGTTIN: a background process read from its controlling terminal.
-pub const SIGTTIN: u32 = 21;
-/// SIGTTOU: a background process wrote to its controlling terminal with
-/// TOSTOP set (our terminal never sends it).
-pub const SIGTTOU: u32 = 22;
-/// SIGURG: urgent (out-of-band) data on a socket.
-pub const SIGURG: u32 = 23;
-/// SIGXCPU: CPU time limit (`RLIMIT_CPU`) exceeded.
-pub const SIGXCPU: u32 = 24;
-/// SIGXFSZ: file size limit (`RLIMIT_FSIZE`) exceeded.
-pub const SIGXFSZ: u32 = 25;
-/// SIGVTALRM: the `ITIMER_VIRTUAL` timer (user CPU time) expired.
-pub const SIGVTALRM: u32 = 26;
-/// SIGPROF: the `ITIMER_PROF` timer (user and system CPU time) expired.
-pub const SIGPROF: u32 = 27;
-/// SIGWINCH: the terminal's window size changed.
-pub const SIGWINCH: u32 = 28;
-/// SIGIO (SIGPOLL): I/O is possible on a file descriptor.
-pub const SIGIO: u32 = 29;
-/// SIGPWR: power failure.
-pub const SIGPWR: u32 = 30;
-/// SIGSYS: bad system call.
-pub const SIGSYS: u32 = 31;
-/// Real-time signals are `SIGRTMIN..=SIGRTMAX`. The C library keeps the first
-/// few for itself (glibc: 32 and 33), so its `SIGRTMIN` is higher than ours.
-pub const SIGRTMIN: u32 = 32;
-/// The highest real-time signal, which is also the highest signal (`_NSIG`).
-pub const SIGRTMAX: u32 = NSIG;
-
 /// The bit for `sig` (`1..=NSIG`) in a [`SigSet`].
 pub const fn sigmask(sig: u32) -> SigSet {
     debug_assert!(sig >= 1 && sig <= NSIG);
@@ -203,22 +133,6 @@ pub const SIG_DFL: u64 = 0;
 /// `sa_handler` value: discard the signal.
 pub const SIG_IGN: u64 = 1;
 
-/// SIGCHLD only: no SIGCHLD when a child stops or continues.
-pub const SA_NOCLDSTOP: u64 = 0x0000_0001;
-/// Call the handler as `handler(sig, siginfo_t *, ucontext_t *)`.
-pub const SA_SIGINFO: u64 = 0x0000_0004;
-/// Run the handler on the alternate signal stack, if the thread has one.
-pub const SA_ONSTACK: u64 = 0x0800_0000;
-/// `sa_restorer` is valid: the handler returns there, to call `rt_sigreturn`.
-pub const SA_RESTORER: u64 = 0x0400_0000;
-/// Restart system calls the signal interrupted instead of failing them with
-/// EINTR.
-pub const SA_RESTART: u64 = 0x1000_0000;
-/// Don't block the signal while its own handler runs.
-pub const SA_NODEFER: u64 = 0x4000_0000;
-/// Reset the disposition to SIG_DFL once the handler has been entered.
-pub const SA_RESETHAND: u64 = 0x8000_0000;
-
 /// `sizeof(struct sigaction)` as `rt_sigaction` reads and writes it: 32 bytes.
 pub const SIGACTION_SIZE: usize = 32;
 
@@ -266,10 +180,18 @@ impl SigAction {
 /// `SI_MAX_SIZE`).
 pub const SIGINFO_SIZE: usize = 128;
 
+use uapi::ptrace::{PSR_MODE32_BIT, PSR_MODE_MASK};
 /// `si_code` values, from the uapi crate.
 pub use uapi::signal::{
     BUS_ADRALN, BUS_ADRERR, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED,
     ILL_ILLOPC, SEGV_ACCERR, SEGV_MAPERR, SI_KERNEL, SI_TIMER, SI_TKILL, SI_USER, TRAP_BRKPT,
+};
+pub use uapi::signal::{
+    MINSIGSTKSZ, SA_NOCLDSTOP, SA_NODEFER, SA_ONSTACK, SA_RESETHAND, SA_RESTART, SA_RESTORER,
+    SA_SIGINFO, SIGABRT, SIGALRM, SIGBUS, SIGCHLD, SIGCONT, SIGFPE, SIGHUP, SIGILL, SIGINT, SIGIO,
+    SIGKILL, SIGPIPE, SIGPROF, SIGPWR, SIGQUIT, SIGRTMAX, SIGRTMIN, SIGSEGV, SIGSTKFLT, SIGSTOP,
+    SIGSYS, SIGTERM, SIGTRAP, SIGTSTP, SIGTTIN, SIGTTOU, SIGURG, SIGUSR1, SIGUSR2, SIGVTALRM,
+    SIGWINCH, SIGXCPU, SIGXFSZ, SS_AUTODISARM, SS_DISABLE, SS_ONSTACK,
 };
 
 /// Byte offsets in `siginfo_t`. Three ints, then the `_sifields` union,
@@ -574,15 +496,6 @@ const ESR_CONTEXT_SIZE: usize = 16;
 /// A record's header and its start must stay 16-aligned.
 const RECORD_ALIGN: usize = 16;
 
-/// `ss_flags`: the thread is running on its alternate signal stack.
-pub const SS_ONSTACK: u32 = 1;
-/// `ss_flags`: the thread has no alternate signal stack.
-pub const SS_DISABLE: u32 = 2;
-/// `ss_flags`: disarm the stack while a handler runs on it (restored by
-/// `rt_sigreturn`).
-pub const SS_AUTODISARM: u32 = 1 << 31;
-/// The smallest alternate stack sigaltstack(2) accepts on arm64.
-pub const MINSIGSTKSZ: u64 = 5120;
 /// The smallest stack a handler's frame fits on, for `AT_MINSIGSTKSZ`
 /// (Linux: `signal_minsigstksz`, the frame with every record this CPU
 /// has, the frame record, and 16 bytes for aligning `sp`).
@@ -833,12 +746,8 @@ pub fn sigreturn_regs(frame: &[u8; RT_SIGFRAME_SIZE]) -> (UserRegs, u64) {
 /// The N, Z, C and V condition flags, all a refused `pstate` keeps.
 const PSR_NZCV: u64 = 0xf << 28;
 
-/// `PSTATE.M[3:0]`: the exception level and which stack pointer it uses.
-const PSR_MODE_MASK: u64 = 0xf;
 /// `M[3:0]` of EL0, which always runs on SP_EL0 (Linux `PSR_MODE_EL0t`).
 const PSR_MODE_EL0T: u64 = 0;
-/// `M[4]`: set when the interrupted code is AArch32.
-const PSR_MODE32_BIT: u64 = 1 << 4;
 /// The D, A, I and F exception mask bits.
 const PSR_DAIF: u64 = 0xf << 6;
 /// Bits user space may not set: unallocated, or meaningful only to the

@@ -38,52 +38,11 @@
 
 use alloc::vec;
 use alloc::vec::Vec;
-
-/// End of the auxiliary vector.
-pub const AT_NULL: u64 = 0;
-/// Address of the program headers.
-pub const AT_PHDR: u64 = 3;
-/// Size of one program header.
-pub const AT_PHENT: u64 = 4;
-/// Number of program headers.
-pub const AT_PHNUM: u64 = 5;
-/// Page size.
-pub const AT_PAGESZ: u64 = 6;
-/// Where the interpreter was loaded; 0, as there is none.
-pub const AT_BASE: u64 = 7;
-/// Flags; always 0.
-pub const AT_FLAGS: u64 = 8;
-/// The program's entry point.
-pub const AT_ENTRY: u64 = 9;
-/// The real user id; always 0 (everyone is root).
-pub const AT_UID: u64 = 11;
-/// The effective user id; always 0.
-pub const AT_EUID: u64 = 12;
-/// The real group id; always 0.
-pub const AT_GID: u64 = 13;
-/// The effective group id; always 0.
-pub const AT_EGID: u64 = 14;
-/// CPU features (`HWCAP_*`), what `getauxval(AT_HWCAP)` reports.
-pub const AT_HWCAP: u64 = 16;
-/// Clock ticks per second, for `times(2)`.
-pub const AT_CLKTCK: u64 = 17;
-/// Non-zero for a set-uid program: the C library then ignores `LD_*`.
-pub const AT_SECURE: u64 = 23;
-/// Address of 16 random bytes, which seed the C library's stack protector
-/// and pointer mangling.
-pub const AT_RANDOM: u64 = 25;
-/// More CPU features (`HWCAP2_*`).
-pub const AT_HWCAP2: u64 = 26;
-/// Address of the file name given to `execve`.
-pub const AT_EXECFN: u64 = 31;
-/// Address of the platform's name (Linux arm64's `ELF_PLATFORM`,
-/// "aarch64"), which ld.so uses in library search paths.
-pub const AT_PLATFORM: u64 = 15;
-/// The smallest signal stack a handler's frame fits on (arm64's
-/// `ARCH_DLINFO` adds it, with `AT_SYSINFO_EHDR`).
-pub const AT_MINSIGSTKSZ: u64 = 51;
-/// Where the vDSO's ELF header is mapped.
-pub const AT_SYSINFO_EHDR: u64 = 33;
+pub use uapi::auxvec::{
+    AT_BASE, AT_CLKTCK, AT_EGID, AT_ENTRY, AT_EUID, AT_EXECFN, AT_FLAGS, AT_GID, AT_HWCAP,
+    AT_HWCAP2, AT_MINSIGSTKSZ, AT_NULL, AT_PAGESZ, AT_PHDR, AT_PHENT, AT_PHNUM, AT_PLATFORM,
+    AT_RANDOM, AT_SECURE, AT_SYSINFO_EHDR, AT_UID,
+};
 
 /// Longest string `execve` copies, counting its NUL (Linux: 32 pages).
 pub const MAX_ARG_STRLEN: usize = 131_072;

@@ -34,15 +34,7 @@ use crate::task::process::{find_thread, Process};
 use crate::task::signal;
 use crate::task::signal_abi::{SigInfo, SIGALRM, SIGPROF, SIGVTALRM};
 use crate::task::Thread;
-
-/// ITIMER_REAL: counts down in real time, SIGALRM when it expires.
-pub const ITIMER_REAL: u32 = 0;
-/// ITIMER_VIRTUAL: counts down the process's user CPU time, SIGVTALRM
-/// when it expires.
-pub const ITIMER_VIRTUAL: u32 = 1;
-/// ITIMER_PROF: counts down the process's user and system CPU time,
-/// SIGPROF when it expires.
-pub const ITIMER_PROF: u32 = 2;
+pub use uapi::time::{ITIMER_PROF, ITIMER_REAL, ITIMER_VIRTUAL};
 
 /// The most POSIX timers one process may hold (Linux bounds them by
 /// RLIMIT_SIGPENDING); more is EAGAIN.

@@ -65,8 +65,8 @@ impl Errno {
         let value = i128::from(self.0);
         uapi::errno::ALL
             .iter()
-            .find(|&&(_, v)| v == value)
-            .map(|&(name, _)| name)
+            .find(|&&(_, v, _)| v == value)
+            .map(|&(name, _, _)| name)
     }
 }
 

@@ -8,55 +8,25 @@ use crate::syscall;
 use core::ffi::CStr;
 use core::marker::PhantomData;
 use core::mem::size_of;
-
-/// A directory descriptor meaning "the current working directory".
-pub const AT_FDCWD: i32 = -100;
-pub const AT_REMOVEDIR: u32 = 0x200;
-pub const AT_EMPTY_PATH: u32 = 0x1000;
+pub use uapi::dirent::{DT_DIR, DT_REG};
+pub use uapi::fcntl::{
+    AT_EMPTY_PATH, AT_FDCWD, AT_REMOVEDIR, FALLOC_FL_KEEP_SIZE, F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD,
+    F_GETFL, F_SETFD, F_SETFL, O_ACCMODE, O_APPEND, O_CLOEXEC, O_CREAT, O_DIRECTORY, O_EXCL,
+    O_NONBLOCK, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY, RENAME_NOREPLACE, SEEK_CUR, SEEK_END,
+    SEEK_SET,
+};
+pub use uapi::ioctls::TCGETS;
+pub use uapi::mman::MFD_CLOEXEC;
+pub use uapi::stat::{S_IFDIR, S_IFIFO, S_IFMT, S_IFREG};
 
 // open(2) flags; arm64 uses the asm-generic values.
-pub const O_RDONLY: u32 = 0o0;
-pub const O_WRONLY: u32 = 0o1;
-pub const O_RDWR: u32 = 0o2;
-pub const O_ACCMODE: u32 = 0o3;
-pub const O_CREAT: u32 = 0o100;
-pub const O_EXCL: u32 = 0o200;
-pub const O_TRUNC: u32 = 0o1000;
-pub const O_APPEND: u32 = 0o2000;
-pub const O_NONBLOCK: u32 = 0o4000;
-pub const O_DIRECTORY: u32 = 0o40000;
-pub const O_CLOEXEC: u32 = 0o2000000;
 
-pub const SEEK_SET: u32 = 0;
-pub const SEEK_CUR: u32 = 1;
-pub const SEEK_END: u32 = 2;
-
-pub const F_DUPFD: u32 = 0;
-pub const F_GETFD: u32 = 1;
-pub const F_SETFD: u32 = 2;
-pub const F_GETFL: u32 = 3;
-pub const F_SETFL: u32 = 4;
-pub const F_DUPFD_CLOEXEC: u32 = 1030;
-pub const FD_CLOEXEC: usize = 1;
-
-pub const RENAME_NOREPLACE: u32 = 1;
-
-pub const FALLOC_FL_KEEP_SIZE: u32 = 1;
-
-pub const MFD_CLOEXEC: u32 = 1;
-
-/// ioctl: read the terminal settings (`struct termios`, 36 bytes).
-pub const TCGETS: u32 = 0x5401;
+// uapi's values, typed as this API takes them.
+pub const FD_CLOEXEC: usize = uapi::fcntl::FD_CLOEXEC as usize;
 
 // st_mode file types.
-pub const S_IFMT: u32 = 0o170000;
-pub const S_IFREG: u32 = 0o100000;
-pub const S_IFDIR: u32 = 0o040000;
-pub const S_IFIFO: u32 = 0o010000;
 
 // getdents64 d_type values.
-pub const DT_DIR: u8 = 4;
-pub const DT_REG: u8 = 8;
 
 /// `struct stat` as arm64 Linux fills it (asm-generic/stat.h).
 #[repr(C)]

@@ -5,31 +5,13 @@
 use crate::errno::Errno;
 use crate::sys::*;
 use crate::syscall;
+pub use uapi::mman::{
+    MADV_DONTNEED, MAP_ANONYMOUS, MAP_FIXED, MAP_FIXED_NOREPLACE, MAP_NORESERVE, MAP_PRIVATE,
+    MAP_SHARED, MREMAP_FIXED, MREMAP_MAYMOVE, MS_ASYNC, MS_SYNC, PROT_EXEC, PROT_NONE, PROT_READ,
+    PROT_WRITE,
+};
 
 pub const PAGE_SIZE: usize = 4096;
-
-pub const PROT_NONE: u32 = 0;
-pub const PROT_READ: u32 = 1;
-pub const PROT_WRITE: u32 = 2;
-pub const PROT_EXEC: u32 = 4;
-
-pub const MAP_SHARED: u32 = 0x01;
-pub const MAP_PRIVATE: u32 = 0x02;
-pub const MAP_FIXED: u32 = 0x10;
-pub const MAP_ANONYMOUS: u32 = 0x20;
-pub const MAP_FIXED_NOREPLACE: u32 = 0x100000;
-/// No promise of memory for a private writable mapping: one larger than
-/// RAM is made all the same (Linux's overcommit heuristic refuses it
-/// otherwise).
-pub const MAP_NORESERVE: u32 = 0x4000;
-
-pub const MREMAP_MAYMOVE: u32 = 1;
-pub const MREMAP_FIXED: u32 = 2;
-
-pub const MS_ASYNC: u32 = 1;
-pub const MS_SYNC: u32 = 4;
-
-pub const MADV_DONTNEED: u32 = 4;
 
 /// Maps `len` bytes and returns the address.
 ///

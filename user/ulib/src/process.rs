@@ -9,25 +9,23 @@ use alloc::vec::Vec;
 use core::arch::asm;
 use core::ffi::{c_char, CStr};
 use core::fmt;
+pub use uapi::resource::{RUSAGE_CHILDREN, RUSAGE_SELF};
+pub use uapi::wait::WNOHANG;
 
-pub const CLONE_VM: usize = 0x100;
-pub const CLONE_FS: usize = 0x200;
-pub const CLONE_FILES: usize = 0x400;
-pub const CLONE_SIGHAND: usize = 0x800;
-pub const CLONE_VFORK: usize = 0x4000;
-pub const CLONE_THREAD: usize = 0x10000;
-pub const CLONE_SYSVSEM: usize = 0x40000;
-pub const CLONE_SETTLS: usize = 0x80000;
-pub const CLONE_PARENT_SETTID: usize = 0x100000;
-pub const CLONE_CHILD_CLEARTID: usize = 0x200000;
+// uapi's values, typed as this API takes them.
+pub const CLONE_VM: usize = uapi::sched::CLONE_VM as usize;
+pub const CLONE_FS: usize = uapi::sched::CLONE_FS as usize;
+pub const CLONE_FILES: usize = uapi::sched::CLONE_FILES as usize;
+pub const CLONE_SIGHAND: usize = uapi::sched::CLONE_SIGHAND as usize;
+pub const CLONE_VFORK: usize = uapi::sched::CLONE_VFORK as usize;
+pub const CLONE_THREAD: usize = uapi::sched::CLONE_THREAD as usize;
+pub const CLONE_SYSVSEM: usize = uapi::sched::CLONE_SYSVSEM as usize;
+pub const CLONE_SETTLS: usize = uapi::sched::CLONE_SETTLS as usize;
+pub const CLONE_PARENT_SETTID: usize = uapi::sched::CLONE_PARENT_SETTID as usize;
+pub const CLONE_CHILD_CLEARTID: usize = uapi::sched::CLONE_CHILD_CLEARTID as usize;
 
-pub const WNOHANG: u32 = 1;
-
-pub const RUSAGE_SELF: i32 = 0;
-pub const RUSAGE_CHILDREN: i32 = -1;
-
-pub const RLIMIT_STACK: u32 = 3;
-pub const RLIMIT_NOFILE: u32 = 7;
+pub const RLIMIT_STACK: u32 = uapi::resource::RLIMIT_STACK as u32;
+pub const RLIMIT_NOFILE: u32 = uapi::resource::RLIMIT_NOFILE as u32;
 
 /// Creates a child process with a copy of this one's memory (copy on write)
 /// and returns its pid, or 0 in the child. Only the calling thread is

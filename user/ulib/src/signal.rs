@@ -11,26 +11,28 @@ use core::ffi::c_void;
 use core::mem::{offset_of, size_of};
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, Ordering};
+pub use uapi::signal::{SA_NODEFER, SA_RESETHAND, SA_RESTART, SA_RESTORER, SA_SIGINFO};
 
-pub const SIGHUP: i32 = 1;
-pub const SIGINT: i32 = 2;
-pub const SIGQUIT: i32 = 3;
-pub const SIGILL: i32 = 4;
-pub const SIGTRAP: i32 = 5;
-pub const SIGABRT: i32 = 6;
-pub const SIGBUS: i32 = 7;
-pub const SIGFPE: i32 = 8;
-pub const SIGKILL: i32 = 9;
-pub const SIGUSR1: i32 = 10;
-pub const SIGSEGV: i32 = 11;
-pub const SIGUSR2: i32 = 12;
-pub const SIGPIPE: i32 = 13;
-pub const SIGALRM: i32 = 14;
-pub const SIGTERM: i32 = 15;
-pub const SIGCHLD: i32 = 17;
-pub const SIGCONT: i32 = 18;
-pub const SIGSTOP: i32 = 19;
-pub const SIGSYS: i32 = 31;
+// uapi's values, typed as this API takes them.
+pub const SIGHUP: i32 = uapi::signal::SIGHUP as i32;
+pub const SIGINT: i32 = uapi::signal::SIGINT as i32;
+pub const SIGQUIT: i32 = uapi::signal::SIGQUIT as i32;
+pub const SIGILL: i32 = uapi::signal::SIGILL as i32;
+pub const SIGTRAP: i32 = uapi::signal::SIGTRAP as i32;
+pub const SIGABRT: i32 = uapi::signal::SIGABRT as i32;
+pub const SIGBUS: i32 = uapi::signal::SIGBUS as i32;
+pub const SIGFPE: i32 = uapi::signal::SIGFPE as i32;
+pub const SIGKILL: i32 = uapi::signal::SIGKILL as i32;
+pub const SIGUSR1: i32 = uapi::signal::SIGUSR1 as i32;
+pub const SIGSEGV: i32 = uapi::signal::SIGSEGV as i32;
+pub const SIGUSR2: i32 = uapi::signal::SIGUSR2 as i32;
+pub const SIGPIPE: i32 = uapi::signal::SIGPIPE as i32;
+pub const SIGALRM: i32 = uapi::signal::SIGALRM as i32;
+pub const SIGTERM: i32 = uapi::signal::SIGTERM as i32;
+pub const SIGCHLD: i32 = uapi::signal::SIGCHLD as i32;
+pub const SIGCONT: i32 = uapi::signal::SIGCONT as i32;
+pub const SIGSTOP: i32 = uapi::signal::SIGSTOP as i32;
+pub const SIGSYS: i32 = uapi::signal::SIGSYS as i32;
 
 /// The name of signal `sig` ("SIGSEGV"), or "signal ?" for others.
 pub fn signal_name(sig: i32) -> &'static str {
@@ -63,18 +65,12 @@ pub const fn sigmask(sig: i32) -> u64 {
     1 << (sig - 1)
 }
 
-pub const SA_SIGINFO: u64 = 0x4;
-pub const SA_RESTORER: u64 = 0x0400_0000;
-pub const SA_RESTART: u64 = 0x1000_0000;
-pub const SA_NODEFER: u64 = 0x4000_0000;
-pub const SA_RESETHAND: u64 = 0x8000_0000;
-
 pub const SIG_DFL: usize = 0;
 pub const SIG_IGN: usize = 1;
 
-pub const SIG_BLOCK: u32 = 0;
-pub const SIG_UNBLOCK: u32 = 1;
-pub const SIG_SETMASK: u32 = 2;
+pub const SIG_BLOCK: u32 = uapi::signal::SIG_BLOCK as u32;
+pub const SIG_UNBLOCK: u32 = uapi::signal::SIG_UNBLOCK as u32;
+pub const SIG_SETMASK: u32 = uapi::signal::SIG_SETMASK as u32;
 
 pub use uapi::signal::{BUS_ADRERR, CLD_EXITED, SEGV_ACCERR, SEGV_MAPERR, SI_TKILL, SI_USER};
 

@@ -16,15 +16,16 @@ use crate::process::exit_group;
 use core::ffi::{c_char, CStr};
 use core::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 
-pub const AT_NULL: usize = 0;
-pub const AT_PHDR: usize = 3;
-pub const AT_PHENT: usize = 4;
-pub const AT_PHNUM: usize = 5;
-pub const AT_PAGESZ: usize = 6;
-pub const AT_ENTRY: usize = 9;
-pub const AT_UID: usize = 11;
-pub const AT_RANDOM: usize = 25;
-pub const AT_SYSINFO_EHDR: usize = 33;
+// uapi's values, typed as this API takes them.
+pub const AT_NULL: usize = uapi::auxvec::AT_NULL as usize;
+pub const AT_PHDR: usize = uapi::auxvec::AT_PHDR as usize;
+pub const AT_PHENT: usize = uapi::auxvec::AT_PHENT as usize;
+pub const AT_PHNUM: usize = uapi::auxvec::AT_PHNUM as usize;
+pub const AT_PAGESZ: usize = uapi::auxvec::AT_PAGESZ as usize;
+pub const AT_ENTRY: usize = uapi::auxvec::AT_ENTRY as usize;
+pub const AT_UID: usize = uapi::auxvec::AT_UID as usize;
+pub const AT_RANDOM: usize = uapi::auxvec::AT_RANDOM as usize;
+pub const AT_SYSINFO_EHDR: usize = uapi::auxvec::AT_SYSINFO_EHDR as usize;
 
 /// The initial stack pointer, as `_start` found it.
 static INITIAL_SP: AtomicUsize = AtomicUsize::new(0);

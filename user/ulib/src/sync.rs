@@ -11,12 +11,7 @@ use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
 use core::ptr;
 use core::sync::atomic::{AtomicU32, Ordering};
-
-pub const FUTEX_WAIT: u32 = 0;
-pub const FUTEX_WAKE: u32 = 1;
-/// The word is only shared between threads of one process, so the kernel
-/// may key it by address alone instead of by the page behind it.
-pub const FUTEX_PRIVATE_FLAG: u32 = 128;
+pub use uapi::futex::{FUTEX_PRIVATE_FLAG, FUTEX_WAIT, FUTEX_WAKE};
 
 /// Sleeps while `*word == expected`, at most `timeout` (relative) if given.
 /// `flags` is 0 or `FUTEX_PRIVATE_FLAG`. Fails with EAGAIN if the word

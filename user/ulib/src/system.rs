@@ -4,6 +4,9 @@ use crate::errno::Errno;
 use crate::sys::*;
 use crate::syscall;
 use core::ffi::CStr;
+pub use uapi::misc::{
+    GRND_NONBLOCK, LINUX_REBOOT_CMD_POWER_OFF, LINUX_REBOOT_MAGIC1, LINUX_REBOOT_MAGIC2,
+};
 
 /// `struct utsname`: six NUL-terminated fields of 65 bytes.
 #[repr(C)]
@@ -57,17 +60,11 @@ pub fn running_on_qemu_user() -> bool {
     running_on_linux() && crate::auxv(crate::start::AT_SYSINFO_EHDR).is_none()
 }
 
-pub const GRND_NONBLOCK: u32 = 1;
-
 /// Fills `buf` with random bytes; returns how many.
 pub fn getrandom(buf: &mut [u8], flags: u32) -> Result<usize, Errno> {
     // SAFETY: the kernel writes at most buf.len() bytes into buf.
     unsafe { syscall!(__NR_getrandom, buf.as_mut_ptr(), buf.len(), flags) }
 }
-
-pub const LINUX_REBOOT_MAGIC1: u32 = 0xfee1_dead;
-pub const LINUX_REBOOT_MAGIC2: u32 = 0x2812_1969;
-pub const LINUX_REBOOT_CMD_POWER_OFF: u32 = 0x4321_fedc;
 
 /// reboot(2). With both magic numbers right and the privilege to do so,
 /// `LINUX_REBOOT_CMD_POWER_OFF` turns the machine off and does not return.

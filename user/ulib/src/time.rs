@@ -6,12 +6,12 @@ use crate::sys::*;
 use crate::syscall;
 use core::ptr;
 use core::time::Duration;
+pub use uapi::time::TIMER_ABSTIME;
 
-pub const CLOCK_REALTIME: u32 = 0;
-pub const CLOCK_MONOTONIC: u32 = 1;
-pub const CLOCK_BOOTTIME: u32 = 7;
-/// clock_nanosleep: the time is a deadline, not an interval.
-pub const TIMER_ABSTIME: u32 = 1;
+// uapi's values, typed as this API takes them.
+pub const CLOCK_REALTIME: u32 = uapi::time::CLOCK_REALTIME as u32;
+pub const CLOCK_MONOTONIC: u32 = uapi::time::CLOCK_MONOTONIC as u32;
+pub const CLOCK_BOOTTIME: u32 = uapi::time::CLOCK_BOOTTIME as u32;
 
 /// `struct timespec`.
 #[repr(C)]

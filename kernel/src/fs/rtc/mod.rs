@@ -27,38 +27,14 @@ use crate::sync::SpinLock;
 use crate::task::cred::{CAP_SYS_RESOURCE, CAP_SYS_TIME};
 use crate::task::{capable, clock};
 use lib::{time64_to_tm, tm_to_time64, valid_tm, RtcTime};
+use uapi::rtc::{
+    RTC_AIE_OFF, RTC_AIE_ON, RTC_ALM_READ, RTC_ALM_SET, RTC_IRQP_READ, RTC_IRQP_SET, RTC_PIE_OFF,
+    RTC_PIE_ON, RTC_RD_TIME, RTC_SET_TIME, RTC_UIE_OFF, RTC_UIE_ON, RTC_WKALM_RD, RTC_WKALM_SET,
+};
 
 // The ioctl numbers (`include/uapi/linux/rtc.h`): `_IO('p', n)`, and
 // `_IOR`/`_IOW` with a `struct rtc_time` (36 bytes), an `unsigned long`
 // or a `struct rtc_wkalrm` (40 bytes).
-/// Alarm interrupts on.
-const RTC_AIE_ON: u32 = 0x7001;
-/// Alarm interrupts off.
-const RTC_AIE_OFF: u32 = 0x7002;
-/// Update interrupts on.
-const RTC_UIE_ON: u32 = 0x7003;
-/// Update interrupts off.
-const RTC_UIE_OFF: u32 = 0x7004;
-/// Periodic interrupts on.
-const RTC_PIE_ON: u32 = 0x7005;
-/// Periodic interrupts off.
-const RTC_PIE_OFF: u32 = 0x7006;
-/// Set the alarm time.
-const RTC_ALM_SET: u32 = 0x4024_7007;
-/// Read the alarm time.
-const RTC_ALM_READ: u32 = 0x8024_7008;
-/// Read the time.
-const RTC_RD_TIME: u32 = 0x8024_7009;
-/// Set the time.
-const RTC_SET_TIME: u32 = 0x4024_700a;
-/// Read the periodic rate.
-const RTC_IRQP_READ: u32 = 0x8008_700b;
-/// Set the periodic rate.
-const RTC_IRQP_SET: u32 = 0x4008_700c;
-/// Set the wake-up alarm.
-const RTC_WKALM_SET: u32 = 0x4028_700f;
-/// Read the wake-up alarm.
-const RTC_WKALM_RD: u32 = 0x8028_7010;
 
 /// In a read's data: a periodic interrupt came.
 const RTC_PF: u64 = 0x40;

@@ -20,6 +20,9 @@ use crate::mm::vm_ops::VmOperations;
 use crate::mm::vma::{VM_EXEC, VM_HUGEPAGE};
 use crate::mm::vmstat;
 use crate::sync::{Mutex, SpinLock};
+pub use uapi::fcntl::{
+    F_SEAL_EXEC, F_SEAL_FUTURE_WRITE, F_SEAL_GROW, F_SEAL_SEAL, F_SEAL_SHRINK, F_SEAL_WRITE,
+};
 
 /// Largest file size (Linux: `MAX_LFS_FILESIZE`).
 pub const MAX_FILE_SIZE: u64 = i64::MAX as u64;
@@ -49,20 +52,6 @@ pub struct ShmemFile {
     seals: AtomicU32,
 }
 
-/// F_SEAL_SEAL: no more seals may be added.
-pub const F_SEAL_SEAL: u32 = 0x1;
-/// F_SEAL_SHRINK: the file may not get smaller.
-pub const F_SEAL_SHRINK: u32 = 0x2;
-/// F_SEAL_GROW: the file may not get larger.
-pub const F_SEAL_GROW: u32 = 0x4;
-/// F_SEAL_WRITE: the contents may not change, by write(2) or a shared
-/// mapping; adding it fails while a writable shared mapping exists.
-pub const F_SEAL_WRITE: u32 = 0x8;
-/// F_SEAL_FUTURE_WRITE: as F_SEAL_WRITE, but writable mappings made before it
-/// keep writing.
-pub const F_SEAL_FUTURE_WRITE: u32 = 0x10;
-/// F_SEAL_EXEC: the execute bits may not change.
-pub const F_SEAL_EXEC: u32 = 0x20;
 /// Seals that forbid writing through write(2) and new writable mappings.
 pub const F_SEAL_ANY_WRITE: u32 = F_SEAL_WRITE | F_SEAL_FUTURE_WRITE;
 

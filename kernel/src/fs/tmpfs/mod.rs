@@ -22,6 +22,7 @@ use crate::mm::frame;
 use crate::mm::huge_memory::knobs::{HugeKnob, MountHuge};
 use crate::mm::huge_memory::order::{MIN_LARGE_ORDER, PMD_ORDER};
 use crate::mm::huge_memory::{huge_settings, update_huge_settings};
+pub use uapi::mman::{MFD_ALLOW_SEALING, MFD_CLOEXEC, MFD_EXEC, MFD_HUGETLB, MFD_NOEXEC_SEAL};
 
 /// One tmpfs mount.
 pub struct TmpfsSb {
@@ -244,22 +245,10 @@ fn internal_mount() -> &'static Arc<TmpfsSb> {
     INTERNAL.call_once(|| TmpfsSb::new(ShmemMount::Internal, default_max_pages(), None))
 }
 
-/// MFD_CLOEXEC: the new descriptor is close-on-exec (the caller applies it).
-pub const MFD_CLOEXEC: u32 = 0x1;
-/// MFD_ALLOW_SEALING: the file starts with no seals, so F_ADD_SEALS works.
-pub const MFD_ALLOW_SEALING: u32 = 0x2;
 /// Longest memfd name, in bytes: `NAME_MAX` less the `memfd:` prefix Linux
 /// gives it.
 pub const MFD_NAME_MAX: usize = 249;
 
-/// MFD_NOEXEC_SEAL: the file is not executable and sealed that way
-/// (F_SEAL_EXEC); implies MFD_ALLOW_SEALING.
-pub const MFD_NOEXEC_SEAL: u32 = 0x8;
-/// MFD_EXEC: the file is executable (mode 0777).
-pub const MFD_EXEC: u32 = 0x10;
-/// MFD_HUGETLB: a hugetlbfs file, which faultline does not have (ENOSYS,
-/// as Linux built without CONFIG_HUGETLBFS).
-pub const MFD_HUGETLB: u32 = 0x4;
 /// The bits of MFD_HUGETLB's page size log2 (Linux: `MFD_HUGE_MASK <<
 /// MFD_HUGE_SHIFT`).
 const MFD_HUGE_SIZE: u32 = 0x3f << 26;

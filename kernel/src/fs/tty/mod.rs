@@ -37,46 +37,12 @@ use crate::sync::SpinLock;
 use crate::task::process::{self, Process};
 use crate::task::signal_abi::{SIGTTIN, SIGWINCH};
 use crate::task::WaitQueue;
+use uapi::ioctls::{
+    FIONREAD, TCFLSH, TCGETS, TCSBRK, TCSETS, TCSETSF, TCSETSW, TCXONC, TIOCGPGRP, TIOCGSID,
+    TIOCGWINSZ, TIOCNOTTY, TIOCOUTQ, TIOCSCTTY, TIOCSPGRP, TIOCSTI, TIOCSWINSZ,
+};
 
 // ioctl numbers (asm-generic ioctls.h).
-/// TCGETS: read the termios.
-const TCGETS: u32 = 0x5401;
-/// TCSETS: set the termios now.
-const TCSETS: u32 = 0x5402;
-/// TCSETSW: set the termios once output has drained (at once here: output is
-/// written synchronously).
-const TCSETSW: u32 = 0x5403;
-/// TCSETSF: set the termios after draining output and discarding unread
-/// input.
-const TCSETSF: u32 = 0x5404;
-/// TCSBRK: wait for output to drain, or send a break; nothing to do here.
-const TCSBRK: u32 = 0x5409;
-/// TCXONC: suspend or restart output or input; accepted and ignored.
-const TCXONC: u32 = 0x540A;
-/// TCFLSH: discard unread input, unsent output, or both.
-const TCFLSH: u32 = 0x540B;
-/// TIOCSCTTY: make this the caller's session's controlling terminal.
-const TIOCSCTTY: u32 = 0x540E;
-/// TIOCGPGRP: read the foreground process group.
-const TIOCGPGRP: u32 = 0x540F;
-/// TIOCSPGRP: set the foreground process group.
-const TIOCSPGRP: u32 = 0x5410;
-/// TIOCOUTQ: bytes of output not yet sent; always 0 here.
-const TIOCOUTQ: u32 = 0x5411;
-/// TIOCSTI: push a byte into the input as if typed.
-const TIOCSTI: u32 = 0x5412;
-/// TIOCGWINSZ: read the window size (`struct winsize`).
-const TIOCGWINSZ: u32 = 0x5413;
-/// TIOCSWINSZ: set the window size; a change sends SIGWINCH to the foreground
-/// group.
-const TIOCSWINSZ: u32 = 0x5414;
-/// FIONREAD: bytes a read could return now, as an int.
-const FIONREAD: u32 = 0x541B;
-/// TIOCNOTTY: give up the controlling terminal (for the whole session if the
-/// session leader asks).
-const TIOCNOTTY: u32 = 0x5422;
-/// TIOCGSID: read the session whose controlling terminal this is.
-const TIOCGSID: u32 = 0x5429;
 /// TCFLSH's TCIFLUSH argument: discard unread input.
 const TCFLSH_INPUT: usize = 0;
 /// TCFLSH's TCIOFLUSH argument: discard input and output (only input is ever

@@ -17,85 +17,21 @@
 
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
+pub use uapi::signal::{SIGINT, SIGQUIT, SIGTSTP};
+pub use uapi::termios::{
+    B38400, CREAD, CS8, ECHO, ECHOCTL, ECHOE, ECHOK, ECHOKE, ECHONL, HUPCL, ICANON, ICRNL, IEXTEN,
+    IGNCR, INLCR, ISIG, ISTRIP, IXON, NCCS, NOFLSH, ONLCR, OPOST, VEOF, VEOL, VEOL2, VERASE, VINTR,
+    VKILL, VMIN, VQUIT, VSUSP, VWERASE,
+};
 
 // c_iflag bits (asm-generic termbits.h).
-/// ISTRIP: clear the eighth bit of every input byte.
-pub const ISTRIP: u32 = 0o40;
-/// INLCR: input newline becomes carriage return.
-pub const INLCR: u32 = 0o100;
-/// IGNCR: input carriage returns are dropped.
-pub const IGNCR: u32 = 0o200;
-/// ICRNL: input carriage return becomes newline (Enter sends CR).
-pub const ICRNL: u32 = 0o400;
-/// IXON: ^S/^Q stop and start output; not honoured here, they are input.
-pub const IXON: u32 = 0o2000;
 // c_oflag.
-/// OPOST: process output at all (ONLCR applies only with it).
-pub const OPOST: u32 = 0o1;
-/// ONLCR: output newline becomes carriage return and newline.
-pub const ONLCR: u32 = 0o4;
 // c_cflag: 38400 baud, 8 bits, receiver on, hang up on last close.
-/// B38400: the baud rate bits, 38400; reported, nothing is timed by it.
-pub const B38400: u32 = 0o17;
-/// CS8: eight data bits per character.
-pub const CS8: u32 = 0o60;
-/// CREAD: the receiver is on.
-pub const CREAD: u32 = 0o200;
-/// HUPCL: hang up on the last close; reported, there is no hang-up.
-pub const HUPCL: u32 = 0o2000;
 // c_lflag.
-/// ISIG: the INTR, QUIT and SUSP characters send signals.
-pub const ISIG: u32 = 0o1;
-/// ICANON: canonical mode, input edited and read a line at a time.
-pub const ICANON: u32 = 0o2;
-/// ECHO: typed characters are shown.
-pub const ECHO: u32 = 0o10;
-/// ECHOE: ERASE and WERASE rub characters out on the screen.
-pub const ECHOE: u32 = 0o20;
-/// ECHOK: without ECHOKE, KILL echoes itself and a newline.
-pub const ECHOK: u32 = 0o40;
-/// ECHONL: newline is echoed even without ECHO.
-pub const ECHONL: u32 = 0o100;
-/// NOFLSH: a signal character does not discard the input.
-pub const NOFLSH: u32 = 0o200;
-/// ECHOCTL: control characters echo as `^X`.
-pub const ECHOCTL: u32 = 0o1000;
-/// ECHOKE: KILL rubs the whole line out on the screen.
-pub const ECHOKE: u32 = 0o4000;
-/// IEXTEN: extended input processing; WERASE needs it.
-pub const IEXTEN: u32 = 0o100000;
 
 // c_cc indexes.
-/// VINTR: the INTR character (^C), which sends SIGINT.
-pub const VINTR: usize = 0;
-/// VQUIT: the QUIT character (`^\`), which sends SIGQUIT.
-pub const VQUIT: usize = 1;
-/// VERASE: the ERASE character (DEL), which deletes one character.
-pub const VERASE: usize = 2;
-/// VKILL: the KILL character (^U), which deletes the line.
-pub const VKILL: usize = 3;
-/// VEOF: the EOF character (^D), which ends the line without a newline.
-pub const VEOF: usize = 4;
-/// VMIN: the fewest bytes a non-canonical read waits for.
-pub const VMIN: usize = 6;
-/// VSUSP: the SUSP character (^Z), which sends SIGTSTP.
-pub const VSUSP: usize = 10;
-/// VEOL: an extra end-of-line character (none by default).
-pub const VEOL: usize = 11;
-/// VWERASE: the WERASE character (^W), which deletes a word.
-pub const VWERASE: usize = 14;
-/// VEOL2: a second extra end-of-line character (none by default).
-pub const VEOL2: usize = 16;
-/// NCCS: the number of control characters in `c_cc`.
-pub const NCCS: usize = 19;
 
 // The signals the line discipline raises (Linux's numbers).
-/// SIGINT, from the INTR character.
-pub const SIGINT: u32 = 2;
-/// SIGQUIT, from the QUIT character.
-pub const SIGQUIT: u32 = 3;
-/// SIGTSTP, from the SUSP character.
-pub const SIGTSTP: u32 = 20;
 
 /// Longest line canonical mode holds; further bytes are dropped
 /// (Linux: `N_TTY_BUF_SIZE`, less one for the newline).

@@ -8,9 +8,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use super::file::File;
 use super::locks;
 use crate::errno::{Errno, KResult};
-
-/// Most descriptors one table holds (Linux's default `RLIMIT_NOFILE`).
-pub const NR_OPEN: usize = 1024;
+pub use uapi::limits::NR_OPEN;
 
 /// The id the next table gets as its lock owner; ids are never reused.
 static NEXT_TABLE_ID: AtomicU64 = AtomicU64::new(1);

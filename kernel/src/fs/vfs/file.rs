@@ -13,56 +13,14 @@ use crate::errno::{Errno, KResult};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::uaccess::WriteSource;
 use crate::sync::SpinLock;
+use uapi::fcntl::{__O_TMPFILE, O_NOATIME, O_TMPFILE};
+pub use uapi::fcntl::{
+    FALLOC_FL_KEEP_SIZE, FALLOC_FL_PUNCH_HOLE, O_ACCMODE, O_APPEND, O_CREAT, O_DIRECTORY, O_EXCL,
+    O_NOFOLLOW, O_NONBLOCK, O_RDONLY, O_RDWR, O_TRUNC, O_WRONLY, SEEK_CUR, SEEK_DATA, SEEK_END,
+    SEEK_HOLE, SEEK_SET,
+};
 
 // open(2) flags, Linux arm64 values (`asm-generic/fcntl.h`).
-/// O_ACCMODE: the two bits holding the access mode.
-pub const O_ACCMODE: u32 = 0o3;
-/// O_RDONLY: open for reading only.
-pub const O_RDONLY: u32 = 0o0;
-/// O_WRONLY: open for writing only.
-pub const O_WRONLY: u32 = 0o1;
-/// O_RDWR: open for reading and writing.
-pub const O_RDWR: u32 = 0o2;
-/// O_CREAT: create the file if it does not exist.
-pub const O_CREAT: u32 = 0o100;
-/// O_EXCL: with O_CREAT, fail with EEXIST if the file exists.
-pub const O_EXCL: u32 = 0o200;
-/// O_TRUNC: a regular file opened for writing is cut to size 0.
-pub const O_TRUNC: u32 = 0o1000;
-/// O_APPEND: every write goes to the end.
-pub const O_APPEND: u32 = 0o2000;
-/// O_NONBLOCK: reads and writes that would wait fail with EAGAIN.
-pub const O_NONBLOCK: u32 = 0o4000;
-/// arm64 has its own values for these (`arch/arm64/include/uapi/asm/fcntl.h`).
-pub const O_DIRECTORY: u32 = 0o40000;
-/// O_NOFOLLOW: do not follow a symbolic link in the last component (arm64's
-/// value).
-pub const O_NOFOLLOW: u32 = 0o100000;
-/// O_NOATIME: reads do not move the access time (only the owner's).
-const O_NOATIME: u32 = 0o1000000;
-/// O_TMPFILE's own bit (Linux: `__O_TMPFILE`); O_TMPFILE is it with
-/// O_DIRECTORY.
-const __O_TMPFILE: u32 = 0o20000000;
-/// O_TMPFILE: make an unnamed file in the directory `path` names.
-const O_TMPFILE: u32 = __O_TMPFILE | O_DIRECTORY;
-
-/// SEEK_SET: the offset is from the start of the file.
-pub const SEEK_SET: u32 = 0;
-/// SEEK_CUR: the offset is from the current position.
-pub const SEEK_CUR: u32 = 1;
-/// SEEK_END: the offset is from the end of the file.
-pub const SEEK_END: u32 = 2;
-/// SEEK_DATA: to the next byte at or after the offset that holds data.
-pub const SEEK_DATA: u32 = 3;
-/// SEEK_HOLE: to the next hole at or after the offset (the end of file counts
-/// as one).
-pub const SEEK_HOLE: u32 = 4;
-
-/// fallocate(2) modes.
-pub const FALLOC_FL_KEEP_SIZE: u32 = 0x01;
-/// FALLOC_FL_PUNCH_HOLE: free the range's pages, so it reads as zeros; only
-/// together with FALLOC_FL_KEEP_SIZE.
-pub const FALLOC_FL_PUNCH_HOLE: u32 = 0x02;
 
 /// An open file description (Linux: `struct file`): one open, shared by every
 /// descriptor dup and fork make from it; its last reference going releases

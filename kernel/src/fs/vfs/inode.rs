@@ -19,22 +19,8 @@ use crate::sync::SpinLock;
 use crate::task::cred::CAP_FSETID;
 use crate::task::process::Process;
 use spin::Once;
-
-/// S_IFMT: the file type bits of a mode; the rest are permission bits.
-pub const S_IFMT: u32 = 0o170000;
-/// S_IFREG: a regular file.
-pub const S_IFREG: u32 = 0o100000;
-/// S_IFDIR: a directory.
-pub const S_IFDIR: u32 = 0o040000;
-/// S_IFLNK: a symbolic link.
-pub const S_IFLNK: u32 = 0o120000;
-/// S_IFCHR: a character device.
-pub const S_IFCHR: u32 = 0o020000;
-/// S_IFIFO: a named pipe (FIFO).
-pub const S_IFIFO: u32 = 0o010000;
-
-/// Longest name of one path component (Linux: `NAME_MAX`).
-pub const NAME_MAX: usize = 255;
+pub use uapi::limits::NAME_MAX;
+pub use uapi::stat::{S_IFCHR, S_IFDIR, S_IFIFO, S_IFLNK, S_IFMT, S_IFREG};
 
 /// A file whose contents the kernel makes up on the spot: `/proc` and
 /// `/sys` (Linux: `seq_file` show / sysfs `store`).

@@ -16,9 +16,8 @@ use super::inode::{Inode, InodeKind, NAME_MAX, S_IFIFO, S_IFLNK, S_IFMT, T_CTIME
 use super::permission::{self, MAY_EXEC, MAY_WRITE};
 use crate::errno::{Errno, KResult};
 use crate::sync::Mutex;
+pub use uapi::limits::PATH_MAX;
 
-/// Longest path accepted (Linux: `PATH_MAX`, counting the NUL).
-pub const PATH_MAX: usize = 4096;
 /// Symbolic links followed in one lookup before ELOOP (Linux: 40).
 const MAX_SYMLINKS: usize = 40;
 

@@ -13,6 +13,7 @@ use crate::errno::{Errno, KResult};
 use crate::task::cred::{
     Cred, CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER, CAP_FSETID,
 };
+use uapi::stat::{S_IFDIR, S_ISGID, S_ISVTX};
 
 /// MAY_EXEC: run a file, or search (look names up in) a directory.
 pub const MAY_EXEC: u32 = 1;
@@ -20,14 +21,6 @@ pub const MAY_EXEC: u32 = 1;
 pub const MAY_WRITE: u32 = 2;
 /// MAY_READ: read a file, or list a directory.
 pub const MAY_READ: u32 = 4;
-
-/// The sticky bit: in a directory, only a name's owner (or the
-/// directory's) may remove it.
-const S_ISVTX: u32 = 0o1000;
-/// The set-group-ID bit.
-const S_ISGID: u32 = 0o2000;
-/// The directory file type, in a mode's S_IFMT bits.
-const S_IFDIR: u32 = 0o040000;
 
 /// What permission checks read of an inode: its mode and owner.
 #[derive(Clone, Copy, Debug)]

@@ -2,21 +2,11 @@
 //! (Linux: `fs/file.c`, `fs/fcntl.c`, `fs/ioctl.c`, `fs/locks.c`).
 
 use super::*;
-
-/// F_GETFD: the descriptor's flags (FD_CLOEXEC).
-const F_GETFD: u32 = 1;
-
-/// F_SETFD: set the descriptor's flags.
-const F_SETFD: u32 = 2;
-
-/// F_GETFL: the open file's access mode and status flags (`O_*`).
-const F_GETFL: u32 = 3;
-
-/// F_SETFL: set the open file's status flags (O_APPEND, O_NONBLOCK, ...).
-const F_SETFL: u32 = 4;
-
-/// F_DUPFD_CLOEXEC: F_DUPFD, with FD_CLOEXEC on the new descriptor.
-const F_DUPFD_CLOEXEC: u32 = 1030;
+use uapi::fcntl::{
+    F_ADD_SEALS, F_DUPFD_CLOEXEC, F_GETFD, F_GETFL, F_GETPIPE_SZ, F_GET_SEALS, F_OFD_GETLK,
+    F_OFD_SETLK, F_OFD_SETLKW, F_RDLCK, F_SETFD, F_SETFL, F_SETLK, F_SETLKW, F_SETPIPE_SZ, F_UNLCK,
+    F_WRLCK, LOCK_EX, LOCK_NB, LOCK_SH, LOCK_UN,
+};
 
 /// dup(2): a new descriptor, the lowest free, for the file at `fd`,
 /// without FD_CLOEXEC.
@@ -103,10 +93,6 @@ pub fn close_range(first: u32, last: u32, flags: u32) -> SysResult {
 /// flock(2) (Linux: `sys_flock`): LOCK_SH, LOCK_EX or LOCK_UN, with LOCK_NB
 /// EWOULDBLOCK (EAGAIN) rather than waiting; waiting is interruptible.
 pub fn flock(fd: i32, op: u32) -> SysResult {
-    const LOCK_SH: u32 = 1;
-    const LOCK_EX: u32 = 2;
-    const LOCK_NB: u32 = 4;
-    const LOCK_UN: u32 = 8;
     let f = file(fd)?;
     let id = Arc::as_ptr(&f) as usize;
     match op & !LOCK_NB {
@@ -123,42 +109,9 @@ pub fn flock(fd: i32, op: u32) -> SysResult {
     }
 }
 
-/// F_SETLK: take or release a POSIX record lock, failing at once on a
-/// conflict.
-const F_SETLK: u32 = 6;
-
-/// F_SETLKW: F_SETLK, but waiting (interruptibly) for a conflicting lock
-/// to go.
-const F_SETLKW: u32 = 7;
-
-/// F_OFD_GETLK: F_GETLK for a lock owned by the open file, not the
-/// process.
-const F_OFD_GETLK: u32 = 36;
-
-/// F_OFD_SETLK: F_SETLK for a lock owned by the open file.
-const F_OFD_SETLK: u32 = 37;
-
-/// F_OFD_SETLKW: F_SETLKW for a lock owned by the open file.
-const F_OFD_SETLKW: u32 = 38;
-
-/// F_SETPIPE_SZ: set a pipe's capacity.
-const F_SETPIPE_SZ: u32 = 1031;
-
-/// F_GETPIPE_SZ: a pipe's capacity.
-const F_GETPIPE_SZ: u32 = 1032;
-
-/// F_ADD_SEALS: add `F_SEAL_*` seals to a tmpfs file.
-const F_ADD_SEALS: u32 = 1033;
-
-/// F_GET_SEALS: the seals of a tmpfs file.
-const F_GET_SEALS: u32 = 1034;
-
 /// fcntl's record locks (Linux: `fcntl_getlk`, `fcntl_setlk`): POSIX locks
 /// belong to the descriptor table, OFD locks to the open file.
 fn fcntl_lock(f: &Arc<File>, cmd: u32, uarg: usize) -> SysResult {
-    const F_RDLCK: i16 = 0;
-    const F_WRLCK: i16 = 1;
-    const F_UNLCK: i16 = 2;
     let mut fl = Flock::read(uarg)?;
     let ofd = matches!(cmd, F_OFD_GETLK | F_OFD_SETLK | F_OFD_SETLKW);
     if ofd && fl.l_pid != 0 {

@@ -27,6 +27,10 @@ use crate::mm::uaccess::{
 use crate::net::unix::UnixSocket;
 use crate::task::current_process;
 use crate::task::process::Process;
+use uapi::fcntl::{
+    AT_EMPTY_PATH, AT_SYMLINK_NOFOLLOW, FD_CLOEXEC, F_DUPFD, F_GETLK, UTIME_NOW, UTIME_OMIT,
+};
+pub(super) use uapi::fcntl::{AT_FDCWD, O_CLOEXEC};
 use uapi::statfs::Statfs;
 
 pub mod file;
@@ -34,25 +38,6 @@ pub mod namei;
 pub mod open;
 pub mod read_write;
 pub mod stat;
-
-/// AT_FDCWD: a `dirfd` that means the current working directory.
-pub(super) const AT_FDCWD: i32 = -100;
-
-/// AT_SYMLINK_NOFOLLOW: act on a symbolic link at the end of the path
-/// itself, not on what it points to.
-const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
-
-/// AT_EMPTY_PATH: an empty path names `dirfd` itself.
-const AT_EMPTY_PATH: u32 = 0x1000;
-
-/// O_CLOEXEC: the new descriptor gets FD_CLOEXEC.
-pub(super) const O_CLOEXEC: u32 = 0o2000000;
-
-/// F_DUPFD: duplicate to the lowest free descriptor at or above `arg`.
-const F_DUPFD: u32 = 0;
-
-/// FD_CLOEXEC: close the descriptor when the process execs.
-const FD_CLOEXEC: u64 = 1;
 
 /// Most bytes one read/write moves through the kernel buffer at a time.
 const CHUNK: usize = 64 * 1024;
@@ -240,8 +225,6 @@ fn at_inode(dirfd: i32, upath: usize, flags: u32, follow: bool) -> KResult<Arc<I
 /// UTIME_OMIT leaves a time alone; a NULL path means the file `dirfd`
 /// (glibc's futimens).
 pub fn utimensat(dirfd: i32, upath: usize, utimes: usize, flags: u32) -> SysResult {
-    const UTIME_NOW: i64 = (1 << 30) - 1;
-    const UTIME_OMIT: i64 = (1 << 30) - 2;
     if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
         return Err(Errno::EINVAL);
     }
@@ -306,10 +289,6 @@ fn under(dir: &Arc<Inode>, name: &str, inode: &Arc<Inode>) -> bool {
         None => false,
     }
 }
-
-/// F_GETLK: would this POSIX record lock conflict? The answer is the
-/// conflicting lock, or F_UNLCK.
-const F_GETLK: u32 = 5;
 
 /// `struct flock` on arm64: l_type, l_whence (16 bits each), l_start,
 /// l_len, l_pid, padding; 32 bytes.

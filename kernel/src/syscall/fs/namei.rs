@@ -2,9 +2,8 @@
 //! `fs/namei.c`).
 
 use super::*;
-
-/// AT_REMOVEDIR: unlinkat removes a directory, as rmdir(2).
-const AT_REMOVEDIR: u32 = 0x200;
+use uapi::fcntl::{AT_REMOVEDIR, AT_SYMLINK_FOLLOW, RENAME_NOREPLACE};
+use uapi::stat::{S_IFBLK, S_IFSOCK};
 
 /// mkdirat(2): make the directory `upath`, relative to `dirfd`, with
 /// `mode` less the umask.
@@ -32,7 +31,6 @@ pub fn unlinkat(dirfd: i32, upath: usize, flags: u32) -> SysResult {
 /// to `newdir`), replacing what is there unless RENAME_NOREPLACE
 /// (EEXIST); any other flag is EINVAL.
 pub fn renameat2(olddir: i32, uold: usize, newdir: i32, unew: usize, flags: u32) -> SysResult {
-    const RENAME_NOREPLACE: u32 = 1;
     if flags & !RENAME_NOREPLACE != 0 {
         return Err(Errno::EINVAL);
     }
@@ -48,7 +46,6 @@ pub fn renameat2(olddir: i32, uold: usize, newdir: i32, unew: usize, flags: u32)
 /// linkat(2) (Linux: `do_linkat`): the old path's last link is not
 /// followed unless AT_SYMLINK_FOLLOW.
 pub fn linkat(olddir: i32, uold: usize, newdir: i32, unew: usize, flags: u32) -> SysResult {
-    const AT_SYMLINK_FOLLOW: u32 = 0x400;
     if flags & !(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH) != 0 {
         return Err(Errno::EINVAL);
     }
@@ -68,8 +65,6 @@ pub fn symlinkat(utarget: usize, newdir: i32, upath: usize) -> SysResult {
 /// device or socket node (which has no driver or socket behind it here:
 /// opening one is ENXIO); a directory is EPERM, an unknown type EINVAL.
 pub fn mknodat(dirfd: i32, upath: usize, mode: u32, dev: u32) -> SysResult {
-    const S_IFBLK: u32 = 0o060000;
-    const S_IFSOCK: u32 = 0o140000;
     let path = nonempty_path_arg(upath)?;
     let start = start_dir(dirfd, &path)?;
     let perm = masked(mode & 0o7777)?;

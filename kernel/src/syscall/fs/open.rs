@@ -2,6 +2,7 @@
 //! `fs/open.c`; umask(2), whose mask open applies, is `kernel/sys.c`'s).
 
 use super::*;
+use uapi::fcntl::AT_EACCESS;
 
 /// openat(2): open `upath`, relative to `dirfd`, and return a new
 /// descriptor for it (Linux: `do_sys_openat2`). A file O_CREAT makes gets
@@ -45,7 +46,6 @@ pub fn umask(mask: u32) -> SysResult {
 /// `access_override_creds`: the fs ids become the real ones, and the
 /// capabilities are all permitted ones for a real root, none otherwise.
 pub fn faccessat2(dirfd: i32, upath: usize, mode: u32, flags: u32) -> SysResult {
-    const AT_EACCESS: u32 = 0x200;
     if mode & !7 != 0 || flags & !(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
         return Err(Errno::EINVAL);
     }

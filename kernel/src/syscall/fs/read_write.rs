@@ -2,6 +2,7 @@
 //! `fs/read_write.c`; vmsplice(2) from `fs/splice.c`).
 
 use super::*;
+use uapi::fcntl::SPLICE_F_NONBLOCK;
 
 /// Reads through a kernel buffer in chunks, stopping early on a short read.
 fn read_into_user(
@@ -158,9 +159,6 @@ pub fn writev(fd: i32, uiov: usize, count: usize) -> SysResult {
 /// SPLICE_F_MOVE, SPLICE_F_NONBLOCK, SPLICE_F_MORE and SPLICE_F_GIFT: the
 /// flags vmsplice knows (`include/linux/splice.h`).
 const SPLICE_F_ALL: u32 = 0xf;
-
-/// SPLICE_F_NONBLOCK: do not wait for room in the pipe.
-const SPLICE_F_NONBLOCK: u32 = 0x2;
 
 /// vmsplice(2): user memory into a pipe opened for writing, as much as
 /// fits once there is room, or out of one opened for reading, as readv

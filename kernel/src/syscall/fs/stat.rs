@@ -2,6 +2,9 @@
 //! statfs(2) (Linux: `fs/stat.c`, `fs/statfs.c`).
 
 use super::*;
+use uapi::fcntl::{AT_NO_AUTOMOUNT, AT_STATX_SYNC_TYPE};
+use uapi::magic::{PIPEFS_MAGIC, PROC_SUPER_MAGIC, SYSFS_MAGIC, TMPFS_MAGIC};
+use uapi::stat::STATX_BASIC_STATS;
 
 /// Copies `inode`'s `struct stat` to `ustat` in user memory (Linux:
 /// `cp_new_stat`), with a device node's own mode.
@@ -28,7 +31,6 @@ pub fn newfstatat(dirfd: i32, upath: usize, ustat: usize, flags: u32) -> SysResu
 /// The inode fstatat and statx report: `upath` relative to `dirfd` as
 /// `flags` say (Linux: `vfs_statx`'s look-up).
 fn stat_at(dirfd: i32, upath: usize, flags: u32) -> KResult<Arc<Inode>> {
-    const AT_NO_AUTOMOUNT: u32 = 0x800;
     if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT) != 0 {
         return Err(Errno::EINVAL);
     }
@@ -44,15 +46,8 @@ fn stat_at(dirfd: i32, upath: usize, flags: u32) -> KResult<Arc<Inode>> {
     vfs::lookup(&start, &path, flags & AT_SYMLINK_NOFOLLOW == 0)
 }
 
-/// AT_STATX_SYNC_TYPE: statx's two bits of how fresh the answer must be;
-/// both set is EINVAL, any value is the same here (nothing is remote).
-const AT_STATX_SYNC_TYPE: u32 = 0x6000;
-
 /// STATX_RESERVED: a mask bit kept for a bigger `struct statx` (EINVAL).
 const STATX_RESERVED: u32 = 0x8000_0000;
-
-/// STATX_BASIC_STATS: the fields of `struct stat`, all that is filled in.
-const STATX_BASIC_STATS: u32 = 0x7ff;
 
 /// statx(2): the `struct statx` of `upath` relative to `dirfd`, as
 /// fstatat finds it; every basic field, whatever `mask` asks (Linux:
@@ -114,10 +109,6 @@ pub fn readlinkat(dirfd: i32, upath: usize, ubuf: usize, size: usize) -> SysResu
 /// tmpfs, on Linux; pipes are on pipefs; anything else the kernel builds
 /// is /proc, or /sys when it is found under /sys.
 fn statfs_of(inode: &Arc<Inode>) -> Statfs {
-    const TMPFS_MAGIC: u64 = 0x0102_1994;
-    const PROC_SUPER_MAGIC: u64 = 0x9fa0;
-    const SYSFS_MAGIC: u64 = 0x6265_6572;
-    const PIPEFS_MAGIC: u64 = 0x5049_5045;
     const ST_VALID: u64 = 0x20;
     const ST_RELATIME: u64 = 0x1000;
     let base = Statfs {

@@ -43,6 +43,7 @@ use crate::task::process::UserThread;
 use crate::task::{current, Thread};
 
 use pi::PiState;
+use uapi::futex::{FUTEX_OWNER_DIED, FUTEX_TID_MASK, FUTEX_WAITERS, ROBUST_LIST_LIMIT};
 
 /// How many hash buckets waiters are spread over (Linux sizes its
 /// `futex_queues` by the number of CPUs).
@@ -51,13 +52,6 @@ const BUCKETS: usize = 64;
 /// A bitset that matches every other (Linux: `FUTEX_BITSET_MATCH_ANY`),
 /// what plain FUTEX_WAIT and FUTEX_WAKE use.
 pub const MATCH_ANY: u32 = u32::MAX;
-
-/// FUTEX_WAITERS: in a lock word, some thread is waiting for it.
-const FUTEX_WAITERS: u32 = 0x8000_0000;
-/// FUTEX_OWNER_DIED: in a lock word, the holder died without unlocking it.
-const FUTEX_OWNER_DIED: u32 = 0x4000_0000;
-/// FUTEX_TID_MASK: the bits of a lock word that hold the holder's TID.
-const FUTEX_TID_MASK: u32 = 0x3fff_ffff;
 
 /// A futex's name (Linux: `union futex_key`): what it lives in (an
 /// address space or a file, by address) and where in that.
@@ -390,10 +384,6 @@ fn key_at(uaddr: usize, shared: bool) -> KResult<Key> {
     let mm = crate::task::current_mm().ok_or(Errno::EFAULT)?;
     Ok(private_key(&mm, uaddr))
 }
-
-/// Most entries walked in a robust list, so a looped one cannot hang an
-/// exit (Linux: `ROBUST_LIST_LIMIT`).
-const ROBUST_LIST_LIMIT: usize = 2048;
 
 /// [`UserThread::futex_state`]: the thread's futexes are its own.
 pub const FUTEX_STATE_OK: u8 = 0;
