@@ -80,9 +80,10 @@ impl FaultError {
 }
 
 /// Linux: `handle_mm_fault` -> `__handle_mm_fault`: walk down to the PMD,
-/// describe the fault (`VmFault`); on an empty PMD entry map a PMD block if
-/// one fits, on a read-only block take a write (`do_huge_pmd_wp_page`),
-/// else go on to the PTE level.
+/// describe the fault (`VmFault`); on an empty PMD entry map an anonymous
+/// PMD block if one fits, on a read-only block take a write
+/// (`do_huge_pmd_wp_page`), else go on to the PTE level, with the PTE
+/// table unless a file's 2M folio may yet be mapped by a block.
 pub fn handle_mm_fault(
     mm: &Arc<Mm>,
     vma: &Vma,
@@ -103,6 +104,7 @@ pub fn handle_mm_fault(
         access,
         // SAFETY: `pmds` is this mm's, from its own walk.
         pmd: &unsafe { mm.table_at(pmds) }[Level::Pmd.index(addr)],
+        pmds,
         pte: None,
         orig_pte: Pte(0),
     };
@@ -112,21 +114,45 @@ pub fn handle_mm_fault(
             return done;
         }
     }
-    let Some(table) = pgtable::table_below(&mut mem, pmds, Level::Pmd, addr, Alloc::IfMissing)
-    else {
-        // A PMD block another thread just installed or is changing, or
-        // no memory.
-        let filled = !Pte(vmf.pmd.load(Ordering::Acquire)).is_none();
-        return if filled { Ok(()) } else { Err(FaultError::Oom) };
-    };
-    // SAFETY: `table` is this mm's, from its own walk.
-    vmf.pte = Some(unsafe { mm.table_at(table) });
+    // Where a file fault may still map a PMD block, the PTE table waits
+    // for `finish_fault` (Linux: `vmf->pte` stays NULL).
+    let block_may_fit = pmd.is_none() && pmd_block_fits(&vmf);
+    if !block_may_fit && !pte_alloc(&mut vmf)? {
+        return Ok(()); // a block another thread installed meanwhile
+    }
     handle_pte_fault(&mut vmf)
 }
 
+/// Finds or installs the PTE table under the fault's PMD entry (Linux:
+/// `pte_alloc`). Ok(false): the entry became a PMD block meanwhile
+/// (another thread's fault, or a block being changed), and the access
+/// should simply run again.
+#[inline(always)] // every fault comes this way: no call of its own
+pub fn pte_alloc(vmf: &mut VmFault) -> Result<bool, FaultError> {
+    let mut mem: &Mm = vmf.mm;
+    let below = pgtable::table_below(
+        &mut mem,
+        vmf.pmds,
+        Level::Pmd,
+        vmf.address,
+        Alloc::IfMissing,
+    );
+    let Some(table) = below else {
+        let filled = !Pte(vmf.pmd.load(Ordering::Acquire)).is_none();
+        return if filled {
+            Ok(false)
+        } else {
+            Err(FaultError::Oom)
+        };
+    };
+    // SAFETY: `table` is this mm's, from its own walk.
+    vmf.pte = Some(unsafe { vmf.mm.table_at(table) });
+    Ok(true)
+}
+
 /// The fault's level-2 entry `pmd` is no table (Linux: the PMD half of
-/// `__handle_mm_fault`): if empty, map a PMD block where one fits
-/// (anonymous memory, or a shared file's 2M folio); a write to a
+/// `__handle_mm_fault`): if empty, map an anonymous PMD block where one
+/// fits (a file's waits for its folio: `finish_fault`); a write to a
 /// read-only block copies or reuses it (`do_huge_pmd_wp_page`); any other
 /// fault on a block is spurious, or the block is being changed (an invalid
 /// entry), and the access retries. None: go on to the PTE level. Kept out
@@ -134,9 +160,11 @@ pub fn handle_mm_fault(
 #[inline(never)]
 fn handle_pmd_fault(vmf: &VmFault, pmd: Pte) -> Option<Result<(), FaultError>> {
     if pmd.is_none() {
+        // A file's block is `finish_fault`'s to map, once `->fault` has
+        // found the folio (Linux: shmem has no `huge_fault`).
         return match vmf.vma.file {
             None => do_huge_pmd_anonymous_page(vmf),
-            Some(_) => do_set_pmd(vmf),
+            Some(_) => None,
         };
     }
     if !pmd.is_valid() || vmf.access != Access::Write || pmd.prot().is_writable() {
@@ -149,7 +177,10 @@ fn handle_pmd_fault(vmf: &VmFault, pmd: Pte) -> Option<Result<(), FaultError>> {
 /// entry is a first touch (`do_pte_missing`: anonymous memory, or a file's
 /// `do_fault`), a read-only one under a write is copy-on-write.
 fn handle_pte_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
-    vmf.orig_pte = ptep_get(vmf.table(), Level::Pte.index(vmf.address));
+    let Some(table) = vmf.pte else {
+        return do_fault(vmf); // no table yet: a file's first touch
+    };
+    vmf.orig_pte = ptep_get(table, Level::Pte.index(vmf.address));
     if vmf.orig_pte.is_none() {
         return match vmf.vma.file {
             None => do_anonymous_page(vmf),
@@ -163,40 +194,36 @@ fn handle_pte_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
     Ok(())
 }
 
-/// Maps a whole PMD-sized page-cache folio with one block when the fault
-/// lands in a 2M-aligned range a shared file VMA covers, at a file offset
-/// where such a folio starts (Linux: `do_set_pmd`, from `finish_fault`).
-/// The fault's folio is found or allocated first, so a hole in an empty
-/// 2M range of a file whose policy allows 2M gets a 2M folio and is mapped
-/// by the one block. None: the folio is smaller, or the block is not
-/// possible here: map pages. We do it for shared mappings only, where no
-/// write ever needs a private copy.
-fn do_set_pmd(vmf: &VmFault) -> Option<Result<(), FaultError>> {
+/// May a shared file's 2M folio be mapped by one PMD block at this fault
+/// (Linux: `thp_vma_suitable_order` for `PMD_ORDER`)? The 2M-aligned range
+/// around the address lies in the VMA, at a file offset where such a
+/// folio starts. We do it for shared mappings only, where no write ever
+/// needs a private copy.
+fn pmd_block_fits(vmf: &VmFault) -> bool {
     let (vma, range) = (vmf.vma, &vmf.range);
     let haddr = vmf.address & !(PMD_SIZE - 1);
-    if vma.file.is_none() || !vma.is_shared() || haddr < range.start || haddr + PMD_SIZE > range.end
-    {
-        return None;
-    }
     let nr = (PMD_SIZE / PAGE_SIZE) as u64;
-    if !vma.pgoff_of(range.start, haddr).is_multiple_of(nr) {
-        return None;
-    }
-    // The fault's own folio, found or allocated as large as the policy
-    // allows (Linux's order: `__do_fault`, then `finish_fault` on a none
-    // PMD). A shmem folio may reach past i_size and still map whole (Linux's
-    // shmem exception): its tail reads as zeros rather than SIGBUS.
-    let (folio, page) = match __do_fault(vmf) {
-        Ok(found) => found,
-        Err(e) => return Some(Err(e)),
-    };
-    if folio.nr_pages() as u64 != nr || page != (vmf.address - haddr) / PAGE_SIZE {
+    vma.file.is_some()
+        && vma.is_shared()
+        && haddr >= range.start
+        && haddr + PMD_SIZE <= range.end
+        && vma.pgoff_of(range.start, haddr).is_multiple_of(nr)
+}
+
+/// Maps all of `folio`, the fault's 2M page-cache folio, with one block
+/// in the empty PMD entry (Linux: `do_set_pmd`, from `finish_fault`).
+/// None: the folio is not the 2M-aligned one the block needs, so map
+/// pages. A shmem folio may reach past i_size and still map whole
+/// (Linux's shmem exception): its tail reads as zeros rather than SIGBUS.
+pub fn do_set_pmd(vmf: &VmFault, folio: &Folio, page: usize) -> Option<Result<(), FaultError>> {
+    let haddr = vmf.address & !(PMD_SIZE - 1);
+    if folio.order() != PMD_ORDER || page != (vmf.address - haddr) / PAGE_SIZE {
         return None;
     }
     folio.mark_dirty();
     let _ptl = vmf.mm.page_table_lock.lock();
     if folio.is_cached() && vmf.pmd.load(Ordering::Acquire) == 0 {
-        set_pmd(vmf.pmd, folio, vma.page_prot(false));
+        set_pmd(vmf.pmd, folio.clone(), vmf.vma.page_prot(false));
     }
     Some(Ok(()))
 }
@@ -210,10 +237,22 @@ pub static FINISH_FAULT_MULTI: AtomicBool = AtomicBool::new(true);
 /// Maps page `page` of `folio` at the fault's address and, if allowed, the
 /// largest range of the folio around it inside `allowed` (the VMA, or the
 /// folio itself), the PMD and the run of empty entries (Linux:
-/// `finish_fault` after seed 000). The run is found without the lock and
-/// re-checked under it; if another thread filled the faulting entry first
-/// there is nothing to do.
-fn finish_fault(vmf: &VmFault, allowed: Range<usize>, folio: Folio, page: usize) {
+/// `finish_fault` after seed 000). With no PTE table yet, a 2M folio is
+/// mapped by one PMD block (`do_set_pmd`) and anything else gets its
+/// table first. The run is found without the lock and re-checked under
+/// it; if another thread filled the faulting entry first there is
+/// nothing to do.
+fn finish_fault(
+    vmf: &mut VmFault,
+    allowed: Range<usize>,
+    folio: Folio,
+    page: usize,
+) -> Result<(), FaultError> {
+    if vmf.pte.is_none() {
+        if let Some(done) = finish_fault_pmd_none(vmf, &folio, page) {
+            return done;
+        }
+    }
     let (table, addr) = (vmf.table(), vmf.address);
     let folio_start = addr - page * PAGE_SIZE;
     // The switch is seed 000's, about a folio the fault found; a new
@@ -237,7 +276,7 @@ fn finish_fault(vmf: &VmFault, allowed: Range<usize>, folio: Folio, page: usize)
     };
     let _ptl = vmf.ptl();
     if !folio.is_anon() && !folio.is_cached() {
-        return; // truncated since we found it: the access faults again
+        return Ok(()); // truncated since we found it: the access faults again
     }
     let run = if all_none(table, run.clone()) {
         run
@@ -249,6 +288,28 @@ fn finish_fault(vmf: &VmFault, allowed: Range<usize>, folio: Folio, page: usize)
         let nr = run.len() / PAGE_SIZE;
         set_pte_range(vmf, &folio, first, nr, run.start);
         mmu::publish_table_writes();
+    }
+    Ok(())
+}
+
+/// `finish_fault` with no PTE table yet (Linux: its `pmd_none` branch):
+/// a 2M folio is mapped by one block (`do_set_pmd`), and for anything
+/// else the table is made. None: go on and map PTEs. Out of line: the
+/// first fault in a 2M range of a file comes here, no other.
+#[cold]
+#[inline(never)]
+fn finish_fault_pmd_none(
+    vmf: &mut VmFault,
+    folio: &Folio,
+    page: usize,
+) -> Option<Result<(), FaultError>> {
+    if let Some(done) = do_set_pmd(vmf, folio, page) {
+        return Some(done);
+    }
+    match pte_alloc(vmf) {
+        Ok(true) => None,
+        Ok(false) => Some(Ok(())), // a block another thread installed meanwhile
+        Err(e) => Some(Err(e)),
     }
 }
 
@@ -267,9 +328,9 @@ fn all_none(table: &PageTable, range: Range<usize>) -> bool {
 
 /// `finish_fault` for a fault that maps exactly one page: anonymous memory
 /// and private copies.
-fn finish_fault_one(vmf: &VmFault, folio: Folio) {
+fn finish_fault_one(vmf: &mut VmFault, folio: Folio) -> Result<(), FaultError> {
     let one = vmf.address..vmf.address + PAGE_SIZE;
-    finish_fault(vmf, one, folio, 0);
+    finish_fault(vmf, one, folio, 0)
 }
 
 /// First touch of anonymous memory: a new zeroed folio, as large as the
@@ -280,7 +341,7 @@ fn finish_fault_one(vmf: &VmFault, folio: Folio) {
 /// contiguous block. Where we simplify: a copy-on-write of a large
 /// anonymous folio copies one page at a time and never reuses the folio in
 /// place.
-fn do_anonymous_page(vmf: &VmFault) -> Result<(), FaultError> {
+fn do_anonymous_page(vmf: &mut VmFault) -> Result<(), FaultError> {
     let (vma, addr) = (vmf.vma, vmf.address);
     vma.anon_vma.prepare();
     // PMD-sized folios are `do_huge_pmd_anonymous_page`'s, mapped by a block.
@@ -302,13 +363,11 @@ fn do_anonymous_page(vmf: &VmFault) -> Result<(), FaultError> {
         vmstat::MTHP_ANON_FAULT_ALLOC[order as usize].inc();
         folio.mark_anon();
         let page = (addr - start) / PAGE_SIZE;
-        finish_fault(vmf, start..start + size, folio, page);
-        return Ok(());
+        return finish_fault(vmf, start..start + size, folio, page);
     }
     let folio = Folio::alloc(0).ok_or(FaultError::Oom)?;
     folio.mark_anon();
-    finish_fault_one(vmf, folio);
-    Ok(())
+    finish_fault_one(vmf, folio)
 }
 
 /// First touch of anonymous memory in a 2M the VMA covers and whose PMD
@@ -378,7 +437,7 @@ fn do_huge_pmd_wp_page(vmf: &VmFault, orig: Pte) -> Option<Result<(), FaultError
 /// page cache around it (`do_read_fault`), a write to a private mapping
 /// gets its own copy (`do_cow_fault`), a write to a shared one maps the
 /// page-cache page writable (`do_shared_fault`).
-fn do_fault(vmf: &VmFault) -> Result<(), FaultError> {
+fn do_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
     match vmf.access {
         Access::Write if !vmf.vma.is_shared() => do_cow_fault(vmf),
         Access::Write => do_shared_fault(vmf),
@@ -395,7 +454,7 @@ fn __do_fault(vmf: &VmFault) -> Result<(Folio, usize), FaultError> {
 
 /// A write to a page of a shared file mapping: map the page-cache page
 /// itself, writable (Linux: `do_shared_fault`).
-fn do_shared_fault(vmf: &VmFault) -> Result<(), FaultError> {
+fn do_shared_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
     map_file_page(vmf)
 }
 
@@ -403,13 +462,13 @@ fn do_shared_fault(vmf: &VmFault) -> Result<(), FaultError> {
 /// much of its folio as may be (dirty, where the mapping is writable: a
 /// shared one). `do_shared_fault`'s work, and `do_read_fault`'s when
 /// fault-around did not map the page.
-fn map_file_page(vmf: &VmFault) -> Result<(), FaultError> {
+fn map_file_page(vmf: &mut VmFault) -> Result<(), FaultError> {
     let (folio, page) = __do_fault(vmf)?;
     if vmf.vma.page_prot(false).is_writable() {
         folio.mark_dirty(); // a shared page mapped writable
     }
-    finish_fault(vmf, vmf.range.clone(), folio, page);
-    Ok(())
+    let vma_range = vmf.range.clone();
+    finish_fault(vmf, vma_range, folio, page)
 }
 
 /// Bytes around a read fault to map from the page cache (Linux:
@@ -420,10 +479,15 @@ pub static FAULT_AROUND_BYTES: AtomicUsize = AtomicUsize::new(64 * 1024);
 /// A read fault on a file: first map what the page cache already holds
 /// around it (fault-around), then, if that did not cover the faulting
 /// page, fault it in and map it (Linux: `do_read_fault`).
-fn do_read_fault(vmf: &VmFault) -> Result<(), FaultError> {
+fn do_read_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
     if FAULT_AROUND_BYTES.load(Ordering::Relaxed) > PAGE_SIZE {
         do_fault_around(vmf);
-        if vmf.table()[Level::Pte.index(vmf.address)].load(Ordering::Acquire) != 0 {
+        // Mapped by a block, or its entry filled: done.
+        let mapped = match vmf.pte {
+            Some(table) => table[Level::Pte.index(vmf.address)].load(Ordering::Acquire) != 0,
+            None => Pte(vmf.pmd.load(Ordering::Acquire)).is_valid(),
+        };
+        if mapped {
             return Ok(());
         }
     }
@@ -434,7 +498,7 @@ fn do_read_fault(vmf: &VmFault) -> Result<(), FaultError> {
 /// aligned around the address, cut to the VMA and the page table, as file
 /// pages for the file's `->map_pages` (tmpfs's: `filemap_map_pages`).
 #[inline(never)] // its loop keeps its registers, whatever handle_mm_fault holds
-fn do_fault_around(vmf: &VmFault) {
+fn do_fault_around(vmf: &mut VmFault) {
     let Some(ops) = vmf.vma.vm_ops() else {
         return;
     };
@@ -462,12 +526,11 @@ fn copy_page(src: &Folio, page: usize) -> Result<Folio, FaultError> {
 
 /// Write to a not-yet-mapped page of a private file mapping: copy the
 /// file's page into a new private page (Linux: `do_cow_fault`).
-fn do_cow_fault(vmf: &VmFault) -> Result<(), FaultError> {
+fn do_cow_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
     vmf.vma.anon_vma.prepare();
     let (folio, page) = __do_fault(vmf)?;
     let copy = copy_page(&folio, page)?;
-    finish_fault_one(vmf, copy);
-    Ok(())
+    finish_fault_one(vmf, copy)
 }
 
 /// Write to a present read-only page of a writable VMA: copy-on-write

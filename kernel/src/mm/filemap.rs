@@ -13,6 +13,7 @@ use alloc::vec::Vec;
 
 use crate::arch::mmu;
 use crate::mm::addr::{PAGE_SHIFT, PAGE_SIZE};
+use crate::mm::fault::{do_set_pmd, pte_alloc};
 use crate::mm::fault_range::none_run;
 use crate::mm::folio::Folio;
 use crate::mm::folio_index::FolioIndex;
@@ -266,13 +267,30 @@ impl AddressSpace {
     }
 }
 
+/// Fault-around with no PTE table under the fault's PMD entry yet (Linux:
+/// `filemap_map_pmd`): the fault's page cached in an uptodate 2M folio is
+/// mapped by one block (`do_set_pmd`); otherwise the table is made for
+/// the PTEs. False: nothing more to map here.
+#[cold]
+fn filemap_map_pmd(vmf: &mut VmFault, mapping: &AddressSpace) -> bool {
+    if let Some((folio, page)) = mapping.get_folio(vmf.pgoff) {
+        if folio.is_uptodate() && do_set_pmd(vmf, &folio, page).is_some() {
+            return false;
+        }
+    }
+    pte_alloc(vmf) == Ok(true)
+}
+
 /// Maps the cached, uptodate pages of `mapping` among file pages
 /// `start..=end` onto the fault's empty entries, a folio's worth at a time,
 /// allocating and reading nothing (Linux: `filemap_map_pages`, fault-around's
 /// `vm_ops->map_pages`). One walk of the page cache and one hold of the
 /// page table's lock cover the whole window. The caller has cut `end` at
 /// the end of the file and of the window.
-pub fn filemap_map_pages(vmf: &VmFault, mapping: &AddressSpace, start: u64, end: u64) {
+pub fn filemap_map_pages(vmf: &mut VmFault, mapping: &AddressSpace, start: u64, end: u64) {
+    if vmf.pte.is_none() && !filemap_map_pmd(vmf, mapping) {
+        return;
+    }
     let (vma, range, table) = (vmf.vma, &vmf.range, vmf.table());
     // A shared page mapped writable is dirty from now on.
     let dirty = vma.page_prot(false).is_writable();

@@ -13,6 +13,7 @@ use core::ops::Range;
 use core::sync::atomic::AtomicU64;
 
 use crate::arch::desc::Pte;
+use crate::mm::addr::PhysAddr;
 use crate::mm::fault::Access;
 use crate::mm::mm_struct::Mm;
 use crate::mm::pgtable::PageTable;
@@ -38,8 +39,12 @@ pub struct VmFault<'a> {
     pub access: Access,
     /// The level-2 entry covering `address` (Linux: `vmf->pmd`).
     pub pmd: &'a AtomicU64,
-    /// The PTE table under `pmd`, once `handle_pte_fault` has one (Linux:
-    /// `vmf->pte`, after `pte_offset_map`).
+    /// The table holding `pmd`, for installing a PTE table under it (Linux
+    /// finds it from `vmf->pmd`).
+    pub pmds: PhysAddr,
+    /// The PTE table under `pmd` (Linux: `vmf->pte`, after
+    /// `pte_offset_map`); None while the entry is none and a file fault may
+    /// still map a PMD block there (`finish_fault` decides).
     pub pte: Option<&'a PageTable>,
     /// The entry for `address` as first read, without the lock (Linux:
     /// `vmf->orig_pte`); handlers read it again under the lock.
@@ -47,7 +52,8 @@ pub struct VmFault<'a> {
 }
 
 impl<'a> VmFault<'a> {
-    /// The PTE table; every handler below `handle_pte_fault` has one.
+    /// The PTE table; every handler that looks at entries has one (only
+    /// `do_fault`'s way to `finish_fault` may start without).
     pub fn table(&self) -> &'a PageTable {
         self.pte.expect("a PTE-level fault has its table")
     }

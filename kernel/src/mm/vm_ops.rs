@@ -21,5 +21,5 @@ pub trait VmOperations {
     /// Maps what the page cache already holds of file pages `start..=end`
     /// onto the fault's empty entries, reading nothing (Linux:
     /// `vm_ops->map_pages`, fault-around's).
-    fn map_pages(&self, vmf: &VmFault, start: u64, end: u64);
+    fn map_pages(&self, vmf: &mut VmFault, start: u64, end: u64);
 }

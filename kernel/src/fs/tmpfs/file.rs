@@ -549,7 +549,7 @@ impl VmOperations for ShmemFile {
         shmem_fault(self, vmf)
     }
 
-    fn map_pages(&self, vmf: &VmFault, start: u64, end: u64) {
+    fn map_pages(&self, vmf: &mut VmFault, start: u64, end: u64) {
         exec_readahead(self, vmf);
         // Pages past the end of the file must fault, and SIGBUS.
         let last = self.size().div_ceil(PAGE_SIZE as u64);
