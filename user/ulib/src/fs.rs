@@ -7,7 +7,6 @@ use crate::sys::*;
 use crate::syscall;
 use core::ffi::CStr;
 use core::marker::PhantomData;
-use core::mem::size_of;
 pub use uapi::dirent::{DT_DIR, DT_REG};
 pub use uapi::fcntl::{
     AT_EMPTY_PATH, AT_FDCWD, AT_REMOVEDIR, FALLOC_FL_KEEP_SIZE, F_DUPFD, F_DUPFD_CLOEXEC, F_GETFD,
@@ -28,33 +27,8 @@ pub const FD_CLOEXEC: usize = uapi::fcntl::FD_CLOEXEC as usize;
 
 // getdents64 d_type values.
 
-/// `struct stat` as arm64 Linux fills it (asm-generic/stat.h).
-#[repr(C)]
-#[derive(Clone, Copy, Default, Debug)]
-pub struct Stat {
-    pub st_dev: u64,
-    pub st_ino: u64,
-    pub st_mode: u32,
-    pub st_nlink: u32,
-    pub st_uid: u32,
-    pub st_gid: u32,
-    pub st_rdev: u64,
-    __pad1: u64,
-    pub st_size: i64,
-    pub st_blksize: i32,
-    __pad2: i32,
-    /// In 512-byte units, whatever st_blksize is.
-    pub st_blocks: i64,
-    pub st_atime: i64,
-    pub st_atime_nsec: u64,
-    pub st_mtime: i64,
-    pub st_mtime_nsec: u64,
-    pub st_ctime: i64,
-    pub st_ctime_nsec: u64,
-    __unused: [u32; 2],
-}
-
-const _: () = assert!(size_of::<Stat>() == 128);
+/// `struct stat`, as the kernel fills it.
+pub use uapi::stat::Stat;
 
 /// One buffer of a writev(2): `struct iovec` borrowing a slice.
 #[repr(C)]
