@@ -18,7 +18,14 @@
 /// # Safety
 /// Every bit pattern must be a valid value, and the type must have no
 /// padding that could leak kernel memory.
-pub unsafe trait Pod: Copy {}
+pub unsafe trait Pod: Copy {
+    /// The value's bytes, as user memory gets them.
+    fn as_bytes(&self) -> &[u8] {
+        // SAFETY: a Pod value has no padding, so all its bytes are
+        // initialised; the slice borrows the value.
+        unsafe { core::slice::from_raw_parts(self as *const Self as *const u8, size_of::<Self>()) }
+    }
+}
 // SAFETY: integers have no invalid values and no padding.
 unsafe impl Pod for u8 {}
 // SAFETY: as for u8.
@@ -70,6 +77,7 @@ pub mod rtc;
 pub mod sched;
 pub mod shm;
 pub mod signal;
+pub mod signalfd;
 pub mod socket;
 pub mod stat;
 pub mod statfs;

@@ -11,9 +11,11 @@ use crate::errno::{Errno, KResult};
 use crate::fs::device::Device;
 use crate::fs::poll::{PollWaiter, POLLIN};
 use crate::task::signal_abi::{SigFields, SigInfo, SIG_KERNEL_ONLY_MASK};
+use uapi::signalfd::SignalfdSiginfo;
+use uapi::Pod;
 
-/// Bytes of one `struct signalfd_siginfo` (`include/uapi/linux/signalfd.h`).
-pub const SIGNALFD_SIGINFO_SIZE: usize = 128;
+/// Bytes of one `struct signalfd_siginfo`.
+pub const SIGNALFD_SIGINFO_SIZE: usize = size_of::<SignalfdSiginfo>();
 
 /// One signalfd (Linux: `struct signalfd_ctx`): the signals it takes.
 pub struct SignalFd {
@@ -59,21 +61,20 @@ impl SignalFd {
 
 /// A `struct signalfd_siginfo` from a dequeued signal (Linux:
 /// `signalfd_copyinfo`).
-fn siginfo_bytes(info: &SigInfo) -> [u8; SIGNALFD_SIGINFO_SIZE] {
-    let mut b = [0u8; SIGNALFD_SIGINFO_SIZE];
-    b[0..4].copy_from_slice(&info.signo.to_ne_bytes());
-    b[8..12].copy_from_slice(&info.code.to_ne_bytes());
+fn signalfd_copyinfo(info: &SigInfo) -> SignalfdSiginfo {
+    let mut out = SignalfdSiginfo {
+        ssi_signo: info.signo,
+        ssi_code: info.code,
+        ..SignalfdSiginfo::default()
+    };
     match info.fields {
         SigFields::Kill { pid, uid } => {
-            b[12..16].copy_from_slice(&pid.to_ne_bytes());
-            b[16..20].copy_from_slice(&uid.to_ne_bytes());
+            (out.ssi_pid, out.ssi_uid) = (pid as u32, uid);
         }
-        SigFields::Fault { addr } => b[72..80].copy_from_slice(&addr.to_ne_bytes()),
+        SigFields::Fault { addr } => out.ssi_addr = addr,
         SigFields::Rt { pid, uid, value } => {
-            b[12..16].copy_from_slice(&pid.to_ne_bytes());
-            b[16..20].copy_from_slice(&uid.to_ne_bytes());
-            b[44..48].copy_from_slice(&(value as i32).to_ne_bytes());
-            b[48..56].copy_from_slice(&value.to_ne_bytes());
+            (out.ssi_pid, out.ssi_uid) = (pid as u32, uid);
+            (out.ssi_int, out.ssi_ptr) = (value as i32, value);
         }
         SigFields::Child {
             pid,
@@ -82,24 +83,19 @@ fn siginfo_bytes(info: &SigInfo) -> [u8; SIGNALFD_SIGINFO_SIZE] {
             utime,
             stime,
         } => {
-            b[12..16].copy_from_slice(&pid.to_ne_bytes());
-            b[16..20].copy_from_slice(&uid.to_ne_bytes());
-            b[40..44].copy_from_slice(&status.to_ne_bytes());
-            b[56..64].copy_from_slice(&utime.to_ne_bytes());
-            b[64..72].copy_from_slice(&stime.to_ne_bytes());
+            (out.ssi_pid, out.ssi_uid, out.ssi_status) = (pid as u32, uid, status);
+            (out.ssi_utime, out.ssi_stime) = (utime as u64, stime as u64);
         }
         SigFields::Timer {
             tid,
             overrun,
             value,
         } => {
-            b[24..28].copy_from_slice(&tid.to_ne_bytes());
-            b[32..36].copy_from_slice(&overrun.to_ne_bytes());
-            b[44..48].copy_from_slice(&(value as i32).to_ne_bytes());
-            b[48..56].copy_from_slice(&value.to_ne_bytes());
+            (out.ssi_tid, out.ssi_overrun) = (tid as u32, overrun as u32);
+            (out.ssi_int, out.ssi_ptr) = (value as i32, value);
         }
     }
-    b
+    out
 }
 
 impl Device for SignalFd {
@@ -131,7 +127,8 @@ impl Device for SignalFd {
                 continue;
             };
             let at = n * SIGNALFD_SIGINFO_SIZE;
-            buf[at..at + SIGNALFD_SIGINFO_SIZE].copy_from_slice(&siginfo_bytes(&info));
+            let record = signalfd_copyinfo(&info);
+            buf[at..at + SIGNALFD_SIGINFO_SIZE].copy_from_slice(record.as_bytes());
             n += 1;
         }
         Ok(n * SIGNALFD_SIGINFO_SIZE)

@@ -155,11 +155,7 @@ pub fn read_user<T: Pod>(src: usize) -> KResult<T> {
 
 /// Writes a `T` to user memory (Linux: `put_user`).
 pub fn write_user<T: Pod>(dst: usize, value: &T) -> KResult<()> {
-    // SAFETY: Pod types have no padding to leak.
-    let bytes = unsafe {
-        core::slice::from_raw_parts(value as *const T as *const u8, core::mem::size_of::<T>())
-    };
-    copy_to_user(dst, bytes)
+    copy_to_user(dst, value.as_bytes())
 }
 
 /// A NUL-terminated name or path from user memory, at most `max` bytes
