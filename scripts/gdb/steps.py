@@ -11,6 +11,10 @@ import gdb
 command = globals().get("STEP_COMMAND", "step")
 limit = 1000
 gdb.execute("set pagination off")
+# Step the fault's CPU alone: with the others running, a step that runs
+# over a skipped helper may stop on another CPU in its timer interrupt and
+# follow that instead.
+gdb.execute("set scheduler-locking step")
 gdb.execute("break kernel_main")
 gdb.execute("continue")
 gdb.execute("fl-break-fault 0xfffefffe0000")
