@@ -239,9 +239,8 @@ pub static FINISH_FAULT_MULTI: AtomicBool = AtomicBool::new(true);
 /// folio itself), the PMD and the run of empty entries (Linux:
 /// `finish_fault` after seed 000). With no PTE table yet, a 2M folio is
 /// mapped by one PMD block (`do_set_pmd`) and anything else gets its
-/// table first. The run is found without the lock and re-checked under
-/// it; if another thread filled the faulting entry first there is
-/// nothing to do.
+/// table first. The run is found under the table's lock; if another
+/// thread filled the faulting entry first there is nothing to do.
 fn finish_fault(
     vmf: &mut VmFault,
     allowed: Range<usize>,
@@ -268,20 +267,16 @@ fn finish_fault(
         addr..addr + PAGE_SIZE
     };
     let none = |va| table[Level::Pte.index(va)].load(Ordering::Relaxed) == 0;
-    // Most often every entry is empty: one quick look says so.
-    let run = if all_none(table, range.clone()) {
-        range
-    } else {
-        none_run(range, addr, none)
-    };
     let _ptl = vmf.ptl();
     if !folio.is_anon() && !folio.is_cached() {
         return Ok(()); // truncated since we found it: the access faults again
     }
-    let run = if all_none(table, run.clone()) {
-        run
+    // Most often every entry is empty: one look, under the lock, says so
+    // (Linux: `pte_range_none`); else the run of empty ones around `addr`.
+    let run = if all_none(table, range.clone()) {
+        range
     } else {
-        none_run(addr..addr + PAGE_SIZE, addr, none)
+        none_run(range, addr, none)
     };
     if !run.is_empty() {
         let first = page - (addr - run.start) / PAGE_SIZE;
