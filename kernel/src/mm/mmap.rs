@@ -207,7 +207,7 @@ pub fn mmap(
         },
     };
     if flags & MAP_NORESERVE != 0 {
-        vma.flags |= VM_NORESERVE;
+        vma.set_flags(vma.flags | VM_NORESERVE);
     }
     let vm_flags = vma.flags;
     let detached = mmap_region(mm, &mut map, start, end, vma)?;
@@ -339,7 +339,7 @@ fn mmap_region<'a>(
         if !enough_memory(end - start) {
             return Err(Errno::ENOMEM);
         }
-        vma.flags |= VM_ACCOUNT;
+        vma.set_flags(vma.flags | VM_ACCOUNT);
     }
     let mut detached = None;
     if map.vmas.overlaps(start, end) {

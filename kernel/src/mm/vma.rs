@@ -159,7 +159,8 @@ pub struct Vma {
     /// Held by faults that run without `mmap_lock`.
     pub lock: VmaLock,
     /// What `page_prot` answers, kept in step with `flags` by `new` and
-    /// `set_flags` (Linux: `vm_page_prot`, made by `vm_get_page_prot`).
+    /// `set_flags`, through which every change of `flags` goes (Linux:
+    /// `vm_page_prot`, made by `vm_get_page_prot`).
     page_prot: [PgProt; 2],
 }
 
@@ -189,7 +190,7 @@ impl Vma {
     /// pages start read-only unless they are the process's own copy.
     #[inline]
     pub fn page_prot(&self, own_copy: bool) -> PgProt {
-        debug_assert!(self.page_prot[1] == vm_get_page_prot(self.flags, true));
+        debug_assert!(self.page_prot == [false, true].map(|own| vm_get_page_prot(self.flags, own)));
         self.page_prot[usize::from(own_copy)]
     }
 
@@ -240,11 +241,12 @@ impl Vma {
             0 => self.anon_vma.clone(),
             _ => AnonVma::default(),
         };
-        Some(Vma {
-            flags: self.flags & !VM_LOCKED_MASK,
+        let mut child = Vma {
             anon_vma,
             ..self.clone()
-        })
+        };
+        child.set_flags(self.flags & !VM_LOCKED_MASK);
+        Some(child)
     }
 
     /// The operations of the VMA's file (Linux: `vma->vm_ops`): None for
