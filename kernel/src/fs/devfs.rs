@@ -19,6 +19,8 @@ use alloc::sync::Arc;
 use super::device::Device;
 use super::vfs::{Inode, InodeKind, S_IFCHR, S_IFLNK};
 use crate::errno::{Errno, KResult};
+use crate::mm::heap::BOUNCE_MAX;
+use crate::mm::uaccess::{ReadDest, WriteSource};
 
 /// `/dev/null`, `/dev/zero` and `/dev/full` (Linux: `null_fops`,
 /// `zero_fops`, `full_fops`), and the random ones (`random_fops`).
@@ -54,6 +56,27 @@ impl Device for Mem {
             // Writes to the random devices mix into the pool in Linux;
             // here they are accepted and dropped.
             _ => Ok(data.len()),
+        }
+    }
+    /// Zeros straight into user memory, end of file for /dev/null (Linux:
+    /// `read_iter_zero`, `read_iter_null`).
+    fn read_iter(&self, mut dst: ReadDest, nonblock: bool) -> KResult<usize> {
+        match self {
+            Mem::Null => Ok(0),
+            Mem::Zero | Mem::Full => match (dst.len(), dst.zero(0, dst.len())) {
+                (0, _) => Ok(0),
+                (_, 0) => Err(Errno::EFAULT),
+                (_, n) => Ok(n),
+            },
+            Mem::Random => dst.with_buffer(BOUNCE_MAX, |buf| self.read(buf, nonblock)),
+        }
+    }
+    /// /dev/null and /dev/zero take a write without reading it (Linux:
+    /// `write_iter_null`).
+    fn write_iter(&self, src: WriteSource, _nonblock: bool) -> KResult<usize> {
+        match self {
+            Mem::Full => Err(Errno::ENOSPC),
+            _ => Ok(src.len()),
         }
     }
     fn maps_anonymous_memory(&self) -> bool {

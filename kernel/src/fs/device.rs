@@ -15,6 +15,8 @@ use crate::fs::poll::{
 };
 use crate::fs::vfs::{O_ACCMODE, O_RDONLY, O_WRONLY};
 use crate::mm::addr::PAGE_SIZE;
+use crate::mm::heap::BOUNCE_MAX;
+use crate::mm::uaccess::{ReadDest, WriteSource};
 use crate::sync::SpinLock;
 pub use uapi::ioctls::FIONREAD;
 
@@ -47,6 +49,31 @@ pub trait Device: AsAny + Send + Sync {
     /// Writes from `data`, returning how many bytes were taken; a short count
     /// is allowed. `nonblock`: O_NONBLOCK, EAGAIN instead of waiting.
     fn write(&self, data: &[u8], nonblock: bool) -> KResult<usize>;
+    /// Reads into `dst`, which may be user memory (Linux:
+    /// `file_operations.read_iter`). Default: `read` into a kernel buffer
+    /// of at most `BOUNCE_MAX` bytes, then a copy.
+    fn read_iter(&self, dst: ReadDest, nonblock: bool) -> KResult<usize> {
+        dst.with_buffer(BOUNCE_MAX, |buf| self.read(buf, nonblock))
+    }
+    /// Writes from `src`, which may be user memory (Linux:
+    /// `file_operations.write_iter`). Default: `write` from a kernel
+    /// buffer, `BOUNCE_MAX` bytes at a time, until a short write.
+    fn write_iter(&self, src: WriteSource, nonblock: bool) -> KResult<usize> {
+        let mut done = 0;
+        while done < src.len() {
+            let chunk = src.skip(done).take(BOUNCE_MAX);
+            let n = match chunk.with_bytes(|bytes| self.write(bytes, nonblock)) {
+                Ok(n) => n,
+                Err(e) if done == 0 => return Err(e),
+                Err(_) => break,
+            };
+            done += n;
+            if n < chunk.len() {
+                break;
+            }
+        }
+        Ok(done)
+    }
     /// ioctl(2) `cmd` with its argument `arg`, often a user pointer the
     /// device reads or writes itself (Linux: `unlocked_ioctl`). Default:
     /// not a terminal.
@@ -157,17 +184,39 @@ impl Pipe {
         Ok(size)
     }
 
-    /// Appends what of `data` fits below the capacity; ENOMEM if the
-    /// kernel has no memory for it (Linux: `alloc_page` failing in
-    /// `pipe_write`).
-    fn push(&self, data: &[u8]) -> KResult<usize> {
+    /// Appends what of `src` fits below the capacity, copied straight into
+    /// the ring; ENOMEM if the kernel has no memory for it (Linux:
+    /// `alloc_page` failing in `pipe_write`), EFAULT if not a byte of a
+    /// user buffer could be read.
+    fn push(&self, src: WriteSource) -> KResult<usize> {
         let mut buf = self.buf.lock();
-        let n = self.capacity().saturating_sub(buf.len()).min(data.len());
+        let old = buf.len();
+        let n = self.capacity().saturating_sub(old).min(src.len());
         buf.try_reserve(n).map_err(|_| Errno::ENOMEM)?;
-        buf.extend(&data[..n]);
+        buf.resize(old + n, 0);
+        // The new bytes' place in the ring: the end of its first part, the
+        // start of its second, or both.
+        let (head, tail) = buf.as_mut_slices();
+        let (first, second) = if old >= head.len() {
+            (
+                &mut tail[old - head.len()..old - head.len() + n],
+                &mut [][..],
+            )
+        } else {
+            let k = head.len() - old;
+            (&mut head[old..], &mut tail[..n - k])
+        };
+        let mut copied = src.copy_into(0, first);
+        if copied == first.len() {
+            copied += src.copy_into(copied, second);
+        }
+        buf.truncate(old + copied);
         drop(buf);
+        if copied == 0 && n > 0 {
+            return Err(Errno::EFAULT);
+        }
         self.wait.wake_key(POLLIN);
-        Ok(n)
+        Ok(copied)
     }
 
     /// Is there room for a write?
@@ -188,13 +237,23 @@ impl Pipe {
         }
         self.wait
             .wait_event(|| self.has_room() || self.readers.load(Ordering::Acquire) == 0)?;
-        self.push(data)
+        self.push(WriteSource::Kernel(data))
     }
 }
 
 impl Device for Pipe {
     fn read(&self, out: &mut [u8], nonblock: bool) -> KResult<usize> {
-        if out.is_empty() {
+        self.read_iter(ReadDest::Kernel(out), nonblock)
+    }
+
+    fn write(&self, data: &[u8], nonblock: bool) -> KResult<usize> {
+        self.write_iter(WriteSource::Kernel(data), nonblock)
+    }
+
+    /// Copies out of the ring straight into `dst` (Linux: `pipe_read`);
+    /// what a faulting user buffer could not take stays in the pipe.
+    fn read_iter(&self, mut dst: ReadDest, nonblock: bool) -> KResult<usize> {
+        if dst.is_empty() {
             return Ok(0);
         }
         if nonblock && self.buf.lock().is_empty() && self.writers.load(Ordering::Acquire) != 0 {
@@ -204,18 +263,27 @@ impl Device for Pipe {
             !self.buf.lock().is_empty() || self.writers.load(Ordering::Acquire) == 0
         })?;
         let mut buf = self.buf.lock();
-        let n = out.len().min(buf.len());
-        for (o, b) in out.iter_mut().zip(buf.drain(..n)) {
-            *o = b;
+        let n = dst.len().min(buf.len());
+        let (head, tail) = buf.as_slices();
+        let k = n.min(head.len());
+        let mut copied = dst.copy_from(0, &head[..k]);
+        if copied == k && n > k {
+            copied += dst.copy_from(k, &tail[..n - k]);
         }
+        buf.drain(..copied);
         drop(buf);
+        if copied == 0 && n > 0 {
+            return Err(Errno::EFAULT);
+        }
         self.wait.wake_key(POLLOUT);
-        Ok(n)
+        Ok(copied)
     }
 
-    fn write(&self, data: &[u8], nonblock: bool) -> KResult<usize> {
+    /// Copies `src` straight into the ring, waiting for room until all of
+    /// it went (Linux: `pipe_write`).
+    fn write_iter(&self, src: WriteSource, nonblock: bool) -> KResult<usize> {
         let mut done = 0;
-        while done < data.len() {
+        while done < src.len() {
             if nonblock && !self.has_room() {
                 return if done > 0 {
                     Ok(done)
@@ -234,7 +302,7 @@ impl Device for Pipe {
             let waited = self
                 .wait
                 .wait_event(|| self.has_room() || self.readers.load(Ordering::Acquire) == 0)
-                .and_then(|_| self.push(&data[done..]));
+                .and_then(|_| self.push(src.skip(done)));
             match waited {
                 Ok(n) => done += n,
                 Err(e) => return if done > 0 { Ok(done) } else { Err(e) },

@@ -13,6 +13,7 @@ mod frames;
 mod fs;
 mod pgtable;
 mod sched;
+mod string;
 mod trap;
 mod user;
 mod user_pgtable;
@@ -51,10 +52,11 @@ pub struct Test {
 /// Runs every test whose name contains `only` (every test, if None);
 /// returns (passed, failed).
 pub fn run_all(verbose: bool, only: Option<&str>) -> (usize, usize) {
-    let suites: [&[Test]; 8] = [
+    let suites: [&[Test]; 9] = [
         frames::TESTS,
         pgtable::TESTS,
         trap::TESTS,
+        string::TESTS,
         sched::TESTS,
         fs::TESTS,
         user_pgtable::TESTS,

@@ -15,7 +15,7 @@ use core::sync::atomic::{
 };
 
 use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
-use crate::mm::uaccess::WriteSource;
+use crate::mm::uaccess::{ReadDest, WriteSource};
 use crate::mm::{frame, vmstat};
 
 /// Set once every byte of the folio holds the file's data (Linux: `PG_uptodate`).
@@ -498,6 +498,15 @@ impl Folio {
         assert!(offset + n <= self.size());
         // SAFETY: in bounds of the folio, which we hold a reference on.
         unsafe { src.copy_to(from, self.as_ptr().add(offset), n) }
+    }
+
+    /// Copies `n` bytes at `offset` out of the folio to `dst` from its byte
+    /// `to`; returns how many it copied (short when user memory runs out).
+    pub fn copy_to(&self, offset: usize, dst: &mut ReadDest, to: usize, n: usize) -> usize {
+        assert!(offset + n <= self.size());
+        // SAFETY: in bounds of the folio, which we hold a reference on.
+        let src = unsafe { core::slice::from_raw_parts(self.as_ptr().add(offset), n) };
+        dst.copy_from(to, src)
     }
 
     /// Copies bytes at `offset` out of the folio into `dst`.

@@ -161,6 +161,9 @@ pub fn try_zeroed(n: usize) -> KResult<Vec<u8>> {
     Ok(v)
 }
 
+/// Most bytes one read or write moves through a kernel buffer at a time.
+pub const BOUNCE_MAX: usize = 64 * 1024;
+
 /// A buffer for moving up to `len` bytes between user memory and the
 /// kernel a piece at a time: `min(len, max)` bytes, or less when memory
 /// is short and no block that large is free (a page at the least), or

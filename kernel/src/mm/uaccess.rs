@@ -89,6 +89,17 @@ impl WriteSource<'_> {
         }
     }
 
+    /// The bytes after the first `n`.
+    pub fn skip(self, n: usize) -> Self {
+        match self {
+            WriteSource::Kernel(data) => WriteSource::Kernel(&data[n.min(data.len())..]),
+            WriteSource::User { addr, len } => WriteSource::User {
+                addr: addr + n.min(len),
+                len: len - n.min(len),
+            },
+        }
+    }
+
     /// Calls `f` on the bytes as one kernel slice, copying a user buffer in
     /// first: for files that take a slice (devices, /proc and /sys).
     pub fn with_bytes<R>(self, f: impl FnOnce(&[u8]) -> KResult<R>) -> KResult<R> {
@@ -102,6 +113,14 @@ impl WriteSource<'_> {
         }
     }
 
+    /// Fills `dst` with the source's bytes from `from`; returns how many
+    /// it copied before user memory ran out.
+    pub fn copy_into(&self, from: usize, dst: &mut [u8]) -> usize {
+        // SAFETY: dst is a kernel slice of that length; copy_to checks the
+        // source's bounds.
+        unsafe { self.copy_to(from, dst.as_mut_ptr(), dst.len()) }
+    }
+
     /// Copies bytes `[from, from + n)` of the source to `dst`; returns how
     /// many were copied before user memory ran out (Linux:
     /// `copy_page_from_iter_atomic`'s short copy).
@@ -113,13 +132,9 @@ impl WriteSource<'_> {
         assert!(from + n <= self.len());
         match self {
             WriteSource::Kernel(data) => {
-                // Not the built-in memcpy, which goes byte by byte when
-                // source and destination differ mod 8, as an initrd's
-                // 4-aligned file data does: unpacking it would cost 3
-                // instructions a byte.
                 // SAFETY: in bounds of `data` (asserted) and, per the
                 // caller, of `dst`.
-                unsafe { uaccess::copy_kernel(dst, data.as_ptr().add(from), n) };
+                unsafe { core::ptr::copy_nonoverlapping(data.as_ptr().add(from), dst, n) };
                 n
             }
             WriteSource::User { addr, .. } => {
@@ -133,6 +148,110 @@ impl WriteSource<'_> {
                 }
                 // SAFETY: dst per the caller; the user side is a checked range.
                 n - unsafe { uaccess::copy_from_user(dst, start as *const u8, n) }
+            }
+        }
+    }
+}
+
+/// Where a read's bytes go (Linux: the `iov_iter` of a read): kernel
+/// memory, or a user buffer, which a regular file's read fills straight
+/// from the page cache with no bounce buffer between.
+pub enum ReadDest<'a> {
+    /// A kernel buffer.
+    Kernel(&'a mut [u8]),
+    /// A user buffer, written with the user-access routines, which fault
+    /// pages in or stop short.
+    User {
+        /// The buffer's user virtual address.
+        addr: usize,
+        /// The buffer's length in bytes.
+        len: usize,
+    },
+}
+
+impl<'a, T: AsMut<[u8]> + ?Sized> From<&'a mut T> for ReadDest<'a> {
+    fn from(buf: &'a mut T) -> Self {
+        ReadDest::Kernel(buf.as_mut())
+    }
+}
+
+impl ReadDest<'_> {
+    /// Bytes it takes.
+    pub fn len(&self) -> usize {
+        match self {
+            ReadDest::Kernel(buf) => buf.len(),
+            ReadDest::User { len, .. } => *len,
+        }
+    }
+
+    /// Whether it takes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The user range `[to, to + n)` of a user destination, None if it
+    /// wraps or reaches the kernel half.
+    fn user_range(addr: usize, to: usize, n: usize) -> Option<usize> {
+        let start = addr.checked_add(to)?;
+        check_range(start, n).ok().map(|_| start)
+    }
+
+    /// Copies `src` to the destination's bytes from `to`; returns how many
+    /// were copied before user memory ran out (Linux: `copy_to_iter`'s
+    /// short copy).
+    pub fn copy_from(&mut self, to: usize, src: &[u8]) -> usize {
+        assert!(to + src.len() <= self.len());
+        match self {
+            ReadDest::Kernel(buf) => {
+                buf[to..to + src.len()].copy_from_slice(src);
+                src.len()
+            }
+            ReadDest::User { addr, .. } => {
+                let Some(start) = Self::user_range(*addr, to, src.len()) else {
+                    return 0;
+                };
+                // SAFETY: src is kernel memory; the user side is a checked range.
+                src.len()
+                    - unsafe { uaccess::copy_to_user(start as *mut u8, src.as_ptr(), src.len()) }
+            }
+        }
+    }
+
+    /// Zeroes the destination's bytes `[to, to + n)`, as a read of a hole
+    /// does; returns how many it zeroed (Linux: `iov_iter_zero`).
+    pub fn zero(&mut self, to: usize, n: usize) -> usize {
+        assert!(to + n <= self.len());
+        match self {
+            ReadDest::Kernel(buf) => {
+                buf[to..to + n].fill(0);
+                n
+            }
+            ReadDest::User { addr, .. } => {
+                let Some(start) = Self::user_range(*addr, to, n) else {
+                    return 0;
+                };
+                // SAFETY: a checked user range.
+                n - unsafe { uaccess::clear_user(start as *mut u8, n) }
+            }
+        }
+    }
+
+    /// Calls `fill` on a kernel buffer and copies what it filled to the
+    /// destination: for files that fill a slice (devices, /proc and /sys).
+    /// A user destination gets a bounce buffer of at most `max` bytes, so
+    /// one call moves no more; EFAULT if the user buffer is not there.
+    pub fn with_buffer(
+        self,
+        max: usize,
+        fill: impl FnOnce(&mut [u8]) -> KResult<usize>,
+    ) -> KResult<usize> {
+        match self {
+            ReadDest::Kernel(buf) => fill(buf),
+            ReadDest::User { addr, len } => {
+                let mut buf = crate::mm::heap::bounce_buffer(len, max)?;
+                let n = fill(&mut buf)?;
+                copy_to_user(addr, &buf[..n])?;
+                Ok(n)
             }
         }
     }

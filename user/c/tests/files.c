@@ -3,7 +3,8 @@
  * and utimensat, hard and symbolic links, mknod (FIFOs, device nodes),
  * fchdir, close_range, truncate, statfs, sendfile, copy_file_range,
  * flock, POSIX and OFD record locks, memfd seals, and the small memory
- * calls (mlock family, madvise MADV_FREE/DONTFORK/DONTDUMP, MAP_GROWSDOWN).
+ * calls (mlock family, madvise MADV_FREE/DONTFORK/DONTDUMP, MAP_GROWSDOWN),
+ * and reads that run into an unmapped page.
  * The values expected are Linux 6.12's, as root. Everything happens on a
  * tmpfs this program mounts at /tmp/ft, so both kernels see the same
  * filesystem.
@@ -1207,6 +1208,52 @@ static int growsdown_mapping_grows_on_a_fault_below(void)
 	return 0;
 }
 
+/*
+ * A read whose buffer runs into an unmapped page returns what landed before
+ * the hole (Linux: copy_to_iter's short copy), from a file, a pipe and
+ * /dev/zero alike; a pipe keeps the bytes that did not fit. Linux's arm64
+ * copy may stop up to a cache line short of the hole, so only "some, and no
+ * more than fits" is asserted.
+ */
+static int read_stops_at_a_missing_page(void)
+{
+	enum { LEN = 3000, FITS = 1000 };
+	char *area = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(area != MAP_FAILED, "mmap: %s", strerror(errno));
+	munmap(area + 4096, 4096);
+	char *buf = area + 4096 - FITS, data[LEN], rest[LEN];
+	for (int i = 0; i < LEN; i++)
+		data[i] = (char)(i * 7 + 1);
+
+	int fd = make(D "/short-read", NULL);
+	CHECK(fd >= 0 && write(fd, data, LEN) == LEN, "file: %s", strerror(errno));
+	ssize_t n = pread(fd, buf, LEN, 0);
+	CHECK(n > 0 && n <= FITS && memcmp(buf, data, n) == 0, "file: %zd (errno %d), want 1..%d",
+	      n, errno, FITS);
+	close(fd);
+	unlink(D "/short-read");
+
+	int p[2];
+	CHECK(pipe(p) == 0 && write(p[1], data, LEN) == LEN, "pipe: %s", strerror(errno));
+	n = read(p[0], buf, LEN);
+	CHECK(n > 0 && n <= FITS && memcmp(buf, data, n) == 0, "pipe: %zd (errno %d), want 1..%d",
+	      n, errno, FITS);
+	ssize_t left = read(p[0], rest, LEN);
+	CHECK(left == LEN - n && memcmp(rest, data + n, left) == 0,
+	      "pipe kept %zd bytes after a short read of %zd, want the other %zd", left, n, LEN - n);
+	close(p[0]);
+	close(p[1]);
+
+	memset(buf, 0x55, FITS);
+	int zero = open("/dev/zero", O_RDONLY);
+	n = read(zero, buf, LEN);
+	close(zero);
+	CHECK(n > 0 && n <= FITS && buf[0] == 0 && buf[n - 1] == 0,
+	      "/dev/zero: %zd (errno %d), want 1..%d zeros", n, errno, FITS);
+	munmap(area, 4096);
+	return 0;
+}
+
 static int teardown(void)
 {
 	CHECK(umount(D) == 0, "umount %s: %s", D, strerror(errno));
@@ -1268,6 +1315,7 @@ static const struct test tests[] = {
 	TEST(madvise_dontfork_leaves_the_child_without_it),
 	TEST(madvise_dump_hints_and_growsdown),
 	TEST(growsdown_mapping_grows_on_a_fault_below),
+	TEST(read_stops_at_a_missing_page),
 	TEST(teardown),
 };
 

@@ -14,7 +14,7 @@ use crate::mm::fault::{Access, FaultError};
 use crate::mm::fault_range::thp_vma_suitable;
 use crate::mm::filemap::{filemap_map_pages, AddressSpace};
 use crate::mm::folio::Folio;
-use crate::mm::uaccess::WriteSource;
+use crate::mm::uaccess::{ReadDest, WriteSource};
 use crate::mm::vm_fault::VmFault;
 use crate::mm::vm_ops::VmOperations;
 use crate::mm::vma::{VM_EXEC, VM_HUGEPAGE};
@@ -140,31 +140,39 @@ impl ShmemFile {
         self.mapping.nr_pages()
     }
 
-    /// Copies from the page cache; holes read as zeros without allocating
-    /// (Linux: `shmem_file_read_iter` with `SGP_READ`).
-    pub fn read_at(&self, pos: u64, buf: &mut [u8]) -> KResult<usize> {
+    /// Copies from the page cache to `dst`, a user buffer straight from
+    /// the folios; holes read as zeros without allocating (Linux:
+    /// `shmem_file_read_iter` with `SGP_READ`). Short if the user buffer
+    /// runs out part-way, EFAULT if not a byte could be copied.
+    pub fn read_at<'a>(&self, pos: u64, dst: impl Into<ReadDest<'a>>) -> KResult<usize> {
+        let mut dst = dst.into();
         let size = self.size();
-        if pos >= size {
+        if pos >= size || dst.is_empty() {
             return Ok(0);
         }
-        let len = buf.len().min((size - pos) as usize);
+        let len = dst.len().min((size - pos) as usize);
         let mut done = 0;
         while done < len {
             let cur = pos + done as u64;
-            let n = match self.mapping.get_folio(index_of(cur)) {
+            let (want, got) = match self.mapping.get_folio(index_of(cur)) {
                 Some((folio, page)) => {
                     let off = page * PAGE_SIZE + (cur as usize % PAGE_SIZE);
                     let n = (folio.size() - off).min(len - done);
-                    folio.read_at(off, &mut buf[done..done + n]);
-                    n
+                    (n, folio.copy_to(off, &mut dst, done, n))
                 }
                 None => {
                     let n = (PAGE_SIZE - cur as usize % PAGE_SIZE).min(len - done);
-                    buf[done..done + n].fill(0);
-                    n
+                    (n, dst.zero(done, n))
                 }
             };
-            done += n;
+            done += got;
+            if got < want {
+                return if done == 0 {
+                    Err(Errno::EFAULT)
+                } else {
+                    Ok(done)
+                };
+            }
         }
         Ok(done)
     }

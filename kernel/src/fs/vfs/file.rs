@@ -11,7 +11,8 @@ use super::path;
 use super::permission::{self, MAY_EXEC, MAY_READ, MAY_WRITE};
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::PAGE_SIZE;
-use crate::mm::uaccess::WriteSource;
+use crate::mm::heap::BOUNCE_MAX;
+use crate::mm::uaccess::{ReadDest, WriteSource};
 use crate::sync::SpinLock;
 use uapi::fcntl::{__O_TMPFILE, O_NOATIME, O_TMPFILE};
 pub use uapi::fcntl::{
@@ -180,16 +181,19 @@ impl File {
     }
 
     /// Reads at the file position and advances it (Linux: `vfs_read`).
-    pub fn read(&self, buf: &mut [u8]) -> KResult<usize> {
+    /// A /proc or /sys file (and most devices) fills a kernel buffer, so a
+    /// user destination takes at most `BOUNCE_MAX` bytes from one call.
+    pub fn read<'a>(&self, dst: impl Into<ReadDest<'a>>) -> KResult<usize> {
+        let dst = dst.into();
         if let InodeKind::Device(d) = &self.inode.kind {
             return if self.readable() {
-                d.read(buf, self.nonblock())
+                d.read_iter(dst, self.nonblock())
             } else {
                 Err(Errno::EBADF)
             };
         }
         let pos = *self.pos.lock();
-        let n = self.pread(buf, pos)?;
+        let n = self.pread(dst, pos)?;
         *self.pos.lock() = pos + n as u64;
         Ok(n)
     }
@@ -202,7 +206,7 @@ impl File {
             return Err(Errno::EBADF);
         }
         if let InodeKind::Device(d) = &self.inode.kind {
-            return data.with_bytes(|bytes| d.write(bytes, self.nonblock()));
+            return d.write_iter(data, self.nonblock());
         }
         if let InodeKind::File(f) = &self.inode.kind {
             if self.flags() & O_APPEND != 0 {
@@ -221,18 +225,19 @@ impl File {
     /// pread(2): reads at `offset`, leaving the file position alone (Linux:
     /// `vfs_read` at an explicit position). A pseudo file reads from its
     /// text (see `text`); ESPIPE for a device, EISDIR for a directory.
-    pub fn pread(&self, buf: &mut [u8], offset: u64) -> KResult<usize> {
+    pub fn pread<'a>(&self, dst: impl Into<ReadDest<'a>>, offset: u64) -> KResult<usize> {
+        let dst = dst.into();
         if !self.readable() {
             return Err(Errno::EBADF);
         }
         match &self.inode.kind {
             InodeKind::File(f) => {
-                let n = f.read_at(offset, buf)?;
+                let n = f.read_at(offset, dst)?;
                 self.inode.accessed();
                 Ok(n)
             }
             InodeKind::Dir(_) => Err(Errno::EISDIR),
-            InodeKind::Pseudo(p) => {
+            InodeKind::Pseudo(p) => dst.with_buffer(BOUNCE_MAX, |buf| {
                 let mut guard = self.text.lock();
                 let (text, read) = &mut *guard;
                 if offset == 0 && core::mem::replace(read, true) {
@@ -243,8 +248,8 @@ impl File {
                 let n = buf.len().min(text.len() - start);
                 buf[..n].copy_from_slice(&text[start..start + n]);
                 Ok(n)
-            }
-            InodeKind::Raw(r) => r.read_at(offset, buf),
+            }),
+            InodeKind::Raw(r) => dst.with_buffer(BOUNCE_MAX, |buf| r.read_at(offset, buf)),
             InodeKind::Symlink(_) | InodeKind::MagicLink(_) => Err(Errno::EINVAL),
             InodeKind::Device(_) => Err(Errno::ESPIPE),
         }

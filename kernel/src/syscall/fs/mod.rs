@@ -22,7 +22,7 @@ use crate::fs::vfs::{self, File, Inode, InodeKind, PATH_MAX, S_IFCHR, S_IFIFO};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::heap;
 use crate::mm::uaccess::{
-    copy_from_user, copy_to_user, read_user, strncpy_from_user, write_user, WriteSource,
+    copy_from_user, copy_to_user, read_user, strncpy_from_user, write_user, ReadDest, WriteSource,
 };
 use crate::net::unix::UnixSocket;
 use crate::task::current_process;
@@ -38,9 +38,6 @@ pub mod namei;
 pub mod open;
 pub mod read_write;
 pub mod stat;
-
-/// Most bytes one read/write moves through the kernel buffer at a time.
-const CHUNK: usize = 64 * 1024;
 
 /// The calling process; EPERM from a kernel thread, which has none.
 pub(super) fn me() -> KResult<Arc<Process>> {
@@ -106,7 +103,7 @@ fn masked(mode: u32) -> KResult<u32> {
 /// `ubuf`; returns the bytes written, 0 at the end.
 pub fn getdents64(fd: i32, ubuf: usize, len: usize) -> SysResult {
     let f = file(fd)?;
-    let mut buf = heap::bounce_buffer(len, CHUNK)?;
+    let mut buf = heap::bounce_buffer(len, heap::BOUNCE_MAX)?;
     let n = f.getdents64(&mut buf)?;
     copy_to_user(ubuf, &buf[..n])?;
     Ok(n as i64)

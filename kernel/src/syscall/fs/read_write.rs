@@ -4,24 +4,31 @@
 use super::*;
 use uapi::fcntl::SPLICE_F_NONBLOCK;
 
-/// Reads through a kernel buffer in chunks, stopping early on a short read.
+/// Reads into user memory with `read`: a regular file straight from its
+/// page cache in one call, anything else through a kernel buffer a chunk
+/// at a time, stopping early on a short read.
 fn read_into_user(
     f: &File,
     ubuf: usize,
     len: usize,
-    mut read: impl FnMut(&File, &mut [u8], u64) -> KResult<usize>,
+    mut read: impl FnMut(&File, ReadDest, u64) -> KResult<usize>,
 ) -> SysResult {
     let len = len.min(MAX_RW_COUNT);
     let mut done = 0usize;
-    let mut buf = heap::bounce_buffer(len, CHUNK)?;
     while done < len {
-        let want = (len - done).min(buf.len());
-        let n = match read(f, &mut buf[..want], done as u64) {
+        let want = match f.inode.kind {
+            InodeKind::File(_) => len - done,
+            _ => (len - done).min(heap::BOUNCE_MAX),
+        };
+        let dst = ReadDest::User {
+            addr: ubuf + done,
+            len: want,
+        };
+        let n = match read(f, dst, done as u64) {
             Ok(n) => n,
             Err(e) if done == 0 => return Err(e),
             Err(_) => break,
         };
-        copy_to_user(ubuf + done, &buf[..n])?;
         done += n;
         // A device (pipe, socket) returns what it has: asking again
         // would wait for more.
@@ -33,8 +40,8 @@ fn read_into_user(
 }
 
 /// A write from user memory: straight into the page cache for a regular
-/// file, in one call however long; through a kernel buffer, a chunk at a
-/// time, for anything else.
+/// file, and to a device's `write_iter`, in one call however long; through
+/// a kernel buffer, a chunk at a time, for anything else.
 fn write_from_user(
     f: &File,
     ubuf: usize,
@@ -42,11 +49,11 @@ fn write_from_user(
     mut write: impl FnMut(&File, WriteSource, u64) -> KResult<usize>,
 ) -> SysResult {
     let len = len.min(MAX_RW_COUNT);
-    if matches!(f.inode.kind, InodeKind::File(_)) {
+    if matches!(f.inode.kind, InodeKind::File(_) | InodeKind::Device(_)) {
         return Ok(write(f, WriteSource::User { addr: ubuf, len }, 0)? as i64);
     }
     let mut done = 0usize;
-    let mut buf = heap::bounce_buffer(len, CHUNK)?;
+    let mut buf = heap::bounce_buffer(len, heap::BOUNCE_MAX)?;
     while done < len {
         let want = (len - done).min(buf.len());
         if let Err(e) = copy_from_user(&mut buf[..want], ubuf + done) {
@@ -206,7 +213,7 @@ fn copy_between(
     mut write: impl FnMut(&[u8], u64) -> KResult<usize>,
 ) -> SysResult {
     let len = len.min(MAX_RW_COUNT);
-    let mut buf = heap::bounce_buffer(len, CHUNK)?;
+    let mut buf = heap::bounce_buffer(len, heap::BOUNCE_MAX)?;
     let mut done = 0usize;
     while done < len {
         let want = (len - done).min(buf.len());
