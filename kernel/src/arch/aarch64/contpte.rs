@@ -12,7 +12,7 @@
 //! supplies the TLB invalidation through [`ContpteOps`].
 
 use core::ops::Range;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{fence, AtomicU64, Ordering};
 
 use crate::arch::desc::Pte;
 use crate::mm::addr::{PhysAddr, PAGE_SIZE};
@@ -94,6 +94,12 @@ pub fn set_ptes(
         return;
     }
     let (enabled, end) = (ops.enabled(), idx + nr);
+    // One barrier orders the folio's contents before every entry of the
+    // run (Linux: the `smp_wmb` of `__folio_mark_uptodate`), so each entry
+    // is a plain store (Linux: `__set_ptes`' `WRITE_ONCE`), which takes an
+    // offset from the table's base where a release store needs its own
+    // address computed.
+    fence(Ordering::Release);
     // A block (or the part of one the run covers) at a time.
     let mut i = idx;
     while i < end {
@@ -109,11 +115,11 @@ pub fn set_ptes(
         if let Ok(block) = <&[AtomicU64; CONT_PTES]>::try_from(slots) {
             // A whole block, the usual case: a fixed count, unrolled.
             for (k, slot) in block.iter().enumerate() {
-                set_pte(slot, entry(k));
+                slot.store(entry(k).0, Ordering::Relaxed);
             }
         } else {
             for (k, slot) in slots.iter().enumerate() {
-                set_pte(slot, entry(k));
+                slot.store(entry(k).0, Ordering::Relaxed);
             }
         }
         i = chunk.end;
