@@ -8,13 +8,16 @@
 # 2 threads, 5 times). Their result lines go to LOG tagged `result
 # mttcg_run pmu=off|on`, and after each boot a row `result mttcg_scaling`:
 # page_fault4's median rates with 1 and 2 threads, and the 2:1 ratio of
-# the medians (x100) for it and for both controls.
+# the medians (to two decimals) for it and for both controls.
 scaling_stages() {
     local log=$1 boot=$2 pmu cpu
     median() { grep "^result mttcg_run pmu=$pmu $1 tasks=$2 " "$log" |
         sed 's/.*ops_per_sec=\([0-9]*\).*/\1/' |
         sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] + 0 }'; }
-    ratio() { echo $(($(median "$1" 2) * 100 / ($(median "$1" 1) > 0 ? $(median "$1" 1) : 1))); }
+    ratio() {
+        local x100=$(($(median "$1" 2) * 100 / ($(median "$1" 1) > 0 ? $(median "$1" 1) : 1)))
+        printf '%d.%02d' $((x100 / 100)) $((x100 % 100))
+    }
     for pmu in off on; do
         cpu=cortex-a72 && [ $pmu = off ] && cpu=cortex-a72,pmu=off
         echo "bench: page_fault4, spin, getppid1: 1 vs 2 threads on 2 CPUs, -cpu $cpu, without icount, 5 runs each"
@@ -22,26 +25,18 @@ scaling_stages() {
             sed "s/^result /result mttcg_run pmu=$pmu /" | tee -a "$log"
         echo "result mttcg_scaling pmu=$([ $pmu = on ] && echo 1 || echo 0)" \
             "threads1_ops=$(median page_fault4 1) threads2_ops=$(median page_fault4 2)" \
-            "ratio_x100=$(ratio page_fault4) spin_ratio_x100=$(ratio spin)" \
-            "getppid1_ratio_x100=$(ratio getppid1)" | tee -a "$log"
+            "ratio=$(ratio page_fault4) spin_ratio=$(ratio spin)" \
+            "getppid1_ratio=$(ratio getppid1)" | tee -a "$log"
     done
 }
 
-# results_table LOG CSV: every `result NAME k=v ...` line of LOG but the
-# single scaling runs, as CSV (a header row wherever the keys change),
-# written to CSV and printed as a table.
+# results_table LOG CSV KERNEL: every `result NAME k=v ...` line of LOG
+# but the single scaling runs, as a tidy CSV (kernel, benchmark, setting,
+# metric, value) written to CSV, and printed as one table per benchmark
+# with its targets (scripts/benchtable.py); faultline's also beside Linux
+# 6.12's seed 004 workloads, where make bench-linux has run.
 results_table() {
-    awk '/^result / && !/^result mttcg_run / {
-        sub(/\r$/, "")
-        head = "bench"; row = $2
-        for (i = 3; i <= NF; i++) { split($i, kv, "="); head = head "," kv[1]; row = row "," kv[2] }
-        if (head != last) { print head; last = head }
-        print row
-    }' "$1" > "$2"
-    echo
-    column -s, -t < "$2"
-    echo
-    echo "bench: results in $2 (console log in $1)"
+    python3 scripts/benchtable.py "$1" "$2" "$3" build/bench-linux.csv
 }
 
 # plot_build: builds tools/benchplot, before the runs rather than after

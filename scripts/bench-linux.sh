@@ -35,5 +35,5 @@ scaling_boot() {
 [ "$mode" = quick ] || scaling_stages "$log" scaling_boot
 [ "$mode" = quick ] || scripts/bench-seed004.sh "$log" --linux
 
-results_table "$log" "$csv"
+results_table "$log" "$csv" linux
 [ "$mode" = quick ] || plot_results

@@ -2,8 +2,9 @@
 # `make bench`: boots faultline once under -icount shift=0,sleep=off (one
 # virtual nanosecond per instruction, so every run gives the same numbers)
 # and runs /bin/bench/bench, which runs each benchmark with each fault-path
-# switch off and on. Prints the results as a table and writes them to
-# build/bench.csv (one row per run: the benchmark, then key=value columns),
+# switch off and on. Prints the results as a table per benchmark, with its
+# targets, and writes them to build/bench.csv (tidy: one row per
+# benchmark, setting, metric and value; scripts/benchtable.py),
 # and draws them with Linux's (make bench-linux), if any, as build/bench.svg.
 # The boot line (virtual time from power-on to /init) is a row too.
 #   scripts/bench.sh [quick] [--console] [qemu-run.sh options...]
@@ -46,6 +47,6 @@ scaling_boot() {
 # Seed 004's table, on Debian's own programs (one boot per setting).
 [ "$mode" = quick ] || scripts/bench-seed004.sh "$log"
 
-results_table "$log" "$csv"
+results_table "$log" "$csv" faultline
 # `make run` and `make test` (quick) leave the picture of the full run.
 [ "$mode" = quick ] || plot_results

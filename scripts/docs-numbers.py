@@ -22,18 +22,19 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchtable  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BLOCK = re.compile(r"(<!-- numbers: ([a-z0-9_]+) -->\n)(.*?)(<!-- /numbers -->)", re.S)
 
 
 def read_csv(path):
-    rows, head = [], None
-    for line in open(os.path.join(ROOT, path)):
-        cells = line.strip().split(",")
-        if cells[0] == "bench":
-            head = cells
-        elif head and len(cells) == len(head):
-            rows.append(dict(zip(head, cells)))
+    """The runs of a tidy results file (scripts/benchtable.py) as dicts:
+    `bench`, then each setting and metric."""
+    rows = []
+    for bench, runs in benchtable.grouped(benchtable.read_csv(os.path.join(ROOT, path))):
+        rows += [dict(bench=bench, **settings, **metrics) for settings, metrics in runs]
     return rows
 
 
@@ -81,9 +82,9 @@ def seed000(r):
         on = dict(size=size, multi_page=1)
         rows.append([f"{what}: ns per iteration", n(r.f(bench, "ns_per_iter", **off)),
                      n(r.f(bench, "ns_per_iter", **on)), n(r.l(bench, "ns_per_iter", size=size))])
-        rows.append([f"{what}: faults per iteration", n(r.f(bench, "faults_per_iter_x100", **off), 0.01),
-                     n(r.f(bench, "faults_per_iter_x100", **on), 0.01),
-                     n(r.l(bench, "faults_per_iter_x100", size=size), 0.01)])
+        rows.append([f"{what}: faults per iteration", n(r.f(bench, "faults_per_iter", **off)),
+                     n(r.f(bench, "faults_per_iter", **on)),
+                     n(r.l(bench, "faults_per_iter", size=size))])
         rows.append([f"{what}: PTEs per fault", n(r.f(bench, "ptes_per_fault", **off)),
                      n(r.f(bench, "ptes_per_fault", **on)), n(r.l(bench, "ptes_per_fault", size=size))])
     rows.append(["one fault, instructions (`fault_ns`, 64K)",
@@ -108,13 +109,13 @@ def seed002(r):
                      took, n(lx)])
     for pmu in (0, 1):
         rows.append([f"MTTCG 2:1 ratio, page_fault4 (PMU {'on' if pmu else 'off'})", "",
-                     n(r.f("mttcg_scaling", "ratio_x100", pmu=pmu), 0.01, 2), "",
-                     n(r.l("mttcg_scaling", "ratio_x100", pmu=pmu), 0.01, 2)])
+                     n(r.f("mttcg_scaling", "ratio", pmu=pmu), 1, 2), "",
+                     n(r.l("mttcg_scaling", "ratio", pmu=pmu), 1, 2)])
         rows.append([f"... the controls spin, getppid1 (PMU {'on' if pmu else 'off'})", "",
-                     n(r.f("mttcg_scaling", "spin_ratio_x100", pmu=pmu), 0.01, 2) + ", "
-                     + n(r.f("mttcg_scaling", "getppid1_ratio_x100", pmu=pmu), 0.01, 2), "",
-                     n(r.l("mttcg_scaling", "spin_ratio_x100", pmu=pmu), 0.01, 2) + ", "
-                     + n(r.l("mttcg_scaling", "getppid1_ratio_x100", pmu=pmu), 0.01, 2)])
+                     n(r.f("mttcg_scaling", "spin_ratio", pmu=pmu), 1, 2) + ", "
+                     + n(r.f("mttcg_scaling", "getppid1_ratio", pmu=pmu), 1, 2), "",
+                     n(r.l("mttcg_scaling", "spin_ratio", pmu=pmu), 1, 2) + ", "
+                     + n(r.l("mttcg_scaling", "getppid1_ratio", pmu=pmu), 1, 2)])
     return table(["", "faultline, `vma_lock` off", "faultline, on", "faults without `mmap_lock`",
                   "Linux 6.12"], rows)
 
@@ -126,8 +127,8 @@ def seed003(r):
         rows.append([f"fault-around {label}: ns per page", n(r.f("lat_pagefault", "ns_per_page", fault_around_bytes=fa)),
                      n(r.l("lat_pagefault", "ns_per_page", fault_around_bytes=fa))])
         rows.append([f"fault-around {label}: faults per page",
-                     n(r.f("lat_pagefault", "faults_per_page_x100", fault_around_bytes=fa), 0.01, 2),
-                     n(r.l("lat_pagefault", "faults_per_page_x100", fault_around_bytes=fa), 0.01, 2)])
+                     n(r.f("lat_pagefault", "faults_per_page", fault_around_bytes=fa), 1, 2),
+                     n(r.l("lat_pagefault", "faults_per_page", fault_around_bytes=fa), 1, 2)])
         rows.append([f"fault-around {label}: one fault, instructions",
                      n(r.f("lat_pagefault", "fault_ns", fault_around_bytes=fa)),
                      n(r.l("lat_pagefault", "fault_ns", fault_around_bytes=fa))])
@@ -161,8 +162,8 @@ def headline(r):
     ff = lambda c, **k: r.f("finish_fault", c, size=65536, **k)
     rows = [
         ["000", "a 64K view of a 2M folio: faults per iteration, 8 -> 1",
-         f"{n(ff('faults_per_iter_x100', multi_page=0), 0.01)} -> {n(ff('faults_per_iter_x100', multi_page=1), 0.01)}",
-         n(r.l("finish_fault", "faults_per_iter_x100", size=65536), 0.01)],
+         f"{n(ff('faults_per_iter', multi_page=0))} -> {n(ff('faults_per_iter', multi_page=1))}",
+         n(r.l("finish_fault", "faults_per_iter", size=65536))],
         ["000", "the same, ns per iteration",
          f"{n(ff('ns_per_iter', multi_page=0))} -> {n(ff('ns_per_iter', multi_page=1))}",
          n(r.l("finish_fault", "ns_per_iter", size=65536))],
@@ -183,19 +184,11 @@ def headline(r):
 
 
 def results_table(r):
-    """The whole of `make bench`'s table, as scripts/bench-lib.sh prints it:
-    each header and its rows in columns."""
-    groups = []
-    for line in open(os.path.join(ROOT, "docs/bench.csv")):
-        cells = line.strip().split(",")
-        if cells[0] == "bench" or not groups:
-            groups.append([])
-        groups[-1].append(cells)
-    out = []
-    for group in groups:
-        widths = [max(len(row[i]) for row in group if i < len(row)) + 2 for i in range(len(group[0]))]
-        out += ["".join(c.ljust(widths[i]) for i, c in enumerate(row)).rstrip() for row in group]
-    return "```\n" + "\n".join(out) + "\n```\n"
+    """The tables `make bench` prints (scripts/benchtable.py), from the
+    committed runs."""
+    fl = benchtable.read_csv(os.path.join(ROOT, "docs/bench.csv"))
+    lx = benchtable.read_csv(os.path.join(ROOT, "docs/bench-linux.csv"))
+    return "```\n" + "\n".join(benchtable.tables(fl, lx)).rstrip() + "\n```\n"
 
 
 def seed004_full(r):
@@ -223,17 +216,17 @@ def linux(r):
                     else r.l("page_fault4", "ops_per_sec", tasks=1, threads=1))
     getppid = lambda k: (r.f if k == "f" else r.l)("getppid1", "ops_per_sec", tasks=1, threads=1)
     mt = lambda k, c, pmu: (r.f if k == "f" else r.l)("mttcg_scaling", c, pmu=pmu)
-    ratios = lambda k, pmu: ", ".join(n(mt(k, c, pmu), 0.01, 2)
-                                      for c in ("ratio_x100", "spin_ratio_x100", "getppid1_ratio_x100"))
+    ratios = lambda k, pmu: ", ".join(n(mt(k, c, pmu), 1, 2)
+                                      for c in ("ratio", "spin_ratio", "getppid1_ratio"))
     rows = [
         ["finish_fault 64K: ns per iteration, faults per iteration",
-         f"{n(ff('f', 'ns_per_iter', **fl_on))}, {n(ff('f', 'faults_per_iter_x100', **fl_on), 0.01)}",
-         f"{n(ff('l', 'ns_per_iter', **lx))}, {n(ff('l', 'faults_per_iter_x100', **lx), 0.01)}"],
+         f"{n(ff('f', 'ns_per_iter', **fl_on))}, {n(ff('f', 'faults_per_iter', **fl_on))}",
+         f"{n(ff('l', 'ns_per_iter', **lx))}, {n(ff('l', 'faults_per_iter', **lx))}"],
         ["seed000 (the seed's C program) 64K: ns, faults per iteration",
          f"{n(r.f('seed000', 'ns_per_iter', size=65536, multi_page=1))}, "
-         f"{n(r.f('seed000', 'faults_per_iter_x100', size=65536, multi_page=1), 0.01)}",
+         f"{n(r.f('seed000', 'faults_per_iter', size=65536, multi_page=1))}",
          f"{n(r.l('seed000', 'ns_per_iter', size=65536))}, "
-         f"{n(r.l('seed000', 'faults_per_iter_x100', size=65536), 0.01)}"],
+         f"{n(r.l('seed000', 'faults_per_iter', size=65536))}"],
         ["seed000: the 2M mapping's `ShmemPmdMapped` after the populating store",
          f"{n(r.f('seed000', 'shmem_pmd_kb', size=65536, multi_page=1))} kB",
          f"{n(r.l('seed000', 'shmem_pmd_kb', size=65536))} kB"],
@@ -280,7 +273,7 @@ def run(r):
     for bench, size in (("finish_fault", 65536), ("seed000", 65536)):
         row = r.find(r.fl, bench, size=size, multi_page=1)
         if row:
-            keys = [k for k in row if k != "bench"][:5]
+            keys = ["size"] + [k for k in row if k not in benchtable.SETTINGS and k != "bench"][:4]
             lines.append(f"result {bench} " + " ".join(f"{k}={row[k]}" for k in keys) + " ...")
     return "```\n$ make run\n...\n" + "\n".join(lines) + "\n...\n```\n"
 

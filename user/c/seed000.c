@@ -15,7 +15,7 @@
  *
  * It prints one line for scripts/bench-lib.sh's table:
  *
- *   result seed000 size=65536 ns_per_iter=N faults_per_iter_x100=N
+ *   result seed000 size=65536 ns_per_iter=N faults_per_iter=N.NN
  *       ptes_per_fault=N rss_kb=N shmem_pmd_kb=N realigned=0|1 [switches]
  *
  * ns_per_iter is the seed's "total time taken by inner loop" divided by the
@@ -149,9 +149,11 @@ int main(int argc, char **argv)
 	((volatile char *)ptr)[0] = 3;
 	long ptes = smaps_kb(ptr, "Rss") / 4;
 
-	printf("result seed000 size=%lu ns_per_iter=%ld faults_per_iter_x100=%ld ptes_per_fault=%ld"
+	long per_iter_x100 = faults * 100 / iters;
+	printf("result seed000 size=%lu ns_per_iter=%ld faults_per_iter=%ld.%02ld ptes_per_fault=%ld"
 	       " rss_kb=%ld shmem_pmd_kb=%ld realigned=%d",
-	       size, total_time_ns / iters, faults * 100 / iters, ptes, rss_kb, pmd_kb, realigned);
+	       size, total_time_ns / iters, per_iter_x100 / 100, per_iter_x100 % 100, ptes, rss_kb,
+	       pmd_kb, realigned);
 	for (size_t s = 0; s < sizeof(switches) / sizeof(switches[0]); s++) {
 		char buf[32];
 		if (read_file(switches[s][1], buf, sizeof(buf)) == 0)

@@ -13,15 +13,19 @@
  *     to show what the folio size does to the fault count on its own;
  *   - each workload (a bash -c command line) runs once to fill the page
  *     cache, then once measured: its page faults (/proc/vmstat pgfault),
- *     its time (CLOCK_MONOTONIC: virtual ns under -icount), and the change
- *     in /proc/thpmaps, which sums every address space as it ended, so it
- *     covers each process of the workload.
+ *     its time (CLOCK_MONOTONIC: virtual ns under -icount), the user and
+ *     system time of its processes (getrusage of the children: sampled at
+ *     each kernel's tick, so only to its period, 10 ms on faultline and
+ *     4 ms on Debian's Linux), and the change in /proc/thpmaps, which sums
+ *     every address space as it ended, so it covers each process of the
+ *     workload.
  *
  * One line per workload for scripts/bench-lib.sh's table:
  *
  *   result seed004 workload=NAME exec_enabled=0x2 mapping_align=0x0
- *       fault_around=65536 faults=N ns=N file_kb=N file_4k=% file_16k=% file_32k=%
- *       file_64k_aligned=% file_64k_unaligned=% file_128k_up=%
+ *       fault_around=65536 faults=N ns=N user_ns=N sys_ns=N file_kb=N
+ *       file_4k=% file_16k=% file_32k=% file_64k_aligned=%
+ *       file_64k_unaligned=% file_128k_up=%
  *       file_2m_pmd=% file_partial=% file_cont=% text_kb=N text_4k=% ...
  *
  * file_* are shares of all file-backed mapped memory (the seed's table),
@@ -32,6 +36,7 @@
  *   seed004 [exec=0x2] [align=0x0] [fault_around=4096]
  */
 #define _GNU_SOURCE
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -103,6 +108,12 @@ static unsigned long now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1000000000UL + ts.tv_nsec;
+}
+
+/* A getrusage time in ns. */
+static long tv_ns(struct timeval tv)
+{
+	return tv.tv_sec * 1000000000L + tv.tv_usec * 1000L;
 }
 
 /* Runs CMD with bash, its output discarded; its wait status. */
@@ -215,16 +226,20 @@ int main(int argc, char **argv)
 			read_lines("text", before[1]);
 		}
 		long faults = vmstat("pgfault");
+		struct rusage ru0, ru1;
+		getrusage(RUSAGE_CHILDREN, &ru0);
 		unsigned long t0 = now_ns();
 		int status = run(cmd);
 		unsigned long t1 = now_ns();
+		getrusage(RUSAGE_CHILDREN, &ru1);
 		faults = vmstat("pgfault") - faults;
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			fprintf(stderr, "seed004: %s: status %#x\n", name, status);
 		char line[1024];
 		int n = snprintf(line, sizeof(line), "result seed004 workload=%s exec_enabled=%s mapping_align=%s"
-			" fault_around=%s faults=%ld ns=%lu", name, exec_enabled, mapping_align, around, faults,
-			t1 - t0);
+			" fault_around=%s faults=%ld ns=%lu user_ns=%ld sys_ns=%ld", name, exec_enabled,
+			mapping_align, around, faults, t1 - t0, tv_ns(ru1.ru_utime) - tv_ns(ru0.ru_utime),
+			tv_ns(ru1.ru_stime) - tv_ns(ru0.ru_stime));
 		if (have_thpmaps) {
 			read_lines("file", after[0]);
 			read_lines("text", after[1]);

@@ -60,8 +60,6 @@ struct Spec {
     y_desc: &'static str,
     /// How rows become groups.
     groups: Groups,
-    /// What each value is multiplied by before it is drawn.
-    scale: f64,
 }
 
 /// `65536` as `64K`; other numbers as they are.
@@ -121,9 +119,8 @@ const SPECS: &[Spec] = &[
         groups: Groups::ByColumns {
             columns: &["size"],
             name: view,
-            metric: "faults_per_iter_x100",
+            metric: "faults_per_iter",
         },
-        scale: 0.01,
     },
     Spec {
         bench: "finish_fault",
@@ -135,7 +132,6 @@ const SPECS: &[Spec] = &[
             name: view,
             metric: "ns_per_iter",
         },
-        scale: 1.0,
     },
     Spec {
         bench: "seed000",
@@ -147,7 +143,6 @@ const SPECS: &[Spec] = &[
             name: view,
             metric: "ns_per_iter",
         },
-        scale: 1.0,
     },
     Spec {
         bench: "page_fault4",
@@ -155,7 +150,6 @@ const SPECS: &[Spec] = &[
         x_desc: "tasks",
         y_desc: "pages faulted per virtual second",
         groups: BY_TASKS,
-        scale: 1.0,
     },
     Spec {
         bench: "mttcg_scaling",
@@ -163,11 +157,10 @@ const SPECS: &[Spec] = &[
         x_desc: "benchmark",
         y_desc: "rate with 2 threads / rate with 1",
         groups: Groups::ByMetric(&[
-            ("ratio_x100", "page_fault4"),
-            ("spin_ratio_x100", "spin"),
-            ("getppid1_ratio_x100", "getppid1"),
+            ("ratio", "page_fault4"),
+            ("spin_ratio", "spin"),
+            ("getppid1_ratio", "getppid1"),
         ]),
-        scale: 0.01,
     },
     Spec {
         bench: "lat_pagefault",
@@ -179,7 +172,6 @@ const SPECS: &[Spec] = &[
             name: pages,
             metric: "ns_per_page",
         },
-        scale: 1.0,
     },
     Spec {
         bench: "seed004",
@@ -191,7 +183,6 @@ const SPECS: &[Spec] = &[
             name: workload,
             metric: "text_64k_aligned",
         },
-        scale: 1.0,
     },
     Spec {
         bench: "seed004",
@@ -203,7 +194,6 @@ const SPECS: &[Spec] = &[
             name: workload,
             metric: "text_cont",
         },
-        scale: 1.0,
     },
     Spec {
         bench: "seed004",
@@ -215,7 +205,6 @@ const SPECS: &[Spec] = &[
             name: workload,
             metric: "faults",
         },
-        scale: 1.0,
     },
     Spec {
         bench: "getppid1",
@@ -223,7 +212,6 @@ const SPECS: &[Spec] = &[
         x_desc: "tasks",
         y_desc: "calls per virtual second",
         groups: BY_TASKS,
-        scale: 1.0,
     },
     Spec {
         bench: "clock_gettime",
@@ -234,7 +222,6 @@ const SPECS: &[Spec] = &[
             ("vdso_ns_per_call", "vDSO"),
             ("syscall_ns_per_call", "system call"),
         ]),
-        scale: 1.0,
     },
 ];
 
@@ -296,7 +283,7 @@ struct Point {
     kernel: Kernel,
     /// The values of the switches that vary, as (column, value).
     setting: Vec<(&'static str, String)>,
-    /// What the bar shows, scaled.
+    /// What the bar shows.
     value: f64,
 }
 
@@ -340,7 +327,7 @@ fn chart(spec: &Spec, rows: &[(Kernel, Row)]) -> Option<Chart> {
                     group,
                     kernel: *kernel,
                     setting: setting.clone(),
-                    value: value * spec.scale,
+                    value,
                 });
             }
         };
@@ -455,44 +442,57 @@ mod tests {
     use super::*;
     use crate::csv;
 
+    /// The tidy CSV of runs written `bench|settings|metrics`, each list
+    /// space-separated `key=value` pairs, as scripts/benchtable.py writes it.
+    fn tidy(kernel: &str, runs: &[&str]) -> String {
+        let mut text = String::from("kernel,benchmark,setting,metric,value\n");
+        for run in runs {
+            let [bench, setting, metrics] = run.split('|').collect::<Vec<_>>()[..] else {
+                panic!("{run}: not bench|settings|metrics");
+            };
+            let setting = if setting.is_empty() { "-" } else { setting };
+            for (metric, value) in metrics.split(' ').filter_map(|m| m.split_once('=')) {
+                text += &format!("{kernel},{bench},{setting},{metric},{value}\n");
+            }
+        }
+        text
+    }
+
     /// Rows of both kernels, as the scripts write them.
     fn rows() -> Vec<(Kernel, Row)> {
-        let faultline = csv::parse(
-            "bench,first_user_ns\n\
-             boot,17257376\n\
-             bench,size,ns_per_iter,faults_per_iter_x100,multi_page,contpte,fault_around_bytes,vma_lock\n\
-             finish_fault,65536,6741,800,0,1,65536,1\n\
-             finish_fault,32768,6741,800,0,1,65536,1\n\
-             finish_fault,65536,1007,100,1,1,65536,1\n\
-             finish_fault,32768,1008,100,1,1,65536,1\n\
-             bench,tasks,threads,ops_per_sec,faults,multi_page,contpte,fault_around_bytes,vma_lock\n\
-             page_fault4,1,1,4481273,38918,1,1,65536,0\n\
-             page_fault4,1,1,4612472,38918,1,1,65536,1\n\
-             page_fault4,1,0,4589926,38921,1,1,65536,1\n\
-             bench,calls,vdso,vdso_ns_per_call,syscall_ns_per_call\n\
-             clock_gettime,100000,1,51,296\n\
-             bench,pmu,threads1_ops,threads2_ops,ratio_x100,spin_ratio_x100,getppid1_ratio_x100\n\
-             mttcg_scaling,0,2363156,2370403,100,99,95\n\
-             mttcg_scaling,1,2476888,4267943,172,197,130\n\
-             bench,workload,exec_enabled,mapping_align,fault_around,faults,ns,text_64k_aligned,text_cont\n\
-             seed004,python3,0x0,0x0,65536,6718,496000208,5,0\n\
-             seed004,python3,0x2,0x1,65536,6716,496092384,90,88\n\
-             seed004,bash_coreutils,0x0,0x0,65536,5437,315771696,3,0\n\
-             seed004,bash_coreutils,0x2,0x1,65536,5425,316205680,87,85\n",
-        )
+        let faultline = csv::parse(&tidy(
+            "faultline",
+            &[
+            "boot||first_user_ns=17257376",
+            "finish_fault|size=65536 multi_page=0 contpte=1 fault_around_bytes=65536 vma_lock=1|ns_per_iter=6741 faults_per_iter=8.00",
+            "finish_fault|size=32768 multi_page=0 contpte=1 fault_around_bytes=65536 vma_lock=1|ns_per_iter=6741 faults_per_iter=8.00",
+            "finish_fault|size=65536 multi_page=1 contpte=1 fault_around_bytes=65536 vma_lock=1|ns_per_iter=1007 faults_per_iter=1.00",
+            "finish_fault|size=32768 multi_page=1 contpte=1 fault_around_bytes=65536 vma_lock=1|ns_per_iter=1008 faults_per_iter=1.00",
+            "page_fault4|tasks=1 threads=1 multi_page=1 contpte=1 fault_around_bytes=65536 vma_lock=0|ops_per_sec=4481273 faults=38918",
+            "page_fault4|tasks=1 threads=1 multi_page=1 contpte=1 fault_around_bytes=65536 vma_lock=1|ops_per_sec=4612472 faults=38918",
+            "page_fault4|tasks=1 threads=0 multi_page=1 contpte=1 fault_around_bytes=65536 vma_lock=1|ops_per_sec=4589926 faults=38921",
+            "clock_gettime|calls=100000 vdso=1|vdso_ns_per_call=51 syscall_ns_per_call=296",
+            "mttcg_scaling|pmu=0|threads1_ops=2363156 threads2_ops=2370403 ratio=1.00 spin_ratio=0.99 getppid1_ratio=0.95",
+            "mttcg_scaling|pmu=1|threads1_ops=2476888 threads2_ops=4267943 ratio=1.72 spin_ratio=1.97 getppid1_ratio=1.30",
+            "seed004|workload=python3 exec_enabled=0x0 mapping_align=0x0 fault_around=65536|faults=6718 ns=496000208 text_64k_aligned=5 text_cont=0",
+            "seed004|workload=python3 exec_enabled=0x2 mapping_align=0x1 fault_around=65536|faults=6716 ns=496092384 text_64k_aligned=90 text_cont=88",
+            "seed004|workload=bash_coreutils exec_enabled=0x0 mapping_align=0x0 fault_around=65536|faults=5437 ns=315771696 text_64k_aligned=3 text_cont=0",
+            "seed004|workload=bash_coreutils exec_enabled=0x2 mapping_align=0x1 fault_around=65536|faults=5425 ns=316205680 text_64k_aligned=87 text_cont=85",
+            ],
+        ))
         .unwrap();
         // Linux ran finish_fault twice (its loop sets a switch Linux does
         // not have), and has only fault-around to show.
-        let linux = csv::parse(
-            "bench,size,ns_per_iter,faults_per_iter_x100,fault_around_bytes\n\
-             finish_fault,65536,16778,800,65536\n\
-             finish_fault,65536,16780,800,65536\n\
-             bench,calls,vdso,vdso_ns_per_call,syscall_ns_per_call\n\
-             clock_gettime,100000,1,60,449\n\
-             bench,workload,exec_enabled,mapping_align,fault_around,faults,ns\n\
-             seed004,python3,none,none,65536,6744,509500000\n\
-             seed004,python3,none,none,4096,7907,510000000\n",
-        )
+        let linux = csv::parse(&tidy(
+            "linux",
+            &[
+            "finish_fault|size=65536 fault_around_bytes=65536|ns_per_iter=16778 faults_per_iter=8.00",
+            "finish_fault|size=65536 fault_around_bytes=65536|ns_per_iter=16780 faults_per_iter=8.00",
+            "clock_gettime|calls=100000 vdso=1|vdso_ns_per_call=60 syscall_ns_per_call=449",
+            "seed004|workload=python3 exec_enabled=none mapping_align=none fault_around=65536|faults=6744 ns=509500000",
+            "seed004|workload=python3 exec_enabled=none mapping_align=none fault_around=4096|faults=7907 ns=510000000",
+            ],
+        ))
         .unwrap();
         faultline
             .into_iter()

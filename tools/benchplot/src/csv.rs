@@ -1,15 +1,17 @@
-//! The results files scripts/bench-lib.sh writes (build/bench.csv,
-//! build/bench-linux.csv): comma-separated, a header row starting with
-//! `bench` wherever the columns change, then one row per `result` line,
-//! the benchmark's name first. No field holds a comma or a quote, so
-//! splitting on commas is the whole format.
+//! The results files scripts/benchtable.py writes (build/bench.csv,
+//! build/bench-linux.csv): tidy, a header `kernel,benchmark,setting,metric,value`
+//! and then one row per metric of each run, its setting a space-separated
+//! `key=value` list (or `-`). No field holds a comma or a quote, so
+//! splitting on commas is the whole format. A run's rows come together;
+//! the same benchmark and setting again, or a metric the run already has,
+//! starts the next run.
 
-/// One result line: the benchmark and its columns, in the file's order.
+/// One run: the benchmark, its settings and its metrics.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Row {
-    /// The benchmark's name (the `bench` column).
+    /// The benchmark's name.
     pub bench: String,
-    /// The other columns, as (header, value).
+    /// Its settings and then its metrics, as (name, value).
     pub fields: Vec<(String, String)>,
 }
 
@@ -28,41 +30,49 @@ impl Row {
     }
 }
 
-/// Every row of `text`, each with the header above it. A row before any
-/// header, or with another number of fields than its header, is an error
-/// naming its line.
+/// The header every results file starts with.
+const HEADER: &str = "kernel,benchmark,setting,metric,value";
+
+/// Every run of `text`. A file not starting with the header, or a row
+/// without five fields, is an error naming its line.
 pub fn parse(text: &str) -> Result<Vec<Row>, String> {
-    let mut header: Option<Vec<&str>> = None;
-    let mut rows = Vec::new();
-    for (number, line) in text.lines().enumerate() {
-        let line = line.trim_end_matches('\r');
+    let mut lines = text.lines().map(|l| l.trim_end_matches('\r'));
+    if text.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    if lines.next() != Some(HEADER) {
+        return Err(format!("line 1: not the header `{HEADER}`"));
+    }
+    let mut rows: Vec<Row> = Vec::new();
+    let mut last = (String::new(), String::new());
+    for (number, line) in lines.enumerate() {
         if line.is_empty() {
             continue;
         }
         let fields: Vec<&str> = line.split(',').collect();
-        if fields[0] == "bench" {
-            header = Some(fields);
-            continue;
-        }
-        let Some(columns) = &header else {
-            return Err(format!("line {}: a row before any header", number + 1));
-        };
-        if columns.len() != fields.len() {
+        let [_kernel, bench, setting, metric, value] = fields[..] else {
             return Err(format!(
-                "line {}: {} fields under a header of {}",
-                number + 1,
-                fields.len(),
-                columns.len()
+                "line {}: {} fields, not 5",
+                number + 2,
+                fields.len()
             ));
+        };
+        let key = (bench.to_owned(), setting.to_owned());
+        let same_run = key == last && rows.last().is_some_and(|r| r.get(metric).is_none());
+        if !same_run {
+            let settings = setting
+                .split(' ')
+                .filter_map(|kv| kv.split_once('='))
+                .map(|(k, v)| (k.to_owned(), v.to_owned()));
+            rows.push(Row {
+                bench: bench.to_owned(),
+                fields: settings.collect(),
+            });
+            last = key;
         }
-        rows.push(Row {
-            bench: fields[0].to_owned(),
-            fields: columns[1..]
-                .iter()
-                .zip(&fields[1..])
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        });
+        if let Some(row) = rows.last_mut() {
+            row.fields.push((metric.to_owned(), value.to_owned()));
+        }
     }
     Ok(rows)
 }
@@ -72,27 +82,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rows_take_the_header_above_them() {
-        let text = "bench,first_user_ns\n\
-                    boot,17257376\n\
-                    bench,size,ns_per_iter,multi_page\r\n\
-                    finish_fault,65536,6741,0\r\n\
+    fn a_runs_rows_become_one_row() {
+        let text = "kernel,benchmark,setting,metric,value\n\
+                    faultline,boot,-,first_user_ns,17257376\n\
+                    faultline,finish_fault,size=65536 multi_page=0,ns_per_iter,6741\r\n\
+                    faultline,finish_fault,size=65536 multi_page=0,faults_per_iter,8.00\n\
                     \n\
-                    finish_fault,65536,1007,1\n";
+                    faultline,finish_fault,size=65536 multi_page=1,ns_per_iter,1007\n";
         let rows = parse(text).unwrap();
         assert_eq!(rows.len(), 3);
         assert_eq!(rows[0].bench, "boot");
         assert_eq!(rows[0].number("first_user_ns"), Some(17257376.0));
-        assert_eq!(rows[2].bench, "finish_fault");
-        assert_eq!(rows[2].get("size"), Some("65536"));
-        assert_eq!(rows[2].get("multi_page"), Some("1"));
+        assert_eq!(rows[1].bench, "finish_fault");
+        assert_eq!(rows[1].get("size"), Some("65536"));
+        assert_eq!(rows[1].get("multi_page"), Some("0"));
+        assert_eq!(rows[1].number("faults_per_iter"), Some(8.0));
         assert_eq!(rows[2].number("ns_per_iter"), Some(1007.0));
         assert_eq!(rows[2].get("first_user_ns"), None);
     }
 
     #[test]
+    fn a_repeated_metric_starts_the_next_run() {
+        let text = "kernel,benchmark,setting,metric,value\n\
+                    linux,finish_fault,size=65536,ns_per_iter,16778\n\
+                    linux,finish_fault,size=65536,ns_per_iter,16780\n";
+        let rows = parse(text).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].number("ns_per_iter"), Some(16780.0));
+    }
+
+    #[test]
     fn values_that_are_not_numbers() {
-        let rows = parse("bench,workload,exec_enabled\nseed004,python3,none\n").unwrap();
+        let rows = parse(
+            "kernel,benchmark,setting,metric,value\n\
+             linux,seed004,workload=python3 exec_enabled=none,ns,1\n",
+        )
+        .unwrap();
         assert_eq!(rows[0].get("exec_enabled"), Some("none"));
         assert_eq!(rows[0].number("exec_enabled"), None);
         assert_eq!(rows[0].number("workload"), None);
@@ -101,12 +126,12 @@ mod tests {
     #[test]
     fn malformed_files_are_errors() {
         assert_eq!(
-            parse("boot,1\n").unwrap_err(),
-            "line 1: a row before any header"
+            parse("bench,a\nx,1\n").unwrap_err(),
+            "line 1: not the header `kernel,benchmark,setting,metric,value`"
         );
         assert_eq!(
-            parse("bench,a,b\nx,1\n").unwrap_err(),
-            "line 2: 2 fields under a header of 3"
+            parse("kernel,benchmark,setting,metric,value\nx,1\n").unwrap_err(),
+            "line 2: 2 fields, not 5"
         );
         assert_eq!(parse("").unwrap(), []);
     }

@@ -124,8 +124,9 @@ mod tests {
     #[test]
     fn the_title_names_linux_only_when_its_results_are_drawn() {
         let row = |text: &str| csv::parse(text).unwrap().remove(0);
-        let faultline = (Kernel::Faultline, row("bench,x\nboot,1\n"));
-        let linux = (Kernel::Linux, row("bench,x\nboot,1\n"));
+        let text = "kernel,benchmark,setting,metric,value\nfaultline,boot,-,x,1\n";
+        let faultline = (Kernel::Faultline, row(text));
+        let linux = (Kernel::Linux, row(text));
         assert!(title(&[faultline.clone(), linux.clone()]).ends_with("beside Linux 6.12"));
         assert!(title(&[faultline]).contains("no Linux 6.12 results"));
         assert!(title(&[linux]).contains("no faultline results"));

@@ -135,9 +135,18 @@ pub fn mapped_pages(addr: usize) -> Option<u64> {
     Some(kb / 4)
 }
 
+/// A count in hundredths, printed as the plain number: 100 is `1.00`.
+pub struct Hundredths(pub u64);
+
+impl core::fmt::Display for Hundredths {
+    fn fmt(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
+        write!(f, "{}.{:02}", self.0 / 100, self.0 % 100)
+    }
+}
+
 /// Prints `result <name> k=v ...`, followed by the value of each switch
 /// (absent on Linux), so every line says what it measured.
-pub fn report(name: &str, fields: &[(&str, u64)]) {
+pub fn report(name: &str, fields: &[(&str, &dyn core::fmt::Display)]) {
     let mut line = String::from("result ");
     line.push_str(name);
     for (k, v) in fields {

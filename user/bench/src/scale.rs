@@ -188,11 +188,14 @@ where
     let Some(ops_per_sec) = run(&how, testcase) else {
         return 1;
     };
-    let fields = [
-        ("tasks", how.tasks),
-        ("threads", how.threads as u64),
-        ("ops_per_sec", ops_per_sec),
-    ];
-    crate::report(name, &fields);
+    let threads = how.threads as u64;
+    crate::report(
+        name,
+        &[
+            ("tasks", &how.tasks),
+            ("threads", &threads),
+            ("ops_per_sec", &ops_per_sec),
+        ],
+    );
     0
 }

@@ -63,11 +63,11 @@ fn main(args: ulib::Args) -> i32 {
     report(
         "finish_fault",
         &[
-            ("size", size as u64),
-            ("ns_per_iter", ns / iters),
-            ("faults_per_iter_x100", faults * 100 / iters),
-            ("ptes_per_fault", ptes),
-            ("fault_ns", (fault_ns / iters as i64) as u64),
+            ("size", &size),
+            ("ns_per_iter", &(ns / iters)),
+            ("faults_per_iter", &Hundredths(faults * 100 / iters)),
+            ("ptes_per_fault", &ptes),
+            ("fault_ns", &(fault_ns / iters as i64)),
         ],
     );
     0

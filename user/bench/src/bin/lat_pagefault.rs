@@ -66,10 +66,10 @@ fn main(args: ulib::Args) -> i32 {
     report(
         "lat_pagefault",
         &[
-            ("pages", pages as u64),
-            ("ns_per_page", ns / touched),
-            ("faults_per_page_x100", faults * 100 / touched),
-            ("fault_ns", (fault_ns / iters as i64) as u64),
+            ("pages", &pages),
+            ("ns_per_page", &(ns / touched)),
+            ("faults_per_page", &Hundredths(faults * 100 / touched)),
+            ("fault_ns", &(fault_ns / iters as i64)),
         ],
     );
     0

@@ -52,14 +52,14 @@ fn main(args: ulib::Args) -> i32 {
     report(
         "page_fault4",
         &[
-            ("tasks", run.tasks),
-            ("threads", run.threads as u64),
-            ("ops_per_sec", ops_per_sec),
+            ("tasks", &run.tasks),
+            ("threads", &(run.threads as u64)),
+            ("ops_per_sec", &ops_per_sec),
             // Every fault in the run (filling the files included), and
             // those handled under a VMA lock alone: equal when no fault
             // ever needed mmap_lock.
-            ("faults", after[0] - before[0]),
-            ("vma_lock_success", after[1] - before[1]),
+            ("faults", &(after[0] - before[0])),
+            ("vma_lock_success", &(after[1] - before[1])),
         ],
     );
     0
