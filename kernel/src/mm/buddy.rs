@@ -112,14 +112,15 @@ impl BuddyAllocator {
             }
             let index = pfn - self.base_pfn;
             let block = &mut self.mem_map[index..index + (1 << order)];
-            for (i, page) in block.iter_mut().enumerate() {
-                assert!(
-                    page.is_reserved(),
-                    "pfn {:#x} already free or in use",
-                    pfn + i
-                );
-                page.clear_reserved();
-            }
+            // One pass, no branch per frame: boot frees all of RAM here.
+            let all_reserved = block
+                .iter_mut()
+                .fold(true, |all, page| page.take_reserved() & all);
+            assert!(
+                all_reserved,
+                "a frame of {pfn:#x}..{:#x} already free or in use",
+                pfn + (1 << order)
+            );
             self.free_one_page(index, order);
             pfn += 1 << order;
         }

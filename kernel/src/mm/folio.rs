@@ -50,6 +50,8 @@ pub const FOLIO_FLAG_NAMES: [(&str, u32); 4] = [
 /// folio it maps, so this array's size is part of the fault path's memory
 /// footprint (Linux packs `struct page` into 64 bytes for the same reason).
 /// The folio's index in its file is not kept here: the page cache knows it.
+/// All zero bytes are a frame no folio owns (no references, no flags, order
+/// 0): how boot sets the whole array, with one memset.
 #[repr(C, align(16))]
 pub struct FolioMeta {
     /// References to the folio (Linux's `_refcount`): one per `Folio` value and
@@ -69,20 +71,6 @@ pub struct FolioMeta {
 }
 
 const _: () = assert!(core::mem::size_of::<FolioMeta>() == 16);
-
-impl FolioMeta {
-    /// The state of a frame no folio owns: no references, no flags, order 0.
-    pub const fn new() -> Self {
-        FolioMeta {
-            refcount: AtomicU32::new(0),
-            mapcount: AtomicI32::new(0),
-            flags: AtomicU32::new(0),
-            head_offset: AtomicU16::new(0),
-            order: AtomicU8::new(0),
-            ptl: AtomicBool::new(false),
-        }
-    }
-}
 
 /// The per-frame folio state (Linux: `mem_map`), set once at boot. Plain
 /// statics rather than a `Once`: every folio operation on the fault path

@@ -43,13 +43,14 @@ pub fn init(ram_start: PhysAddr, ram_end: PhysAddr, free: &[(PhysAddr, PhysAddr)
     // SAFETY: [map_pa, map_end) is free RAM, reached through the linear map,
     // and from here on belongs to these two arrays alone; both are
     // initialised before the slices are made (from_slice then resets Page).
+    // A FolioMeta of zero bytes (atomics at 0) is a frame no folio owns: no
+    // references, no flags, order 0. One memset sets every frame's, where
+    // writing each cost 3 instructions a frame, 1.6M for 2G of RAM.
     let (mem_map, folio_meta) = unsafe {
         let ptr = phys_to_virt(map_pa) as *mut Page;
         core::ptr::write_bytes(ptr, 0, nr_pages);
         let meta = phys_to_virt(map_pa.add(page_bytes)) as *mut FolioMeta;
-        for i in 0..nr_pages {
-            meta.add(i).write(FolioMeta::new());
-        }
+        core::ptr::write_bytes(meta, 0, nr_pages);
         (
             core::slice::from_raw_parts_mut(ptr, nr_pages),
             core::slice::from_raw_parts(meta, nr_pages),

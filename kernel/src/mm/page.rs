@@ -77,9 +77,11 @@ impl Page {
         self.order as usize
     }
 
-    /// Linux: `__ClearPageReserved`.
-    pub(super) fn clear_reserved(&mut self) {
+    /// Linux: `__ClearPageReserved`; whether the frame was reserved.
+    pub(super) fn take_reserved(&mut self) -> bool {
+        let was = self.is_reserved();
         self.flags &= !PG_RESERVED;
+        was
     }
 
     /// Linux: `__SetPageBuddy` plus `set_buddy_order`.
@@ -129,8 +131,9 @@ mod tests {
     #[test]
     fn flags_are_independent() {
         let mut page = Page::new_reserved();
-        page.clear_reserved();
+        assert!(page.take_reserved());
         assert!(!page.is_reserved());
+        assert!(!page.take_reserved());
 
         page.set_buddy(7);
         assert!(page.is_buddy() && !page.is_head() && !page.is_reserved());

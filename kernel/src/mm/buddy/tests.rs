@@ -103,7 +103,7 @@ fn model_fits(buddy: &BuddyAllocator, free: &[bool], order: usize) -> bool {
 #[test]
 fn new_allocator_is_empty_and_resets_stale_pages() {
     let stale = mem_map(64);
-    stale[3].clear_reserved();
+    stale[3].take_reserved();
     stale[4].set_buddy(2);
     stale[8].set_head(3);
     let mut buddy = BuddyAllocator::from_slice(stale, 0x1000);
@@ -165,7 +165,7 @@ fn empty_free_range_is_a_no_op() {
 }
 
 #[test]
-#[should_panic(expected = "pfn 0x4 already free or in use")]
+#[should_panic(expected = "a frame of 0x4..0x5 already free or in use")]
 fn free_range_twice_panics() {
     let mut buddy = buddy(0, 16);
     buddy.free_range(4, 5);
