@@ -158,14 +158,15 @@ def aligned(head, body):
     return [line(head)] + [line(r) for r in body]
 
 
-def bench_table(bench, runs):
-    """One benchmark's table: settings, metrics with units, target, met."""
+def bench_table(bench, runs, targets=True):
+    """One benchmark's table: settings, metrics with units and, for
+    faultline's (`targets`), the target and whether it is met."""
     keys = [k for k in SETTINGS if any(k in s for s, _ in runs)]
     metrics = []
     for _, m in runs:
         metrics += [k for k in m if k not in metrics]
     head = keys + [f"{m} ({unit(m)})" if unit(m) else m for m in metrics]
-    has_targets = any(targets_for(bench, s) for s, _ in runs)
+    has_targets = targets and any(targets_for(bench, s) for s, _ in runs)
     if has_targets:
         head += ["target", "met"]
     body = []
@@ -204,10 +205,12 @@ def workload_table(faultline, linux):
 
 
 def tables(faultline, linux=()):
-    """Every table, as lines, each followed by an empty line."""
+    """Every table of one kernel's rows (`faultline`, or Linux's alone),
+    as lines, each followed by an empty line."""
     out = []
+    targets = any(row[0] == "faultline" for row in faultline)
     for bench, runs in grouped(faultline):
-        out += bench_table(bench, runs) + [""]
+        out += bench_table(bench, runs, targets) + [""]
     extra = workload_table(faultline, linux)
     return out + (extra + [""] if extra else [])
 

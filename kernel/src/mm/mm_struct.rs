@@ -286,12 +286,14 @@ impl Drop for MmapWriteGuard<'_> {
         if self.changed {
             let new = VmaSnapshot::of(&self.map.vmas);
             let old = self.mm.vmas_published.publish(new);
+            // Both lists are in address order: one walk down each, not a
+            // search of the tree per old VMA.
+            let mut now = self.map.vmas.iter().peekable();
             for (start, end, vma) in old.iter() {
-                let kept = self
-                    .map
-                    .vmas
-                    .find(start)
-                    .is_some_and(|(s, e, v)| (s, e) == (start, end) && Arc::ptr_eq(v, vma));
+                while now.next_if(|&(s, _, _)| s < start).is_some() {}
+                let kept = now
+                    .peek()
+                    .is_some_and(|&(s, e, v)| (s, e) == (start, end) && Arc::ptr_eq(v, vma));
                 if !kept {
                     // A fault may have found it in the old copy; it must
                     // have been write-locked before it changed.

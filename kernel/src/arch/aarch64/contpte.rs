@@ -59,6 +59,18 @@ fn set_pte(slot: &AtomicU64, pte: Pte) {
     slot.store(pte.0, Ordering::Release);
 }
 
+/// Clears one entry and returns what it held. An empty entry is only
+/// read: nothing but the table's lock holder (the caller) makes an empty
+/// entry valid, while the hardware may set the access flag of a valid one
+/// at any time, which only an atomic swap keeps (Linux: `zap_pte_range`
+/// skips `pte_none` entries before `ptep_get_and_clear_full`).
+fn take(slot: &AtomicU64) -> Pte {
+    match slot.load(Ordering::Relaxed) {
+        0 => Pte::NONE,
+        _ => Pte(slot.swap(0, Ordering::AcqRel)),
+    }
+}
+
 /// Entry `idx` as software should see it: for a block, young and dirty
 /// ORed over all 16 entries, since the hardware updates only the one it
 /// used (Linux: `contpte_ptep_get`).
@@ -220,7 +232,7 @@ pub fn clear_range(
         let mut old = [Pte::NONE; CONT_PTES];
         let mut access = Pte::NONE;
         for (k, i) in chunk.clone().enumerate() {
-            old[k] = Pte(table[i].swap(0, Ordering::AcqRel));
+            old[k] = take(&table[i]);
             if old[k].is_contiguous() {
                 access = access.with_access_of(old[k]);
             }
@@ -247,7 +259,7 @@ pub fn change_range(
     for chunk in chunks(range) {
         let mut old = [Pte::NONE; CONT_PTES];
         for (k, i) in chunk.clone().enumerate() {
-            old[k] = Pte(table[i].swap(0, Ordering::AcqRel));
+            old[k] = take(&table[i]);
         }
         let n = chunk.len();
         if old[..n].iter().all(|p| !p.is_valid()) {
