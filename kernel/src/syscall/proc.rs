@@ -53,9 +53,8 @@ pub fn getpid() -> SysResult {
 
 /// getppid(2): the parent's process id; 0 for init, which has none.
 pub fn getppid() -> SysResult {
-    Ok(current_process()
-        .and_then(|p| p.parent())
-        .map_or(0, |p| p.pid) as i64)
+    let current = crate::task::current_ref();
+    Ok(current.user.as_ref().map_or(0, |u| u.process.ppid()) as i64)
 }
 
 /// gettid(2): the caller's thread id.

@@ -121,7 +121,7 @@ fn exit_process(p: &Arc<Process>) {
     let reaper = find_new_reaper(p).or_else(|| init.clone());
     if let Some(reaper) = reaper.as_ref().filter(|r| !Arc::ptr_eq(r, p)) {
         for c in orphans {
-            *c.parent.lock() = Arc::downgrade(reaper);
+            c.set_parent(reaper);
             // A new parent hears SIGCHLD, whatever the old one asked for
             // (Linux: `reparent_leader`).
             c.exit_signal.store(SIGCHLD, Ordering::Release);

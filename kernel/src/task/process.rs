@@ -60,8 +60,12 @@ pub struct Process {
     pub exe: SpinLock<Arc<ExecImage>>,
     /// The parent, which `wait4` reports to; an orphan is moved to its new
     /// reaper (Linux: `real_parent`). Weak: a parent holds its children, not
-    /// the other way round.
-    pub parent: SpinLock<Weak<Process>>,
+    /// the other way round. Changed only through `set_parent`.
+    parent: SpinLock<Weak<Process>>,
+    /// The parent's pid, 0 for none, kept with `parent` so that getppid(2)
+    /// reads one word (Linux reads `real_parent` under RCU, with no lock
+    /// and no reference taken).
+    ppid: AtomicU32,
     /// Children not yet reaped, zombies included: what `wait4` searches
     /// (Linux: the `children` list).
     pub children: SpinLock<Vec<Arc<Process>>>,
@@ -415,6 +419,7 @@ impl Process {
             files: SpinLock::new(files),
             cwd: SpinLock::new(cwd),
             exe: SpinLock::new(Arc::new(ExecImage::default())),
+            ppid: AtomicU32::new(parent.upgrade().map_or(0, |p| p.pid)),
             parent: SpinLock::new(parent),
             children: SpinLock::new(Vec::new()),
             threads: SpinLock::new(Vec::new()),
@@ -476,6 +481,19 @@ impl Process {
     /// once nothing holds the parent any more.
     pub fn parent(&self) -> Option<Arc<Process>> {
         self.parent.lock().upgrade()
+    }
+
+    /// The parent's pid, 0 for init (Linux: getppid's `task_tgid_vnr` of
+    /// `real_parent`).
+    pub fn ppid(&self) -> u32 {
+        self.ppid.load(Ordering::Acquire)
+    }
+
+    /// Makes `parent` the process's parent: an orphan's new reaper.
+    pub fn set_parent(&self, parent: &Arc<Process>) {
+        let mut slot = self.parent.lock();
+        *slot = Arc::downgrade(parent);
+        self.ppid.store(parent.pid, Ordering::Release);
     }
 
     /// The threads still alive, each with a reference of its own (Linux:

@@ -173,6 +173,13 @@ impl Esr {
         ExceptionClass::from_esr(self.0)
     }
 
+    /// Is it an SVC from AArch64 (EC 0x15)? The system call path's first
+    /// question, answered without decoding the class (Linux:
+    /// `el0t_64_sync_handler`'s `switch (ESR_ELx_EC(esr))`).
+    pub fn is_svc64(self) -> bool {
+        (self.0 >> 26) & 0x3f == 0x15
+    }
+
     /// For aborts: what went wrong, and at which translation level.
     pub fn fault_status(self) -> Option<FaultStatus> {
         self.class()

@@ -238,16 +238,21 @@ extern "C" fn handle_el0_sync(tf: &mut TrapFrame, _kind: u64) {
     use crate::task::signal::{self, force_fault_signal};
     let (esr, far) = read_esr_far();
     super::cpu::local_irq_enable();
-    match esr.class() {
-        ExceptionClass::Svc64 => crate::syscall::syscall(tf),
-        ExceptionClass::DataAbortLowerEl | ExceptionClass::InstrAbortLowerEl => {
-            do_user_fault(far as usize, access_of(esr))
+    if esr.is_svc64() {
+        crate::syscall::syscall(tf);
+    } else {
+        match esr.class() {
+            ExceptionClass::DataAbortLowerEl | ExceptionClass::InstrAbortLowerEl => {
+                do_user_fault(far as usize, access_of(esr))
+            }
+            ExceptionClass::PcAlignment | ExceptionClass::SpAlignment => {
+                force_fault_signal(signal::SIGBUS, signal::BUS_ADRALN, far)
+            }
+            ExceptionClass::Brk64 => {
+                force_fault_signal(signal::SIGTRAP, signal::TRAP_BRKPT, tf.pc())
+            }
+            _ => force_fault_signal(signal::SIGILL, signal::ILL_ILLOPC, tf.pc()),
         }
-        ExceptionClass::PcAlignment | ExceptionClass::SpAlignment => {
-            force_fault_signal(signal::SIGBUS, signal::BUS_ADRALN, far)
-        }
-        ExceptionClass::Brk64 => force_fault_signal(signal::SIGTRAP, signal::TRAP_BRKPT, tf.pc()),
-        _ => force_fault_signal(signal::SIGILL, signal::ILL_ILLOPC, tf.pc()),
     }
     crate::task::exit_to_user(tf);
 }
