@@ -19,9 +19,12 @@
 //!   array), replaced whole when a writer releases `mmap_lock`, with
 //!   `PublishedVmas` standing in for RCU: a fault never waits for another
 //!   VMA's mmap or munmap, nor for anything else.
-//! - VMAs are reference-counted (`Arc<Vma>`): a reader's VMA stays valid
-//!   memory after a writer removes it, and is freed when the last reader
-//!   drops it (RCU's deferred free).
+//! - A reader takes no reference on its VMA: it read-locks the VMA while
+//!   the published copy (which holds an `Arc<Vma>` of each) keeps it alive,
+//!   and from then on the tree does, since a writer write-locks a VMA, so
+//!   waiting for its readers, before it removes it. The copy a writer
+//!   replaced is freed once no reader can still be in it (RCU's deferred
+//!   free).
 //! - A VMA's range and flags never change in place: every change replaces the
 //!   VMA with a new one and detaches the old (see `Splittable::split`). So a
 //!   locked, attached VMA still covers what the copy said, and Linux's range
@@ -179,7 +182,7 @@ impl VmaSnapshot {
 
 /// The published VMAs and their readers: our stand-in for RCU. A reader
 /// marks its CPU busy (with interrupts masked, so one reader per CPU, and
-/// briefly: a bisection and a reference count) and reads the pointer; a
+/// briefly: a bisection and a VMA's read lock) and reads the pointer; a
 /// writer swaps the pointer, then waits until it has seen every CPU idle
 /// once before freeing the old copy: any reader still on it was already
 /// busy (Linux: `rcu_read_lock` and `synchronize_rcu`). Readers never wait,
@@ -252,44 +255,67 @@ impl Drop for PublishedVmas {
 }
 
 /// A VMA held for reading by a fault; dropping it is `vma_end_read`.
-pub struct VmaReadGuard {
+pub struct VmaReadGuard<'a> {
     /// The VMA, read-locked: no writer changes or removes it until the guard
-    /// drops.
-    pub vma: Arc<Vma>,
+    /// drops, so it stays in the tree, alive, that long.
+    pub vma: &'a Vma,
     /// The VMA's range, which cannot change while it is held.
     pub range: Range<usize>,
 }
 
-impl Drop for VmaReadGuard {
+impl Drop for VmaReadGuard<'_> {
     fn drop(&mut self) {
         self.vma.lock.end_read();
     }
 }
 
-/// Finds the VMA holding `addr` and read-locks it, without `mmap_lock`
-/// (Linux: `lock_vma_under_rcu`). None, counted as `vma_lock_abort`: no
-/// VMA there, or it is being changed; the caller falls back to `mmap_lock`.
-pub fn lock_vma_under_rcu(mm: &Mm, addr: usize) -> Option<VmaReadGuard> {
+/// What one look in the published VMAs found.
+enum Lookup<'a> {
+    /// The VMA, read-locked.
+    Locked(VmaReadGuard<'a>),
+    /// No VMA there, or one being changed.
+    Abort,
+    /// One replaced since it was published: look again.
+    Detached,
+}
+
+/// Finds the VMA holding `addr` and read-locks it, without `mmap_lock` and
+/// without a reference (Linux: `lock_vma_under_rcu`). None, counted as
+/// `vma_lock_abort`: no VMA there, or it is being changed; the caller
+/// falls back to `mmap_lock`.
+pub fn lock_vma_under_rcu(mm: &Mm, addr: usize) -> Option<VmaReadGuard<'_>> {
     loop {
+        // The read lock is taken inside the read section, as Linux takes
+        // it under rcu_read_lock: the snapshot keeps the VMA alive until
+        // then, and from then on the tree does, since a writer write-locks
+        // every VMA before it leaves the tree (MmapWriteGuard's drop
+        // checks), and so waits for this reader to let go.
         let found = mm.vmas_published.read(|vmas| {
-            vmas.find(addr)
-                .map(|(start, end, vma)| (start..end, vma.clone()))
+            let Some((start, end, vma)) = vmas.find(addr) else {
+                return Lookup::Abort;
+            };
+            if !vma.lock.start_read(&mm.mm_lock_seq) {
+                return Lookup::Abort;
+            }
+            // SAFETY: read-locked, so alive as long as `mm`'s tree is
+            // (above); the guard's lifetime is `mm`'s borrow.
+            let vma: &Vma = unsafe { &*Arc::as_ptr(vma) };
+            let guard = VmaReadGuard {
+                vma,
+                range: start..end,
+            };
+            if vma.lock.is_detached() {
+                return Lookup::Detached;
+            }
+            Lookup::Locked(guard)
         });
-        let Some((range, vma)) = found else {
-            vmstat::VMA_LOCK_ABORT.inc();
-            return None;
-        };
-        if !vma.lock.start_read(&mm.mm_lock_seq) {
-            vmstat::VMA_LOCK_ABORT.inc();
-            return None;
+        match found {
+            Lookup::Locked(guard) => return Some(guard),
+            Lookup::Abort => {
+                vmstat::VMA_LOCK_ABORT.inc();
+                return None;
+            }
+            Lookup::Detached => vmstat::VMA_LOCK_MISS.inc(),
         }
-        let guard = VmaReadGuard { vma, range };
-        if guard.vma.lock.is_detached() {
-            // Replaced since we searched: search the new copy.
-            drop(guard);
-            vmstat::VMA_LOCK_MISS.inc();
-            continue;
-        }
-        return Some(guard);
     }
 }

@@ -86,7 +86,7 @@ pub fn do_page_fault(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), Fa
     if PER_VMA_LOCK.load(Ordering::Relaxed) {
         if let Some(locked) = lock_vma_under_rcu(mm, addr) {
             let result = if access.allowed_by(locked.vma.flags) {
-                handle_mm_fault(mm, &locked.vma, locked.range.clone(), page, access)
+                handle_mm_fault(mm, locked.vma, locked.range.clone(), page, access)
             } else {
                 Err(FaultError::Segv(signal::SEGV_ACCERR))
             };
