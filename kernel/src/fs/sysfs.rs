@@ -23,6 +23,7 @@ use crate::mm::huge_memory::knobs::{per_size_name, HexFlagsShow, HugeKnob, Inval
 use crate::mm::huge_memory::order::{MIN_LARGE_ORDER, PMD_ORDER};
 use crate::mm::huge_memory::settings::HugeSettings;
 use crate::mm::huge_memory::{huge_settings, update_huge_settings};
+use crate::mm::thpmaps;
 use crate::mm::vmstat::{self, Counter};
 use crate::switches::SWITCHES;
 
@@ -96,8 +97,9 @@ impl PseudoFile for ThpFlags {
     }
 }
 
-/// An on/off switch of faultline's (Linux has none of these; they are
-/// here so the benchmarks can show what each feature buys).
+/// An on/off file of faultline's (Linux has none of these): a switch, here
+/// so the benchmarks can show what each feature buys, or
+/// `thpmaps/exited`, which has `/proc/thpmaps` count exiting address spaces.
 struct SwitchFile(&'static AtomicBool);
 
 impl PseudoFile for SwitchFile {
@@ -381,6 +383,8 @@ pub fn build() -> Arc<Inode> {
         let (dir, file) = switch.sysfs.split_once('/').expect("DIR/FILE");
         add_knob(&add_dir(&mm, dir), file, SwitchFile(switch.flag));
     }
+    let thpmaps = add_dir(&mm, "thpmaps");
+    add_knob(&thpmaps, "exited", SwitchFile(&thpmaps::COUNT_EXITED));
     let thp = add_dir(&mm, "transparent_hugepage");
     add_knob(&thp, "shmem_enabled", ShmemEnabledKnob(None));
     add_knob(&thp, "enabled", AnonEnabledKnob(None));

@@ -8,9 +8,9 @@
 //!
 //! - `/proc/PID/thpmaps`: one process's address space now;
 //! - `/proc/thpmaps`: every address space as it was when torn down (at
-//!   exit, or at exec for the old one) since boot, summed, so a benchmark
-//!   reads it before and after a workload of short-lived processes and
-//!   takes the difference.
+//!   exit, or at exec for the old one) while `/sys/kernel/mm/thpmaps/exited`
+//!   is 1, summed, so a benchmark reads it before and after a workload of
+//!   short-lived processes and takes the difference.
 //!
 //! A run of entries mapping one large folio (order 2 and up) page after
 //! page is the folio `aligned` if it maps all of it at a virtual address
@@ -24,7 +24,7 @@
 
 use alloc::string::String;
 use core::fmt::Write;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
 use crate::mm::folio::{is_zero_pfn, Folio};
@@ -238,8 +238,19 @@ fn fields(k: &mut Kind) -> impl Iterator<Item = &mut u64> {
         .chain(k.unaligned.iter_mut())
 }
 
-/// Adds `mm`, about to be torn down, to `/proc/thpmaps`.
+/// Does `/proc/thpmaps` add up each address space as it is torn down
+/// (`/sys/kernel/mm/thpmaps/exited`)? Off unless asked for: the summary
+/// walks every entry of the dying address space, as much again as tearing
+/// it down, which no exit or exec should pay for a measurement nobody
+/// takes. seed004 turns it on for the run it takes its shares from, and
+/// off for the ones it times.
+pub static COUNT_EXITED: AtomicBool = AtomicBool::new(false);
+
+/// Adds `mm`, about to be torn down, to `/proc/thpmaps`, if it is counting.
 pub fn account_exit(mm: &Mm) {
+    if !COUNT_EXITED.load(Ordering::Relaxed) {
+        return;
+    }
     let mut s = Summary::of(mm);
     let all = fields(&mut s.anon)
         .chain(fields(&mut s.file))

@@ -21,7 +21,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 use faultline_user_tests::*;
 use ulib::fs::*;
 use ulib::mm::*;
-use ulib::process::{exit_group, getrusage, RUSAGE_SELF};
+use ulib::process::{exit_group, fork, getrusage, wait_for, RUSAGE_SELF};
 use ulib::signal::*;
 use ulib::system::running_on_linux;
 use ulib::test::{Scratch, TestError, TestResult};
@@ -55,6 +55,7 @@ ulib::tests!(
         thp_flag_knobs_are_hex_bits,
         exec_file_maps_with_contiguous_ptes,
         thpmaps_counts_folios_by_how_they_are_mapped,
+        thpmaps_counts_exited_address_spaces_when_asked,
         file_mappings_align_to_64k_with_the_file_bit,
         anon_mappings_align_to_64k_with_the_anon_bit,
         anon_64k_folio_maps_with_one_fault,
@@ -964,7 +965,12 @@ fn exec_file_maps_with_contiguous_ptes() -> TestResult {
 
 /// /proc/self/thpmaps as `label -> kB`.
 fn thpmaps() -> Result<alloc::collections::BTreeMap<String, usize>, TestError> {
-    let text = String::from_utf8(read_file(c"/proc/self/thpmaps")?).map_err(|_| Errno::EIO)?;
+    thpmaps_of(c"/proc/self/thpmaps")
+}
+
+/// A thpmaps file (/proc/self/thpmaps, /proc/thpmaps) as `label -> kB`.
+fn thpmaps_of(path: &CStr) -> Result<alloc::collections::BTreeMap<String, usize>, TestError> {
+    let text = String::from_utf8(read_file(path)?).map_err(|_| Errno::EIO)?;
     let mut out = alloc::collections::BTreeMap::new();
     for line in text.lines() {
         let (label, rest) = line.split_once(':').ok_or(Errno::EIO)?;
@@ -1003,6 +1009,40 @@ fn thpmaps_counts_folios_by_how_they_are_mapped() -> TestResult {
         munmap(aligned, 2 * BLOCK)?;
         munmap(shifted, 2 * BLOCK)?;
     }
+    Ok(())
+}
+
+/// /proc/thpmaps counts an address space as it goes only while
+/// /sys/kernel/mm/thpmaps/exited is 1: a child that maps and touches a
+/// 64K-aligned 128K of memfd and exits adds its 128K of file memory with
+/// the switch on, and nothing with it off (the default).
+fn thpmaps_counts_exited_address_spaces_when_asked() -> TestResult {
+    if running_on_linux() {
+        skip!("/proc/thpmaps is faultline's");
+    }
+    const EXITED: &CStr = c"/sys/kernel/mm/thpmaps/exited";
+    check_eq!(read_file(EXITED)?, b"0\n");
+    let child_maps = || -> Result<usize, TestError> {
+        let before = thpmaps_of(c"/proc/thpmaps")?;
+        let pid = fork()?;
+        if pid == 0 {
+            let ok = map_memfd(2 * BLOCK, 0).and_then(|view| touch_ascending(view, 2 * BLOCK));
+            exit_group(if ok.is_ok() { 0 } else { 1 });
+        }
+        check_eq!(wait_for(pid)?.exit_code(), Some(0));
+        let after = thpmaps_of(c"/proc/thpmaps")?;
+        let rss = |m: &alloc::collections::BTreeMap<String, usize>| m.get("file-rss").copied();
+        Ok(rss(&after).unwrap_or(0) - rss(&before).unwrap_or(0))
+    };
+    check_eq!(child_maps()?, 0);
+    write_file(EXITED, b"1")?;
+    let counted = child_maps();
+    write_file(EXITED, b"0")?;
+    // The view, and the child's binary (file memory too).
+    check!(
+        counted? >= 2 * BLOCK / 1024,
+        "the exited child's 128K of file memory not counted"
+    );
     Ok(())
 }
 
