@@ -367,6 +367,11 @@ pub fn copy_range(dst: &Mm, src: &Mm, start: usize, end: usize, cow: bool) -> bo
     let mut wrprotected = false;
     let _ptl = src.page_table_lock.lock();
     let mut dst_mem = dst;
+    // The child's PTE table for the 2M the last entry was in, as (its VA,
+    // the table): entries come in address order, so the child's tables are
+    // walked once per table, not once per entry (Linux: `copy_pte_range`
+    // holds both tables for its whole 2M).
+    let mut dst_table: Option<(usize, PhysAddr)> = None;
     // A PMD block reaching outside the range (a VMA split inside it) is
     // taken apart first, so the child gets only the range's pages.
     pgtable::for_each_pte_table(&src, src.pgd, start, end, &mut |va, found| {
@@ -394,11 +399,17 @@ pub fn copy_range(dst: &Mm, src: &Mm, start: usize, end: usize, cow: bool) -> bo
             slot.store(pte.0, Ordering::Release);
             wrprotected = true;
         }
-        let dst_table = pgtable::table_for(&mut dst_mem, dst.pgd, va, Level::Pte, Alloc::IfMissing);
-        let Some(dst_slot) = dst_table.map(|t| &t[Level::Pte.index(va)]) else {
+        let base = va & !(PMD_SIZE - 1);
+        let table = match dst_table {
+            Some((b, pa)) if b == base => Some(pa),
+            _ => pgtable::table_pa_for(&mut dst_mem, dst.pgd, va, Level::Pte, Alloc::IfMissing),
+        };
+        let Some(table) = table else {
             ok = false;
             return;
         };
+        dst_table = Some((base, table));
+        let dst_slot = &dst_mem.table(table)[Level::Pte.index(va)];
         // SAFETY: the valid entry holds a reference; fork holds the
         // parent's mmap_lock and every VMA lock, so no fault or zap
         // changes it.
