@@ -222,7 +222,9 @@ impl Folio {
     pub fn alloc(order: u8) -> Option<Folio> {
         let pa = frame::alloc_pages_above_min(order as usize)?;
         // SAFETY: a fresh block, ours alone, in the linear map.
-        unsafe { core::ptr::write_bytes(phys_to_virt(pa) as *mut u8, 0, PAGE_SIZE << order) };
+        unsafe {
+            crate::arch::string::clear_pages(phys_to_virt(pa) as *mut u8, PAGE_SIZE << order)
+        };
         let pfn = pa.pfn();
         let head = meta(pfn);
         head.refcount.store(1, Ordering::Relaxed);

@@ -157,7 +157,7 @@ pub fn alloc_kernel_pages(order: usize) -> Option<PhysAddr> {
 pub fn alloc_zeroed_pages(order: usize) -> Option<PhysAddr> {
     let pa = alloc_kernel_pages(order)?;
     // SAFETY: a freshly allocated block, ours alone, in the linear map.
-    unsafe { core::ptr::write_bytes(phys_to_virt(pa) as *mut u8, 0, PAGE_SIZE << order) };
+    unsafe { crate::arch::string::clear_pages(phys_to_virt(pa) as *mut u8, PAGE_SIZE << order) };
     Some(pa)
 }
 

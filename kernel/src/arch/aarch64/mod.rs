@@ -21,7 +21,7 @@ pub mod pl031;
 pub mod psci;
 pub mod semihosting;
 pub mod smp;
-mod string;
+pub mod string;
 pub mod timer;
 pub mod trap;
 pub mod uaccess;
