@@ -129,8 +129,8 @@ extern "C" {
 /// map is: DC ZVA faults on Device memory), writable for `bytes`, a
 /// multiple of the page size and not 0.
 pub unsafe fn clear_pages(addr: *mut u8, bytes: usize) {
-    debug_assert!(addr as usize % crate::mm::addr::PAGE_SIZE == 0);
-    debug_assert!(bytes > 0 && bytes % crate::mm::addr::PAGE_SIZE == 0);
+    debug_assert!((addr as usize).is_multiple_of(crate::mm::addr::PAGE_SIZE));
+    debug_assert!(bytes > 0 && bytes.is_multiple_of(crate::mm::addr::PAGE_SIZE));
     // SAFETY: per the caller.
     unsafe { __clear_pages(addr, bytes) }
 }
