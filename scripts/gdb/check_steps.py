@@ -16,7 +16,7 @@ import sys
 
 PATH = ["faultline::arch::aarch64::fault::do_page_fault", "faultline::mm::fault::handle_mm_fault",
         "faultline::mm::fault::finish_fault", "faultline::mm::memory::set_pte_range",
-        "faultline::arch::aarch64::contpte::set_pte"]
+        "faultline::arch::aarch64::contpte::set_ptes"]
 
 
 def main(command, log):
@@ -24,8 +24,9 @@ def main(command, log):
     names = [name for _, name, _ in stops]
     at, reached = 0, []
     for n, name in enumerate(names, 1):
-        if at < len(PATH) and name == PATH[at]:
-            reached.append(f"{name.rsplit('::', 1)[1]} at {n}")
+        # A generic function's name carries its type arguments (set_ptes<...>).
+        if at < len(PATH) and name.split("<", 1)[0] == PATH[at]:
+            reached.append(f"{PATH[at].rsplit('::', 1)[1]} at {n}")
             at += 1
     order_ok = at == len(PATH)
     # fl-step's bound is the path's length in functions; step's, a guard

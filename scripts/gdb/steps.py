@@ -2,7 +2,7 @@
 against `/bin/bench/seed000 iters=1`: from the stop of `fl-break-fault`
 on the 64K view, repeats one command (`step`, or `fl-step` when the
 variable STEP_COMMAND says so) until the CPU is in the contpte store
-(`contpte::set_pte`) and prints one `@@step N FUNCTION FILE` line per
+(`contpte::set_ptes`) and prints one `@@step N FUNCTION FILE` line per
 stop, then `@@done N` (or `@@gave-up N`). scripts/gdb/check_steps.py
 reads them.
 """
@@ -25,7 +25,8 @@ for n in range(1, limit + 1):
     sal = frame.find_sal()
     name = frame.name() or "?"
     print(f"@@step {n} {name.replace(' ', '')} {sal.symtab.filename if sal.symtab else '?'}")
-    if name == "faultline::arch::aarch64::contpte::set_pte":
+    # A generic function's name carries its type arguments: set_ptes<...>.
+    if name.split("<", 1)[0] == "faultline::arch::aarch64::contpte::set_ptes":
         print(f"@@done {n}")
         break
 else:
