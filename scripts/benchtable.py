@@ -197,7 +197,7 @@ def workload_table(faultline, linux):
         if not f or not l:
             continue
         split = lambda m: f"{m.get('user_ns', '-')}/{m.get('sys_ns', '-')}"
-        body.append([name, f"{l:,.0f}", f"{f:,.0f}", f"{l / f:.2f}x", split(lx[name]),
+        body.append([name, f"{l:,.0f}", f"{f:,.0f}", f"{l / f:.3f}x", split(lx[name]),
                      split(fl[name]), f">= {need:.2f}x", "yes" if l / f >= need else "NO"])
     if not body:
         return []

@@ -207,13 +207,14 @@ pub fn cpu_stat(cpu: usize) -> [u64; 4] {
 
 /// Threads on a CPU or waiting in a run queue (/proc/loadavg).
 pub fn nr_running() -> usize {
-    CPUS.iter()
-        .map(|cpu| {
-            let rq = cpu.rq.lock();
-            let busy = rq.current.as_ref().is_some_and(|t| !t.is_idle());
-            rq.queue.len() + usize::from(busy)
-        })
-        .sum()
+    (0..NR_CPUS).map(cpu_nr_running).sum()
+}
+
+/// Threads CPU `cpu` has to run: those queued, and the one running
+/// unless it is the idle thread (Linux: `rq->nr_running`).
+fn cpu_nr_running(cpu: usize) -> usize {
+    let rq = CPUS[cpu].rq.lock();
+    rq.queue.len() + usize::from(rq.current.as_ref().is_some_and(|t| !t.is_idle()))
 }
 
 /// Puts a Runnable thread on its CPU's run queue and pokes that CPU.
@@ -226,6 +227,20 @@ pub(super) fn enqueue(t: Arc<Thread>) {
         CPUS[cpu].need_resched.store(true, Ordering::Release);
         smp::send_reschedule(cpu);
     }
+}
+
+/// The online CPU with the fewest threads to run, the first such from
+/// `start` on, for a new thread (Linux: `select_task_rq_fair` at fork and
+/// exec, which picks the idlest CPU by load; we count threads). Threads
+/// never move once placed, so this is all the balancing there is: a
+/// pipeline's stages spread over the CPUs instead of queueing on one
+/// while another idles.
+pub fn select_cpu(start: usize) -> usize {
+    let n = nr_cpus_online();
+    (0..n)
+        .map(|k| (start + k) % n)
+        .min_by_key(|&cpu| cpu_nr_running(cpu))
+        .unwrap_or(0)
 }
 
 /// Wakes a Blocked thread (Linux: `try_to_wake_up`); no-op otherwise.
