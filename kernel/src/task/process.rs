@@ -386,14 +386,10 @@ pub fn alloc_pid() -> u32 {
     pid
 }
 
-/// The round-robin cursor of [`next_cpu`], which breaks its ties.
-static NEXT_CPU: AtomicUsize = AtomicUsize::new(0);
-
 /// The CPU a new user thread goes to: the one with the fewest threads to
-/// run, round robin among equals (`sched::select_cpu`).
+/// run (`sched::select_cpu`).
 pub fn next_cpu() -> usize {
-    let start = NEXT_CPU.fetch_add(1, Ordering::Relaxed) % crate::task::nr_cpus_online();
-    super::sched::select_cpu(start)
+    super::sched::select_cpu()
 }
 
 /// A new thread's first act before it enters user space (Linux:

@@ -229,16 +229,18 @@ pub(super) fn enqueue(t: Arc<Thread>) {
     }
 }
 
-/// The online CPU with the fewest threads to run, the first such from
-/// `start` on, for a new thread (Linux: `select_task_rq_fair` at fork and
-/// exec, which picks the idlest CPU by load; we count threads). Threads
-/// never move once placed, so this is all the balancing there is: a
-/// pipeline's stages spread over the CPUs instead of queueing on one
-/// while another idles.
-pub fn select_cpu(start: usize) -> usize {
-    let n = nr_cpus_online();
+/// The online CPU with the fewest threads to run, for a new thread; on a
+/// tie the caller's own, then the next ones up (Linux:
+/// `select_task_rq_fair` at fork and exec picks the idlest CPU by load; we
+/// count threads). Threads never move once placed, so this is all the
+/// balancing there is: a pipeline's stages spread over the CPUs instead
+/// of queueing on one while another idles, and a harness's two workers
+/// land on two CPUs (the second one beside the harness, which then
+/// sleeps, rather than beside the first).
+pub fn select_cpu() -> usize {
+    let (n, here) = (nr_cpus_online(), cpu_id());
     (0..n)
-        .map(|k| (start + k) % n)
+        .map(|k| (here + k) % n)
         .min_by_key(|&cpu| cpu_nr_running(cpu))
         .unwrap_or(0)
 }
