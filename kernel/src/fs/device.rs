@@ -250,8 +250,11 @@ impl Device for Pipe {
         self.write_iter(WriteSource::Kernel(data), nonblock)
     }
 
-    /// Copies out of the ring straight into `dst` (Linux: `pipe_read`);
-    /// what a faulting user buffer could not take stays in the pipe.
+    /// Copies out of the ring straight into `dst` (Linux: `pipe_read`). A
+    /// user buffer that runs out part-way takes nothing: EFAULT, and the
+    /// bytes stay in the pipe, as Linux does when the copy of its first
+    /// `pipe_buffer` comes up short. Where we simplify: Linux keeps the
+    /// whole pages it copied before that one; one ring has no pages.
     fn read_iter(&self, mut dst: ReadDest, nonblock: bool) -> KResult<usize> {
         if dst.is_empty() {
             return Ok(0);
@@ -270,13 +273,13 @@ impl Device for Pipe {
         if copied == k && n > k {
             copied += dst.copy_from(k, &tail[..n - k]);
         }
-        buf.drain(..copied);
-        drop(buf);
-        if copied == 0 && n > 0 {
+        if copied < n {
             return Err(Errno::EFAULT);
         }
+        buf.drain(..n);
+        drop(buf);
         self.wait.wake_key(POLLOUT);
-        Ok(copied)
+        Ok(n)
     }
 
     /// Copies `src` straight into the ring, waiting for room until all of
