@@ -4,7 +4,7 @@
  * fchdir, close_range, truncate, statfs, sendfile, copy_file_range,
  * flock, POSIX and OFD record locks, memfd seals, and the small memory
  * calls (mlock family, madvise MADV_FREE/DONTFORK/DONTDUMP, MAP_GROWSDOWN),
- * and reads that run into an unmapped page.
+ * and reads and writes that run into an unmapped page.
  * The values expected are Linux 6.12's, as root. Everything happens on a
  * tmpfs this program mounts at /tmp/ft, so both kernels see the same
  * filesystem.
@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1255,6 +1256,33 @@ static int read_stops_at_a_missing_page(void)
 	return 0;
 }
 
+/*
+ * readv and writev whose second buffer is not mapped move the first one's
+ * bytes and report them, not EFAULT (do_loop_readv_writev stops at the
+ * error once something moved).
+ */
+static int readv_writev_stop_at_a_bad_buffer(void)
+{
+	int fd = make(D "/iov", "0123456789abcdef");
+	CHECK(fd >= 0, "create: %s", strerror(errno));
+	char first[10] = { 0 };
+	struct iovec iov[2] = { { first, sizeof(first) }, { (void *)16, 6 } };
+	lseek(fd, 0, SEEK_SET);
+	ssize_t n = readv(fd, iov, 2);
+	CHECK(n == 10 && memcmp(first, "0123456789", 10) == 0, "readv: %zd (errno %d), want 10",
+	      n, errno);
+	struct iovec out[2] = { { "ABCDEFGHIJ", 10 }, { (void *)16, 6 } };
+	lseek(fd, 0, SEEK_SET);
+	n = writev(fd, out, 2);
+	CHECK(n == 10, "writev: %zd (errno %d), want 10", n, errno);
+	char back[17] = { 0 };
+	CHECK(pread(fd, back, 16, 0) == 16 && strcmp(back, "ABCDEFGHIJabcdef") == 0,
+	      "file holds %s", back);
+	close(fd);
+	unlink(D "/iov");
+	return 0;
+}
+
 static int teardown(void)
 {
 	CHECK(umount(D) == 0, "umount %s: %s", D, strerror(errno));
@@ -1317,6 +1345,7 @@ static const struct test tests[] = {
 	TEST(madvise_dump_hints_and_growsdown),
 	TEST(growsdown_mapping_grows_on_a_fault_below),
 	TEST(read_stops_at_a_missing_page),
+	TEST(readv_writev_stop_at_a_bad_buffer),
 	TEST(teardown),
 };
 

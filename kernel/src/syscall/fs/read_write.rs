@@ -125,6 +125,25 @@ fn iovecs(uiov: usize, count: usize) -> KResult<Vec<(usize, usize)>> {
     Ok(out)
 }
 
+/// Runs `op` on each (base, len) of `iov` in turn until one comes up
+/// short; an error after some bytes moved ends it with their count
+/// (Linux: `do_loop_readv_writev`).
+fn each_iovec(iov: &[(usize, usize)], mut op: impl FnMut(usize, usize) -> SysResult) -> SysResult {
+    let mut total = 0;
+    for &(base, len) in iov {
+        let n = match op(base, len) {
+            Ok(n) => n,
+            Err(e) if total == 0 => return Err(e),
+            Err(_) => break,
+        };
+        total += n;
+        if (n as usize) < len {
+            break;
+        }
+    }
+    Ok(total)
+}
+
 /// readv(2): [`read()`] into each of the `count` buffers of the `iovec`
 /// array at `uiov` in turn, stopping after a short read (Linux:
 /// `do_readv`); on a socket, one receive into them all.
@@ -133,15 +152,7 @@ pub fn readv(fd: i32, uiov: usize, count: usize) -> SysResult {
     if UnixSocket::of_file(&*file(fd)?).is_some() {
         return crate::syscall::net::sock_readv(fd, &iov);
     }
-    let mut total = 0;
-    for (base, len) in iov {
-        let n = read(fd, base, len)?;
-        total += n;
-        if (n as usize) < len {
-            break;
-        }
-    }
-    Ok(total)
+    each_iovec(&iov, |base, len| read(fd, base, len))
 }
 
 /// writev(2): [`write()`] from each of the `count` buffers of the `iovec`
@@ -152,15 +163,7 @@ pub fn writev(fd: i32, uiov: usize, count: usize) -> SysResult {
     if UnixSocket::of_file(&*file(fd)?).is_some() {
         return crate::syscall::net::sock_writev(fd, &iov);
     }
-    let mut total = 0;
-    for (base, len) in iov {
-        let n = write(fd, base, len)?;
-        total += n;
-        if (n as usize) < len {
-            break;
-        }
-    }
-    Ok(total)
+    each_iovec(&iov, |base, len| write(fd, base, len))
 }
 
 /// SPLICE_F_MOVE, SPLICE_F_NONBLOCK, SPLICE_F_MORE and SPLICE_F_GIFT: the
