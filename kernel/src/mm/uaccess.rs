@@ -40,6 +40,13 @@ pub fn copy_to_user(dst: usize, src: &[u8]) -> KResult<()> {
     }
 }
 
+/// Where bytes `[at, at + n)` of a user buffer at `addr` start, None if
+/// they wrap or reach the kernel half.
+fn user_range(addr: usize, at: usize, n: usize) -> Option<usize> {
+    let start = addr.checked_add(at)?;
+    check_range(start, n).ok().map(|_| start)
+}
+
 /// The bytes a write copies into a file (Linux: the `iov_iter` of a write):
 /// kernel memory, or a user buffer, copied straight into the page cache with
 /// no bounce buffer between, so one `write()` reaches the file whole and its
@@ -140,12 +147,9 @@ impl WriteSource<'_> {
             WriteSource::User { addr, .. } => {
                 // A buffer that wraps or reaches the kernel half copies
                 // nothing: EFAULT.
-                let Some(start) = addr.checked_add(from) else {
+                let Some(start) = user_range(*addr, from, n) else {
                     return 0;
                 };
-                if check_range(start, n).is_err() {
-                    return 0;
-                }
                 // SAFETY: dst per the caller; the user side is a checked range.
                 n - unsafe { uaccess::copy_from_user(dst, start as *const u8, n) }
             }
@@ -189,13 +193,6 @@ impl ReadDest<'_> {
         self.len() == 0
     }
 
-    /// The user range `[to, to + n)` of a user destination, None if it
-    /// wraps or reaches the kernel half.
-    fn user_range(addr: usize, to: usize, n: usize) -> Option<usize> {
-        let start = addr.checked_add(to)?;
-        check_range(start, n).ok().map(|_| start)
-    }
-
     /// Copies `src` to the destination's bytes from `to`; returns how many
     /// were copied before user memory ran out (Linux: `copy_to_iter`'s
     /// short copy).
@@ -207,7 +204,7 @@ impl ReadDest<'_> {
                 src.len()
             }
             ReadDest::User { addr, .. } => {
-                let Some(start) = Self::user_range(*addr, to, src.len()) else {
+                let Some(start) = user_range(*addr, to, src.len()) else {
                     return 0;
                 };
                 // SAFETY: src is kernel memory; the user side is a checked range.
@@ -227,7 +224,7 @@ impl ReadDest<'_> {
                 n
             }
             ReadDest::User { addr, .. } => {
-                let Some(start) = Self::user_range(*addr, to, n) else {
+                let Some(start) = user_range(*addr, to, n) else {
                     return 0;
                 };
                 // SAFETY: a checked user range.
