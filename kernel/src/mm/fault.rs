@@ -91,10 +91,14 @@ pub fn handle_mm_fault(
     addr: usize,
     access: Access,
 ) -> Result<(), FaultError> {
-    // One walk down to the PMD, shared by the PMD and the PTE cases.
+    // One walk down to the PMD, shared by the PMD and the PTE cases
+    // (Linux: `pgd_offset`, `pud_alloc`, `pmd_alloc`).
     let mut mem: &Mm = mm;
-    let pmds = pgtable::table_pa_for(&mut mem, mm.pgd, addr, Level::Pmd, Alloc::IfMissing);
-    let pmds = pmds.ok_or(FaultError::Oom)?;
+    let walk = |mem: &mut &Mm, table, level| {
+        pgtable::table_below(mem, table, level, addr, Alloc::IfMissing).ok_or(FaultError::Oom)
+    };
+    let puds = walk(&mut mem, mm.pgd, Level::Pgd)?;
+    let pmds = walk(&mut mem, puds, Level::Pud)?;
     let mut vmf = VmFault {
         mm,
         vma,

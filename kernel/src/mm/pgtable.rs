@@ -214,7 +214,10 @@ pub fn table_for<M: PgtableMem>(
     Some(mem.table(pa))
 }
 
-/// [`table_for`]'s table, as its physical address.
+/// [`table_for`]'s table, as its physical address. Inlined: with a
+/// constant `target` the loop unrolls into one load and test per level,
+/// which is every page fault's walk.
+#[inline(always)]
 pub fn table_pa_for<M: PgtableMem>(
     mem: &mut M,
     pgd: PhysAddr,
@@ -233,6 +236,7 @@ pub fn table_pa_for<M: PgtableMem>(
 
 /// The table that the `level` entry for `va` in `table` points to,
 /// allocated if the entry is none and `alloc` says so (one step of the walk).
+#[inline(always)]
 pub fn table_below<M: PgtableMem>(
     mem: &mut M,
     table: PhysAddr,
@@ -240,23 +244,35 @@ pub fn table_below<M: PgtableMem>(
     va: usize,
     alloc: Alloc,
 ) -> Option<PhysAddr> {
-    let slot = &mem.table(table)[level.index(va)];
+    let index = level.index(va);
     // Acquire: a table another CPU just installed is seen zeroed.
-    let mut pte = Pte(slot.load(Ordering::Acquire));
-    if pte.is_none() && alloc == Alloc::IfMissing {
-        // Faults of one address space may allocate in the same place at
-        // once (Linux: `__pte_alloc` re-checks under the lock); the loser
-        // frees its table and uses the winner's.
-        let new = mem.alloc_table()?;
-        let slot = &mem.table(table)[level.index(va)];
-        match slot.compare_exchange(0, Pte::table(new).0, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => pte = Pte::table(new),
-            Err(current) => {
-                mem.free_table(new);
-                pte = Pte(current);
-            }
-        }
+    let pte = Pte(mem.table(table)[index].load(Ordering::Acquire));
+    if pte.is_table() {
+        return Some(pte.addr());
     }
+    if pte.is_none() && alloc == Alloc::IfMissing {
+        return install_table(mem, table, index);
+    }
+    None
+}
+
+/// Puts a new table in entry `index` of `table`, found empty (Linux: `__pte_alloc` and its
+/// kin). Faults of one address space may allocate in the same place at once
+/// (Linux re-checks under the lock); the loser frees its table and uses the
+/// winner's. Out of line: a walk allocates once per new table.
+#[cold]
+#[inline(never)]
+fn install_table<M: PgtableMem>(mem: &mut M, table: PhysAddr, index: usize) -> Option<PhysAddr> {
+    let new = mem.alloc_table()?;
+    let slot = &mem.table(table)[index];
+    let pte = match slot.compare_exchange(0, Pte::table(new).0, Ordering::AcqRel, Ordering::Acquire)
+    {
+        Ok(_) => Pte::table(new),
+        Err(current) => {
+            mem.free_table(new);
+            Pte(current)
+        }
+    };
     pte.is_table().then(|| pte.addr())
 }
 

@@ -105,36 +105,56 @@ pub fn set_ptes(
         }
         return;
     }
-    let (enabled, end) = (ops.enabled(), idx + nr);
     // One barrier orders the folio's contents before every entry of the
     // run (Linux: the `smp_wmb` of `__folio_mark_uptodate`), so each entry
     // is a plain store (Linux: `__set_ptes`' `WRITE_ONCE`), which takes an
     // offset from the table's base where a release store needs its own
     // address computed.
     fence(Ordering::Release);
+    let end = idx + nr;
+    // Blocks need the run's PA and VA equally placed in 64K; else (as for
+    // a small file mapping the kernel placed anywhere) no entry can have
+    // the bit, and the run is one plain loop.
+    let in_step = pte.addr().pfn().wrapping_sub(idx).is_multiple_of(CONT_PTES);
+    if !(ops.enabled() && in_step) {
+        write_run(&table[idx..end], pte.with_cont(false).0);
+        return;
+    }
     // A block (or the part of one the run covers) at a time.
     let mut i = idx;
     while i < end {
         let block = block_of(i);
         let chunk = i..block.end.min(end);
         let pa = pte.addr().add((i - idx) * PAGE_SIZE);
-        let cont = enabled && chunk == block && pa.is_aligned(CONT_PTE_SIZE);
-        let first = pte.with_addr(pa).with_cont(cont).0;
-        // The output address (bits 47:12) is the only field that moves:
-        // adding whole pages to the descriptor moves it alone.
-        let entry = |k: usize| Pte(first + (k * PAGE_SIZE) as u64);
+        let first = pte.with_addr(pa).with_cont(chunk == block).0;
         let slots = &table[chunk.clone()];
         if let Ok(block) = <&[AtomicU64; CONT_PTES]>::try_from(slots) {
             // A whole block, the usual case: a fixed count, unrolled.
-            for (k, slot) in block.iter().enumerate() {
-                slot.store(entry(k).0, Ordering::Relaxed);
-            }
+            write_run(block, first);
         } else {
-            for (k, slot) in slots.iter().enumerate() {
-                slot.store(entry(k).0, Ordering::Relaxed);
-            }
+            write_run(slots, first);
         }
         i = chunk.end;
+    }
+}
+
+/// Writes `slots` with `first` and the entries after it, each mapping the
+/// next frame: the output address (bits 47:12) is the only field that
+/// moves, so adding whole pages to the descriptor moves it alone. Inlined,
+/// so a fixed-size `slots` unrolls.
+#[inline(always)]
+fn write_run(slots: &[AtomicU64], first: u64) {
+    let entry = |k: usize| first + (k * PAGE_SIZE) as u64;
+    // Four at a time: a loop step costs as much as a store.
+    let mut quads = slots.chunks_exact(4);
+    for (q, quad) in quads.by_ref().enumerate() {
+        for (k, slot) in quad.iter().enumerate() {
+            slot.store(entry(4 * q + k), Ordering::Relaxed);
+        }
+    }
+    let done = slots.len() & !3;
+    for (k, slot) in quads.remainder().iter().enumerate() {
+        slot.store(entry(done + k), Ordering::Relaxed);
     }
 }
 
