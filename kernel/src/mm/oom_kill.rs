@@ -32,11 +32,18 @@ pub fn memory_short() {
 
 /// On the way back to user space: act on `memory_short`, if memory is
 /// still short (a process may have died and given it back meanwhile).
+#[inline(always)] // on every return to user space: one load
 pub fn check() {
-    if SHORT.load(Ordering::Relaxed)
-        && SHORT.swap(false, Ordering::Relaxed)
-        && frame::below_reserve()
-    {
+    if SHORT.load(Ordering::Relaxed) {
+        check_short();
+    }
+}
+
+/// `check` when memory was short: kill, unless that is over.
+#[cold]
+#[inline(never)]
+fn check_short() {
+    if SHORT.swap(false, Ordering::Relaxed) && frame::below_reserve() {
         out_of_memory();
     }
 }

@@ -364,8 +364,9 @@ fn take_pending(u: &UserThread, set: u64) -> Option<(u32, SigInfo)> {
 
 /// On every return to user space: leave if the process is exiting, else
 /// act on one pending signal (Linux: `do_signal` / `get_signal`).
+#[inline(always)] // nearly always a few loads that find nothing to do
 pub fn do_signal(tf: &mut TrapFrame) {
-    // Nearly always nothing to do: find that out without references.
+    // Find that out without references.
     let quiet = crate::task::current_ref().user.as_ref().is_none_or(|u| {
         deliverable(u) == 0
             && !u.process.exiting.load(Ordering::Acquire)
@@ -373,9 +374,15 @@ pub fn do_signal(tf: &mut TrapFrame) {
             && !u.restart_pending.load(Ordering::Relaxed)
             && !u.restore_sigmask.load(Ordering::Relaxed)
     });
-    if quiet {
-        return;
+    if !quiet {
+        do_signal_work(tf);
     }
+}
+
+/// `do_signal` with something to do. Out of line: its frame is large.
+#[cold]
+#[inline(never)]
+fn do_signal_work(tf: &mut TrapFrame) {
     // Decide with the thread's references held, die without them: a
     // thread that exits never returns here to drop them.
     if let Some(status) = get_signal(tf) {

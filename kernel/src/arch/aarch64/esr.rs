@@ -187,14 +187,21 @@ impl Esr {
             .then(|| FaultStatus::from_esr(self.0))
     }
 
+    /// Is it a data abort, from EL0 or EL1 (EC 0x24 or 0x25)? Tested on
+    /// the raw bits, as `is_svc64`, for the fault path.
+    pub fn is_data_abort(self) -> bool {
+        (self.0 >> 26) & 0x3e == 0x24
+    }
+
+    /// Is it an instruction abort, from EL0 or EL1 (EC 0x20 or 0x21)?
+    pub fn is_instr_abort(self) -> bool {
+        (self.0 >> 26) & 0x3e == 0x20
+    }
+
     /// For data aborts: was it a write (ISS.WnR, bit 6)? Cache maintenance
     /// (ISS.CM, bit 8) also reports WnR = 1, so exclude it.
     pub fn is_write(self) -> bool {
-        matches!(
-            self.class(),
-            ExceptionClass::DataAbortLowerEl | ExceptionClass::DataAbortSameEl
-        ) && self.0 & (1 << 6) != 0
-            && self.0 & (1 << 8) == 0
+        self.is_data_abort() && self.0 & (1 << 6) != 0 && self.0 & (1 << 8) == 0
     }
 }
 
@@ -229,6 +236,22 @@ mod tests {
         assert_eq!(Esr(0x1fe0_0000).class(), ExceptionClass::FpSimdAccess);
         assert_eq!(Esr(0x0200_0000).class(), ExceptionClass::Unknown);
         assert_eq!(Esr(0x3f << 26).class(), ExceptionClass::Other(0x3f));
+    }
+
+    #[test]
+    fn raw_class_tests_agree_with_the_decoded_class() {
+        for ec in 0..64u64 {
+            let esr = Esr(ec << 26 | 0x4f);
+            use ExceptionClass::*;
+            let class = esr.class();
+            assert_eq!(esr.is_svc64(), class == Svc64, "EC {ec:#x}");
+            let data = matches!(class, DataAbortLowerEl | DataAbortSameEl);
+            assert_eq!(esr.is_data_abort(), data, "EC {ec:#x}");
+            let instr = matches!(class, InstrAbortLowerEl | InstrAbortSameEl);
+            assert_eq!(esr.is_instr_abort(), instr, "EC {ec:#x}");
+            // WnR is set in every one of them; only data aborts write.
+            assert_eq!(esr.is_write(), data, "EC {ec:#x}");
+        }
     }
 
     #[test]

@@ -16,7 +16,7 @@
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
 
-use super::esr::{Esr, ExceptionClass};
+use super::esr::Esr;
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::fault::{handle_mm_fault, Access, FaultError};
 use crate::mm::mm_struct::Mm;
@@ -26,10 +26,12 @@ use crate::task::signal::{self, force_fault_signal};
 
 /// What a data or instruction abort asked for.
 pub fn access_of(esr: Esr) -> Access {
-    match esr.class() {
-        ExceptionClass::InstrAbortLowerEl | ExceptionClass::InstrAbortSameEl => Access::Exec,
-        _ if esr.is_write() => Access::Write,
-        _ => Access::Read,
+    if esr.is_instr_abort() {
+        Access::Exec
+    } else if esr.is_write() {
+        Access::Write
+    } else {
+        Access::Read
     }
 }
 

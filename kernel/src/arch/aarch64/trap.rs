@@ -235,24 +235,43 @@ extern "C" fn handle_el1_sync(tf: &mut TrapFrame, _kind: u64) {
 /// or something that becomes a signal (Linux: `el0t_64_sync_handler`).
 #[no_mangle]
 extern "C" fn handle_el0_sync(tf: &mut TrapFrame, _kind: u64) {
-    use crate::task::signal::{self, force_fault_signal};
     let (esr, far) = read_esr_far();
     super::cpu::local_irq_enable();
     if esr.is_svc64() {
-        crate::syscall::syscall(tf);
+        el0_svc(tf)
     } else {
-        match esr.class() {
-            ExceptionClass::DataAbortLowerEl | ExceptionClass::InstrAbortLowerEl => {
-                do_user_fault(far as usize, access_of(esr))
-            }
-            ExceptionClass::PcAlignment | ExceptionClass::SpAlignment => {
-                force_fault_signal(signal::SIGBUS, signal::BUS_ADRALN, far)
-            }
-            ExceptionClass::Brk64 => {
-                force_fault_signal(signal::SIGTRAP, signal::TRAP_BRKPT, tf.pc())
-            }
-            _ => force_fault_signal(signal::SIGILL, signal::ILL_ILLOPC, tf.pc()),
+        el0_other(tf, esr, far)
+    }
+}
+
+/// A system call, then the way back to EL0 (Linux: `el0_svc`). Each kind
+/// of exception has its own function, as in Linux, so each saves only the
+/// registers it uses: inlined together, every fault would save the
+/// syscall table's.
+#[inline(never)]
+fn el0_svc(tf: &mut TrapFrame) {
+    crate::syscall::syscall(tf);
+    crate::task::exit_to_user(tf);
+}
+
+/// Any other synchronous exception from EL0, then the way back (Linux:
+/// `el0_da`, `el0_ia`, `el0_pc`, `el0_sp`, `el0_dbg`, `el0_inv`): a page
+/// fault, or a signal.
+#[inline(never)]
+fn el0_other(tf: &mut TrapFrame, esr: Esr, far: u64) {
+    use crate::task::signal::{self, force_fault_signal};
+    // An abort from EL0 is EL0's, whichever of the two classes it has.
+    if esr.is_data_abort() || esr.is_instr_abort() {
+        do_user_fault(far as usize, access_of(esr));
+        crate::task::exit_to_user(tf);
+        return;
+    }
+    match esr.class() {
+        ExceptionClass::PcAlignment | ExceptionClass::SpAlignment => {
+            force_fault_signal(signal::SIGBUS, signal::BUS_ADRALN, far)
         }
+        ExceptionClass::Brk64 => force_fault_signal(signal::SIGTRAP, signal::TRAP_BRKPT, tf.pc()),
+        _ => force_fault_signal(signal::SIGILL, signal::ILL_ILLOPC, tf.pc()),
     }
     crate::task::exit_to_user(tf);
 }
