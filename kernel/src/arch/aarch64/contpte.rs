@@ -83,12 +83,13 @@ pub fn ptep_get(table: &PageTable, idx: usize) -> Pte {
 }
 
 /// Writes `nr` entries from `idx` mapping consecutive frames from
-/// `pte.addr()` onto entries that were none (Linux: `set_ptes`,
-/// `contpte_set_ptes`). Every block the run covers whole, at a 64K-aligned
-/// PA, gets the contiguous bit. A single write that completes a block
-/// (entry 15) folds it if all 16 now map `folio` (its PA range, asked for
-/// only then) in order, as Linux's `contpte_try_fold` does. No TLB flush:
-/// the entries were none.
+/// `pte.addr()` onto entries that were none (Linux: `set_ptes`). Every
+/// block the run covers whole, at a 64K-aligned PA, gets the contiguous
+/// bit. A single write that completes a block (entry 15) folds it if all
+/// 16 now map `folio` (its PA range, asked for only then) in order, as
+/// Linux's `contpte_try_fold` does. No TLB flush: the entries were none.
+/// Inlined, as Linux's is: one entry is a store and a test.
+#[inline(always)]
 pub fn set_ptes(
     table: &PageTable,
     idx: usize,
@@ -105,6 +106,13 @@ pub fn set_ptes(
         }
         return;
     }
+    contpte_set_ptes(table, idx, pte, nr, ops.enabled());
+}
+
+/// [`set_ptes`] of more than one entry (Linux: `contpte_set_ptes`), with
+/// whole blocks folded if `enabled`.
+#[inline(never)]
+fn contpte_set_ptes(table: &PageTable, idx: usize, pte: Pte, nr: usize, enabled: bool) {
     // One barrier orders the folio's contents before every entry of the
     // run (Linux: the `smp_wmb` of `__folio_mark_uptodate`), so each entry
     // is a plain store (Linux: `__set_ptes`' `WRITE_ONCE`), which takes an
@@ -116,7 +124,7 @@ pub fn set_ptes(
     // a small file mapping the kernel placed anywhere) no entry can have
     // the bit, and the run is one plain loop.
     let in_step = pte.addr().pfn().wrapping_sub(idx).is_multiple_of(CONT_PTES);
-    if !(ops.enabled() && in_step) {
+    if !(enabled && in_step) {
         write_run(&table[idx..end], pte.with_cont(false).0);
         return;
     }
@@ -160,7 +168,9 @@ fn write_run(slots: &[AtomicU64], first: u64) {
 
 /// Folds the block holding `idx` if it may be (Linux: `__contpte_try_fold`):
 /// all 16 entries valid, not yet contiguous, mapping consecutive frames of
-/// `folio` from a 64K-aligned base, with equal attributes.
+/// `folio` from a 64K-aligned base, with equal attributes. Out of line:
+/// once per 16 entries set one at a time.
+#[inline(never)]
 pub fn try_fold(table: &PageTable, idx: usize, folio: Range<PhysAddr>, ops: &mut impl ContpteOps) {
     let block = block_of(idx);
     let first = load(table, block.start);
