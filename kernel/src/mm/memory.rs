@@ -35,7 +35,7 @@ const FLUSH_ALL_THRESHOLD: usize = 64;
 /// valid needs no TLB flush, but the caller makes the new entries visible
 /// to the table walker with `mmu::publish_table_writes` once it has set
 /// them all (Linux: the barriers at the end of a batch of `set_ptes`).
-#[inline(always)] // a store or a call, and two counts: every mapping path
+#[inline] // a store or a call, and two counts: every mapping path
 pub fn set_pte_range(vmf: &VmFault, folio: &Folio, page: usize, nr: usize, addr: usize) {
     debug_assert!(Level::Pte.index(addr) + nr <= PTRS_PER_TABLE && page + nr <= folio.nr_pages());
     let prot = vmf.vma.page_prot(folio.is_anon());

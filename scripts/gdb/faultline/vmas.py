@@ -23,7 +23,7 @@ def published(mm):
     """{vma address: (start, end)} of the copy lockless faults search."""
     ptr = rust.atomic(mm["vmas_published"]["current"])
     snap = gdb.Value(ptr).cast(gdb.lookup_type("faultline::mm::vma_lock::VmaSnapshot").pointer()).dereference()
-    return {rust.arc_address(item["__2"]): (int(item["__0"]), int(item["__1"])) for item in rust.vec(snap["__0"])}
+    return {rust.arc_address(item["__2"]): (int(item["__0"]), int(item["__1"])) for item in rust.vec(snap["vmas"])}
 
 
 def file_of(vma):

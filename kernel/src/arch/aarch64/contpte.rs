@@ -89,7 +89,7 @@ pub fn ptep_get(table: &PageTable, idx: usize) -> Pte {
 /// 16 now map `folio` (its PA range, asked for only then) in order, as
 /// Linux's `contpte_try_fold` does. No TLB flush: the entries were none.
 /// Inlined, as Linux's is: one entry is a store and a test.
-#[inline(always)]
+#[inline]
 pub fn set_ptes(
     table: &PageTable,
     idx: usize,
