@@ -8,7 +8,7 @@ GDB_PROFILE := $(if $(RELEASE),release,gdb)
 GDB_KERNEL := target/aarch64-unknown-none-softfloat/$(GDB_PROFILE)/faultline-gdb
 SYMBOLIZE := target/release/symbolize
 
-.PHONY: all build run shell test bench bench-linux test-linux selftests gdb gdb-kernel gdb-test fuzz stress lint doc setup clean
+.PHONY: all build run shell test bench bench-linux test-linux selftests gdb gdb-kernel gdb-test fuzz stress lint doc setup clean lab grade
 
 all: build
 
@@ -53,6 +53,16 @@ shell: build
 # robustness, boot, docs, gdb.
 test: build gdb-kernel
 	STAGE="$(STAGE)" scripts/test.sh
+
+# The labs (labs/, docs/labs.md): `make lab` lists them; `make lab
+# LAB=NAME` sets one up in ../faultline-lab-NAME (a git worktree on branch
+# lab/NAME, refusing a dirty tree); `make grade` there builds and runs the
+# lab's checks (`make grade LAB=NAME` grades this tree).
+lab:
+	@scripts/lab.py $(if $(LAB),start $(LAB),list)
+
+grade: build
+	@scripts/lab.py grade $(LAB)
 
 # The system-call fuzzer (user/c/fuzz.c), one boot per seed on 4 CPUs:
 # SEED=N for one seed (default: seeds 1 to 10), COUNT=M calls each

@@ -36,6 +36,7 @@ Prints `docs: <check> ... ok|FAILED`, with each problem under a failure.
 """
 import os
 import re
+import shlex
 import subprocess
 import sys
 
@@ -172,8 +173,13 @@ class Checker:
                     self.problem("commands_exist", doc, f"make {w}")
                 break
         elif words[0] == "./qemu-run.sh":
+            # Quoted arguments (a kernel command line) are not options.
+            try:
+                words = shlex.split(line)
+            except ValueError:
+                pass
             for w in words[1:]:
-                if w.startswith("--") and w not in self.qemu_opts:
+                if w.startswith("--") and " " not in w and w not in self.qemu_opts:
                     self.problem("commands_exist", doc, f"./qemu-run.sh {w}")
         elif words[0].startswith("scripts/") and self.resolve(words[0]) is None:
             self.problem("commands_exist", doc, words[0])

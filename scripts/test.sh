@@ -22,7 +22,9 @@
 #      path, file:line, name, command and /proc or /sys file that README.md
 #      and docs/ name exists; the numbers they quote and docs/bench.svg
 #      are those of docs/bench.csv and docs/bench-linux.csv
-#   8. gdb (scripts/gdb-test.sh): breakpoints, backtraces, the helpers
+#   8. the labs (scripts/lab.py selfcheck): every lab's starting point
+#      builds and scores below full on its grader; this tree scores full
+#   9. gdb (scripts/gdb-test.sh): breakpoints, backtraces, the helpers
 #      (scripts/gdb/) against /proc, stepping, ^C at a terminal, `break`
 #      on the functions the docs name, and docs/gdb.md's session
 # Every QEMU run has a watchdog, so a hang is a failure, not a stuck CI.
@@ -36,8 +38,8 @@ logdir=$(mktemp -d)
 trap 'rm -rf "$logdir"' EXIT
 
 # STAGE=NAME[,NAME...] (`make test STAGE=gdb`) runs only those stages:
-# lint, host, ktest, user, robustness, boot, docs, gdb.
-all_stages=lint,host,ktest,user,robustness,boot,docs,gdb
+# lint, host, ktest, user, robustness, boot, docs, labs, gdb.
+all_stages=lint,host,ktest,user,robustness,boot,docs,labs,gdb
 stages=${STAGE:-$all_stages}
 for s in ${stages//,/ }; do
     case ",$all_stages," in
@@ -387,7 +389,19 @@ else
 fi
 fi
 
-# --- 8. gdb ---------------------------------------------------------------
+# --- 8. the labs: each lab's starting point builds and fails its grader,
+# and this tree passes it (scripts/lab.py selfcheck) -----------------------
+if stage labs; then
+while read -r line; do
+    case "$line" in
+        "labs: "*" ... ok") pass "${line% ... ok}" ;;
+        "labs: "*" ... FAILED"*) fail "${line%% ... FAILED*}" "${line#* ... FAILED}" ;;
+        *) echo "$line" ;;
+    esac
+done < <(python3 scripts/lab.py selfcheck 2>&1)
+fi
+
+# --- 9. gdb ---------------------------------------------------------------
 if stage gdb; then
 while read -r line; do
     case "$line" in
