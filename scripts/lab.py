@@ -135,7 +135,7 @@ def run(cmd, cwd, timeout):
         return 124, out.decode(errors="replace") if isinstance(out, bytes) else out
 
 
-def qemu(kernel, extra, timeout=120):
+def qemu(kernel, extra, timeout=60):
     """Boots `kernel` with this tree's initrd; (exit status, console)."""
     return run(["./qemu-run.sh", "--kernel", kernel, "--smp", "2", "--mem", "512M",
                 "--timeout", str(timeout), *extra], ROOT, timeout + 30)
