@@ -18,7 +18,7 @@ use ulib::fs::*;
 use ulib::mm::*;
 use ulib::process::*;
 use ulib::signal::*;
-use ulib::test::{Scratch, TestResult};
+use ulib::test::{Scratch, TestError, TestResult};
 use ulib::thread::spawn;
 use ulib::time::sleep;
 use ulib::{check, check_eq, check_err, Errno};
@@ -27,6 +27,7 @@ ulib::tests!(
     tests: [
         fork_returns_twice,
         fork_copies_anon_memory,
+        cow_copies_while_shared_and_reuses_once_alone,
         fork_copies_globals_and_stack,
         fork_private_file_mapping,
         fork_shares_shared_anon,
@@ -93,6 +94,63 @@ fn fork_copies_anon_memory() -> TestResult {
     check_eq!(wait_for(pid)?.exit_code(), Some(0));
     // SAFETY: as above.
     check_eq!(unsafe { read_volatile(word) }, 3);
+    Ok(())
+}
+
+/// The frame mapping `addr`, from /proc/self/pagemap (bits 54:0 of its
+/// entry; bit 63 says it is present).
+fn frame_of(addr: usize) -> Result<u64, TestError> {
+    let fd = open(c"/proc/self/pagemap", O_RDONLY | O_CLOEXEC, 0)?;
+    let mut entry = [0u8; 8];
+    let got = pread64(fd, &mut entry, addr / PAGE_SIZE * 8);
+    close(fd)?;
+    check_eq!(got?, 8);
+    let entry = u64::from_le_bytes(entry);
+    check!(entry >> 63 == 1);
+    Ok(entry & ((1 << 55) - 1))
+}
+
+/// Copy-on-write after fork (Linux: `do_wp_page`): while the child
+/// shares the page, the parent's write gets a copy on a new frame and the
+/// child keeps the old contents; once the only other holder has gone, a
+/// write reuses the page where it is, as nobody else maps it
+/// (`wp_can_reuse_anon_folio`).
+fn cow_copies_while_shared_and_reuses_once_alone() -> TestResult {
+    let shared = map_anon(PAGE_SIZE)?;
+    let s = shared as *mut u32;
+    // SAFETY: our own writable mapping (so for every access below).
+    unsafe { write_volatile(s, 1) };
+    let shared_frame = frame_of(shared)?;
+    let [go_rd, go_wr] = pipe2(O_CLOEXEC)?;
+    let sharer = fork()?;
+    if sharer == 0 {
+        let _ = read(go_rd, &mut [0u8; 1]);
+        // SAFETY: as above.
+        exit_group(if unsafe { read_volatile(s) } == 1 {
+            0
+        } else {
+            1
+        });
+    }
+    // Made after the sharer left: only the leaver below ever maps it.
+    let alone = map_anon(PAGE_SIZE)?;
+    let a = alone as *mut u32;
+    // SAFETY: as above.
+    unsafe { write_volatile(a, 1) };
+    let alone_frame = frame_of(alone)?;
+    let leaver = fork()?;
+    if leaver == 0 {
+        exit_group(0);
+    }
+    check_eq!(wait_for(leaver)?.exit_code(), Some(0));
+    // SAFETY: as above.
+    unsafe { write_volatile(s, 2) };
+    // SAFETY: as above.
+    unsafe { write_volatile(a, 2) };
+    check!(frame_of(shared)? != shared_frame);
+    check_eq!(frame_of(alone)?, alone_frame);
+    write(go_wr, b"g")?;
+    check_eq!(wait_for(sharer)?.exit_code(), Some(0));
     Ok(())
 }
 
