@@ -24,6 +24,9 @@ A lab is a folder with three files:
                 host   a host unit test of kernel/pure, by its full path
                 ktest  in-kernel tests whose names contain ARGS
                 user   `BIN TEST`: /bin/tests/BIN --run TEST
+                glibc  `PROG`: every test of the static glibc program
+                       build/ctests/PROG, which make test-linux runs on
+                       Linux 6.12 too
                 bench  `CMDLINE => KEY=VALUE ...`: boots with CMDLINE
                        (under --icount) and checks the result line
 The course order is labs/ORDER.
@@ -64,7 +67,7 @@ def checks(name):
             if not line:
                 continue
             parts = [p.strip() for p in line.split("|")]
-            if len(parts) != 3 or parts[1] not in ("host", "ktest", "user", "bench"):
+            if len(parts) != 3 or parts[1] not in ("host", "ktest", "user", "glibc", "bench"):
                 sys.exit(f"labs/{name}/checks: bad line: {line}")
             out.append(tuple(parts))
     return out
@@ -164,6 +167,11 @@ def check_one(kind, args, kernel, src, target_dir):
         ok = rc == 0 and f"::{test} ... ok" in out
         bad = [l for l in out.splitlines() if test in l and "FAILED" in l]
         return ok, (bad[0] if bad else f"exit {rc}")[:160]
+    if kind == "glibc":
+        rc, out = qemu(kernel, ["--add", f"build/ctests/{args}", "--run", f"/bin/{args}"])
+        ok = rc == 0 and re.search(r"^[1-9][0-9]* passed, 0 failed", out, re.M)
+        bad = [l for l in out.splitlines() if l.startswith("glibc ") and "FAILED" in l]
+        return bool(ok), (bad[0] if bad else f"exit {rc}")[:160]
     cmdline, want = (s.strip() for s in args.split("=>"))
     rc, out = qemu(kernel, ["--icount", "--append", cmdline], timeout=300)
     results = [l for l in out.splitlines() if l.startswith("result ")]
