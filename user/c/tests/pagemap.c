@@ -135,6 +135,27 @@ static int after_fork_a_page_is_shared_until_written(void)
 	return 0;
 }
 
+static int after_the_other_holder_exits_a_write_keeps_the_frame(void)
+{
+	/* Copy-on-write reuses a page nobody else maps any more (Linux:
+	 * wp_can_reuse_anon_folio): no copy, the same frame. */
+	char *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(p != MAP_FAILED, "mmap: %s", strerror(errno));
+	p[0] = 1;
+	uint64_t pfn = PM_PFN(pagemap(p));
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(0);
+	int status;
+	CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status), "waitpid: %s", strerror(errno));
+	p[0] = 2;
+	uint64_t e = pagemap(p);
+	CHECK(PM_PFN(e) == pfn && (e & PM_EXCLUSIVE), "after the child exited, the write moved %#llx to %#llx",
+	      (unsigned long long)pfn, (unsigned long long)e);
+	munmap(p, page);
+	return 0;
+}
+
 static int mprotect_after_fork_does_not_share_a_written_page(void)
 {
 	/* Making a page writable again must not skip the copy fork needs. */
@@ -314,6 +335,7 @@ static int vmsplice_moves_what_a_pipe_holds(void)
 static const struct test tests[] = {
 	TEST(an_anonymous_page_is_present_once_touched_and_exclusive),
 	TEST(after_fork_a_page_is_shared_until_written),
+	TEST(after_the_other_holder_exits_a_write_keeps_the_frame),
 	TEST(mprotect_after_fork_does_not_share_a_written_page),
 	TEST(a_shared_memory_page_is_a_file_page),
 	TEST(a_64k_anonymous_folio_is_a_thp_of_consecutive_frames),
