@@ -282,7 +282,8 @@ impl<T> FolioIndex<T> {
                     continue;
                 };
                 let head = (at << LEAF_SHIFT) | bit as u64;
-                if !covers(head, entry.order, start) {
+                // Only a folio starting before `start` can end before it.
+                if head < start && !covers(head, entry.order, start) {
                     return;
                 }
                 f(head, entry.order, &entry.item);
