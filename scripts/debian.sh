@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# A Debian root file system: bookworm's arm64 packages PKG... and all they
+# A Debian root file system: bookworm's arm64 packages PKG..., the base
+# every Debian system has (BASE below: /etc's files, root in passwd and
+# group, dash as /bin/sh, the terminfo of ordinary terminals), and all they
 # depend on (no recommends), as `apt-get install` on an empty arm64 system
 # would resolve them; downloaded once into build/debian/debs and unpacked
-# together (dpkg-deb -x; of the maintainer scripts, only the alternatives'
-# links) into build/debian/root-HASH, HASH naming the sorted package list.
-# Prints that directory. qemu-run.sh
-# --debian boots it as the initramfs, with faultline's /init.
+# together (dpkg-deb -x) into build/debian/root-HASH, HASH naming the
+# sorted package list. Of what the maintainer scripts and the installer do,
+# only what programs rely on: the alternatives' links, /etc/passwd and
+# /etc/group (base-passwd's), /bin/sh, /etc/mtab, and the merged /usr
+# (/bin, /sbin and /lib links into /usr, as every Debian since 12).
+# Prints that directory. qemu-run.sh --debian boots it as the initramfs,
+# with faultline's /init.
 #
 #   scripts/debian.sh PKG...
 set -euo pipefail
@@ -13,6 +18,8 @@ cd "$(dirname "$0")/.."
 . scripts/linux-lib.sh
 
 [ $# -gt 0 ] || { echo "usage: scripts/debian.sh PKG..." >&2; exit 2; }
+BASE=(base-files base-passwd dash ncurses-base)
+set -- "${BASE[@]}" "$@"
 dir=build/debian
 mkdir -p "$dir/debs"
 hash=$(printf '%s\n' "$@" | sort -u | sha1sum | cut -c1-12)
@@ -74,5 +81,20 @@ for _, links in best.values():
             os.symlink(path, root + link)
 PY
 rm -f "$tmp.postinst"
+# The merged /usr: what the packages put in /bin, /sbin and /lib moves
+# under /usr, and each becomes a link there (Debian's usrmerge).
+for d in bin sbin lib; do
+    if [ -d "$tmp/$d" ] && [ ! -L "$tmp/$d" ]; then
+        mkdir -p "$tmp/usr/$d"
+        cp -a "$tmp/$d/." "$tmp/usr/$d/"
+        rm -rf "${tmp:?}/$d"
+    fi
+    [ -e "$tmp/$d" ] || ln -s "usr/$d" "$tmp/$d"
+done
+# base-passwd's postinst: the system's users and groups, root first.
+cp "$tmp/usr/share/base-passwd/passwd.master" "$tmp/etc/passwd"
+cp "$tmp/usr/share/base-passwd/group.master" "$tmp/etc/group"
+[ -e "$tmp/usr/bin/sh" ] || ln -s dash "$tmp/usr/bin/sh"
+ln -sfn ../proc/self/mounts "$tmp/etc/mtab"
 mv "$tmp" "$root"
 echo "$root"

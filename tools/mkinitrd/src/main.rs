@@ -263,12 +263,15 @@ fn add_host_dir(
     Ok(())
 }
 
-/// Puts `node` at `path`. Directories merge; anything else must be new.
+/// Puts `node` at `path`, through any link an earlier source made for one
+/// of its parents. Directories merge; anything else must be new.
 fn add(
     tree: &mut BTreeMap<ArchivePath, Node>,
     path: ArchivePath,
     node: Node,
 ) -> Result<(), String> {
+    // A directory merges into the one a link at its own path names, too.
+    let path = through_links(tree, path, matches!(node, Node::Dir { .. }))?;
     match (tree.get_mut(&path), node) {
         (None, node) => {
             tree.insert(path, node);
@@ -277,6 +280,47 @@ fn add(
         (Some(_), _) => return Err(format!("{}: given twice", path.join("/"))),
     }
     Ok(())
+}
+
+/// `path` with each parent that is a link in `tree` replaced by the link's
+/// target (and the last component too if `follow_last`), as the kernel's
+/// unpacker would resolve it: a merged-/usr root's `bin -> usr/bin` takes
+/// another source's `bin/tests` to `usr/bin/tests`.
+fn through_links(
+    tree: &BTreeMap<ArchivePath, Node>,
+    path: ArchivePath,
+    follow_last: bool,
+) -> Result<ArchivePath, String> {
+    let mut path = path;
+    // Linux's limit on links followed in one lookup (`MAXSYMLINKS`).
+    for _ in 0..40 {
+        let last = path.len().saturating_sub(usize::from(!follow_last));
+        let link = (1..=last).find_map(|len| match tree.get(&path[..len]) {
+            Some(Node::Symlink { target }) => Some((len, target)),
+            _ => None,
+        });
+        let Some((len, target)) = link else {
+            return Ok(path);
+        };
+        let target = String::from_utf8_lossy(target);
+        let mut resolved: ArchivePath = if target.starts_with('/') {
+            Vec::new()
+        } else {
+            path[..len - 1].to_vec()
+        };
+        for component in target.split('/') {
+            match component {
+                "" | "." => {}
+                ".." => {
+                    resolved.pop();
+                }
+                _ => resolved.push(component.to_string()),
+            }
+        }
+        resolved.extend_from_slice(&path[len..]);
+        path = resolved;
+    }
+    Err(format!("{}: too many levels of links", path.join("/")))
 }
 
 /// Adds a directory for each missing ancestor of every path; an ancestor
@@ -610,6 +654,42 @@ mod tests {
             ("etc/c", 0o100_644, b"a"),
         ];
         assert_eq!(listing(&entries(&archive)), expected);
+    }
+
+    #[test]
+    fn files_under_a_linked_directory_go_where_it_points() {
+        let merged = Scratch::new();
+        merged
+            .dir("usr", 0o755)
+            .dir("usr/bin", 0o755)
+            .symlink("bin", "usr/bin")
+            .dir("opt", 0o755)
+            .symlink("opt/up", "../usr");
+        let more = Scratch::new();
+        more.dir("bin", 0o755).dir("bin/tests", 0o755);
+        more.file("bin/tests/t", 0o755, b"t");
+        let archive = build_args(&[
+            "--dir",
+            &merged.arg(""),
+            "--dir",
+            &more.arg(""),
+            "--file",
+            &more.arg("/bin/tests/t:/opt/up/bin/u"),
+        ])
+        .unwrap();
+        check_invariants(&archive);
+        let expected: [(&str, u32, &[u8]); 7] = [
+            ("bin", 0o120_777, b"usr/bin"),
+            ("opt", 0o040_755, b""),
+            ("opt/up", 0o120_777, b"../usr"),
+            ("usr", 0o040_755, b""),
+            ("usr/bin", 0o040_755, b""),
+            ("usr/bin/tests", 0o040_755, b""),
+            ("usr/bin/tests/t", 0o100_755, b"t"),
+        ];
+        let got = listing(&entries(&archive));
+        assert_eq!(got[..7], expected[..], "{got:?}");
+        assert!(got.iter().any(|e| e.0 == "usr/bin/u"), "{got:?}");
     }
 
     #[test]
