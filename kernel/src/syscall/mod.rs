@@ -38,6 +38,16 @@ pub const MAX_RW_COUNT: usize = 0x7fff_f000;
 /// Calls logged as unimplemented already (one bit per number below 1024).
 static LOGGED: [AtomicU64; 16] = [const { AtomicU64::new(0) }; 16];
 
+/// Which file an extended-attribute call names: each comes as the path
+/// call `base`, then its `l` (link itself) and `f` (descriptor) twins.
+fn xattr_target(nr: usize, base: usize, arg: u64) -> fs::xattr::Target {
+    match nr - base {
+        0 => fs::xattr::Target::Path(arg as usize),
+        1 => fs::xattr::Target::LinkPath(arg as usize),
+        _ => fs::xattr::Target::Fd(arg as i32),
+    }
+}
+
 /// Under strace, logs once per number that system call `nr` is not
 /// implemented and got ENOSYS.
 fn log_enosys(nr: usize) {
@@ -144,6 +154,28 @@ pub fn syscall(tf: &mut TrapFrame) {
             fs::stat::newfstatat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32)
         }
         __NR_fstat => fs::stat::fstat(a[0] as i32, a[1] as usize),
+        __NR_setxattr | __NR_lsetxattr | __NR_fsetxattr => {
+            let target = xattr_target(nr, __NR_setxattr, a[0]);
+            fs::xattr::setxattr(
+                target,
+                a[1] as usize,
+                a[2] as usize,
+                a[3] as usize,
+                a[4] as u32,
+            )
+        }
+        __NR_getxattr | __NR_lgetxattr | __NR_fgetxattr => {
+            let target = xattr_target(nr, __NR_getxattr, a[0]);
+            fs::xattr::getxattr(target, a[1] as usize, a[2] as usize, a[3] as usize)
+        }
+        __NR_listxattr | __NR_llistxattr | __NR_flistxattr => {
+            let target = xattr_target(nr, __NR_listxattr, a[0]);
+            fs::xattr::listxattr(target, a[1] as usize, a[2] as usize)
+        }
+        __NR_removexattr | __NR_lremovexattr | __NR_fremovexattr => {
+            let target = xattr_target(nr, __NR_removexattr, a[0]);
+            fs::xattr::removexattr(target, a[1] as usize)
+        }
         __NR_fsync | __NR_fdatasync => fs::fsync(a[0] as i32),
         __NR_utimensat => fs::utimensat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),
         __NR_umask => fs::open::umask(a[0] as u32),

@@ -45,7 +45,14 @@ pub struct TmpfsSb {
     /// Inodes on it now, its root among them; each gives its count back
     /// when it is freed (Linux: the `free_ispace` it takes).
     used_inodes: AtomicU64,
+    /// Bytes its files' extended attributes take (`vfs::xattr`), charged
+    /// with the inodes against `nr_inodes=`'s inode space.
+    xattr_space: AtomicU64,
 }
+
+/// Inode space one inode takes (Linux: `BOGO_INODE_SIZE`): a mount's
+/// space is `nr_inodes=` of them.
+const BOGO_INODE_SIZE: u64 = 1024;
 
 impl TmpfsSb {
     /// A mount with `huge` and a `size=` of `max_pages` pages, with a device
@@ -59,6 +66,7 @@ impl TmpfsSb {
             used_pages: AtomicU64::new(0),
             max_inodes,
             used_inodes: AtomicU64::new(0),
+            xattr_space: AtomicU64::new(0),
         })
     }
 
@@ -80,6 +88,29 @@ impl TmpfsSb {
     /// `shmem_free_inode`).
     pub fn inode_freed(&self) {
         self.used_inodes.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Takes `bytes` of inode space for an extended attribute; ENOSPC when
+    /// the inodes and attributes already there leave too little (Linux:
+    /// `shmem_xattr_handler_set`'s `free_ispace` check).
+    pub fn charge_ispace(&self, bytes: u64) -> KResult<()> {
+        let Some(max) = self.max_inodes else {
+            self.xattr_space.fetch_add(bytes, Ordering::Relaxed);
+            return Ok(());
+        };
+        let inodes = self.used_inodes.load(Ordering::Relaxed) * BOGO_INODE_SIZE;
+        let fits = |used: u64| inodes + used + bytes <= max * BOGO_INODE_SIZE;
+        self.xattr_space
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                fits(used).then_some(used + bytes)
+            })
+            .map(|_| ())
+            .map_err(|_| Errno::ENOSPC)
+    }
+
+    /// Gives back what [`Self::charge_ispace`] took.
+    pub fn uncharge_ispace(&self, bytes: u64) {
+        self.xattr_space.fetch_sub(bytes, Ordering::Relaxed);
     }
 
     /// statfs(2)'s inode counts: (total, free); for no limit, as many as

@@ -13,6 +13,7 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use crate::errno::{Errno, KResult};
 use crate::fs::tmpfs::{ShmemFile, TmpfsSb};
 use crate::fs::vfs::permission::{self, Owner};
+use crate::fs::vfs::xattr::SimpleXattrs;
 use crate::mm::filemap::AddressSpace;
 use crate::mm::vm_ops::VmOperations;
 use crate::sync::SpinLock;
@@ -151,15 +152,20 @@ pub struct Inode {
     /// For a /proc/PID entry, the process whose ids own it, looked up
     /// at each check (Linux: `pid_update_inode` -> `task_dump_owner`).
     task_owner: Once<Weak<Process>>,
+    /// Its extended attributes, where its file system keeps them (see
+    /// `xattr`; Linux: `shmem_inode_info.xattrs`).
+    pub(super) xattrs: SimpleXattrs,
     /// What it is, with its contents.
     pub kind: InodeKind,
 }
 
 impl Drop for Inode {
-    /// Gives the inode's count back to its tmpfs mount.
+    /// Gives the inode's count, and its attributes' space, back to its
+    /// tmpfs mount.
     fn drop(&mut self) {
         if let Some(sb) = self.sb.get() {
             sb.inode_freed();
+            sb.uncharge_ispace(self.xattrs.space());
         }
     }
 }
@@ -258,6 +264,7 @@ impl Inode {
             rdev,
             anon_name: Once::new(),
             task_owner: Once::new(),
+            xattrs: SimpleXattrs::new(),
             kind,
         })
     }
@@ -385,6 +392,12 @@ impl Inode {
     /// `inode_permission` -> `generic_permission`).
     pub fn permission(&self, mask: u32) -> KResult<()> {
         permission::generic_permission(&crate::task::current_cred(), self.owner(), mask)
+    }
+
+    /// Is the running process the owner, or may it act as one (Linux:
+    /// `inode_owner_or_capable`)?
+    pub fn owner_or_capable(&self) -> bool {
+        permission::owner_or_capable(&crate::task::current_cred(), self.owner())
     }
 
     /// Makes the running process the owner of this new inode, made in

@@ -9,6 +9,7 @@ pub mod locks;
 mod mount;
 mod path;
 pub mod permission;
+pub mod xattr;
 
 pub use fdtable::{FdTable, NR_OPEN};
 pub use file::*;

@@ -1,7 +1,8 @@
 //! File system calls on the VFS, one file per Linux source file:
 //! `open.rs` (`fs/open.c`), `read_write.rs` (`fs/read_write.c`),
 //! `namei.rs` (`fs/namei.c`), `stat.rs` (`fs/stat.c`, `fs/statfs.c`) and
-//! `file.rs` (`fs/file.c`, `fs/fcntl.c`, `fs/ioctl.c`, `fs/locks.c`).
+//! `file.rs` (`fs/file.c`, `fs/fcntl.c`, `fs/ioctl.c`, `fs/locks.c`),
+//! `xattr.rs` (`fs/xattr.c`).
 //! Here: what they share (descriptor and path arguments, the `*at` rules)
 //! and the calls whose Linux files hold little else: getdents64
 //! (`fs/readdir.c`), fsync and syncfs (`fs/sync.c`), pipe2 (`fs/pipe.c`),
@@ -38,6 +39,7 @@ pub mod namei;
 pub mod open;
 pub mod read_write;
 pub mod stat;
+pub mod xattr;
 
 /// The calling process; EPERM from a kernel thread, which has none.
 pub(super) fn me() -> KResult<Arc<Process>> {
