@@ -44,8 +44,11 @@ pub fn init(cmdline: Cmdline, initrd: Option<&[u8]>) -> Option<initramfs::Unpack
 }
 
 /// Links the pseudo filesystem root `dir` into the root tmpfs as `name`
-/// (where Linux would mount it); a clash is a boot bug, so it panics.
+/// (where Linux would mount it), with a device number of its own, as
+/// each of Linux's is a file system of its own; a clash is a boot bug, so
+/// it panics.
 fn link(root: &Arc<Inode>, name: &str, dir: Arc<Inode>) {
+    dir.set_pseudo_dev(vfs::anon_dev());
     root.dir()
         .expect("root is a directory")
         .link(root, name, dir)

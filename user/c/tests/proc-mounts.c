@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -83,6 +84,103 @@ static int mounts_has(const char *line)
 	if (f)
 		fclose(f);
 	return found;
+}
+
+/* One line of mountinfo, split into the fields df and findmnt read. */
+struct info {
+	int id, parent;
+	unsigned major, minor;
+	char root[128], point[128], type[32];
+};
+
+/* Reads /proc/self/mountinfo into `out` (at most `max` lines); the count,
+ * or -1 if a line lacks the ` - ` separator or a field. */
+static int read_mountinfo(struct info *out, int max)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	int n = 0;
+	while (f && n < max && fgets(line, sizeof(line), f)) {
+		struct info *m = &out[n];
+		char *dash = strstr(line, " - ");
+		if (!dash || sscanf(line, "%d %d %u:%u %127s %127s", &m->id, &m->parent, &m->major,
+				    &m->minor, m->root, m->point) != 6 ||
+		    sscanf(dash + 3, "%31s", m->type) != 1) {
+			n = -1;
+			break;
+		}
+		n++;
+	}
+	if (f)
+		fclose(f);
+	return f ? n : -1;
+}
+
+/* The line for mount point `point`, or NULL. */
+static struct info *find_point(struct info *all, int n, const char *point)
+{
+	for (int i = n - 1; i >= 0; i--)
+		if (strcmp(all[i].point, point) == 0)
+			return &all[i];
+	return NULL;
+}
+
+static int mountinfo_agrees_with_mounts_and_stat(void)
+{
+	static struct info all[64];
+	int n = read_mountinfo(all, 64);
+	CHECK(n > 0, "/proc/self/mountinfo: %d lines", n);
+	for (int i = 0; i < n; i++) {
+		struct stat st;
+		CHECK(stat(all[i].point, &st) == 0, "stat %s: %s", all[i].point, strerror(errno));
+		CHECK(major(st.st_dev) == all[i].major && minor(st.st_dev) == all[i].minor,
+		      "%s: mountinfo says %u:%u, stat %u:%u", all[i].point, all[i].major,
+		      all[i].minor, major(st.st_dev), minor(st.st_dev));
+		int parent_known = 0;
+		for (int j = 0; j < n; j++)
+			parent_known |= all[j].id == all[i].parent;
+		CHECK(parent_known || all[i].parent == all[i].id, "%s: parent %d is no mount",
+		      all[i].point, all[i].parent);
+		char line[256];
+		FILE *f = fopen("/proc/self/mounts", "r");
+		int listed = 0;
+		while (f && fgets(line, sizeof(line), f)) {
+			char point[128], type[32];
+			if (sscanf(line, "%*s %127s %31s", point, type) == 2)
+				listed |= !strcmp(point, all[i].point) && !strcmp(type, all[i].type);
+		}
+		if (f)
+			fclose(f);
+		CHECK(listed, "%s (%s) not in /proc/self/mounts", all[i].point, all[i].type);
+	}
+	CHECK(find_point(all, n, "/") && find_point(all, n, "/proc"), "no / or /proc line");
+	return 0;
+}
+
+static int a_new_mount_shows_under_its_parent(void)
+{
+	static struct info all[64];
+	char d[32];
+	CHECK(new_dir(d) == 0, "mkdtemp: %s", strerror(errno));
+	CHECK(mount("none", d, "tmpfs", 0, "size=1m") == 0, "mount: %s", strerror(errno));
+	int n = read_mountinfo(all, 64);
+	struct info *m = n > 0 ? find_point(all, n, d) : NULL;
+	struct info *tmp = n > 0 ? find_point(all, n, "/tmp") : NULL;
+	struct info *root = n > 0 ? find_point(all, n, "/") : NULL;
+	int parent = m ? m->parent : -1, id = m ? m->id : -1;
+	int want_parent = tmp ? tmp->id : root ? root->id : -2;
+	char type[32] = "";
+	if (m)
+		strcpy(type, m->type);
+	umount(d);
+	n = read_mountinfo(all, 64);
+	int gone = n > 0 && !find_point(all, n, d);
+	rmdir(d);
+	CHECK(id > 0 && !strcmp(type, "tmpfs"), "%s: id %d, type %s", d, id, type);
+	CHECK(parent == want_parent, "parent %d, want %d (the mount holding %s)", parent,
+	      want_parent, d);
+	CHECK(gone, "still listed after umount");
+	return 0;
 }
 
 static int two_procs_are_two_file_systems(void)
@@ -335,6 +433,8 @@ static const struct test tests[] = {
 	TEST(hidepid_invisible_hides_what_one_cannot_trace),
 	TEST(fsconfig_checks_each_option),
 	TEST(fsmount_and_move_mount_attach),
+	TEST(mountinfo_agrees_with_mounts_and_stat),
+	TEST(a_new_mount_shows_under_its_parent),
 };
 
 int main(void)

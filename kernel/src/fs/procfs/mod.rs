@@ -1,6 +1,7 @@
 //! /proc: the system's files (`meminfo`, `vmstat`, `cpuinfo`, `mounts`,
 //! `stat`, `uptime`, `loadavg`, `version`, `filesystems`), made when
-//! opened, `kpageflags` and `kpagecount` (`raw.rs`, read at a position),
+//! opened, the mount table's (`mounts.rs`, also as `PID/mounts` and
+//! `PID/mountinfo`), `kpageflags` and `kpagecount` (`raw.rs`, read at a position),
 //! one directory per process (`pid.rs`), with `/proc/self` naming the
 //! caller's and `/proc/thread-self` its thread's, and the tunables under
 //! /proc/sys (`sysctl.rs`) (Linux: `fs/proc/`, `mm/vmstat.c`'s
@@ -12,6 +13,7 @@
 //! (`invisible` and `ptraceable` do hide what the caller may not trace).
 
 mod kthreadd;
+mod mounts;
 mod options;
 mod pid;
 mod raw;
@@ -116,19 +118,6 @@ fn cpuinfo() -> String {
     s
 }
 
-/// The file systems and where they are (Linux: `show_vfsmnt`).
-fn mounts() -> String {
-    let mut s = String::from(
-        "rootfs / rootfs rw 0 0\nproc /proc proc rw,relatime 0 0\n\
-         sysfs /sys sysfs rw,relatime 0 0\ndevtmpfs /dev devtmpfs rw,relatime 0 0\n",
-    );
-    for (source, path, fstype, options) in vfs::mounts() {
-        let sep = if options.is_empty() { "" } else { "," };
-        let _ = writeln!(s, "{source} {path} {fstype} rw,relatime{sep}{options} 0 0");
-    }
-    s
-}
-
 /// Seconds since boot and seconds the CPUs were idle, both to 1/100 s
 /// (Linux: `fs/proc/uptime.c`).
 fn uptime() -> String {
@@ -207,7 +196,7 @@ const FILES: [(&str, Show); 11] = [
     ("filesystems", filesystems),
     ("loadavg", loadavg),
     ("meminfo", meminfo),
-    ("mounts", mounts),
+    ("mounts", mounts::mounts),
     ("slabinfo", crate::mm::heap::slabinfo),
     ("stat", stat),
     ("thpmaps", crate::mm::thpmaps::exited),

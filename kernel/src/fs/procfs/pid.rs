@@ -40,11 +40,14 @@ impl PseudoFile for ProcFile {
 type Show = fn(&Process) -> String;
 
 /// The files of a process directory and what each shows.
-const FILES: [(&str, Show); 11] = [
+const FILES: [(&str, Show); 13] = [
     ("cmdline", cmdline),
     ("comm", comm),
     ("environ", environ),
     ("maps", maps),
+    // One mount namespace: every process sees the same table.
+    ("mountinfo", |_| super::mounts::mountinfo()),
+    ("mounts", |_| super::mounts::mounts()),
     ("ptdump", ptdump),
     ("smaps", smaps),
     ("stat", stat),

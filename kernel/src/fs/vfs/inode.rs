@@ -137,9 +137,9 @@ pub struct Inode {
     /// The tmpfs mount this inode lives on, where it has one (statfs,
     /// linkat's EXDEV); set once, when it is made there.
     sb: Once<Arc<TmpfsSb>>,
-    /// The device number of the mounted /proc instance it belongs to (see
-    /// `set_pseudo_dev`); 0 for the boot-time pseudo file systems, which
-    /// share 0:1.
+    /// The device number of the pseudo file system (/proc, /sys, /dev, or
+    /// a /proc mounted again) it belongs to (see `set_pseudo_dev`); 0 for
+    /// an inode on none (a pipe, a socket), which shows 0:1.
     pseudo_dev: AtomicU64,
     /// `i_rdev` of a device node mknod made: such a node has no driver
     /// here, so opening it is ENXIO, as Linux says for a number without one.
@@ -565,7 +565,7 @@ impl Inode {
         let t = self.times();
         let owner = self.owner();
         Stat {
-            // The boot-time pseudo filesystems (/proc, /sys, /dev) share 0:1.
+            // A pipe, socket or anonymous inode, on no file system: 0:1.
             st_dev: self.tmpfs_sb().map_or_else(
                 || match self.pseudo_dev.load(Ordering::Relaxed) {
                     0 => 1,

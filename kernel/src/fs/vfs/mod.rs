@@ -14,5 +14,5 @@ pub mod xattr;
 pub use fdtable::{FdTable, NR_OPEN};
 pub use file::*;
 pub use inode::*;
-pub use mount::{anon_dev, mount_over, mounts, umount};
+pub use mount::{anon_dev, mount_over, mounts, umount, MountInfo};
 pub use path::*;

@@ -25,6 +25,8 @@ pub fn anon_dev() -> u64 {
 /// A mount: its root, the directory it covers, and where that directory
 /// is linked.
 struct Mounted {
+    /// Its mount ID (Linux: `mnt_id`), as /proc/PID/mountinfo shows it.
+    id: u64,
     /// The file system's root directory, linked where `covered` was.
     root: Arc<Inode>,
     /// The directory the mount hides; umount links it back.
@@ -59,11 +61,14 @@ pub fn mount_over(
     if Arc::ptr_eq(&parent, &covered) {
         return Err(Errno::EBUSY);
     }
+    // IDs after the boot-time mounts', never reused (Linux: `mnt_alloc_id`).
+    static NEXT_ID: AtomicU64 = AtomicU64::new(BOOT_MOUNTS.len() as u64 + 1);
     let mut mounted = MOUNTED.lock();
     let d = parent.dir()?;
     let name = d.name_of(&covered).ok_or(Errno::ENOENT)?;
     d.replace(&parent, &name, &covered, root.clone())?;
     mounted.push(Mounted {
+        id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         root,
         covered,
         parent,
@@ -75,21 +80,57 @@ pub fn mount_over(
     Ok(())
 }
 
-/// Each mount as /proc/mounts shows it: source, where it is, type and
-/// options.
-pub fn mounts() -> Vec<(String, String, &'static str, String)> {
-    MOUNTED
-        .lock()
-        .iter()
-        .map(|m| {
-            (
-                m.source.clone(),
-                path_of(&m.root),
-                m.fstype,
-                m.options.clone(),
-            )
-        })
-        .collect()
+/// The file systems the kernel mounts at boot, before any mount(2):
+/// (mount point, type, source), the first with ID 1, and so on.
+const BOOT_MOUNTS: [(&str, &str, &str); 4] = [
+    ("/", "rootfs", "rootfs"),
+    ("/proc", "proc", "proc"),
+    ("/sys", "sysfs", "sysfs"),
+    ("/dev", "devtmpfs", "devtmpfs"),
+];
+
+/// One mount as /proc/PID/mounts and mountinfo show it.
+pub struct MountInfo {
+    /// The mount ID.
+    pub id: u64,
+    /// Where it is.
+    pub path: String,
+    /// The file system type.
+    pub fstype: &'static str,
+    /// What it was mounted from (`none` if nothing).
+    pub source: String,
+    /// The file system's own options, `,`-separated (may be empty).
+    pub options: String,
+    /// `st_dev` of its files.
+    pub dev: u64,
+}
+
+/// Every mount, oldest first: the boot-time ones, then mount(2)'s.
+pub fn mounts() -> Vec<MountInfo> {
+    let dev_of = |root: &Arc<Inode>| root.stat().st_dev;
+    let boot = (1..)
+        .zip(BOOT_MOUNTS)
+        .filter_map(|(id, (path, fstype, source))| {
+            let root = lookup(&super::root(), path, true).ok()?;
+            Some(MountInfo {
+                id,
+                path: String::from(path),
+                fstype,
+                source: String::from(source),
+                options: String::new(),
+                dev: dev_of(&root),
+            })
+        });
+    let mut all: Vec<MountInfo> = boot.collect();
+    all.extend(MOUNTED.lock().iter().map(|m| MountInfo {
+        id: m.id,
+        path: path_of(&m.root),
+        fstype: m.fstype,
+        source: m.source.clone(),
+        options: m.options.clone(),
+        dev: dev_of(&m.root),
+    }));
+    all
 }
 
 /// umount2(2) of a mount `mount_over` made: the covered directory comes
