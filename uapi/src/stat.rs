@@ -82,3 +82,20 @@ uapi_consts! {
     /// S_ISUID: exec runs the program as its owner.
     S_ISUID: u32 = 0o4000;
 }
+
+/// A device number from its major and minor, as `st_dev` and `st_rdev`
+/// hold it (Linux: `new_encode_dev`; glibc's `makedev`).
+pub const fn makedev(major: u32, minor: u32) -> u64 {
+    let (major, minor) = (major as u64, minor as u64);
+    (minor & 0xff) | ((major & 0xfff) << 8) | ((minor & !0xff) << 12) | ((major & !0xfff) << 32)
+}
+
+/// A device number's major (glibc's `gnu_dev_major`).
+pub const fn dev_major(dev: u64) -> u32 {
+    (((dev >> 8) & 0xfff) | ((dev >> 32) & !0xfff)) as u32
+}
+
+/// A device number's minor (glibc's `gnu_dev_minor`).
+pub const fn dev_minor(dev: u64) -> u32 {
+    ((dev & 0xff) | ((dev >> 12) & !0xff)) as u32
+}

@@ -11,8 +11,13 @@
 //! distribution's boot makes them (systemd-tmpfiles or udev; devtmpfs has
 //! none): bash's `<(...)` names its pipe `/dev/fd/N`.
 //!
-//! Where we simplify: the tree is fixed (no mknod), and the nodes have no
-//! device numbers (`st_rdev` 0).
+//! Each node has Linux's device number (`st_rdev`: /dev/null is 1:3),
+//! and a driver is found by number, so a node mknod makes elsewhere with
+//! the same number opens the same device ([`chrdev`]).
+//!
+//! Where we simplify: the tree is fixed (/dev is no tmpfs here, so
+//! nothing can be made in it), and `rtc0` has the major Linux 6.12
+//! happens to give it on QEMU's `virt` (249; Linux hands it out at boot).
 
 use alloc::sync::Arc;
 
@@ -21,6 +26,8 @@ use super::vfs::{Inode, InodeKind, S_IFCHR, S_IFLNK};
 use crate::errno::{Errno, KResult};
 use crate::mm::heap::BOUNCE_MAX;
 use crate::mm::uaccess::{ReadDest, WriteSource};
+use spin::Once;
+use uapi::stat::{dev_major, dev_minor, makedev};
 
 /// `/dev/null`, `/dev/zero` and `/dev/full` (Linux: `null_fops`,
 /// `zero_fops`, `full_fops`), and the random ones (`random_fops`).
@@ -84,10 +91,45 @@ impl Device for Mem {
     }
 }
 
-/// Makes the character device `name` in `dir` with permission bits `mode`,
-/// backed by `device`.
-fn node(dir: &Arc<Inode>, name: &str, mode: u32, device: Arc<dyn Device>) {
-    let inode = Inode::new(S_IFCHR | mode, InodeKind::Device(device));
+/// The memory devices' major (Linux: `MEM_MAJOR`, `drivers/char/mem.c`).
+const MEM_MAJOR: u32 = 1;
+/// The terminal aliases' major: 5:0 /dev/tty, 5:1 /dev/console (Linux:
+/// `TTYAUX_MAJOR`).
+const TTYAUX_MAJOR: u32 = 5;
+/// The RTC's major as Linux 6.12 gives it on QEMU's `virt`.
+const RTC_MAJOR: u32 = 249;
+
+/// The one RTC device: every open shares its state (one opener at a time).
+fn rtc() -> Option<Arc<dyn Device>> {
+    static RTC: Once<Option<Arc<super::rtc::Rtc>>> = Once::new();
+    let rtc = RTC.call_once(super::rtc::Rtc::new).clone()?;
+    Some(rtc)
+}
+
+/// The driver of character device number `rdev`, None if there is none
+/// (Linux: `chrdev_open`'s look-up in `cdev_map`; the memory devices by
+/// minor from `mem.c`'s `devlist`).
+pub fn chrdev(rdev: u64) -> Option<Arc<dyn Device>> {
+    Some(match (dev_major(rdev), dev_minor(rdev)) {
+        (MEM_MAJOR, 3) => Arc::new(Mem::Null),
+        (MEM_MAJOR, 5) => Arc::new(Mem::Zero),
+        (MEM_MAJOR, 7) => Arc::new(Mem::Full),
+        (MEM_MAJOR, 8 | 9) => Arc::new(Mem::Random),
+        (TTYAUX_MAJOR, 0) => super::tty::console(),
+        (TTYAUX_MAJOR, 1) => Arc::new(super::tty::Console(super::tty::console())),
+        (RTC_MAJOR, 0) => rtc()?,
+        _ => return None,
+    })
+}
+
+/// Makes the character device `name` in `dir` with permission bits `mode`
+/// and number `major:minor`, if there is a driver for it.
+fn node(dir: &Arc<Inode>, name: &str, mode: u32, major: u32, minor: u32) {
+    let rdev = makedev(major, minor);
+    let Some(device) = chrdev(rdev) else {
+        return;
+    };
+    let inode = Inode::new_node(S_IFCHR | mode, Some(rdev), InodeKind::Device(device));
     let d = dir.dir().expect("a directory");
     d.link(dir, name, inode).expect("fresh name");
 }
@@ -95,17 +137,14 @@ fn node(dir: &Arc<Inode>, name: &str, mode: u32, device: Arc<dyn Device>) {
 /// Builds the /dev tree.
 pub fn build() -> Arc<Inode> {
     let dev = Inode::new_dir(0o755, None);
-    node(&dev, "null", 0o666, Arc::new(Mem::Null));
-    node(&dev, "zero", 0o666, Arc::new(Mem::Zero));
-    node(&dev, "full", 0o666, Arc::new(Mem::Full));
-    node(&dev, "random", 0o666, Arc::new(Mem::Random));
-    node(&dev, "urandom", 0o666, Arc::new(Mem::Random));
-    let console = super::tty::Console(super::tty::console());
-    node(&dev, "console", 0o600, Arc::new(console));
-    node(&dev, "tty", 0o666, super::tty::console());
-    if let Some(rtc) = super::rtc::Rtc::new() {
-        node(&dev, "rtc0", 0o600, rtc);
-    }
+    node(&dev, "null", 0o666, MEM_MAJOR, 3);
+    node(&dev, "zero", 0o666, MEM_MAJOR, 5);
+    node(&dev, "full", 0o666, MEM_MAJOR, 7);
+    node(&dev, "random", 0o666, MEM_MAJOR, 8);
+    node(&dev, "urandom", 0o666, MEM_MAJOR, 9);
+    node(&dev, "console", 0o600, TTYAUX_MAJOR, 1);
+    node(&dev, "tty", 0o666, TTYAUX_MAJOR, 0);
+    node(&dev, "rtc0", 0o600, RTC_MAJOR, 0);
     let shm = Inode::new_dir(0o1777, None);
     let d = dev.dir().expect("a directory");
     d.link(&dev, "shm", shm).expect("fresh name");

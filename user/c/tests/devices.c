@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -105,10 +106,62 @@ static int tmp_and_dev_shm_are_writable_tmpfs(void)
 	return 0;
 }
 
+static int device_numbers_are_linuxs(void)
+{
+	static const struct {
+		const char *path;
+		unsigned major, minor;
+	} want[] = {
+		{ "/dev/null", 1, 3 },	 { "/dev/zero", 1, 5 },	  { "/dev/full", 1, 7 },
+		{ "/dev/random", 1, 8 }, { "/dev/urandom", 1, 9 }, { "/dev/tty", 5, 0 },
+		{ "/dev/console", 5, 1 },
+	};
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		struct stat st;
+		CHECK(stat(want[i].path, &st) == 0, "stat %s: %s", want[i].path, strerror(errno));
+		CHECK(major(st.st_rdev) == want[i].major && minor(st.st_rdev) == want[i].minor,
+		      "%s is %u:%u, want %u:%u", want[i].path, major(st.st_rdev), minor(st.st_rdev),
+		      want[i].major, want[i].minor);
+	}
+	return 0;
+}
+
+static int a_node_made_by_mknod_opens_its_driver(void)
+{
+	const char *null = "/tmp/devices-null", *none = "/tmp/devices-none";
+	unlink(null);
+	unlink(none);
+	CHECK(mknod(null, S_IFCHR | 0666, makedev(1, 3)) == 0 &&
+		      mknod(none, S_IFCHR | 0666, makedev(1, 200)) == 0,
+	      "mknod: %s", strerror(errno));
+	struct stat st;
+	int st_ok = stat(null, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+	char buf[4];
+	int fd = open(null, O_RDWR | O_CLOEXEC);
+	ssize_t w = fd >= 0 ? write(fd, "abc", 3) : -1;
+	ssize_t r = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
+	if (fd >= 0)
+		close(fd);
+	errno = 0;
+	int nofd = open(none, O_RDWR | O_CLOEXEC);
+	int no_err = errno;
+	if (nofd >= 0)
+		close(nofd);
+	unlink(null);
+	unlink(none);
+	CHECK(st_ok, "the node's stat");
+	CHECK(fd >= 0 && w == 3 && r == 0, "a 1:3 node: open %d, write %zd, read %zd", fd, w, r);
+	CHECK(nofd == -1 && no_err == ENXIO, "a 1:200 node: open %d errno %d, want ENXIO", nofd,
+	      no_err);
+	return 0;
+}
+
 static const struct test tests[] = {
 	TEST(null_zero_and_full_behave_as_on_linux),
 	TEST(urandom_and_random_give_fresh_bytes),
 	TEST(tmp_and_dev_shm_are_writable_tmpfs),
+	TEST(device_numbers_are_linuxs),
+	TEST(a_node_made_by_mknod_opens_its_driver),
 };
 
 int main(void)

@@ -12,6 +12,7 @@ use alloc::string::String;
 use core::fmt::Write;
 
 use crate::fs::vfs::{self, MountInfo};
+use uapi::stat::{dev_major, dev_minor};
 
 /// Space, tab, newline and backslash in a path or source, as `\ooo`, so
 /// each line splits on spaces (Linux: `mangle`).
@@ -66,9 +67,7 @@ pub fn mountinfo() -> String {
     let all = vfs::mounts();
     let mut s = String::new();
     for (at, m) in all.iter().enumerate() {
-        // glibc's `gnu_dev_major` and `gnu_dev_minor`.
-        let major = (m.dev >> 8) & 0xfff | (m.dev >> 32) & !0xfff;
-        let minor = m.dev & 0xff | (m.dev >> 12) & !0xff;
+        let (major, minor) = (dev_major(m.dev), dev_minor(m.dev));
         let _ = write!(s, "{} {} {major}:{minor} / ", m.id, parent_id(&all, at));
         mangle(&mut s, &m.path);
         let _ = write!(s, " {} - {} ", mount_flags(m), m.fstype);

@@ -133,9 +133,6 @@ impl File {
         if flags & O_ACCMODE == O_ACCMODE {
             return Err(Errno::EINVAL);
         }
-        if inode.rdev().is_some() {
-            return Err(Errno::ENXIO);
-        }
         match &inode.kind {
             InodeKind::Dir(_) if writable || flags & O_CREAT != 0 => return Err(Errno::EISDIR),
             InodeKind::Dir(_) => {}

@@ -141,8 +141,8 @@ pub struct Inode {
     /// a /proc mounted again) it belongs to (see `set_pseudo_dev`); 0 for
     /// an inode on none (a pipe, a socket), which shows 0:1.
     pseudo_dev: AtomicU64,
-    /// `i_rdev` of a device node mknod made: such a node has no driver
-    /// here, so opening it is ENXIO, as Linux says for a number without one.
+    /// `i_rdev` of a device node: its number (Linux's, for /dev's nodes),
+    /// by which its driver was found.
     rdev: Option<u64>,
     /// The name of a file the kernel made linked nowhere (a memfd's
     /// `memfd:NAME`, a System V segment's `SYSV%08x`), which /proc shows
@@ -330,11 +330,6 @@ impl Inode {
                 child.set_pseudo_dev(dev);
             }
         }
-    }
-
-    /// A device node mknod made (with its number): it has no driver.
-    pub fn rdev(&self) -> Option<u64> {
-        self.rdev
     }
 
     /// `i_mode`: the file type and permission bits.

@@ -169,27 +169,37 @@ fn create(
 }
 
 /// A new special file as `path` (Linux: `vfs_mknod`): a named pipe (FIFO)
-/// whose openers all share one pipe, or a device node `rdev` with no
-/// driver behind it (opening it is ENXIO).
-pub fn mknod(start: &Arc<Inode>, path: &str, mode: u32, rdev: u64) -> KResult<()> {
+/// whose openers all share one pipe, or a device node `rdev` whose driver
+/// is `device` (the caller's look-up by number; [`NoDevice`] if none).
+pub fn mknod(
+    start: &Arc<Inode>,
+    path: &str,
+    mode: u32,
+    rdev: u64,
+    device: Arc<dyn crate::fs::device::Device>,
+) -> KResult<()> {
     create(start, path, |_| {
         Ok(match mode & S_IFMT {
             S_IFIFO => Inode::new(mode, InodeKind::Device(crate::fs::device::Pipe::new())),
-            _ => Inode::new_node(mode, Some(rdev), InodeKind::Device(Arc::new(NoDevice))),
+            _ => Inode::new_node(mode, Some(rdev), InodeKind::Device(device)),
         })
     })
     .map(|_| ())
 }
 
-/// What stands behind a device node mknod made: nothing (no driver), so
-/// File::new refuses to open it; reads and writes are never reached.
-struct NoDevice;
+/// What stands behind a device node whose number has no driver: opening
+/// it is ENXIO (Linux: `chrdev_open` finding no `cdev`), so reads and
+/// writes are never reached.
+pub struct NoDevice;
 
 impl crate::fs::device::Device for NoDevice {
     fn read(&self, _buf: &mut [u8], _nonblock: bool) -> KResult<usize> {
         Err(Errno::ENXIO)
     }
     fn write(&self, _data: &[u8], _nonblock: bool) -> KResult<usize> {
+        Err(Errno::ENXIO)
+    }
+    fn opened(&self, _write_end: bool) -> KResult<()> {
         Err(Errno::ENXIO)
     }
 }

@@ -62,8 +62,9 @@ pub fn symlinkat(utarget: usize, newdir: i32, upath: usize) -> SysResult {
 }
 
 /// mknodat(2) (Linux: `do_mknodat`, as root): a regular file, a FIFO, or a
-/// device or socket node (which has no driver or socket behind it here:
-/// opening one is ENXIO); a directory is EPERM, an unknown type EINVAL.
+/// device or socket node: a character device opens its driver, found by
+/// number (`devfs::chrdev`); a block device or socket node has none here
+/// (opening one is ENXIO); a directory is EPERM, an unknown type EINVAL.
 pub fn mknodat(dirfd: i32, upath: usize, mode: u32, dev: u32) -> SysResult {
     let path = nonempty_path_arg(upath)?;
     let start = start_dir(dirfd, &path)?;
@@ -71,8 +72,13 @@ pub fn mknodat(dirfd: i32, upath: usize, mode: u32, dev: u32) -> SysResult {
     match mode & vfs::S_IFMT {
         0 | vfs::S_IFREG => vfs::create_file(&start, &path, vfs::S_IFREG | perm).map(|_| 0),
         t @ (S_IFIFO | S_IFCHR | S_IFBLK | S_IFSOCK) => {
-            let rdev = if t == S_IFCHR || t == S_IFBLK { dev } else { 0 };
-            vfs::mknod(&start, &path, t | perm, rdev as u64).map(|_| 0)
+            let rdev = if t == S_IFCHR || t == S_IFBLK { dev } else { 0 } as u64;
+            let device = match t {
+                S_IFCHR => crate::fs::devfs::chrdev(rdev),
+                _ => None,
+            };
+            let device = device.unwrap_or_else(|| Arc::new(vfs::NoDevice));
+            vfs::mknod(&start, &path, t | perm, rdev, device).map(|_| 0)
         }
         vfs::S_IFDIR => Err(Errno::EPERM),
         _ => Err(Errno::EINVAL),

@@ -4,7 +4,7 @@
 use super::*;
 use uapi::fcntl::{AT_NO_AUTOMOUNT, AT_STATX_SYNC_TYPE};
 use uapi::magic::{PIPEFS_MAGIC, PROC_SUPER_MAGIC, SYSFS_MAGIC, TMPFS_MAGIC};
-use uapi::stat::STATX_BASIC_STATS;
+use uapi::stat::{dev_major, dev_minor, STATX_BASIC_STATS};
 
 /// Copies `inode`'s `struct stat` to `ustat` in user memory (Linux:
 /// `cp_new_stat`), with a device node's own mode.
@@ -57,9 +57,6 @@ pub fn statx(dirfd: i32, upath: usize, flags: u32, mask: u32, ubuf: usize) -> Sy
         return Err(Errno::EINVAL);
     }
     let st = stat_at(dirfd, upath, flags & !AT_STATX_SYNC_TYPE)?.stat();
-    // The 64-bit device number's halves (glibc's `gnu_dev_major/minor`).
-    let major = |d: u64| ((d >> 8) & 0xfff) as u32 | ((d >> 32) as u32 & !0xfff);
-    let minor = |d: u64| (d & 0xff) as u32 | ((d >> 12) as u32 & !0xff);
     let mut b = [0u8; 256];
     let mut put = |at: usize, bytes: &[u8]| b[at..at + bytes.len()].copy_from_slice(bytes);
     put(0, &STATX_BASIC_STATS.to_ne_bytes());
@@ -81,10 +78,10 @@ pub fn statx(dirfd: i32, upath: usize, flags: u32, mask: u32, ubuf: usize) -> Sy
         put(at, &sec.to_ne_bytes());
         put(at + 8, &(nsec as u32).to_ne_bytes());
     }
-    put(128, &major(st.st_rdev).to_ne_bytes());
-    put(132, &minor(st.st_rdev).to_ne_bytes());
-    put(136, &major(st.st_dev).to_ne_bytes());
-    put(140, &minor(st.st_dev).to_ne_bytes());
+    put(128, &dev_major(st.st_rdev).to_ne_bytes());
+    put(132, &dev_minor(st.st_rdev).to_ne_bytes());
+    put(136, &dev_major(st.st_dev).to_ne_bytes());
+    put(140, &dev_minor(st.st_dev).to_ne_bytes());
     copy_to_user(ubuf, &b)?;
     Ok(0)
 }
