@@ -13,7 +13,7 @@ use crate::fs::poll::{
     PollQueue, PollWaiter, DEFAULT_POLLMASK, POLLERR, POLLHUP, POLLIN, POLLOUT, POLLRDNORM,
     POLLWRNORM,
 };
-use crate::fs::vfs::{O_ACCMODE, O_RDONLY, O_WRONLY};
+use crate::fs::vfs::{O_ACCMODE, O_NONBLOCK, O_RDONLY, O_WRONLY};
 use crate::mm::addr::PAGE_SIZE;
 use crate::mm::heap::BOUNCE_MAX;
 use crate::mm::uaccess::{ReadDest, WriteSource};
@@ -86,13 +86,15 @@ pub trait Device: AsAny + Send + Sync {
     fn maps_anonymous_memory(&self) -> bool {
         false
     }
-    /// An open file of this device is being made (`write_end`: opened for
-    /// writing); an error fails the open (Linux: `file_operations.open`).
-    fn opened(&self, _write_end: bool) -> KResult<()> {
+    /// An open file of this device is being made, with open flags `flags`
+    /// (O_ACCMODE, O_NONBLOCK); an error fails the open (Linux:
+    /// `file_operations.open`).
+    fn opened(&self, _flags: u32) -> KResult<()> {
         Ok(())
     }
-    /// An open file of this device is gone.
-    fn released(&self, _write_end: bool) {}
+    /// An open file of this device, opened with `flags`, is gone (Linux:
+    /// `file_operations.release`).
+    fn released(&self, _flags: u32) {}
     /// Which POLL* bits hold now for an open file with open flags `flags`
     /// (Linux: `file_operations.poll`). Default: always ready, as a char
     /// device without a poll method.
@@ -124,8 +126,13 @@ pub fn round_pipe_size(size: u64) -> Option<usize> {
     }
 }
 
-/// A pipe: a bounded byte queue between writers and readers.
+/// A pipe: a bounded byte queue between writers and readers; pipe(2)'s
+/// or a named one's (a FIFO), whose opens wait for the other end.
 pub struct Pipe {
+    /// A named pipe (Linux: `fifo_open` rather than `create_pipe_files`):
+    /// an open for one end waits for the other, and the data goes when
+    /// the last file of either end closes.
+    fifo: bool,
     /// The bytes written and not yet read, oldest first, at most
     /// `capacity` (Linux: the ring of `pipe_buffer`s in `struct
     /// pipe_inode_info`).
@@ -139,6 +146,11 @@ pub struct Pipe {
     /// Open files of the write end (Linux: `pipe->writers`); at 0, an empty
     /// pipe reads as end of file.
     writers: AtomicUsize,
+    /// Opens of the read end so far, which a FIFO's writer waiting for a
+    /// reader watches change (Linux: `r_counter`).
+    r_counter: AtomicUsize,
+    /// Opens of the write end so far (Linux: `w_counter`).
+    w_counter: AtomicUsize,
     /// Readers, writers and pollers (Linux: `pipe->rd_wait` and `wr_wait`
     /// in one).
     wait: PollQueue,
@@ -148,13 +160,34 @@ impl Pipe {
     /// An empty pipe with no ends open yet; each file opened on it counts
     /// itself through `opened` (Linux: `alloc_pipe_info`).
     pub fn new() -> Arc<Pipe> {
+        Pipe::with_kind(false)
+    }
+
+    /// The pipe of a FIFO mknod or mkfifo makes.
+    pub fn new_fifo() -> Arc<Pipe> {
+        Pipe::with_kind(true)
+    }
+
+    /// An empty pipe, named if `fifo`.
+    fn with_kind(fifo: bool) -> Arc<Pipe> {
         Arc::new(Pipe {
+            fifo,
             buf: SpinLock::new(VecDeque::new()),
             capacity: AtomicUsize::new(PIPE_SIZE),
             readers: AtomicUsize::new(0),
             writers: AtomicUsize::new(0),
+            r_counter: AtomicUsize::new(0),
+            w_counter: AtomicUsize::new(0),
             wait: PollQueue::new(),
         })
+    }
+
+    /// Sleeps until `counter` moves past `seen`: the other end was opened
+    /// (Linux: `wait_for_partner`); ERESTARTSYS on a signal.
+    fn wait_for_partner(&self, counter: &AtomicUsize, seen: usize) -> KResult<()> {
+        self.wait
+            .wait_event(|| counter.load(Ordering::Acquire) != seen)
+            .map_err(|_| Errno::ERESTARTSYS)
     }
 }
 
@@ -314,23 +347,63 @@ impl Device for Pipe {
         Ok(done)
     }
 
-    fn opened(&self, write_end: bool) -> KResult<()> {
-        let count = if write_end {
-            &self.writers
-        } else {
-            &self.readers
+    /// Counts the new file's ends; a FIFO's open for one end waits for the
+    /// other, unless O_NONBLOCK (a writer then fails with ENXIO while no
+    /// reader has it open); O_RDWR never waits (Linux: `fifo_open`).
+    fn opened(&self, flags: u32) -> KResult<()> {
+        let nonblock = flags & O_NONBLOCK != 0;
+        let (read, write) = match flags & O_ACCMODE {
+            O_RDONLY => (true, false),
+            O_WRONLY => (false, true),
+            _ => (true, true),
         };
-        count.fetch_add(1, Ordering::AcqRel);
+        if self.fifo && write && !read && nonblock && self.readers.load(Ordering::Acquire) == 0 {
+            return Err(Errno::ENXIO);
+        }
+        if read {
+            self.r_counter.fetch_add(1, Ordering::AcqRel);
+            self.readers.fetch_add(1, Ordering::AcqRel);
+        }
+        if write {
+            self.w_counter.fetch_add(1, Ordering::AcqRel);
+            self.writers.fetch_add(1, Ordering::AcqRel);
+        }
+        self.wait.wake();
+        if !self.fifo || (read && write) || nonblock {
+            return Ok(());
+        }
+        let (other, counter) = if read {
+            (&self.writers, &self.w_counter)
+        } else {
+            (&self.readers, &self.r_counter)
+        };
+        let seen = counter.load(Ordering::Acquire);
+        if other.load(Ordering::Acquire) == 0 {
+            if let Err(e) = self.wait_for_partner(counter, seen) {
+                self.released(flags);
+                return Err(e);
+            }
+        }
         Ok(())
     }
 
-    fn released(&self, write_end: bool) {
-        let count = if write_end {
-            &self.writers
-        } else {
-            &self.readers
-        };
-        count.fetch_sub(1, Ordering::AcqRel);
+    /// Uncounts the file's ends, waking whoever waits on them; a FIFO's
+    /// last file takes the data with it (Linux: `pipe_release` freeing
+    /// the `pipe_inode_info`).
+    fn released(&self, flags: u32) {
+        let accmode = flags & O_ACCMODE;
+        if accmode != O_WRONLY {
+            self.readers.fetch_sub(1, Ordering::AcqRel);
+        }
+        if accmode != O_RDONLY {
+            self.writers.fetch_sub(1, Ordering::AcqRel);
+        }
+        if self.fifo
+            && self.readers.load(Ordering::Acquire) == 0
+            && self.writers.load(Ordering::Acquire) == 0
+        {
+            self.buf.lock().clear();
+        }
         self.wait.wake();
     }
 

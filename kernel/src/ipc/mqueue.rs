@@ -454,7 +454,7 @@ impl Device for MsgQueue {
 
     /// The owner's registration goes with its descriptor (Linux:
     /// `mqueue_flush_file`).
-    fn released(&self, _write_end: bool) {
+    fn released(&self, _flags: u32) {
         let _ = self.notify(None);
     }
 

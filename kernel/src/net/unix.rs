@@ -1071,7 +1071,7 @@ impl Device for UnixSocket {
     /// The last file of the socket is gone (Linux: `unix_release_sock`):
     /// the peer sees end of stream and EPIPE, queued connections and
     /// messages are dropped, an abstract name is freed.
-    fn released(&self, _write_end: bool) {
+    fn released(&self, _flags: u32) {
         let (peer, rx, pending, addr) = {
             let mut st = self.state.lock();
             st.dead = true;
@@ -1106,7 +1106,7 @@ impl Device for UnixSocket {
         }
         // Connections never accepted close as if accepted and closed.
         for s in pending {
-            s.released(true);
+            s.released(vfs::O_RDWR);
         }
         drop(rx);
         self.wait.wake();

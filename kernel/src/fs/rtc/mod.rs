@@ -274,7 +274,7 @@ impl Device for Rtc {
     }
 
     /// Linux: `rtc_dev_open`: EBUSY while another file has it open.
-    fn opened(&self, _write_end: bool) -> KResult<()> {
+    fn opened(&self, _flags: u32) -> KResult<()> {
         if self.busy.swap(true, Ordering::Acquire) {
             return Err(Errno::EBUSY);
         }
@@ -282,7 +282,7 @@ impl Device for Rtc {
     }
 
     /// Linux: `rtc_dev_release`: the interrupts stop with the file.
-    fn released(&self, _write_end: bool) {
+    fn released(&self, _flags: u32) {
         let mut s = self.state();
         s.pie = None;
         s.uie = None;

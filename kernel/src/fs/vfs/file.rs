@@ -149,7 +149,7 @@ impl File {
         let text = match &inode.kind {
             InodeKind::Pseudo(p) if flags & O_ACCMODE != O_WRONLY => p.show(),
             InodeKind::Device(d) => {
-                d.opened(writable)?;
+                d.opened(flags)?;
                 String::new()
             }
             _ => String::new(),
@@ -472,7 +472,7 @@ impl File {
 impl Drop for File {
     fn drop(&mut self) {
         if let InodeKind::Device(d) = &self.inode.kind {
-            d.released(self.writable());
+            d.released(self.flags());
         }
         if self.locked.load(Ordering::Relaxed) {
             super::locks::drop_file(self as *const File as usize);

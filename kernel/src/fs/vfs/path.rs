@@ -180,7 +180,7 @@ pub fn mknod(
 ) -> KResult<()> {
     create(start, path, |_| {
         Ok(match mode & S_IFMT {
-            S_IFIFO => Inode::new(mode, InodeKind::Device(crate::fs::device::Pipe::new())),
+            S_IFIFO => Inode::new(mode, InodeKind::Device(crate::fs::device::Pipe::new_fifo())),
             _ => Inode::new_node(mode, Some(rdev), InodeKind::Device(device)),
         })
     })
@@ -199,7 +199,7 @@ impl crate::fs::device::Device for NoDevice {
     fn write(&self, _data: &[u8], _nonblock: bool) -> KResult<usize> {
         Err(Errno::ENXIO)
     }
-    fn opened(&self, _write_end: bool) -> KResult<()> {
+    fn opened(&self, _flags: u32) -> KResult<()> {
         Err(Errno::ENXIO)
     }
 }
