@@ -1,5 +1,6 @@
 //! The kernel console: `print!`/`println!` from any CPU, from interrupt
-//! handlers and from inside a panic.
+//! handlers and from inside a panic; the text is kept in the kernel log
+//! too (`printk`, what dmesg reads).
 //!
 //! One lock serialises whole lines. It remembers its owner CPU so that a
 //! fault taken while printing (same CPU) prints instead of deadlocking, and a
@@ -18,8 +19,8 @@ const NO_OWNER: usize = usize::MAX;
 /// How long a panicking CPU waits for the console before printing anyway.
 const PANIC_SPIN_LIMIT: usize = 10_000_000;
 
-/// The PL011's virtual address in the linear map; 0 until `init` (printing
-/// before then is silently dropped).
+/// The PL011's virtual address in the linear map; 0 until `init` (text
+/// printed before then reaches only the kernel log).
 static UART_VA: AtomicUsize = AtomicUsize::new(0);
 /// The CPU that holds the console lock, or `NO_OWNER` (a CPU id, so a
 /// nested print on the same CPU can tell it already holds it).
@@ -77,16 +78,28 @@ fn console_lock() -> bool {
     true
 }
 
+/// The UART, if there is one yet, and the kernel log (`printk`), as one
+/// `fmt::Write` sink: every piece of text goes to both.
+struct Tee(Option<Uart>);
+
+impl Write for Tee {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        crate::printk::log_kernel_text(s);
+        match &mut self.0 {
+            Some(uart) => uart.write_str(s),
+            None => Ok(()),
+        }
+    }
+}
+
 #[doc(hidden)]
 pub fn _print(args: fmt::Arguments) {
     let va = UART_VA.load(Ordering::Acquire);
-    if va == 0 {
-        return;
-    }
     let daif = local_irq_save();
     let took = console_lock();
-    // SAFETY: `va` was set by init() from the DTB's PL011 address.
-    let _ = Uart(unsafe { Pl011::new(va) }).write_fmt(args);
+    // SAFETY: `va`, once set, is init()'s from the DTB's PL011 address.
+    let uart = (va != 0).then(|| Uart(unsafe { Pl011::new(va) }));
+    let _ = Tee(uart).write_fmt(args);
     if took {
         OWNER.store(NO_OWNER, Ordering::Release);
     }

@@ -25,6 +25,7 @@ mod ktest;
 mod mm;
 mod net;
 mod panic;
+mod printk;
 mod random;
 mod switches;
 mod sync;

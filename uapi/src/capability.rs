@@ -37,4 +37,6 @@ uapi_consts! {
     CAP_MKNOD: u32 = 27;
     /// CAP_MAC_OVERRIDE: bypass mandatory access control.
     CAP_MAC_OVERRIDE: u32 = 32;
+    /// CAP_SYSLOG: read the kernel log (with `dmesg_restrict`, as Debian's).
+    CAP_SYSLOG: u32 = 34;
 }

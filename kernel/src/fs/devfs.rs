@@ -3,7 +3,7 @@
 //! the memory devices). `/dev/null` swallows writes and reads as EOF,
 //! `/dev/zero` reads as zeros, `/dev/full` reads as zeros and refuses
 //! writes with ENOSPC, `/dev/random` and `/dev/urandom` read the kernel's
-//! random source; `/dev/console` and `/dev/tty` are the console's terminal (`tty/`);
+//! random source, `/dev/kmsg` is the kernel log (`printk`) for dmesg; `/dev/console` and `/dev/tty` are the console's terminal (`tty/`);
 //! `/dev/rtc0` (and the link `/dev/rtc` udev makes) is the hardware clock
 //! (`rtc/`). `/dev/shm`
 //! is an empty directory for init to mount a tmpfs on. `/dev/fd` and
@@ -26,7 +26,10 @@ use super::vfs::{Inode, InodeKind, S_IFCHR, S_IFLNK};
 use crate::errno::{Errno, KResult};
 use crate::mm::heap::BOUNCE_MAX;
 use crate::mm::uaccess::{ReadDest, WriteSource};
+use crate::sync::SpinLock;
 use spin::Once;
+use uapi::capability::{CAP_SYSLOG, CAP_SYS_ADMIN};
+use uapi::fcntl::{O_ACCMODE, O_WRONLY, SEEK_DATA, SEEK_END, SEEK_SET};
 use uapi::stat::{dev_major, dev_minor, makedev};
 
 /// `/dev/null`, `/dev/zero` and `/dev/full` (Linux: `null_fops`,
@@ -91,6 +94,89 @@ impl Device for Mem {
     }
 }
 
+/// `/dev/kmsg`, the kernel log as records (Linux: `devkmsg_fops` in
+/// `kernel/printk/printk.c`): each read returns one, as
+/// `PREFIX,SEQ,MICROSECONDS,-;TEXT` (`printk::kmsg_format`), from the
+/// file's own place, which starts at the oldest kept; a read waits for
+/// the next line, or is EAGAIN with O_NONBLOCK; EINVAL if the buffer is
+/// too small (the record is skipped, as Linux does). Each write is one
+/// record, `<N>` at its start giving its facility and level (default
+/// `<12>`: LOG_USER, LOG_WARNING). Reading needs CAP_SYSLOG
+/// (`dmesg_restrict`). Where we simplify: a reader the log overtook goes
+/// on from the oldest record kept without an EPIPE first.
+struct Kmsg;
+
+/// How often a blocking read of /dev/kmsg looks for a new line: the log
+/// wakes no one (it is written from anywhere, interrupts included).
+const KMSG_POLL_MS: u64 = 10;
+
+/// The prefix of a /dev/kmsg write without `<N>` (Linux:
+/// `default_message_loglevel` 4 at facility LOG_USER).
+const KMSG_DEFAULT_PREFIX: u8 = 1 << 3 | 4;
+
+impl Device for Kmsg {
+    fn read(&self, _buf: &mut [u8], _nonblock: bool) -> KResult<usize> {
+        Err(Errno::EINVAL) // reads go through `read_pos`
+    }
+
+    fn read_pos(&self, dst: ReadDest, pos: &SpinLock<u64>, nonblock: bool) -> KResult<usize> {
+        let record = loop {
+            let seq = *pos.lock();
+            match crate::printk::record(seq) {
+                Ok(r) => break r,
+                Err(Some(first)) => *pos.lock() = first,
+                Err(None) if nonblock => return Err(Errno::EAGAIN),
+                Err(None) => {
+                    if crate::task::signal::signal_pending() {
+                        return Err(Errno::ERESTARTSYS);
+                    }
+                    crate::task::msleep(KMSG_POLL_MS);
+                }
+            }
+        };
+        *pos.lock() = record.seq + 1;
+        let text = crate::printk::kmsg_format(&record);
+        if text.len() > dst.len() {
+            return Err(Errno::EINVAL);
+        }
+        dst.with_buffer(BOUNCE_MAX, |buf| {
+            buf[..text.len()].copy_from_slice(text.as_bytes());
+            Ok(text.len())
+        })
+    }
+
+    /// SEEK_SET to 0: the oldest record; SEEK_DATA: the first after the
+    /// last SYSLOG_ACTION_CLEAR; SEEK_END: past the newest (Linux:
+    /// `devkmsg_llseek`); the position is always 0.
+    fn llseek(&self, pos: &SpinLock<u64>, offset: i64, whence: u32) -> KResult<u64> {
+        if offset != 0 {
+            return Err(Errno::ESPIPE);
+        }
+        let (first, next) = crate::printk::bounds();
+        *pos.lock() = match whence {
+            SEEK_SET => first,
+            SEEK_DATA => crate::printk::clear_seq(),
+            SEEK_END => next,
+            _ => return Err(Errno::EINVAL),
+        };
+        Ok(0)
+    }
+
+    fn write(&self, data: &[u8], _nonblock: bool) -> KResult<usize> {
+        let line = data.strip_suffix(b"\n").unwrap_or(data);
+        crate::printk::log_user_line(KMSG_DEFAULT_PREFIX, line);
+        Ok(data.len())
+    }
+
+    fn opened(&self, flags: u32) -> KResult<()> {
+        let reads = flags & O_ACCMODE != O_WRONLY;
+        if reads && !crate::task::capable(CAP_SYSLOG) && !crate::task::capable(CAP_SYS_ADMIN) {
+            return Err(Errno::EPERM);
+        }
+        Ok(())
+    }
+}
+
 /// The memory devices' major (Linux: `MEM_MAJOR`, `drivers/char/mem.c`).
 const MEM_MAJOR: u32 = 1;
 /// The terminal aliases' major: 5:0 /dev/tty, 5:1 /dev/console (Linux:
@@ -115,6 +201,7 @@ pub fn chrdev(rdev: u64) -> Option<Arc<dyn Device>> {
         (MEM_MAJOR, 5) => Arc::new(Mem::Zero),
         (MEM_MAJOR, 7) => Arc::new(Mem::Full),
         (MEM_MAJOR, 8 | 9) => Arc::new(Mem::Random),
+        (MEM_MAJOR, 11) => Arc::new(Kmsg),
         (TTYAUX_MAJOR, 0) => super::tty::console(),
         (TTYAUX_MAJOR, 1) => Arc::new(super::tty::Console(super::tty::console())),
         (RTC_MAJOR, 0) => rtc()?,
@@ -142,6 +229,7 @@ pub fn build() -> Arc<Inode> {
     node(&dev, "full", 0o666, MEM_MAJOR, 7);
     node(&dev, "random", 0o666, MEM_MAJOR, 8);
     node(&dev, "urandom", 0o666, MEM_MAJOR, 9);
+    node(&dev, "kmsg", 0o644, MEM_MAJOR, 11);
     node(&dev, "console", 0o600, TTYAUX_MAJOR, 1);
     node(&dev, "tty", 0o666, TTYAUX_MAJOR, 0);
     node(&dev, "rtc0", 0o600, RTC_MAJOR, 0);

@@ -86,6 +86,18 @@ pub trait Device: AsAny + Send + Sync {
     fn maps_anonymous_memory(&self) -> bool {
         false
     }
+    /// A read by an open file whose position is `pos` (Linux: `read_iter`
+    /// with its `ki_pos`): a device that keeps a place per open file
+    /// (/dev/kmsg: the next record) reads from it and moves it. Default:
+    /// `read_iter`, no place.
+    fn read_pos(&self, dst: ReadDest, _pos: &SpinLock<u64>, nonblock: bool) -> KResult<usize> {
+        self.read_iter(dst, nonblock)
+    }
+    /// lseek(2) on an open file whose position is `pos` (Linux:
+    /// `file_operations.llseek`); ESPIPE for a device without places.
+    fn llseek(&self, _pos: &SpinLock<u64>, _offset: i64, _whence: u32) -> KResult<u64> {
+        Err(Errno::ESPIPE)
+    }
     /// An open file of this device is being made, with open flags `flags`
     /// (O_ACCMODE, O_NONBLOCK); an error fails the open (Linux:
     /// `file_operations.open`).

@@ -47,6 +47,22 @@ impl<T: ?Sized> SpinLock<T> {
             daif,
         }
     }
+
+    /// As `lock`, but None at once if the lock is held (Linux:
+    /// `spin_trylock_irqsave`).
+    pub fn try_lock(&self) -> Option<SpinLockGuard<'_, T>> {
+        let daif = local_irq_save();
+        match self.inner.try_lock() {
+            Some(guard) => Some(SpinLockGuard {
+                guard: ManuallyDrop::new(guard),
+                daif,
+            }),
+            None => {
+                local_irq_restore(daif);
+                None
+            }
+        }
+    }
 }
 
 impl<T: ?Sized> Deref for SpinLockGuard<'_, T> {

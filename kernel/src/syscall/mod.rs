@@ -16,6 +16,7 @@ mod net;
 mod poll;
 mod proc;
 mod signal;
+mod syslog;
 mod time;
 
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -383,6 +384,7 @@ pub fn syscall(tf: &mut TrapFrame) {
         __NR_getsid => proc::getsid(a[0] as i32),
         __NR_setsid => proc::setsid(),
         __NR_uname => proc::uname(a[0] as usize),
+        __NR_syslog => syslog::syslog(a[0] as i32, a[1] as usize, a[2] as i32),
         __NR_prctl => proc::prctl(a[0] as i32, a[1], [a[2], a[3], a[4]]),
         __NR_getrlimit | __NR_prlimit64 => proc::prlimit64(nr, a),
         __NR_setrlimit => proc::setrlimit(a[0], a[1] as usize),

@@ -184,7 +184,7 @@ impl File {
         let dst = dst.into();
         if let InodeKind::Device(d) = &self.inode.kind {
             return if self.readable() {
-                d.read_iter(dst, self.nonblock())
+                d.read_pos(dst, &self.pos, self.nonblock())
             } else {
                 Err(Errno::EBADF)
             };
@@ -348,8 +348,8 @@ impl File {
     /// Moves the file position (Linux: `generic_file_llseek`, plus
     /// SEEK_DATA / SEEK_HOLE as shmem implements them).
     pub fn lseek(&self, offset: i64, whence: u32) -> KResult<u64> {
-        if let InodeKind::Device(_) = &self.inode.kind {
-            return Err(Errno::ESPIPE);
+        if let InodeKind::Device(d) = &self.inode.kind {
+            return d.llseek(&self.pos, offset, whence);
         }
         let mut pos = self.pos.lock();
         let size = match &self.inode.kind {
