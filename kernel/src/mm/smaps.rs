@@ -24,6 +24,7 @@ use crate::mm::vma::{
     Vma, VM_EXEC, VM_FLAG_NAMES, VM_GROWSDOWN, VM_MAYSHARE, VM_READ, VM_SHARED, VM_WRITE,
 };
 use crate::task::exec::STACK_TOP;
+use uapi::stat::{dev_major, dev_minor};
 
 /// Byte counts for one VMA, in `show_smap`'s order.
 #[derive(Default)]
@@ -113,18 +114,26 @@ fn usage(mm: &Mm, start: usize, end: usize, in_mm: &BTreeMap<usize, u32>) -> Usa
     u
 }
 
+/// `[vdso]` or `[vvar]` for the kernel's own mappings, which Linux makes
+/// with no file (`_install_special_mapping`): maps shows no offset, device
+/// or inode for them, though ours are files of the internal tmpfs.
+fn special_mapping(map: &MmMap, start: usize, vma: &Vma) -> Option<&'static str> {
+    if start == map.vdso {
+        return Some("[vdso]");
+    }
+    let vvar = crate::task::clock::vvar_inode()?;
+    vma.file
+        .as_ref()
+        .is_some_and(|file| alloc::sync::Arc::ptr_eq(file, &vvar))
+        .then_some("[vvar]")
+}
+
 /// What the last column of a maps line names (Linux: `show_map_vma`'s
 /// `get_vma_name`): the file's path, or `[heap]`, `[stack]`, `[vdso]`,
 /// `[vvar]`.
 fn vma_name(map: &MmMap, start: usize, end: usize, vma: &Vma) -> String {
-    if start == map.vdso {
-        return String::from("[vdso]");
-    }
-    let vvar = crate::task::clock::vvar_inode();
-    if let (Some(file), Some(vvar)) = (&vma.file, vvar) {
-        if alloc::sync::Arc::ptr_eq(file, &vvar) {
-            return String::from("[vvar]");
-        }
+    if let Some(name) = special_mapping(map, start, vma) {
+        return String::from(name);
     }
     match vma.vm_file() {
         Some(inode) => inode.proc_path().unwrap_or_default(),
@@ -137,12 +146,19 @@ fn vma_name(map: &MmMap, start: usize, end: usize, vma: &Vma) -> String {
 /// The `/proc/PID/maps` line of a VMA, which heads its smaps block.
 fn header(out: &mut String, map: &MmMap, start: usize, end: usize, vma: &Vma) {
     let flag = |bit, c| if vma.flags & bit != 0 { c } else { '-' };
-    let ino = vma.vm_file().map_or(0, |i| i.ino);
+    // A file's offset, device and inode; anonymous memory and the special
+    // mappings have none, whatever their `pgoff` (Linux: `show_map_vma`).
+    let file = vma
+        .vm_file()
+        .filter(|_| special_mapping(map, start, vma).is_none());
+    let (offset, dev, ino) = file.map_or((0, 0, 0), |i| {
+        (vma.pgoff as usize * PAGE_SIZE, i.stat().st_dev, i.ino)
+    });
     let name = vma_name(map, start, end, vma);
     let line_start = out.len();
     let _ = write!(
         out,
-        "{:08x}-{:08x} {}{}{}{} {:08x} 00:00 {}",
+        "{:08x}-{:08x} {}{}{}{} {:08x} {:02x}:{:02x} {}",
         start,
         end,
         flag(VM_READ, 'r'),
@@ -153,7 +169,9 @@ fn header(out: &mut String, map: &MmMap, start: usize, end: usize, vma: &Vma) {
         } else {
             'p'
         },
-        vma.pgoff as usize * PAGE_SIZE,
+        offset,
+        dev_major(dev),
+        dev_minor(dev),
         ino,
     );
     if !name.is_empty() {

@@ -61,6 +61,15 @@ def proc_path(inode):
     return f"/{rust.string(name)} (deleted)" if name is not None else ""
 
 
+def st_dev(inode):
+    """The device number stat reports (the kernel's `Inode::stat`): its
+    tmpfs mount's, else its pseudo file system's, else 0:1."""
+    sb = rust.once(inode["sb"])
+    if sb is not None:
+        return int(rust.arc(sb)["dev"])
+    return int(rust.atomic(inode["pseudo_dev"])) or 1
+
+
 def linked_inodes():
     return _tree()[1]
 

@@ -31,8 +31,9 @@ def file_of(vma):
     return None if file is None else rust.arc(file)
 
 
-def name(mm, start, end, vma):
-    """The last column of a maps line (the kernel's `smaps::vma_name`)."""
+def special(mm, start, vma):
+    """"[vdso]" or "[vvar]" for the kernel's own mappings, else None (the
+    kernel's `smaps::special_mapping`)."""
     mmap = rust.mutex(mm["mmap_lock"])
     if start == int(mmap["vdso"]):
         return "[vdso]"
@@ -40,8 +41,18 @@ def name(mm, start, end, vma):
     vvar = rust.once(kernel.static("faultline::task::clock::VVAR"))
     if file is not None and vvar is not None and int(file.address) == rust.arc_address(vvar["__0"]):
         return "[vvar]"
+    return None
+
+
+def name(mm, start, end, vma):
+    """The last column of a maps line (the kernel's `smaps::vma_name`)."""
+    label = special(mm, start, vma)
+    if label is not None:
+        return label
+    file = file_of(vma)
     if file is not None:
         return vfs.proc_path(file)
+    mmap = rust.mutex(mm["mmap_lock"])
     if start < int(mmap["brk"]) and end > int(mmap["start_brk"]):
         return "[heap]"
     if end == kernel.info("stack_top"):
@@ -56,9 +67,13 @@ def maps_line(mm, start, end, vma):
     perm = "".join(c if flags & bits[b] else "-" for b, c in (("rd", "r"), ("wr", "w"), ("ex", "x")))
     perm += "s" if flags & bits["ms"] else "p"
     file = file_of(vma)
-    ino = int(file["ino"]) if file is not None else 0
-    offset = int(vma["pgoff"]) << kernel.info("page_shift")
-    line = f"{start:08x}-{end:08x} {perm} {offset:08x} 00:00 {ino}"
+    offset, dev, ino = 0, 0, 0
+    if file is not None and special(mm, start, vma) is None:
+        offset = int(vma["pgoff"]) << kernel.info("page_shift")
+        dev, ino = vfs.st_dev(file), int(file["ino"])
+    major = ((dev >> 8) & 0xFFF) | ((dev >> 32) & ~0xFFF)
+    minor = (dev & 0xFF) | ((dev >> 12) & ~0xFF)
+    line = f"{start:08x}-{end:08x} {perm} {offset:08x} {major:02x}:{minor:02x} {ino}"
     label = name(mm, start, end, vma)
     return f"{line:<72} {label}" if label else line
 

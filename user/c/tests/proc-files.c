@@ -288,6 +288,83 @@ static int a_change_splits_a_mapping_and_changing_back_merges_it(void)
 	return 0;
 }
 
+/* The maps line of the mapping holding `addr`: offset, device, inode and
+ * name (empty if none); 0 if found. */
+static int maps_entry(void *addr, unsigned long *offset, unsigned *maj, unsigned *min,
+		      unsigned long *ino, char *name, size_t name_len)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int found = -1;
+	while (f && found && fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+		int n = 0;
+		if (sscanf(line, "%lx-%lx %*4s %lx %x:%x %lu%n", &start, &end, offset, maj, min, ino,
+			   &n) < 6 ||
+		    (unsigned long)addr < start || (unsigned long)addr >= end)
+			continue;
+		char *p = line + n;
+		while (*p == ' ')
+			p++;
+		p[strcspn(p, "\n")] = 0;
+		snprintf(name, name_len, "%s", p);
+		found = 0;
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+static int maps_names_shared_memory_and_offsets_as_linux(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long off, ino;
+	unsigned maj, min;
+	char name[256];
+	/* Private anonymous memory shows offset 0 even when its start went. */
+	char *anon = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			  -1, 0);
+	CHECK(anon != MAP_FAILED && munmap(anon, 2 * page) == 0, "mmap/munmap: %s",
+	      strerror(errno));
+	CHECK(maps_entry(anon + 2 * page, &off, &maj, &min, &ino, name, sizeof(name)) == 0,
+	      "private anonymous: no line");
+	munmap(anon + 2 * page, 2 * page);
+	CHECK(off == 0 && maj == 0 && min == 0 && ino == 0 && !name[0],
+	      "private anonymous: offset %lx, %02x:%02x, inode %lu, name \"%s\"", off, maj, min,
+	      ino, name);
+	/* Shared anonymous memory is a deleted /dev/zero of the internal tmpfs. */
+	char *shared = mmap(NULL, 4 * page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			    -1, 0);
+	CHECK(shared != MAP_FAILED && munmap(shared, page) == 0, "shared: %s", strerror(errno));
+	int got = maps_entry(shared + page, &off, &maj, &min, &ino, name, sizeof(name));
+	munmap(shared + page, 3 * page);
+	CHECK(got == 0 && !strcmp(name, "/dev/zero (deleted)") && off == (unsigned long)page &&
+		      ino != 0,
+	      "shared anonymous: offset %lx, inode %lu, name \"%s\"", off, ino, name);
+	/* A memfd: its name, its file offset, its device and inode. */
+	int fd = memfd_create("maps-test", MFD_CLOEXEC);
+	struct stat st;
+	CHECK(fd >= 0 && ftruncate(fd, 4 * page) == 0 && fstat(fd, &st) == 0, "memfd: %s",
+	      strerror(errno));
+	char *m = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, fd, 2 * page);
+	CHECK(m != MAP_FAILED, "mmap memfd: %s", strerror(errno));
+	got = maps_entry(m, &off, &maj, &min, &ino, name, sizeof(name));
+	munmap(m, 2 * page);
+	close(fd);
+	CHECK(got == 0 && !strcmp(name, "/memfd:maps-test (deleted)") &&
+		      off == (unsigned long)(2 * page),
+	      "memfd: offset %lx, name \"%s\"", off, name);
+	CHECK(maj == major(st.st_dev) && min == minor(st.st_dev) && ino == st.st_ino,
+	      "memfd: %02x:%02x inode %lu, stat says %02x:%02x inode %lu", maj, min, ino,
+	      major(st.st_dev), minor(st.st_dev), (unsigned long)st.st_ino);
+	/* The vDSO is no file's. */
+	got = maps_entry((void *)getauxval(AT_SYSINFO_EHDR), &off, &maj, &min, &ino, name,
+			 sizeof(name));
+	CHECK(got == 0 && !strcmp(name, "[vdso]") && off == 0 && maj == 0 && min == 0 && ino == 0,
+	      "[vdso]: offset %lx, %02x:%02x, inode %lu, name \"%s\"", off, maj, min, ino, name);
+	return 0;
+}
+
 static int fd_links_name_open_files(void)
 {
 	int null = open("/dev/null", O_RDONLY);
@@ -716,6 +793,7 @@ static const struct test tests[] = {
 	TEST(cmdline_and_environ_hold_what_exec_was_given),
 	TEST(maps_shows_the_mappings_by_name),
 	TEST(a_change_splits_a_mapping_and_changing_back_merges_it),
+	TEST(maps_names_shared_memory_and_offsets_as_linux),
 	TEST(fd_links_name_open_files),
 	TEST(an_fd_link_reopens_an_unlinked_file),
 	TEST(fd_names_are_plain_decimal_numbers),
