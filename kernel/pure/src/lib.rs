@@ -52,6 +52,11 @@ pub mod task {
     pub mod stack;
 }
 
+#[path = "../../src/syscall"]
+pub mod syscall {
+    pub mod strace;
+}
+
 #[path = "../../src/cmdline.rs"]
 pub mod cmdline;
 

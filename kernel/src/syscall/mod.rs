@@ -16,6 +16,7 @@ mod net;
 mod poll;
 mod proc;
 mod signal;
+mod strace;
 mod syslog;
 mod time;
 
@@ -38,6 +39,20 @@ pub const MAX_RW_COUNT: usize = 0x7fff_f000;
 
 /// Calls logged as unimplemented already (one bit per number below 1024).
 static LOGGED: [AtomicU64; 16] = [const { AtomicU64::new(0) }; 16];
+
+/// The calling process's memory, for `strace` to show strings from.
+struct Uaccess;
+
+impl strace::UserMemory for Uaccess {
+    fn string(&self, addr: u64) -> Option<alloc::vec::Vec<u8>> {
+        crate::mm::uaccess::strncpy_bytes_from_user(addr as usize, 4096).ok()
+    }
+    fn bytes(&self, addr: u64, len: usize) -> Option<alloc::vec::Vec<u8>> {
+        let mut buf = alloc::vec![0; len];
+        crate::mm::uaccess::copy_from_user(&mut buf, addr as usize).ok()?;
+        Some(buf)
+    }
+}
 
 /// Which file an extended-attribute call names: each comes as the path
 /// call `base`, then its `l` (link itself) and `f` (descriptor) twins.
@@ -526,10 +541,7 @@ pub fn syscall(tf: &mut TrapFrame) {
     }
     if STRACE.load(Ordering::Relaxed) {
         let tid = crate::task::current().user.as_ref().map_or(0, |u| u.tid);
-        println!(
-            "[{}] {}({:#x}, {:#x}, {:#x}, {:#x}) = {:#x}",
-            tid, nr, a[0], a[1], a[2], a[3], ret
-        );
+        println!("{}", strace::line(&Uaccess, tid, nr, &a, ret as i64));
     }
     // Back to the svc with the first argument back, to run again once the
     // signal that interrupted it is handled, handler or not (Linux: arm64's
