@@ -29,6 +29,7 @@ import sys
 # Keys that say what was run (its parameters and faultline's switches);
 # every other key of a result line is something measured.
 SETTINGS = ["workload", "size", "pages", "mode", "tasks", "threads", "calls", "vdso", "pmu",
+            "shmem_enabled", "shmem_2m",
             "multi_page", "contpte", "fault_around_bytes", "vma_lock",
             "exec_enabled", "mapping_align", "fault_around"]
 

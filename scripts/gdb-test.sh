@@ -56,7 +56,7 @@ transcript() {
     while IFS= read -r cmd; do
         args+=(-ex "echo (gdb) ${cmd//\\/\\\\}\\n" -ex "$cmd")
     done < <(sed -n 's/^(gdb) //p' docs/gdb.md)
-    start_qemu "$logdir/walk.console" --run "/bin/bench/seed000 iters=1"
+    start_qemu "$logdir/walk.console" --run "/bin/bench/seed000 --set-knobs iters=1"
     timeout 120 gdb-multiarch -nx -q "$kernel" -ex "source scripts/gdb/faultline-gdb.py" \
         -ex "target remote :$port" -ex "break kernel_main" "${args[@]}" </dev/null 2>&1 |
         sed -n '/^(gdb) /,$p' | sed 's/ *$//; ${/^(gdb)$/d}'
@@ -122,7 +122,7 @@ fi
 
 # --- 3. stepping: `step` and `fl-step` from the fault to the PTE store ------
 for command in step fl-step; do
-    start_qemu "$logdir/$command.console" --run "/bin/bench/seed000 iters=1"
+    start_qemu "$logdir/$command.console" --run "/bin/bench/seed000 --set-knobs iters=1"
     timeout 120 gdb-multiarch -nx -batch -ex "file $kernel" -ex "source scripts/gdb/faultline-gdb.py" \
         -ex "target remote :$port" -ex "python STEP_COMMAND = '$command'" \
         -ex "source scripts/gdb/steps.py" >"$logdir/$command.gdb" 2>&1

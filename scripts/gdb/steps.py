@@ -1,5 +1,5 @@
 """make test's check of stepping (scripts/gdb-test.sh), run inside gdb
-against `/bin/bench/seed000 iters=1`: from the stop of `fl-break-fault`
+against `/bin/bench/seed000 --set-knobs iters=1`: from the stop of `fl-break-fault`
 on the 64K view, repeats one command (`step`, or `fl-step` when the
 variable STEP_COMMAND says so) until the CPU is in the contpte store
 (`contpte::set_ptes`) and prints one `@@step N FUNCTION FILE` line per

@@ -4,8 +4,9 @@
  * and built with aarch64-linux-gnu-gcc -static against glibc, so the same
  * binary runs on faultline (make bench) and on Linux 6.12 (make bench-linux):
  *
- *   - the program itself writes `always` to shmem_enabled and to
- *     hugepages-2048kB/shmem_enabled through sysfs;
+ *   - with --set-knobs, the program itself writes `always` to
+ *     shmem_enabled and to hugepages-2048kB/shmem_enabled through sysfs,
+ *     as the seed does (without it, it measures the system as set);
  *   - memfd_create, ftruncate to 2M, mmap the 2M MAP_SHARED;
  *   - one store, c[0] = 0, populates the 2M folio;
  *   - a SIZE-byte MAP_SHARED view at offset 0 (64K, or 32K to keep the
@@ -17,15 +18,17 @@
  *
  *   result seed000 size=65536 ns_per_iter=N faults_per_iter=N.NN
  *       ptes_per_fault=N rss_kb=N shmem_pmd_kb=N realigned=0|1 [switches]
+ *       shmem_enabled=KNOB shmem_2m=KNOB
  *
  * ns_per_iter is the seed's "total time taken by inner loop" divided by the
  * iterations; faults come from getrusage, read outside the timed part;
  * ptes_per_fault is the view's smaps Rss after one store; rss_kb and
  * shmem_pmd_kb are the 2M mapping's smaps Rss and ShmemPmdMapped after the
  * populating store; realigned says the program had to move the view to
- * an aligned address. The knobs are put back as they were at the end.
+ * an aligned address; the switches and knobs are the settings it ran
+ * with. Knobs it set are put back as they were at the end.
  *
- *   seed000 [size=65536] [iters=1000]
+ *   seed000 [--set-knobs] [size=65536] [iters=1000]    (--help says this)
  */
 #define _GNU_SOURCE
 #include <assert.h>
@@ -76,18 +79,37 @@ static long arg(int argc, char **argv, const char *key, long dflt)
 
 int main(int argc, char **argv)
 {
+	static const char usage[] =
+		"usage: seed000 [--set-knobs] [size=BYTES (>= 32768)] [iters=N]\n"
+		"Seed 000's own steps: a 2M memfd mapped shared and populated by one store,\n"
+		"a size-byte shared view of it (default 65536), then per iteration 8 stores\n"
+		"4K apart between two clock reads, and MADV_DONTNEED (default 1000 times).\n"
+		"--set-knobs: shmem_enabled and hugepages-2048kB/shmem_enabled to always\n"
+		"while it runs, as the seed does; without it the system's settings stay.\n"
+		"The result line ends with the switches and knobs it ran with.\n";
+	int set_knobs = 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(usage, stdout);
+			return 0;
+		}
+		set_knobs |= strcmp(argv[i], "--set-knobs") == 0;
+	}
 	unsigned long size = arg(argc, argv, "size", 1 << 16);
 	long iters = arg(argc, argv, "iters", 1000);
 	if (size < 8 * PAGESIZE || iters < 1) {
-		fprintf(stderr, "usage: seed000 [size=BYTES (>= 32768)] [iters=N]\n");
+		fputs(usage, stderr);
 		return 2;
 	}
 
 	char saved[2][32];
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 2 && set_knobs; k++)
 		if (knob_value(knobs[k], saved[k], sizeof(saved[k])) != 0 ||
 		    write_file(knobs[k], "always") != 0)
 			die(knobs[k]);
+	char ran_with[2][32] = { "none", "none" };
+	for (int k = 0; k < 2; k++)
+		knob_value(knobs[k], ran_with[k], sizeof(ran_with[k]));
 
 	int fd = memfd_create("willitscale-shmem", MFD_CLOEXEC);
 	if (fd < 0)
@@ -97,7 +119,9 @@ int main(int argc, char **argv)
 	char *c = mmap(NULL, PMDSIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (c == MAP_FAILED)
 		die("mmap PMDSIZE");
-	assert(!((unsigned long)c & (PMDSIZE - 1)));
+	/* The seed's check, for the PMD folio its knobs ask for. */
+	if (set_knobs)
+		assert(!((unsigned long)c & (PMDSIZE - 1)));
 
 	/* allocate PMD shmem folio */
 	c[0] = 0;
@@ -159,12 +183,12 @@ int main(int argc, char **argv)
 		if (read_file(switches[s][1], buf, sizeof(buf)) == 0)
 			printf(" %s=%ld", switches[s][0], strtol(buf, NULL, 10));
 	}
-	printf("\n");
+	printf(" shmem_enabled=%s shmem_2m=%s\n", ran_with[0], ran_with[1]);
 
 	munmap(ptr, size);
 	munmap(c, PMDSIZE);
 	close(fd);
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < 2 && set_knobs; k++)
 		if (write_file(knobs[k], saved[k]) != 0)
 			die(knobs[k]);
 	return 0;

@@ -6,9 +6,10 @@
  * it maps none of the Debian libraries itself, and the same binary runs on
  * faultline (make bench) and on Linux 6.12 (make bench-linux):
  *
- *   - the program writes thp_exec_enabled and thp_mapping_align through
- *     sysfs, as the seed's steps set them, before any workload maps a
- *     library;
+ *   - with exec=/align=, the program writes thp_exec_enabled and
+ *     thp_mapping_align through sysfs, as the seed's steps set them,
+ *     before any workload maps a library (without them they stay as the
+ *     system has them, and the result line says what they were);
  *   - with fault_around=BYTES, it also writes fault_around_bytes (debugfs),
  *     to show what the folio size does to the fault count on its own;
  *   - each workload (a bash -c command line) runs once to fill the page
@@ -35,7 +36,7 @@
  * the contiguous bit. Linux has neither the knobs (openEuler's) nor
  * /proc/thpmaps: there, `exec_enabled=none` and only faults and time.
  *
- *   seed004 [exec=0x2] [align=0x0] [fault_around=4096]
+ *   seed004 [exec=0x2] [align=0x0] [fault_around=4096]    (--help says this)
  */
 #define _GNU_SOURCE
 #include <sys/resource.h>
@@ -204,8 +205,20 @@ static void write_work(const char *path, const char *text)
 
 int main(int argc, char **argv)
 {
-	const char *exec_enabled = arg(argc, argv, "exec", "0x0");
-	const char *mapping_align = arg(argc, argv, "align", "0x0");
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs("usage: seed004 [exec=0x2] [align=0x0] [fault_around=BYTES]\n"
+			      "Seed 004's table of file-backed mapped memory by folio size, on Debian's\n"
+			      "python3, bash with coreutils and gcc (each run once to fill the page\n"
+			      "cache, then measured). exec= and align= set thp_exec_enabled and\n"
+			      "thp_mapping_align, fault_around= sets fault_around_bytes, for the run;\n"
+			      "knobs not given stay as the system has them. Each result line says\n"
+			      "the settings it ran with.\n",
+			      stdout);
+			return 0;
+		}
+	const char *exec_enabled = arg(argc, argv, "exec", NULL);
+	const char *mapping_align = arg(argc, argv, "align", NULL);
 	const char *fault_around = arg(argc, argv, "fault_around", NULL);
 	static const char around_knob[] = "/sys/kernel/debug/fault_around_bytes";
 	if (fault_around && write_file(around_knob, fault_around) != 0)
@@ -213,13 +226,17 @@ int main(int argc, char **argv)
 	char around[32] = "none";
 	if (read_file(around_knob, around, sizeof(around)) == 0)
 		around[strcspn(around, "\n")] = 0;
+	char exec_now[32] = "none", align_now[32] = "none";
 	if (access(THP "thp_exec_enabled", F_OK) == 0) {
-		if (write_file(THP "thp_exec_enabled", exec_enabled) != 0 ||
-		    write_file(THP "thp_mapping_align", mapping_align) != 0)
+		if ((exec_enabled && write_file(THP "thp_exec_enabled", exec_enabled) != 0) ||
+		    (mapping_align && write_file(THP "thp_mapping_align", mapping_align) != 0))
 			die("setting the knobs");
-	} else {
-		exec_enabled = mapping_align = "none";
+		read_file(THP "thp_exec_enabled", exec_now, sizeof(exec_now));
+		read_file(THP "thp_mapping_align", align_now, sizeof(align_now));
+		exec_now[strcspn(exec_now, "\n")] = align_now[strcspn(align_now, "\n")] = 0;
 	}
+	exec_enabled = exec_now;
+	mapping_align = align_now;
 	int have_thpmaps = access("/proc/thpmaps", R_OK) == 0;
 	write_work("/tmp/work.py", work_py);
 	write_work("/tmp/work.c", work_c);

@@ -66,14 +66,18 @@ pub const SEED_KNOBS: [&core::ffi::CStr; 2] = [
     c"/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/shmem_enabled",
 ];
 
-/// Seed 000's set-up: both knobs set to `always` through sysfs, a 2M memfd
-/// mapped MAP_SHARED, and one store through that mapping, whose fault
-/// allocates the 2M folio and maps it. The mapping stays, as in the seed.
-pub fn populated_2m_memfd() -> Result<i32, Errno> {
-    for knob in SEED_KNOBS {
-        let fd = open(knob, O_WRONLY | O_CLOEXEC, 0)?;
-        write(fd, b"always")?;
-        close(fd)?;
+/// Seed 000's set-up: with `set_knobs` (`--set-knobs`), both knobs set to
+/// `always` through sysfs, as the seed does (else they stay as they are);
+/// a 2M memfd mapped MAP_SHARED, and one store through that mapping, whose
+/// fault allocates the folio the knobs allow and maps it. The mapping
+/// stays, as in the seed.
+pub fn populated_2m_memfd(set_knobs: bool) -> Result<i32, Errno> {
+    if set_knobs {
+        for knob in SEED_KNOBS {
+            let fd = open(knob, O_WRONLY | O_CLOEXEC, 0)?;
+            write(fd, b"always")?;
+            close(fd)?;
+        }
     }
     let fd = memfd_create(c"willitscale-shmem", MFD_CLOEXEC)?;
     ftruncate(fd, PMD_SIZE)?;
@@ -82,6 +86,33 @@ pub fn populated_2m_memfd() -> Result<i32, Errno> {
     // SAFETY: the first byte of the mapping just made.
     unsafe { core::ptr::write_volatile(c as *mut u8, 0) };
     Ok(fd)
+}
+
+/// What every benchmark's `--help` ends with: the options they share.
+const COMMON_HELP: &str = "\
+Options every benchmark takes:
+  --help        this text
+  --set-knobs   set the knobs the seed sets (seed 000: shmem_enabled and
+                hugepages-2048kB/shmem_enabled to always) before measuring;
+                without it the system's settings stay as they are
+The result line ends with the settings the run had: faultline's switches
+(multi_page, contpte, fault_around_bytes, vma_lock; absent on Linux) and
+the shmem knobs (shmem_enabled, shmem_2m).";
+
+/// `--help` among `args`: prints `usage` (what the benchmark measures and
+/// its arguments) and the common options; the caller exits 0.
+pub fn help_asked(args: &ulib::Args, usage: &str) -> bool {
+    let asked = args.clone().any(|a| a == "--help" || a == "-h");
+    if asked {
+        ulib::println!("{usage}\n\n{COMMON_HELP}");
+    }
+    asked
+}
+
+/// `--set-knobs` among `args`: the benchmark may set the knobs its seed
+/// sets; without it, it measures the system as it finds it.
+pub fn set_knobs_asked(args: &ulib::Args) -> bool {
+    args.clone().any(|a| a == "--set-knobs")
 }
 
 /// faultline's fault-path switches, as `report` names them.
@@ -145,7 +176,8 @@ impl core::fmt::Display for Hundredths {
 }
 
 /// Prints `result <name> k=v ...`, followed by the value of each switch
-/// (absent on Linux), so every line says what it measured.
+/// (absent on Linux) and of the shmem knobs, so every line says what it
+/// measured and how the system was set.
 pub fn report(name: &str, fields: &[(&str, &dyn core::fmt::Display)]) {
     let mut line = String::from("result ");
     line.push_str(name);
@@ -162,7 +194,23 @@ pub fn report(name: &str, fields: &[(&str, &dyn core::fmt::Display)]) {
         let v = core::str::from_utf8(&buf[..n]).unwrap_or("?").trim();
         let _ = write!(line, " {k}={v}");
     }
+    for (k, path) in [
+        ("shmem_enabled", SEED_KNOBS[0]),
+        ("shmem_2m", SEED_KNOBS[1]),
+    ] {
+        if let Some(v) = read_proc(path).as_deref().and_then(selected) {
+            let _ = write!(line, " {k}={v}");
+        }
+    }
     ulib::println!("{line}");
+}
+
+/// The `[chosen]` word of a sysfs knob's text (`always within_size
+/// advise [never] deny force` -> `never`).
+fn selected(text: &str) -> Option<&str> {
+    let start = text.find('[')? + 1;
+    let len = text[start..].find(']')?;
+    Some(&text[start..start + len])
 }
 
 /// The integer value of argument `key=` in `args`, or `default`.

@@ -13,6 +13,8 @@ use core::ffi::CStr;
 use ulib::fs::*;
 use ulib::process::{execve, exit_group, fork, wait_for};
 
+use faultline_user_bench::help_asked;
+
 ulib::entry!(main);
 
 const MULTI: &CStr = c"/sys/kernel/mm/finish_fault/multi_page";
@@ -45,7 +47,17 @@ fn run(name: &str, args: &[&str]) -> bool {
     }
 }
 
+/// What `--help` prints.
+const HELP: &str = "\
+bench [quick|scaling]
+The make bench driver: runs each benchmark with each switch off and on,
+setting the knobs between runs (it passes --set-knobs to seed 000's
+programs); quick: fewer iterations; scaling: seed 002's MTTCG runs.";
+
 fn main(args: ulib::Args) -> i32 {
+    if help_asked(&args, HELP) {
+        return 0;
+    }
     // init's start, from power-on: the boot's length, on faultline.
     if let Some(ns) = ulib::env("FAULTLINE_BOOT_NS") {
         ulib::println!("result boot first_user_ns={ns}");
@@ -61,12 +73,12 @@ fn main(args: ulib::Args) -> i32 {
     set(MAPPING_ALIGN, "0x1");
     // Seed 000: a 2M folio, 64K and 32K views, one page vs the whole range;
     // the Rust benchmark and the seed's own steps in C (seed000), which set
-    // the knobs themselves.
+    // the knobs themselves when asked (--set-knobs).
     for multi in ["0", "1"] {
         set(MULTI, multi);
         for size in ["size=65536", "size=32768"] {
-            ok &= run("finish_fault", &[size, iters]);
-            ok &= run("seed000", &[size, iters]);
+            ok &= run("finish_fault", &["--set-knobs", size, iters]);
+            ok &= run("seed000", &["--set-knobs", size, iters]);
         }
     }
     set(SHMEM_ENABLED, "never");

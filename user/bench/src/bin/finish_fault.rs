@@ -1,12 +1,13 @@
 //! Seed 000's measurement, by the seed's steps: the knobs set to `always`
-//! through sysfs by the program itself, a 2M memfd mapped MAP_SHARED and
+//! through sysfs (with `--set-knobs`; else as the system has them), a 2M
+//! memfd mapped MAP_SHARED and
 //! populated by one store (the fault allocates the 2M folio), and a
 //! `size`-byte MAP_SHARED view of it at offset 0; per iteration, 8 stores
 //! 4K apart, then MADV_DONTNEED. Reports nanoseconds and minor faults per
 //! iteration, the PTEs one fault maps, and that fault's own cost
 //! (`fault_ns`). `user/c/seed000.c` is the same steps in C against glibc.
 //!
-//! `finish_fault size=65536 iters=1000`
+//! `finish_fault --set-knobs size=65536 iters=1000`
 #![no_std]
 #![no_main]
 
@@ -16,10 +17,22 @@ use ulib::mm::*;
 
 ulib::entry!(main);
 
+/// What `--help` prints.
+const HELP: &str = "\
+finish_fault [size=BYTES] [iters=N] [--set-knobs]
+Seed 000's measurement: a 2M memfd mapped shared and populated by one
+store, then a size-byte shared view of it (default 65536); per iteration 8
+stores 4K apart and MADV_DONTNEED. Reports ns and minor faults per
+iteration, the PTEs one fault maps and that fault's own cost (fault_ns).
+The seed sets shmem_enabled=always for the 2M folio: --set-knobs does.";
+
 fn main(args: ulib::Args) -> i32 {
+    if help_asked(&args, HELP) {
+        return 0;
+    }
     let size = arg(&args, "size", 64 * 1024) as usize;
     let iters = arg(&args, "iters", 1000);
-    let Ok(fd) = populated_2m_memfd() else {
+    let Ok(fd) = populated_2m_memfd(set_knobs_asked(&args)) else {
         return 1;
     };
     // SAFETY: a new shared view the kernel places.

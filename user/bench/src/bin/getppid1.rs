@@ -12,6 +12,8 @@ use core::hint::black_box;
 use faultline_user_bench::scale::{self, Task};
 use ulib::process::getppid;
 
+use faultline_user_bench::help_asked;
+
 ulib::entry!(main);
 
 /// System calls, counted a hundred at a time.
@@ -26,6 +28,15 @@ fn testcase(task: &mut Task) -> bool {
     true
 }
 
+/// What `--help` prints.
+const HELP: &str = "\
+getppid1 [tasks=N] [mode=threads|processes] [ms=N] [warmup_ms=N]
+will-it-scale's getppid1: getppid(2) in a loop, nearly all exception entry
+and return. Reports calls per second of all tasks.";
+
 fn main(args: ulib::Args) -> i32 {
+    if help_asked(&args, HELP) {
+        return 0;
+    }
     scale::main("getppid1", &args, testcase)
 }

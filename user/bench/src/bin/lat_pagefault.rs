@@ -14,7 +14,18 @@ use ulib::mm::*;
 
 ulib::entry!(main);
 
+/// What `--help` prints.
+const HELP: &str = "\
+lat_pagefault [pages=N] [iters=N]
+lmbench's lat_pagefault: a memfd of N pages (default 512) written through,
+mapped read-only and touched in a fixed pseudo-random order, iters times
+(default 10). Reports ns per page touched, faults per page and one
+fault's cost (fault_ns). Fault-around is /sys/kernel/debug/fault_around_bytes.";
+
 fn main(args: ulib::Args) -> i32 {
+    if help_asked(&args, HELP) {
+        return 0;
+    }
     let pages = arg(&args, "pages", 512) as usize;
     let iters = arg(&args, "iters", 10);
     let len = pages * PAGE_SIZE;

@@ -40,7 +40,18 @@ fn testcase(task: &mut Task, len: usize) -> bool {
     true
 }
 
+/// What `--help` prints.
+const HELP: &str = "\
+page_fault4 [tasks=N] [mode=threads|processes] [ms=N] [warmup_ms=N] [size=BYTES]
+will-it-scale's page_fault4: each task loops mmap MAP_PRIVATE of its own
+tmpfs file (default 128M), reading a byte per page, and munmap. Reports
+pages mapped and read per second of all tasks, sampled over ms after
+warmup_ms.";
+
 fn main(args: ulib::Args) -> i32 {
+    if help_asked(&args, HELP) {
+        return 0;
+    }
     let len = arg(&args, "size", 128 << 20) as usize;
     let run = scale::Run::from_args(&args);
     let counters = || ["pgfault", "vma_lock_success"].map(|k| vmstat(k).unwrap_or(0));

@@ -10,6 +10,8 @@
 use core::hint::black_box;
 use faultline_user_bench::scale::{self, Task};
 
+use faultline_user_bench::help_asked;
+
 ulib::entry!(main);
 
 /// Rounds of xorshift, counted a thousand at a time.
@@ -28,6 +30,15 @@ fn testcase(task: &mut Task) -> bool {
     true
 }
 
+/// What `--help` prints.
+const HELP: &str = "\
+spin [tasks=N] [mode=threads|processes] [ms=N] [warmup_ms=N]
+The scaling control: a compute loop that never enters the kernel. Reports
+rounds per second of all tasks.";
+
 fn main(args: ulib::Args) -> i32 {
+    if help_asked(&args, HELP) {
+        return 0;
+    }
     scale::main("spin", &args, testcase)
 }
