@@ -1,6 +1,7 @@
 #!/bin/bash
 # Debian's own programs doing ordinary work: bash with coreutils, python3
-# with its standard library, gcc compiling and running C. Each workload's
+# with its standard library, gcc compiling and running C, and a new
+# user's first commands (ls -l, df, top, whoami, dmesg, a FIFO). Each workload's
 # output follows a `=== NAME` line; scripts/test-debian.sh runs this on
 # faultline and on Linux 6.12 and wants the same output from both, so
 # nothing here may print times, PIDs, inode numbers or addresses.
@@ -82,4 +83,19 @@ gcc -fsyntax-only bad.c 2>&1 | grep -o "error: 'undeclared' undeclared"
 gcc -c -O2 -o sieve.o sieve.c &&
 	size -A sieve.o | awk '$1 ~ /^\.text/ { s += $2 } END { print (s > 0) ? "text present" : "no text" }'
 rm -f sieve sieve.c sieve.o bad.c
+echo "=== shell_session"
+# What a new user types first, in the forms whose output cannot differ
+# between kernels: errors (none), exit statuses, headers, shapes.
+ls -l /tmp /proc/self/ 2>&1 >/dev/null | head -3; echo "ls -l exit ${PIPESTATUS[0]}"
+df -h 2>&1 | head -1; df -h / /tmp >/dev/null; echo "df exit $?"
+python3 -c 'import subprocess; print(subprocess.check_output("echo hi", shell=True))'
+python3 -c 'import os; print(os.system("true"))'
+top -b -n 1 | head -3 | cut -c1-5
+whoami; id -un; id -gn
+dmesg | head -3 | sed -E 's/^\[ *[0-9]+\.[0-9]{6}\] .+$/a timed line/'
+mkfifo ff; (echo through fifo >ff &); cat ff; rm ff
+stat -c %t:%T /dev/null /dev/zero /dev/tty
+touch x; setfattr -n user.k -v v x 2>/dev/null || python3 -c 'import os; os.setxattr("x", "user.k", b"v")'
+python3 -c 'import os; print(os.getxattr("x", "user.k"), os.listxattr("x"))'; rm x
+readlink /bin /lib /sbin /etc/mtab; readlink -f /bin/sh
 echo "=== end"
