@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# A Debian root file system: bookworm's arm64 packages PKG..., the base
-# every Debian system has (BASE below: /etc's files, root in passwd and
-# group, dash as /bin/sh, the terminfo of ordinary terminals), and all they
+# A Debian root file system: bookworm's arm64 packages PKG..., the part of
+# Debian's `essential` set a shell session uses (BASE below: /etc's
+# files, root in passwd and group, bash, dash as /bin/sh, coreutils and
+# the other everyday tools, terminfo and tput), and all they
 # depend on (no recommends), as `apt-get install` on an empty arm64 system
 # would resolve them; downloaded once into build/debian/debs and unpacked
 # together (dpkg-deb -x) into build/debian/root-HASH, HASH naming the
-# sorted package list. Of what the maintainer scripts and the installer do,
-# only what programs rely on: the alternatives' links, /etc/passwd and
-# /etc/group (base-passwd's), /bin/sh, /etc/mtab, and the merged /usr
+# sorted package list and this script. Of what the maintainer scripts
+# and the installer do, only what programs rely on: the alternatives' links, /etc/passwd and
+# /etc/group (base-passwd's), /etc/profile and root's dot files
+# (base-files'), /bin/sh, /etc/mtab, and the merged /usr
 # (/bin, /sbin and /lib links into /usr, as every Debian since 12).
 # Prints that directory. qemu-run.sh --debian boots it as the initramfs,
 # with faultline's /init.
@@ -18,11 +20,14 @@ cd "$(dirname "$0")/.."
 . scripts/linux-lib.sh
 
 [ $# -gt 0 ] || { echo "usage: scripts/debian.sh PKG..." >&2; exit 2; }
-BASE=(base-files base-passwd dash ncurses-base)
+BASE=(base-files base-passwd bash coreutils dash debianutils diffutils findutils grep gzip
+    hostname libc-bin ncurses-base ncurses-bin sed tar util-linux)
 set -- "${BASE[@]}" "$@"
 dir=build/debian
 mkdir -p "$dir/debs"
-hash=$(printf '%s\n' "$@" | sort -u | sha1sum | cut -c1-12)
+# The script itself counts too: a change to how the root is made makes a
+# new one.
+hash=$( (printf '%s\n' "$@" | sort -u; cat "$0") | sha1sum | cut -c1-12)
 root=$dir/root-$hash
 if [ -d "$root" ]; then
     echo "$root"
@@ -94,6 +99,11 @@ done
 # base-passwd's postinst: the system's users and groups, root first.
 cp "$tmp/usr/share/base-passwd/passwd.master" "$tmp/etc/passwd"
 cp "$tmp/usr/share/base-passwd/group.master" "$tmp/etc/group"
+# base-files' postinst: the login shell's profile, root's dot files, motd.
+cp "$tmp/usr/share/base-files/profile" "$tmp/etc/profile"
+cp "$tmp/usr/share/base-files/dot.profile" "$tmp/root/.profile"
+cp "$tmp/usr/share/base-files/dot.bashrc" "$tmp/root/.bashrc"
+cp "$tmp/usr/share/base-files/motd" "$tmp/etc/motd"
 [ -e "$tmp/usr/bin/sh" ] || ln -s dash "$tmp/usr/bin/sh"
 ln -sfn ../proc/self/mounts "$tmp/etc/mtab"
 mv "$tmp" "$root"
