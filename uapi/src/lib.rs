@@ -85,6 +85,7 @@ pub mod termios;
 pub mod time;
 pub mod unistd;
 pub mod wait;
+pub mod xattr;
 
 /// One constant of a module's `ALL`: its name, value and width in bits.
 pub type Value = (&'static str, i128, u32);
@@ -118,4 +119,5 @@ pub const MODULES: &[(&str, &[Value])] = &[
     ("time", time::ALL),
     ("unistd", unistd::ALL),
     ("wait", wait::ALL),
+    ("xattr", xattr::ALL),
 ];

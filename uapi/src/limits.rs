@@ -10,4 +10,10 @@ uapi_consts! {
     /// The most supplementary groups setgroups(2) takes (Linux:
     /// `NGROUPS_MAX`).
     NGROUPS_MAX: usize = 65536;
+    /// Longest extended-attribute name, in bytes without the NUL.
+    XATTR_NAME_MAX: usize = 255;
+    /// Largest extended-attribute value.
+    XATTR_SIZE_MAX: usize = 65536;
+    /// Largest list listxattr returns.
+    XATTR_LIST_MAX: usize = 65536;
 }

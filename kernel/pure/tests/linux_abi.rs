@@ -76,6 +76,14 @@ const SERVED_BY: &[(&str, &str)] = &[
     ("setfsuid", "setfsid"),
     ("setfsgid", "setfsid"),
     ("rt_sigreturn", "sigreturn"),
+    ("lsetxattr", "setxattr"),
+    ("fsetxattr", "setxattr"),
+    ("lgetxattr", "getxattr"),
+    ("fgetxattr", "getxattr"),
+    ("llistxattr", "listxattr"),
+    ("flistxattr", "listxattr"),
+    ("lremovexattr", "removexattr"),
+    ("fremovexattr", "removexattr"),
 ];
 
 /// The directory of the linux-raw-sys this package was built with, as

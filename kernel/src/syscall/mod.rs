@@ -170,27 +170,26 @@ pub fn syscall(tf: &mut TrapFrame) {
             fs::stat::newfstatat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32)
         }
         __NR_fstat => fs::stat::fstat(a[0] as i32, a[1] as usize),
-        __NR_setxattr | __NR_lsetxattr | __NR_fsetxattr => {
-            let target = xattr_target(nr, __NR_setxattr, a[0]);
-            fs::xattr::setxattr(
-                target,
-                a[1] as usize,
-                a[2] as usize,
-                a[3] as usize,
-                a[4] as u32,
-            )
-        }
-        __NR_getxattr | __NR_lgetxattr | __NR_fgetxattr => {
-            let target = xattr_target(nr, __NR_getxattr, a[0]);
-            fs::xattr::getxattr(target, a[1] as usize, a[2] as usize, a[3] as usize)
-        }
-        __NR_listxattr | __NR_llistxattr | __NR_flistxattr => {
-            let target = xattr_target(nr, __NR_listxattr, a[0]);
-            fs::xattr::listxattr(target, a[1] as usize, a[2] as usize)
-        }
+        __NR_setxattr | __NR_lsetxattr | __NR_fsetxattr => fs::xattr::setxattr(
+            xattr_target(nr, __NR_setxattr, a[0]),
+            a[1] as usize,
+            a[2] as usize,
+            a[3] as usize,
+            a[4] as u32,
+        ),
+        __NR_getxattr | __NR_lgetxattr | __NR_fgetxattr => fs::xattr::getxattr(
+            xattr_target(nr, __NR_getxattr, a[0]),
+            a[1] as usize,
+            a[2] as usize,
+            a[3] as usize,
+        ),
+        __NR_listxattr | __NR_llistxattr | __NR_flistxattr => fs::xattr::listxattr(
+            xattr_target(nr, __NR_listxattr, a[0]),
+            a[1] as usize,
+            a[2] as usize,
+        ),
         __NR_removexattr | __NR_lremovexattr | __NR_fremovexattr => {
-            let target = xattr_target(nr, __NR_removexattr, a[0]);
-            fs::xattr::removexattr(target, a[1] as usize)
+            fs::xattr::removexattr(xattr_target(nr, __NR_removexattr, a[0]), a[1] as usize)
         }
         __NR_fsync | __NR_fdatasync => fs::fsync(a[0] as i32),
         __NR_utimensat => fs::utimensat(a[0] as i32, a[1] as usize, a[2] as usize, a[3] as u32),

@@ -24,17 +24,7 @@ use crate::errno::{Errno, KResult};
 use crate::fs::vfs::permission::{MAY_READ, MAY_WRITE};
 use crate::sync::SpinLock;
 use crate::task::cred::CAP_SYS_ADMIN;
-
-/// Longest name, in bytes without the NUL (`XATTR_NAME_MAX`).
-pub const XATTR_NAME_MAX: usize = 255;
-/// Largest value (`XATTR_SIZE_MAX`).
-pub const XATTR_SIZE_MAX: usize = 65536;
-/// Largest list listxattr returns (`XATTR_LIST_MAX`).
-pub const XATTR_LIST_MAX: usize = 65536;
-/// setxattr's flag: fail with EEXIST if the name is set.
-pub const XATTR_CREATE: u32 = 1;
-/// setxattr's flag: fail with ENODATA if the name is not set.
-pub const XATTR_REPLACE: u32 = 2;
+use uapi::xattr::{XATTR_CREATE, XATTR_REPLACE};
 
 /// The POSIX ACL attributes, which Linux routes to its ACL code.
 const POSIX_ACL_NAMES: [&[u8]; 2] = [b"system.posix_acl_access", b"system.posix_acl_default"];

@@ -3,10 +3,10 @@
 //! (Linux: `fs/xattr.c`'s system calls); the rules are `vfs::xattr`'s.
 
 use super::*;
-use crate::fs::vfs::xattr::{
-    self, XATTR_CREATE, XATTR_LIST_MAX, XATTR_NAME_MAX, XATTR_REPLACE, XATTR_SIZE_MAX,
-};
+use crate::fs::vfs::xattr;
 use crate::mm::uaccess::strncpy_bytes_from_user;
+use uapi::limits::{XATTR_LIST_MAX, XATTR_NAME_MAX, XATTR_SIZE_MAX};
+use uapi::xattr::{XATTR_CREATE, XATTR_REPLACE};
 
 /// Which file a call names: a path, followed to the end or not, or a
 /// descriptor.
