@@ -259,64 +259,72 @@ fn arg(out: &mut String, mem: &dyn UserMemory, kind: Arg, value: u64, args: &[u6
     }
 }
 
+/// A value whose `mask` bits are one field named by `kinds` (open's access
+/// mode, mmap's mapping type) and whose other bits are `names`.
+fn field_and_bits(
+    out: &mut String,
+    value: u64,
+    mask: u64,
+    kinds: &[(&str, u64)],
+    names: &[(&str, u64)],
+) {
+    let kind = kinds.iter().find(|(_, v)| *v == value & mask);
+    let kind = kind.map_or("", |(name, _)| name);
+    out.push_str(kind);
+    let rest = value & !mask;
+    if rest != 0 || kind.is_empty() {
+        if !kind.is_empty() {
+            out.push('|');
+        }
+        bits(out, rest, names, "0");
+    }
+}
+
 /// open's flags: the access mode by name, then the other bits.
 fn open_flags(out: &mut String, value: u64) {
     use uapi::fcntl::*;
-    let mode = match value as u32 & O_ACCMODE {
-        O_RDONLY => "O_RDONLY",
-        O_WRONLY => "O_WRONLY",
-        _ => "O_RDWR",
-    };
-    out.push_str(mode);
-    let rest = value & !(O_ACCMODE as u64);
-    if rest != 0 {
-        out.push('|');
-        let names = [
-            ("O_CREAT", O_CREAT as u64),
-            ("O_EXCL", O_EXCL as u64),
-            ("O_TRUNC", O_TRUNC as u64),
-            ("O_APPEND", O_APPEND as u64),
-            ("O_NONBLOCK", O_NONBLOCK as u64),
-            ("O_TMPFILE", O_TMPFILE as u64),
-            ("O_DIRECTORY", O_DIRECTORY as u64),
-            ("O_NOFOLLOW", O_NOFOLLOW as u64),
-            ("O_NOATIME", O_NOATIME as u64),
-            ("O_CLOEXEC", O_CLOEXEC as u64),
-        ];
-        bits(out, rest, &names, "0");
-    }
+    let modes = [
+        ("O_RDONLY", O_RDONLY as u64),
+        ("O_WRONLY", O_WRONLY as u64),
+        ("O_RDWR", O_RDWR as u64),
+    ];
+    let names = [
+        ("O_CREAT", O_CREAT as u64),
+        ("O_EXCL", O_EXCL as u64),
+        ("O_TRUNC", O_TRUNC as u64),
+        ("O_APPEND", O_APPEND as u64),
+        ("O_NONBLOCK", O_NONBLOCK as u64),
+        ("O_TMPFILE", O_TMPFILE as u64),
+        ("O_DIRECTORY", O_DIRECTORY as u64),
+        ("O_NOFOLLOW", O_NOFOLLOW as u64),
+        ("O_NOATIME", O_NOATIME as u64),
+        ("O_CLOEXEC", O_CLOEXEC as u64),
+    ];
+    field_and_bits(out, value, O_ACCMODE as u64, &modes, &names);
 }
 
 /// mmap's flags: the mapping type by name, then the other bits.
 fn map_flags(out: &mut String, value: u64) {
     use uapi::mman::*;
-    let kind = match value as u32 & MAP_TYPE {
-        MAP_SHARED => "MAP_SHARED",
-        MAP_PRIVATE => "MAP_PRIVATE",
-        MAP_SHARED_VALIDATE => "MAP_SHARED_VALIDATE",
-        MAP_DROPPABLE => "MAP_DROPPABLE",
-        _ => "",
-    };
-    out.push_str(kind);
-    let rest = value & !(MAP_TYPE as u64);
-    if rest != 0 || kind.is_empty() {
-        if !kind.is_empty() {
-            out.push('|');
-        }
-        let names = [
-            ("MAP_FIXED", MAP_FIXED as u64),
-            ("MAP_ANONYMOUS", MAP_ANONYMOUS as u64),
-            ("MAP_GROWSDOWN", MAP_GROWSDOWN as u64),
-            ("MAP_LOCKED", MAP_LOCKED as u64),
-            ("MAP_NORESERVE", MAP_NORESERVE as u64),
-            ("MAP_POPULATE", MAP_POPULATE as u64),
-            ("MAP_NONBLOCK", MAP_NONBLOCK as u64),
-            ("MAP_STACK", MAP_STACK as u64),
-            ("MAP_HUGETLB", MAP_HUGETLB as u64),
-            ("MAP_FIXED_NOREPLACE", MAP_FIXED_NOREPLACE as u64),
-        ];
-        bits(out, rest, &names, "0");
-    }
+    let kinds = [
+        ("MAP_SHARED", MAP_SHARED as u64),
+        ("MAP_PRIVATE", MAP_PRIVATE as u64),
+        ("MAP_SHARED_VALIDATE", MAP_SHARED_VALIDATE as u64),
+        ("MAP_DROPPABLE", MAP_DROPPABLE as u64),
+    ];
+    let names = [
+        ("MAP_FIXED", MAP_FIXED as u64),
+        ("MAP_ANONYMOUS", MAP_ANONYMOUS as u64),
+        ("MAP_GROWSDOWN", MAP_GROWSDOWN as u64),
+        ("MAP_LOCKED", MAP_LOCKED as u64),
+        ("MAP_NORESERVE", MAP_NORESERVE as u64),
+        ("MAP_POPULATE", MAP_POPULATE as u64),
+        ("MAP_NONBLOCK", MAP_NONBLOCK as u64),
+        ("MAP_STACK", MAP_STACK as u64),
+        ("MAP_HUGETLB", MAP_HUGETLB as u64),
+        ("MAP_FIXED_NOREPLACE", MAP_FIXED_NOREPLACE as u64),
+    ];
+    field_and_bits(out, value, MAP_TYPE as u64, &kinds, &names);
 }
 
 /// The line for call `nr` of thread `tid` with registers `args`, which

@@ -115,27 +115,37 @@ fn permission(inode: &Inode, name: &[u8], mask: u32) -> KResult<()> {
     inode.permission(mask)
 }
 
-/// The attributes of `inode` if its file system keeps them (tmpfs).
-fn store(inode: &Inode) -> Option<&SimpleXattrs> {
-    inode.tmpfs_sb().map(|_| &inode.xattrs)
+/// Where a call on attribute `name` goes, once allowed.
+enum Target<'a> {
+    /// A POSIX ACL name: the ACL code's, which keeps no ACL here.
+    Acl,
+    /// A stored attribute of these.
+    Stored(&'a SimpleXattrs),
 }
 
-/// The stored namespaces (tmpfs's handlers).
-fn stored(ns: Namespace) -> bool {
-    ns != Namespace::System
+/// The checks every call on one name makes (Linux: `xattr_permission`,
+/// then `xattr_resolve_name`): may the caller `mask` it, does the file
+/// system keep attributes (tmpfs), and is it a name it keeps?
+fn resolve<'a>(inode: &'a Inode, name: &[u8], mask: u32) -> KResult<Target<'a>> {
+    permission(inode, name, mask)?;
+    if inode.tmpfs_sb().is_none() {
+        return Err(Errno::EOPNOTSUPP);
+    }
+    if POSIX_ACL_NAMES.contains(&name) {
+        return Ok(Target::Acl);
+    }
+    match namespace(name)? {
+        Namespace::System => Err(Errno::EOPNOTSUPP),
+        _ => Ok(Target::Stored(&inode.xattrs)),
+    }
 }
 
 /// setxattr(2)'s work once the name and value are copied in (Linux:
 /// `vfs_setxattr` -> `shmem_xattr_handler_set` -> `simple_xattr_set`).
 pub fn set(inode: &Inode, name: &[u8], value: &[u8], flags: u32) -> KResult<()> {
-    permission(inode, name, MAY_WRITE)?;
-    let xattrs = store(inode).ok_or(Errno::EOPNOTSUPP)?;
-    if POSIX_ACL_NAMES.contains(&name) {
+    let Target::Stored(xattrs) = resolve(inode, name, MAY_WRITE)? else {
         return Err(Errno::EOPNOTSUPP);
-    }
-    if !stored(namespace(name)?) {
-        return Err(Errno::EOPNOTSUPP);
-    }
+    };
     let sb = inode.tmpfs_sb().ok_or(Errno::EOPNOTSUPP)?;
     let mut map = xattrs.0.lock();
     let old = map.get(name).map(Vec::len);
@@ -164,14 +174,9 @@ pub fn set(inode: &Inode, name: &[u8], value: &[u8], flags: u32) -> KResult<()> 
 /// getxattr(2)'s work: the value of `name` (Linux: `vfs_getxattr` ->
 /// `simple_xattr_get`); ENODATA if it is not set.
 pub fn get(inode: &Inode, name: &[u8]) -> KResult<Vec<u8>> {
-    permission(inode, name, MAY_READ)?;
-    let xattrs = store(inode).ok_or(Errno::EOPNOTSUPP)?;
-    if POSIX_ACL_NAMES.contains(&name) {
-        return Err(Errno::ENODATA);
-    }
-    if !stored(namespace(name)?) {
-        return Err(Errno::EOPNOTSUPP);
-    }
+    let Target::Stored(xattrs) = resolve(inode, name, MAY_READ)? else {
+        return Err(Errno::ENODATA); // no ACL
+    };
     let map = xattrs.0.lock();
     let value = map.get(name).ok_or(Errno::ENODATA)?;
     let mut copy = Vec::new();
@@ -185,11 +190,11 @@ pub fn get(inode: &Inode, name: &[u8]) -> KResult<Vec<u8>> {
 /// ordered by reversed `strcmp`; it hides `trusted.` from those without
 /// CAP_SYS_ADMIN); empty where none are kept.
 pub fn list(inode: &Inode) -> KResult<Vec<u8>> {
-    let Some(xattrs) = store(inode) else {
+    if inode.tmpfs_sb().is_none() {
         return Ok(Vec::new());
-    };
+    }
     let trusted = crate::task::capable(CAP_SYS_ADMIN);
-    let map = xattrs.0.lock();
+    let map = inode.xattrs.0.lock();
     let mut out = Vec::new();
     for name in map.keys().rev() {
         if name.starts_with(b"trusted.") && !trusted {
@@ -205,14 +210,9 @@ pub fn list(inode: &Inode) -> KResult<Vec<u8>> {
 /// removexattr(2)'s work (Linux: `vfs_removexattr`, a set to nothing with
 /// XATTR_REPLACE): ENODATA if `name` is not set.
 pub fn remove(inode: &Inode, name: &[u8]) -> KResult<()> {
-    permission(inode, name, MAY_WRITE)?;
-    let xattrs = store(inode).ok_or(Errno::EOPNOTSUPP)?;
-    if POSIX_ACL_NAMES.contains(&name) {
+    let Target::Stored(xattrs) = resolve(inode, name, MAY_WRITE)? else {
         return Ok(()); // no ACL to take away
-    }
-    if !stored(namespace(name)?) {
-        return Err(Errno::EOPNOTSUPP);
-    }
+    };
     let (key, value) = xattrs.0.lock().remove_entry(name).ok_or(Errno::ENODATA)?;
     if let Some(sb) = inode.tmpfs_sb() {
         sb.uncharge_ispace(space(&key, value.len()));
