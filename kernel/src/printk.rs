@@ -106,6 +106,15 @@ impl Log {
         self.next_seq += 1;
     }
 
+    /// Copies of the records from `seq` on (from the oldest kept, if
+    /// `seq` is gone), so they are formatted after the lock is dropped:
+    /// the kernel's printing waits for it.
+    fn copy_from(&self, seq: u64) -> Vec<Record> {
+        (seq.max(self.first_seq())..self.next_seq)
+            .filter_map(|seq| self.get(seq))
+            .collect()
+    }
+
     /// Record `seq`, if still kept.
     fn get(&self, seq: u64) -> Option<Record> {
         if seq < self.first_seq() || seq >= self.next_seq {
@@ -225,16 +234,16 @@ fn syslog_format(r: &Record) -> String {
 /// SYSLOG_ACTION_READ_ALL: the newest records from `clear_seq` on that fit
 /// in `len` bytes, formatted; CLEAR after if `clear` (READ_CLEAR).
 pub fn read_all(len: usize, clear: bool) -> String {
-    let mut log = LOG.lock();
-    let first = log.clear_seq.max(log.first_seq());
-    let texts: Vec<String> = (first..log.next_seq)
-        .filter_map(|seq| log.get(seq))
-        .map(|r| syslog_format(&r))
-        .collect();
-    if clear {
-        log.clear_seq = log.next_seq;
-    }
-    drop(log);
+    let records = {
+        let mut log = LOG.lock();
+        let first = log.clear_seq.max(log.first_seq());
+        let records = log.copy_from(first);
+        if clear {
+            log.clear_seq = log.next_seq;
+        }
+        records
+    };
+    let texts: Vec<String> = records.iter().map(syslog_format).collect();
     // The newest that fit, oldest first (Linux drops from the front).
     let mut total = 0;
     let from = texts
@@ -269,12 +278,11 @@ pub fn read_unread(len: usize) -> String {
 
 /// SYSLOG_ACTION_SIZE_UNREAD: bytes SYSLOG_ACTION_READ would return now.
 pub fn unread_bytes() -> usize {
-    let log = LOG.lock();
-    let from = log.syslog_seq.max(log.first_seq());
-    (from..log.next_seq)
-        .filter_map(|seq| log.get(seq))
-        .map(|r| syslog_format(&r).len())
-        .sum()
+    let records = {
+        let log = LOG.lock();
+        log.copy_from(log.syslog_seq)
+    };
+    records.iter().map(|r| syslog_format(r).len()).sum()
 }
 
 /// SYSLOG_ACTION_CLEAR: READ_ALL starts after what is logged now.
