@@ -251,6 +251,11 @@ expect "boot: huge-page knobs from the command line, files from the initrd" 0 "$
     '^==> .*hugepages-64kB/shmem_enabled <==' '^\[always\] inherit within_size advise never' \
     '^==> .*hugepages-2048kB/shmem_enabled <==' '^always inherit within_size advise \[never\]' \
     '^Welcome to faultline' 'initramfs: [0-9]+ entries unpacked, 0 skipped'
+boot "$logdir/strace" --append "strace -- run /bin/tests/time"
+expect "boot: strace logs each call by name, decoded as strace(1) prints it" 0 "$logdir/strace" \
+    '^\[1\] mkdirat\(AT_FDCWD, "/tmp", 01777\) = 0' \
+    '^\[[0-9]+\] mmap\(NULL, [0-9]+, PROT_READ\|PROT_WRITE, MAP_PRIVATE\|MAP_ANONYMOUS, -1, 0\) = 0x[0-9a-f]+' \
+    '^\[[0-9]+\] execve\("/bin/tests/time", 0x[0-9a-f]+, 0x[0-9a-f]+\) = 0'
 mm=/sys/kernel/mm
 boot "$logdir/switches" --append "contpte=off vma_lock=off finish_fault=single show=$mm/contpte/enabled,$mm/vma_lock/enabled,$mm/finish_fault/multi_page -- run /bin/tests/time"
 # The three files, in order, each followed by its value: all 0.

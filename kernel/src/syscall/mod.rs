@@ -94,6 +94,9 @@ pub fn syscall(tf: &mut TrapFrame) {
         tf.arg(4),
         tf.arg(5),
     ];
+    let traced = STRACE
+        .load(Ordering::Relaxed)
+        .then(|| strace::entry(&Uaccess, nr, &a));
     let result = match nr {
         // Files (fs.rs).
         __NR_getcwd => fs::getcwd(a[0] as usize, a[1] as usize),
@@ -538,9 +541,12 @@ pub fn syscall(tf: &mut TrapFrame) {
             u.restart_pending.store(true, Ordering::Relaxed);
         }
     }
-    if STRACE.load(Ordering::Relaxed) {
+    if let Some(given) = traced {
         let tid = crate::task::current().user.as_ref().map_or(0, |u| u.tid);
-        println!("{}", strace::line(&Uaccess, tid, nr, &a, ret as i64));
+        println!(
+            "{}",
+            strace::line(&Uaccess, &given, tid, nr, &a, ret as i64)
+        );
     }
     // Back to the svc with the first argument back, to run again once the
     // signal that interrupted it is handled, handler or not (Linux: arm64's

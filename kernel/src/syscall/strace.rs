@@ -201,9 +201,30 @@ fn buffer(out: &mut String, mem: &dyn UserMemory, addr: u64, len: usize) {
     }
 }
 
-/// One argument, shown as `kind` says. `args` are all six registers and
-/// `ret` the result (for a buffer the call filled).
-fn arg(out: &mut String, mem: &dyn UserMemory, kind: Arg, value: u64, args: &[u64; 6], ret: i64) {
+/// The strings a call was given, read as it entered: execve's are gone
+/// from the process once it has succeeded (strace reads them at entry
+/// too).
+pub struct Entry([Option<Vec<u8>>; 6]);
+
+/// What `line` will need of call `nr`'s arguments from before it runs.
+pub fn entry(mem: &dyn UserMemory, nr: usize, args: &[u64; 6]) -> Entry {
+    let kinds = signature(nr).unwrap_or(&[]);
+    Entry(core::array::from_fn(|i| match kinds.get(i) {
+        Some(Str) => mem.string(args[i]),
+        _ => None,
+    }))
+}
+
+/// One argument, shown as `kind` says; a string is `given` (from entry).
+/// `args` are all six registers and `ret` the result (for a buffer the
+/// call filled).
+fn arg(
+    out: &mut String,
+    mem: &dyn UserMemory,
+    (kind, value, given): (Arg, u64, Option<&[u8]>),
+    args: &[u64; 6],
+    ret: i64,
+) {
     match kind {
         Int => {
             let _ = write!(out, "{}", value as i64);
@@ -224,13 +245,13 @@ fn arg(out: &mut String, mem: &dyn UserMemory, kind: Arg, value: u64, args: &[u6
         Fd => {
             let _ = write!(out, "{}", value as i32);
         }
-        Str => match mem.string(value) {
-            Some(s) => quoted(out, &s, false),
-            None => arg(out, mem, Ptr, value, args, ret),
+        Str => match given {
+            Some(s) => quoted(out, s, false),
+            None => arg(out, mem, (Ptr, value, None), args, ret),
         },
         BufIn(len) => buffer(out, mem, value, args[len] as usize),
         BufOut if ret >= 0 => buffer(out, mem, value, ret as usize),
-        BufOut => arg(out, mem, Ptr, value, args, ret),
+        BufOut => arg(out, mem, (Ptr, value, None), args, ret),
         OpenFlags => open_flags(out, value),
         // C's `%#03o`, as strace prints: 0644, 000.
         Mode if value == 0 => out.push_str("000"),
@@ -328,8 +349,16 @@ fn map_flags(out: &mut String, value: u64) {
 }
 
 /// The line for call `nr` of thread `tid` with registers `args`, which
-/// returned `ret` (`-errno` on failure), reading strings from `mem`.
-pub fn line(mem: &dyn UserMemory, tid: u32, nr: usize, args: &[u64; 6], ret: i64) -> String {
+/// returned `ret` (`-errno` on failure), with the strings `given` at its
+/// entry and buffers read from `mem`.
+pub fn line(
+    mem: &dyn UserMemory,
+    given: &Entry,
+    tid: u32,
+    nr: usize,
+    args: &[u64; 6],
+    ret: i64,
+) -> String {
     let mut out = String::new();
     let _ = write!(out, "[{tid}] ");
     match name(nr) {
@@ -352,7 +381,8 @@ pub fn line(mem: &dyn UserMemory, tid: u32, nr: usize, args: &[u64; 6], ret: i64
                 if i > 0 {
                     out.push_str(", ");
                 }
-                arg(&mut out, mem, kind, args[i], args, ret);
+                let string = given.0[i].as_deref();
+                arg(&mut out, mem, (kind, args[i], string), args, ret);
             }
         }
         None => {
@@ -394,8 +424,21 @@ mod tests {
         }
     }
 
+    /// A process whose memory is gone (after an execve).
+    struct NoMemory;
+
+    impl UserMemory for NoMemory {
+        fn string(&self, _addr: u64) -> Option<Vec<u8>> {
+            None
+        }
+        fn bytes(&self, _addr: u64, _len: usize) -> Option<Vec<u8>> {
+            None
+        }
+    }
+
     fn line_of(nr: usize, args: [u64; 6], ret: i64) -> String {
-        line(&OneString, 1, nr, &args, ret)
+        let given = entry(&OneString, nr, &args);
+        line(&OneString, &given, 1, nr, &args, ret)
     }
 
     #[test]
@@ -413,6 +456,17 @@ mod tests {
         assert_eq!(read, "[1] read(3, \"/etc\", 100) = 4");
         let bad = line_of(__NR_chdir, [0x2000, 0, 0, 0, 0, 0], -14);
         assert_eq!(bad, "[1] chdir(0x2000) = -1 EFAULT");
+        // Read at entry: an execve that succeeded has no old memory left.
+        let given = entry(&OneString, __NR_execve, &[0x1000, 0, 0, 0, 0, 0]);
+        let exec = line(
+            &NoMemory,
+            &given,
+            1,
+            __NR_execve,
+            &[0x1000, 0, 0, 0, 0, 0],
+            0,
+        );
+        assert_eq!(exec, "[1] execve(\"/etc/passwd\", NULL, NULL) = 0");
     }
 
     #[test]
