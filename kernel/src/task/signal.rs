@@ -366,11 +366,16 @@ fn take_pending(u: &UserThread, set: u64) -> Option<(u32, SigInfo)> {
 /// act on one pending signal (Linux: `do_signal` / `get_signal`).
 #[inline(always)] // nearly always a few loads that find nothing to do
 pub fn do_signal(tf: &mut TrapFrame) {
-    // Find that out without references.
+    // Find that out without references, and with plain loads: this only
+    // decides whether to look properly, and `do_signal_work` reads each
+    // again in order (Linux tests its thread flags the same way). An
+    // acquire load takes an instruction more for its address.
     let quiet = crate::task::current_ref().user.as_ref().is_none_or(|u| {
-        deliverable(u) == 0
-            && !u.process.exiting.load(Ordering::Acquire)
-            && !u.process.stopped.load(Ordering::Acquire)
+        let p = &u.process;
+        let pending = u.pending.load(Ordering::Relaxed) | p.shared_pending.load(Ordering::Relaxed);
+        pending & !u.sigmask.load(Ordering::Relaxed) == 0
+            && !p.exiting.load(Ordering::Relaxed)
+            && !p.stopped.load(Ordering::Relaxed)
             && !u.restart_pending.load(Ordering::Relaxed)
             && !u.restore_sigmask.load(Ordering::Relaxed)
     });
