@@ -8,6 +8,8 @@
 
 use core::arch::asm;
 
+use crate::config::NR_CPUS;
+
 use aarch64_cpu::asm::{barrier, wfi};
 use aarch64_cpu::registers::{
     ReadWriteable, Readable, Writeable, CPACR_EL1, FP, MIDR_EL1, MPIDR_EL1, TPIDR_EL1,
@@ -50,10 +52,14 @@ pub fn local_irq_enable() {
     unsafe { asm!("msr daifclr, #2", options(nostack)) }
 }
 
-/// This CPU's logical number (0 = boot CPU).
+/// This CPU's logical number (0 = boot CPU), below `NR_CPUS`: main.rs
+/// hands out no other. The modulo (an AND, `NR_CPUS` being a power of
+/// two) says so to the compiler, which then indexes the per-CPU arrays
+/// (run queues, vmstat slots) with no bounds check on every fault.
 #[inline(always)]
 pub fn cpu_id() -> usize {
-    TPIDR_EL1.get() as usize
+    const { assert!(NR_CPUS.is_power_of_two()) };
+    TPIDR_EL1.get() as usize % NR_CPUS
 }
 
 /// Records this CPU's logical number, once, at its bring-up.
