@@ -153,6 +153,13 @@ fn contpte_set_ptes(table: &PageTable, idx: usize, pte: Pte, nr: usize, enabled:
 #[inline(always)]
 fn write_run(slots: &[AtomicU64], first: u64) {
     let entry = |k: usize| first + (k * PAGE_SIZE) as u64;
+    // The usual run, one whole block: sixteen stores, no loop.
+    if let Ok(block) = <&[AtomicU64; CONT_PTES]>::try_from(slots) {
+        for (k, slot) in block.iter().enumerate() {
+            slot.store(entry(k), Ordering::Relaxed);
+        }
+        return;
+    }
     // Four at a time: a loop step costs as much as a store.
     let mut quads = slots.chunks_exact(4);
     for (q, quad) in quads.by_ref().enumerate() {
