@@ -8,6 +8,8 @@
 #define FAULTLINE_CHECK_H
 
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static char why[512];
 
@@ -41,6 +43,21 @@ static inline int run_tests(const char *program, const struct test *tests, size_
 	}
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed;
+}
+
+/* Runs `body(arg)` in a child whose every user id is `uid` (nobody is
+ * 65534), and gives its result: 0, or the number `body` returned for the
+ * step that failed; 100 if the ids could not be set, -1 if the child did
+ * not exit. */
+static inline int as_user(uid_t uid, int (*body)(const void *), const void *arg)
+{
+	pid_t pid = fork();
+	if (pid == 0)
+		_exit(setresuid(uid, uid, uid) != 0 ? 100 : body(arg));
+	int status = 0;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
 }
 
 #endif
