@@ -23,6 +23,11 @@
 #     --qemu-arg ARG    pass ARG to QEMU as it is, after the flags above
 #                       (repeatable, one argument each: --qemu-arg -d
 #                       --qemu-arg exec,nochain)
+#
+#   QEMU=PROGRAM        the qemu-system-aarch64 to run (default: the one on
+#                       PATH); QEMU=10 is the QEMU 10 `make setup QEMU=10`
+#                       unpacks into build/qemu-10. A QEMU given this way
+#                       is named on stderr before it starts.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")" && pwd)
@@ -58,10 +63,24 @@ done
 # not use it.
 [ "$cpu" = max ] && cpu=max,pauth-impdef=on
 
-if ! command -v qemu-system-aarch64 >/dev/null; then
-    echo "qemu-run.sh: qemu-system-aarch64 not found: run 'make setup' (or: apt-get install qemu-system-arm)" >&2
+qemu_bin=${QEMU:-qemu-system-aarch64}
+case "$qemu_bin" in
+    [0-9]*)
+        dir="$root/build/qemu-$qemu_bin"
+        qemu_bin="$dir/usr/bin/qemu-system-aarch64"
+        # Its own modules, never the system QEMU's (which it refuses).
+        export QEMU_MODULE_DIR="$dir/usr/lib/x86_64-linux-gnu/qemu"
+        ;;
+esac
+if ! command -v "$qemu_bin" >/dev/null; then
+    if [ -n "${QEMU:-}" ]; then
+        echo "qemu-run.sh: QEMU=$QEMU: no $qemu_bin (for QEMU 10: make setup QEMU=10)" >&2
+    else
+        echo "qemu-run.sh: qemu-system-aarch64 not found: run 'make setup' (or: apt-get install qemu-system-arm)" >&2
+    fi
     exit 127
 fi
+[ -z "${QEMU:-}" ] || echo "qemu-run.sh: $("$qemu_bin" --version | head -1) ($qemu_bin)" >&2
 [ -f "$kernel" ] || { echo "qemu-run.sh: no kernel at $kernel: run 'make build'" >&2; exit 2; }
 
 # --add, --debian: an initrd made for this boot, the Debian root (or
@@ -102,7 +121,7 @@ if [ -f "$initrd" ]; then
     append="initrd=$initrd_addr,$(stat -c %s "$initrd")${append:+ $append}"
 fi
 
-qemu=(qemu-system-aarch64
+qemu=("$qemu_bin"
     -machine "virt,gic-version=$gic,virtualization=$el2"
     -cpu "$cpu" -smp "$smp" -m "$mem"
     -nographic -no-reboot

@@ -47,3 +47,28 @@ if [ ${#missing[@]} -gt 0 ]; then
         exit 1
     fi
 fi
+
+# QEMU=10 (make setup QEMU=10): QEMU 10 from bookworm-backports, unpacked
+# into build/qemu-10 beside the system's QEMU, which stays as it is; then
+# QEMU=10 makes ./qemu-run.sh (and so make test, make bench) run it.
+# Its packages come through a private apt list, so the system's sources
+# and installed packages do not change.
+if [ "${QEMU:-}" = 10 ] && [ ! -x build/qemu-10/usr/bin/qemu-system-aarch64 ]; then
+    dir=build/qemu-10
+    mkdir -p "$dir/apt/lists/partial" "$dir/apt/cache" "$dir/debs"
+    echo "deb http://deb.debian.org/debian bookworm-backports main" >"$dir/apt/sources.list"
+    apt=(apt-get -q -o Dir::Etc::SourceList="$PWD/$dir/apt/sources.list"
+        -o Dir::Etc::SourceParts=/dev/null -o Dir::State::Lists="$PWD/$dir/apt/lists"
+        -o Dir::Cache="$PWD/$dir/apt/cache" -o APT::Sandbox::User=root)
+    echo "setup: QEMU 10 from bookworm-backports into $dir"
+    "${apt[@]}" update >/dev/null
+    # The emulator, its data, and the modules it loads at start (it will
+    # not load the system QEMU's).
+    (cd "$dir/debs" && "${apt[@]}" download qemu-system-arm qemu-system-common \
+        qemu-system-data qemu-system-gui qemu-system-modules-opengl \
+        qemu-system-modules-spice qemu-block-extra >/dev/null)
+    for deb in "$dir"/debs/*.deb; do
+        dpkg-deb -x "$deb" "$dir"
+    done
+    "$dir/usr/bin/qemu-system-aarch64" --version | head -1
+fi
