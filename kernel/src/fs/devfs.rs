@@ -110,6 +110,9 @@ struct Kmsg;
 /// wakes no one (it is written from anywhere, interrupts included).
 const KMSG_POLL_MS: u64 = 10;
 
+/// The longest write /dev/kmsg takes (Linux: `PRINTKRB_RECORD_MAX`).
+const KMSG_RECORD_MAX: usize = 1024;
+
 /// The prefix of a /dev/kmsg write without `<N>` (Linux:
 /// `default_message_loglevel` 4 at facility LOG_USER).
 const KMSG_DEFAULT_PREFIX: u8 = 1 << 3 | 4;
@@ -160,6 +163,15 @@ impl Device for Kmsg {
             _ => return Err(Errno::EINVAL),
         };
         Ok(0)
+    }
+
+    /// One write, one record: EINVAL past Linux's largest record
+    /// (`PRINTKRB_RECORD_MAX`, 1024 bytes), so no write is cut in two.
+    fn write_iter(&self, src: WriteSource, nonblock: bool) -> KResult<usize> {
+        if src.len() > KMSG_RECORD_MAX {
+            return Err(Errno::EINVAL);
+        }
+        src.with_bytes(|bytes| self.write(bytes, nonblock))
     }
 
     fn write(&self, data: &[u8], _nonblock: bool) -> KResult<usize> {

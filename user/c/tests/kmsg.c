@@ -101,6 +101,10 @@ static int kmsg_takes_a_record_and_gives_it_back(void)
 		more = read(fd, drain, sizeof(drain));
 	} while (more > 0);
 	int more_err = errno;
+	char big[1025];
+	memset(big, 'x', sizeof(big));
+	errno = 0;
+	int big_err = write(fd, big, sizeof(big)) == -1 ? errno : 0;
 	close(fd);
 	char all[1 << 16];
 	int n = klogctl(3, all, sizeof(all) - 1);
@@ -111,6 +115,8 @@ static int kmsg_takes_a_record_and_gives_it_back(void)
 	      "read %zd: \"%s\" (want prefix 13: LOG_USER, level 5)", r, rec);
 	CHECK(more == -1 && more_err == EAGAIN, "past the end: %zd errno %d, want EAGAIN", more,
 	      more_err);
+	CHECK(big_err == EINVAL, "a 1025-byte write: errno %d, want EINVAL (one write, one "
+	      "record of at most 1024 bytes)", big_err);
 	CHECK(strstr(all, "<13>[") && strstr(all, "] faultline-kmsg-test hello\n"),
 	      "not in syslog's READ_ALL");
 	return 0;
