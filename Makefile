@@ -25,6 +25,8 @@ build: setup
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/rootfs-user/bin/bench/clock_gettime user/c/clock_gettime.c
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -o build/gdb-target user/c/gdb-target.c
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -Iuser/c -o build/seed004 user/c/seed004.c
+	aarch64-linux-gnu-gcc -static -O2 -Wall -s -Iuser/c -o build/tlb-layouts user/c/tlb-layouts.c
+	$(MAKE) -s build/tlb.so
 	scripts/fuzz-syscalls.py > build/fuzz-syscalls.h
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -Ibuild -o build/fuzz user/c/fuzz.c
 	aarch64-linux-gnu-gcc -static -O2 -Wall -s -Iuser/c -o build/stress user/c/stress.c
@@ -34,6 +36,11 @@ build: setup
 	done
 	target/release/mkinitrd -o build/initrd.cpio --dir rootfs --dir build/rootfs-user
 	scripts/busybox.sh
+
+# The TLB model, a QEMU 10 TCG plugin (tools/tlb; ./qemu-run.sh --tlb).
+TLB_SRC := tools/tlb/plugin.c tools/tlb/tlb_model.c
+build/tlb.so: $(TLB_SRC) tools/tlb/tlb_model.h tools/tlb/qemu-plugin-api.h
+	gcc -shared -fPIC -O2 -Wall -Wextra -Werror -fvisibility=hidden -o $@ $(TLB_SRC) -lpthread
 
 # Boot on QEMU and run the default workload: a short run of the fault-path
 # benchmarks (virtual time, -icount), then their summary table. Pass
@@ -50,7 +57,7 @@ shell: build
 
 # Every test (scripts/test.sh), ending with `N passed, N failed`.
 # STAGE=NAME[,NAME...] runs some of its stages: lint, host, ktest, user,
-# robustness, boot, docs, gdb.
+# robustness, boot, tlb, docs, labs, gdb.
 test: build gdb-kernel
 	STAGE="$(STAGE)" scripts/test.sh
 

@@ -20,6 +20,11 @@
 #     --icount          deterministic time: 1 virtual ns per instruction
 #     --gdb             start halted with a gdb server on $FAULTLINE_GDB_PORT (1234)
 #     --timeout S       watchdog: kill QEMU after S seconds (exit code 124)
+#     --tlb             load the TLB model (build/tlb.so, tools/tlb/plugin.c;
+#                       QEMU 10 only): misses per CPU and address space at
+#                       exit, and where programs mark windows, on stderr
+#     --tlb-opt K=V     a TLB model option (repeatable): itlb=, dtlb=, l2=,
+#                       l2_ways= (entries; l2=0: no L2), linear=
 #     --qemu-arg ARG    pass ARG to QEMU as it is, after the flags above
 #                       (repeatable, one argument each: --qemu-arg -d
 #                       --qemu-arg exec,nochain)
@@ -34,7 +39,7 @@ root=$(cd "$(dirname "$0")" && pwd)
 kernel="$root/target/aarch64-unknown-none-softfloat/release/faultline"
 initrd="$root/build/initrd.cpio"
 smp=2 mem="" cpu=cortex-a72 gic=2 el2=off append="" icount=() gdb=() timeout_s=0
-adds=() run="" debian="" extra_qemu=()
+adds=() run="" debian="" extra_qemu=() tlb=() tlb_opts=
 
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -52,6 +57,8 @@ while [ $# -gt 0 ]; do
         --gdb) gdb=(-S -gdb "tcp::${FAULTLINE_GDB_PORT:-1234}"); shift ;;
         --timeout) timeout_s=$2; shift 2 ;;
         --qemu-arg) extra_qemu+=("$2"); shift 2 ;;
+        --tlb) tlb=(-plugin "$root/build/tlb.so" -d plugin); shift ;;
+        --tlb-opt) tlb_opts+=",$2"; shift 2 ;;
         --kernel) kernel=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set /{/^#/p}' "$0"; exit 0 ;;
         -*) echo "qemu-run.sh: unknown option $1" >&2; exit 2 ;;
@@ -81,6 +88,12 @@ if ! command -v "$qemu_bin" >/dev/null; then
     exit 127
 fi
 [ -z "${QEMU:-}" ] || echo "qemu-run.sh: $("$qemu_bin" --version | head -1) ($qemu_bin)" >&2
+if [ ${#tlb[@]} -gt 0 ]; then
+    [ -f "$root/build/tlb.so" ] || { echo "qemu-run.sh: --tlb needs build/tlb.so: run 'make build'" >&2; exit 2; }
+    tlb[1]+=$tlb_opts
+elif [ -n "$tlb_opts" ]; then
+    echo "qemu-run.sh: --tlb-opt without --tlb" >&2; exit 2
+fi
 [ -f "$kernel" ] || { echo "qemu-run.sh: no kernel at $kernel: run 'make build'" >&2; exit 2; }
 
 # --add, --debian: an initrd made for this boot, the Debian root (or
@@ -127,7 +140,7 @@ qemu=("$qemu_bin"
     -nographic -no-reboot
     -semihosting-config enable=on,target=native
     -kernel "$kernel" -append "$append" "${loader[@]}"
-    "${icount[@]}" "${gdb[@]}" "${extra_qemu[@]}")
+    "${icount[@]}" "${gdb[@]}" "${tlb[@]}" "${extra_qemu[@]}")
 
 if [ "$timeout_s" != 0 ]; then
     qemu=(timeout --foreground -k 2 "$timeout_s" "${qemu[@]}")

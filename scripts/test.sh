@@ -2,8 +2,9 @@
 # `make test`: every test faultline has, ending with one line
 # `N passed, N failed` (exit status non-zero on any failure).
 #   1. lint: rustfmt and clippy (host crates, the kernel and user/) are clean
-#   2. host unit tests: cargo test (the pure logic), and the gdb helpers'
-#      pure parts (scripts/gdb/test_desc.py)
+#   2. host unit tests: cargo test (the pure logic), the TLB model's logic
+#      (tools/tlb/test_model.c) and the gdb helpers' pure parts
+#      (scripts/gdb/test_desc.py)
 #   3. in-kernel tests (ktest) in QEMU, on several machine shapes
 #   4. user space: faultline's own test programs, the glibc programs
 #      (user/c/tests/), a static glibc program (user/c/memfd-demo.c) that
@@ -18,6 +19,8 @@
 #   6. boot, shutdown and crash reports (panic backtrace, fault decoding),
 #      a short benchmark run (every benchmark completes; the fault counts
 #      seed 000 sets) and the benchmark table's scaling row
+#   6b. tlb: the TLB model plugin through the kernel, under QEMU 10, on
+#      known page-table layouts (scripts/test-tlb.sh)
 #   7. the book (scripts/check-docs.py, scripts/docs-numbers.py): every
 #      path, file:line, name, command and /proc or /sys file that README.md
 #      and docs/ name exists; the numbers they quote and docs/bench.svg
@@ -39,7 +42,7 @@ trap 'rm -rf "$logdir"' EXIT
 
 # STAGE=NAME[,NAME...] (`make test STAGE=gdb`) runs only those stages:
 # lint, host, ktest, user, robustness, boot, docs, labs, gdb.
-all_stages=lint,host,ktest,user,robustness,boot,docs,labs,gdb
+all_stages=lint,host,ktest,user,robustness,boot,tlb,docs,labs,gdb
 stages=${STAGE:-$all_stages}
 for s in ${stages//,/ }; do
     case ",$all_stages," in
@@ -51,6 +54,18 @@ stage() { case ",$stages," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 
 pass() { passed=$((passed + 1)); echo "$1 ... ok"; }
 fail() { failed=$((failed + 1)); failures+=("$1"); echo "$1 ... FAILED${2:+: $2}"; }
+# Counts a script's `NAME ... ok` / `NAME ... FAILED: WHY` lines; passes
+# its other lines through.
+checks_from() {
+    local line
+    while read -r line; do
+        case "$line" in
+            *" ... ok") pass "${line% ... ok}" ;;
+            *" ... FAILED"*) fail "${line%% ... FAILED*}" "${line#* ... FAILED}" ;;
+            *) echo "$line" ;;
+        esac
+    done < <("$@")
+}
 
 # run_suite NAME PREFIX CMDLINE TIMEOUT QEMU-ARGS...: boots with CMDLINE;
 # each `PREFIX X ... ok|FAILED` line is a test; the run is clean when QEMU
@@ -94,6 +109,16 @@ passed=$((passed + hp))
 failed=$((failed + hf))
 if [ "$host_rc" != 0 ] && [ "$hf" = 0 ]; then
     fail "host: cargo test (build)"; tail -30 "$logdir/host"
+fi
+
+# The TLB model's logic (tools/tlb/test_model.c), in C like the plugin.
+if gcc -O2 -Wall -Wextra -Werror -o build/tlb-test tools/tlb/test_model.c tools/tlb/tlb_model.c \
+    >"$logdir/tlbhost" 2>&1 && build/tlb-test >>"$logdir/tlbhost" 2>&1; then
+    n=$(sed -n 's/^tlb model: \([0-9]*\) passed.*/\1/p' "$logdir/tlbhost")
+    passed=$((passed + n))
+    echo "host: TLB model (C): $n passed, 0 failed"
+else
+    fail "host: TLB model (C)"; tail -30 "$logdir/tlbhost"
 fi
 
 # The gdb helpers' pure parts: descriptor and ESR decoding, ptdump's runs.
@@ -181,13 +206,7 @@ fi
 # user/debian/smoke.sh, whose output must be Linux 6.12's, booted from the
 # same packages (scripts/test-debian.sh; skipped, saying so, when the
 # packages cannot be downloaded).
-while read -r line; do
-    case "$line" in
-        *" ... ok") pass "${line% ... ok}" ;;
-        *" ... FAILED"*) fail "${line%% ... FAILED*}" "${line#* ... FAILED}" ;;
-        *) echo "$line" ;;
-    esac
-done < <(scripts/test-debian.sh)
+checks_from scripts/test-debian.sh
 fi
 
 # --- 5. robustness -----------------------------------------------------------
@@ -376,6 +395,11 @@ if LINUX_SRC= scripts/selftests.sh >"$st/skip" 2>&1 && grep -q '^selftests: skip
 else
     fail "selftests: without LINUX_SRC, make selftests skips and says how to get it"; cat "$st/skip"
 fi
+fi
+
+# --- 6b. the TLB model: known layouts' misses under QEMU 10 ------------------
+if stage tlb; then
+checks_from scripts/test-tlb.sh
 fi
 
 # --- 7. the book: names, paths, commands and numbers it quotes --------------
