@@ -3,7 +3,8 @@
 # Boots user/c/tlb-layouts under QEMU 10 with the plugin (./qemu-run.sh
 # --tlb), once with a 4-entry dTLB and no L2 and once with Neoverse-N1's
 # sizes, and checks each layout's reported misses against what its page
-# tables must cost (the layouts: user/c/tlb-layouts.c). One `tlb: NAME ...
+# tables must cost (the layouts: user/c/tlb-layouts.c), and once on two
+# CPUs under -icount. One `tlb: NAME ...
 # ok|FAILED` line per check. Sets QEMU 10 up first (make setup QEMU=10)
 # if it is not; says so and skips when it cannot be had (no network).
 set -uo pipefail
@@ -52,3 +53,12 @@ check "$n1" "N1 sizes" 2 64 1
 check "$n1" "N1 sizes" 3 64 1
 check "$n1" "N1 sizes" 4 64 16
 check "$n1" "N1 sizes" 5 32 2
+
+# Two CPUs under -icount, where QEMU's own CPU numbers in callbacks are
+# wrong: the counts must still be a CPU's own.
+smp=build/tlb-smp2.log
+QEMU=10 ./qemu-run.sh --smp 2 --icount --mem 512M --tlb \
+    --add build/tlb-layouts --run /bin/tlb-layouts --timeout 120 >"$smp" 2>&1
+check "$smp" "2 CPUs, -icount" 1 64 16
+check "$smp" "2 CPUs, -icount" 2 64 1
+check "$smp" "2 CPUs, -icount" 5 32 2

@@ -13,8 +13,9 @@
  * and it writes, through QEMU's log (`-d plugin`, on stderr):
  *   tlb: mark=ID cpu=N asid=A itlb_access=.. itlb_miss=.. dtlb_access=..
  *        dtlb_miss=.. l2_access=.. l2_miss=..
- * when a program asks (below), and at exit one such line per CPU and per
- * address space (TTBR0 table) that ran user code.
+ * when a program asks (below), and at exit such lines for each CPU
+ * (`tlb: cpu=N ...`) and each address space that ran user code (`tlb:
+ * mm=TABLE asid=A ...`, by its TTBR0 table).
  *
  * A program marks a window with `hint #114`, which every Arm CPU runs as a
  * NOP: x0 = 1 empties this CPU's TLBs, 2 starts counting, 3 ends and
@@ -90,7 +91,36 @@ static uint64_t linear_map = 0xffff000000000000ull;
 /* Model state is shared: a broadcast TLBI reaches every CPU's TLBs. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct qemu_plugin_register *reg_x[31], *reg_ttbr0, *reg_spsr;
+static struct qemu_plugin_register *reg_x[31], *reg_ttbr0, *reg_spsr, *reg_tpidr;
+
+/*
+ * Which CPU a callback runs on. QEMU 10.0 hands callbacks the index of the
+ * vCPU that translated the block, not of the one running it, when vCPUs
+ * share one thread (round-robin TCG, as under -icount), and it shows
+ * plugins no MPIDR_EL1. So with more than one CPU, the first callback of
+ * each block reads TPIDR_EL1, where faultline keeps the CPU's number
+ * (arch/aarch64/cpu.rs), into this_cpu, which the block's other callbacks
+ * use. Thread-local, so each vCPU thread of multi-threaded TCG keeps its
+ * own.
+ */
+static bool cpu_from_tpidr;
+static __thread unsigned this_cpu;
+
+static uint64_t read_reg(struct qemu_plugin_register *reg);
+
+static unsigned cpu_of(unsigned vcpu_index)
+{
+    return cpu_from_tpidr ? this_cpu : vcpu_index;
+}
+
+/* For a block's first callback: learn which CPU runs it. */
+static unsigned enter_block(unsigned vcpu_index)
+{
+    if (cpu_from_tpidr) {
+        this_cpu = read_reg(reg_tpidr) % nr_vcpus;
+    }
+    return cpu_of(vcpu_index);
+}
 static GByteArray *scratch;
 
 static void outf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -181,13 +211,12 @@ static struct tlb_stats plus(struct tlb_stats a, struct tlb_stats b)
     return minus(a, minus(zero, b));
 }
 
-static void report(const char *what, unsigned cpu, uint16_t asid, struct tlb_stats s)
+/* One `tlb: WHAT counts...` line. */
+static void report(const char *what, struct tlb_stats s)
 {
-    outf("tlb: %s cpu=%u asid=%u itlb_access=%" PRIu64 " itlb_miss=%" PRIu64
-         " dtlb_access=%" PRIu64 " dtlb_miss=%" PRIu64 " l2_access=%" PRIu64
-         " l2_miss=%" PRIu64 "\n",
-         what, cpu, asid, s.itlb_access, s.itlb_miss, s.dtlb_access, s.dtlb_miss,
-         s.l2_access, s.l2_miss);
+    outf("tlb: %s itlb_access=%" PRIu64 " itlb_miss=%" PRIu64 " dtlb_access=%" PRIu64
+         " dtlb_miss=%" PRIu64 " l2_access=%" PRIu64 " l2_miss=%" PRIu64 "\n",
+         what, s.itlb_access, s.itlb_miss, s.dtlb_access, s.dtlb_miss, s.l2_access, s.l2_miss);
 }
 
 /* Runs this CPU's queued EL0 events through its model: called at EL1, on
@@ -195,7 +224,8 @@ static void report(const char *what, unsigned cpu, uint16_t asid, struct tlb_sta
 static void drain(unsigned vcpu_index, void *udata)
 {
     (void)udata;
-    struct vcpu *v = &vcpus[vcpu_index];
+    unsigned cpu = enter_block(vcpu_index);
+    struct vcpu *v = &vcpus[cpu];
     v->at_el0 = false;
     if (v->len == 0)
         return;
@@ -214,9 +244,9 @@ static void drain(unsigned vcpu_index, void *udata)
         } else if (e->va == MARK_BEGIN) {
             v->begin = v->tlb.stats;
         } else if (e->va == MARK_REPORT) {
-            char what[32];
-            snprintf(what, sizeof(what), "mark=%" PRIu64, e->arg);
-            report(what, vcpu_index, asid, minus(v->tlb.stats, v->begin));
+            char what[64];
+            snprintf(what, sizeof(what), "mark=%" PRIu64 " cpu=%u asid=%u", e->arg, cpu, asid);
+            report(what, minus(v->tlb.stats, v->begin));
         }
     }
     struct mm_stats *m = mm_of(table, asid);
@@ -226,9 +256,8 @@ static void drain(unsigned vcpu_index, void *udata)
     v->len = 0;
 }
 
-static void enqueue(unsigned vcpu_index, uint64_t va, uint64_t arg, enum kind kind)
+static void enqueue(struct vcpu *v, uint64_t va, uint64_t arg, enum kind kind)
 {
-    struct vcpu *v = &vcpus[vcpu_index];
     if (v->len == v->cap) {
         size_t cap = v->cap ? v->cap * 2 : 4096;
         struct event *q = realloc(v->queue, cap * sizeof(*q));
@@ -245,28 +274,37 @@ static void enqueue(unsigned vcpu_index, uint64_t va, uint64_t arg, enum kind ki
 static void on_data(unsigned vcpu_index, qemu_plugin_meminfo_t info, uint64_t va, void *udata)
 {
     (void)info, (void)udata;
-    if (vcpus[vcpu_index].at_el0)
-        enqueue(vcpu_index, va, 0, DATA);
+    struct vcpu *v = &vcpus[cpu_of(vcpu_index)];
+    if (v->at_el0)
+        enqueue(v, va, 0, DATA);
+}
+
+static void on_user_block(unsigned vcpu_index, void *udata)
+{
+    (void)udata;
+    enter_block(vcpu_index);
 }
 
 static void on_fetch(unsigned vcpu_index, void *udata)
 {
-    if (vcpus[vcpu_index].at_el0)
-        enqueue(vcpu_index, (uint64_t)(uintptr_t)udata, 0, FETCH);
+    struct vcpu *v = &vcpus[cpu_of(vcpu_index)];
+    if (v->at_el0)
+        enqueue(v, (uint64_t)(uintptr_t)udata, 0, FETCH);
 }
 
 static void on_mark(unsigned vcpu_index, void *udata)
 {
     (void)udata;
-    if (vcpus[vcpu_index].at_el0)
-        enqueue(vcpu_index, read_reg(reg_x[0]), read_reg(reg_x[1]), MARK);
+    struct vcpu *v = &vcpus[cpu_of(vcpu_index)];
+    if (v->at_el0)
+        enqueue(v, read_reg(reg_x[0]), read_reg(reg_x[1]), MARK);
 }
 
 /* An exception return: to EL0 if SPSR_EL1.M is 0b0000. */
 static void on_eret(unsigned vcpu_index, void *udata)
 {
     (void)udata;
-    vcpus[vcpu_index].at_el0 = (read_reg(reg_spsr) & 15) == 0;
+    vcpus[cpu_of(vcpu_index)].at_el0 = (read_reg(reg_spsr) & 15) == 0;
 }
 
 /* A TLBI's scope, decoded from `SYS #0, C8, Cm, #op2, Xt` when translated. */
@@ -297,9 +335,10 @@ static void on_tlbi(unsigned vcpu_index, void *udata)
         start = (xt & ((1ull << 44) - 1)) << 12;
         end = start + 4096;
     }
+    unsigned cpu = cpu_of(vcpu_index);
     pthread_mutex_lock(&lock);
     for (unsigned c = 0; c < nr_vcpus; c++) {
-        if (!broadcast && c != vcpu_index)
+        if (!broadcast && c != cpu)
             continue;
         struct tlb *t = &vcpus[c].tlb;
         if (!range && op.op2 == 0)
@@ -327,6 +366,8 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     bool user = !(qemu_plugin_tb_vaddr(tb) >> 63);
     if (!user)
         qemu_plugin_register_vcpu_tb_exec_cb(tb, drain, QEMU_PLUGIN_CB_R_REGS, NULL);
+    else if (cpu_from_tpidr)
+        qemu_plugin_register_vcpu_tb_exec_cb(tb, on_user_block, QEMU_PLUGIN_CB_R_REGS, NULL);
     uint64_t page = UINT64_MAX;
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -370,10 +411,13 @@ static void on_vcpu_init(qemu_plugin_id_t id, unsigned vcpu_index)
                 reg_ttbr0 = d[i].handle;
             else if (!strcmp(d[i].name, "SPSR_EL1"))
                 reg_spsr = d[i].handle;
+            else if (!strcmp(d[i].name, "TPIDR_EL1"))
+                reg_tpidr = d[i].handle;
         }
         g_array_free(regs, 1);
-        if (!reg_ttbr0 || !reg_spsr || !reg_x[30]) {
-            fprintf(stderr, "tlb plugin: this QEMU shows no TTBR0_EL1, SPSR_EL1 or x0-x30\n");
+        if (!reg_ttbr0 || !reg_spsr || !reg_tpidr || !reg_x[30]) {
+            fprintf(stderr, "tlb plugin: this QEMU shows no TTBR0_EL1, SPSR_EL1, TPIDR_EL1 "
+                            "or x0-x30\n");
             abort();
         }
     }
@@ -384,15 +428,16 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
 {
     (void)id, (void)udata;
     pthread_mutex_lock(&lock);
-    for (unsigned c = 0; c < nr_vcpus; c++)
+    char what[64];
+    for (unsigned c = 0; c < nr_vcpus; c++) {
+        snprintf(what, sizeof(what), "cpu=%u", c);
         if (vcpus[c].tlb.stats.itlb_access)
-            report("total", c, 0, vcpus[c].tlb.stats);
+            report(what, vcpus[c].tlb.stats);
+    }
     for (unsigned i = 0; i < MAX_MMS; i++) {
-        if (!mms[i].table)
-            continue;
-        char what[48];
-        snprintf(what, sizeof(what), "mm=%#" PRIx64, mms[i].table);
-        report(what, 0, mms[i].asid, mms[i].stats);
+        snprintf(what, sizeof(what), "mm=%#" PRIx64 " asid=%u", mms[i].table, mms[i].asid);
+        if (mms[i].table)
+            report(what, mms[i].stats);
     }
     if (mm_overflow)
         outf("tlb: %u drains found no room for their mm's counts\n", mm_overflow);
@@ -438,6 +483,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         }
     }
     nr_vcpus = info->system.max_vcpus;
+    cpu_from_tpidr = nr_vcpus > 1;
     vcpus = calloc(nr_vcpus, sizeof(*vcpus));
     scratch = g_byte_array_new();
     for (unsigned c = 0; c < nr_vcpus; c++) {
