@@ -19,6 +19,18 @@ fi
 names=("" "16 scattered 4K pages" "a contiguous-bit block" "a PMD block"
     "a 64K folio with contpte off" "a block, MADV_DONTNEED, the block")
 
+# check_code LOG: layout 6, code run at a second address: every fetch found
+# mapped where it ran.
+check_code() {
+    local line name="tlb: code run again at a second address: fetches seen there"
+    line=$(grep -a "^tlb: mark=6 " "$1" | head -1)
+    if [[ "$line" == *" itlb_access="[1-9]*" faulted=0"* ]]; then
+        echo "$name ... ok"
+    else
+        echo "$name ... FAILED: ${line:-no report} (log: $1)"
+    fi
+}
+
 # check LOG GEOMETRY LABEL ACCESSES MISSES
 check() {
     local line got_access got_miss
@@ -43,6 +55,7 @@ check "$small" "4-entry dTLB" 2 64 1
 check "$small" "4-entry dTLB" 3 64 1
 check "$small" "4-entry dTLB" 4 64 64
 check "$small" "4-entry dTLB" 5 32 2
+check_code "$small"
 
 # With N1's 48 entries, 16 pages fit: each misses once.
 n1=build/tlb-n1.log

@@ -12,14 +12,17 @@
  *
  * and it writes, through QEMU's log (`-d plugin`, on stderr):
  *   tlb: mark=ID cpu=N asid=A itlb_access=.. itlb_miss=.. dtlb_access=..
- *        dtlb_miss=.. l2_access=.. l2_miss=..
+ *        dtlb_miss=.. l2_access=.. l2_miss=.. faulted=..
  * when a program asks (below), and at exit such lines for each CPU
  * (`tlb: cpu=N ...`) and each address space that ran user code (`tlb:
  * mm=TABLE asid=A ...`, by its TTBR0 table).
  *
  * A program marks a window with `hint #114`, which every Arm CPU runs as a
- * NOP: x0 = 1 empties this CPU's TLBs, 2 starts counting, 3 ends and
- * reports the counts since the last 2, labelled with x1.
+ * NOP: x0 = 1 empties this CPU's TLBs, 2 starts counting, 3 reports what
+ * every CPU counted since the last 2, labelled with x1 (every CPU's, so a
+ * window covers the processes a workload starts wherever they run; what
+ * another CPU has not yet handed to the model, at its next kernel entry,
+ * falls outside it).
  *
  * Why accesses are queued: a plugin cannot read physical memory in QEMU
  * 10.0, only virtual memory as the vCPU now sees it, and at EL0 that does
@@ -29,6 +32,10 @@
  * readable, before the kernel can have changed them. TLBI instructions
  * the kernel runs are decoded when translated and applied when executed,
  * to this CPU's model or, for the broadcast (IS/OS) forms, to every CPU's.
+ * A fetch is seen before its instruction runs, so a fetch from a page not
+ * yet mapped (the instruction abort that demand-faults program text in)
+ * is seen too; its walk finds nothing, and the model counts it as
+ * `faulted`, not as an access.
  *
  * Where we simplify: only EL0 accesses are modelled (the kernel's own
  * accesses take entries on hardware too); a fetch is one iTLB access per
@@ -73,7 +80,7 @@ struct vcpu {
     struct event *queue;
     size_t len, cap;
     struct tlb tlb;
-    struct tlb_stats begin; /* the counts at the last MARK_BEGIN */
+    struct tlb_stats begin; /* its counts at the last MARK_BEGIN */
     /* Set by an ERET to EL0, cleared by the next kernel block: code at
      * low addresses with this clear is the boot code, running from the
      * identity map, not a program. */
@@ -91,7 +98,7 @@ static uint64_t linear_map = 0xffff000000000000ull;
 /* Model state is shared: a broadcast TLBI reaches every CPU's TLBs. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
-static struct qemu_plugin_register *reg_x[31], *reg_ttbr0, *reg_spsr, *reg_tpidr;
+static struct qemu_plugin_register *reg_x[31], *reg_pc, *reg_ttbr0, *reg_spsr, *reg_tpidr;
 
 /*
  * Which CPU a callback runs on. QEMU 10.0 hands callbacks the index of the
@@ -202,7 +209,7 @@ static struct tlb_stats minus(struct tlb_stats a, struct tlb_stats b)
     return (struct tlb_stats){
         a.itlb_access - b.itlb_access, a.itlb_miss - b.itlb_miss,
         a.dtlb_access - b.dtlb_access, a.dtlb_miss - b.dtlb_miss,
-        a.l2_access - b.l2_access, a.l2_miss - b.l2_miss};
+        a.l2_access - b.l2_access, a.l2_miss - b.l2_miss, a.faulted - b.faulted};
 }
 
 static struct tlb_stats plus(struct tlb_stats a, struct tlb_stats b)
@@ -215,8 +222,9 @@ static struct tlb_stats plus(struct tlb_stats a, struct tlb_stats b)
 static void report(const char *what, struct tlb_stats s)
 {
     outf("tlb: %s itlb_access=%" PRIu64 " itlb_miss=%" PRIu64 " dtlb_access=%" PRIu64
-         " dtlb_miss=%" PRIu64 " l2_access=%" PRIu64 " l2_miss=%" PRIu64 "\n",
-         what, s.itlb_access, s.itlb_miss, s.dtlb_access, s.dtlb_miss, s.l2_access, s.l2_miss);
+         " dtlb_miss=%" PRIu64 " l2_access=%" PRIu64 " l2_miss=%" PRIu64 " faulted=%" PRIu64 "\n",
+         what, s.itlb_access, s.itlb_miss, s.dtlb_access, s.dtlb_miss, s.l2_access, s.l2_miss,
+         s.faulted);
 }
 
 /* Runs this CPU's queued EL0 events through its model: called at EL1, on
@@ -242,11 +250,15 @@ static void drain(unsigned vcpu_index, void *udata)
         } else if (e->va == MARK_FLUSH) {
             tlb_model_flush_all(&v->tlb);
         } else if (e->va == MARK_BEGIN) {
-            v->begin = v->tlb.stats;
+            for (unsigned c = 0; c < nr_vcpus; c++)
+                vcpus[c].begin = vcpus[c].tlb.stats;
         } else if (e->va == MARK_REPORT) {
+            struct tlb_stats sum = {0};
+            for (unsigned c = 0; c < nr_vcpus; c++)
+                sum = plus(sum, minus(vcpus[c].tlb.stats, vcpus[c].begin));
             char what[64];
             snprintf(what, sizeof(what), "mark=%" PRIu64 " cpu=%u asid=%u", e->arg, cpu, asid);
-            report(what, minus(v->tlb.stats, v->begin));
+            report(what, sum);
         }
     }
     struct mm_stats *m = mm_of(table, asid);
@@ -279,17 +291,31 @@ static void on_data(unsigned vcpu_index, qemu_plugin_meminfo_t info, uint64_t va
         enqueue(v, va, 0, DATA);
 }
 
+/*
+ * Where the running user block starts, read from the PC: QEMU translates
+ * Arm code position-independently (CF_PCREL) and runs one translation of
+ * a page wherever a process maps that page, so a shared library's blocks
+ * run at each process's own address for it, and the address a block was
+ * translated at is not the one it is fetched from.
+ */
+static __thread uint64_t block_pc;
+
+/* A user block starts: the fetch from its first page. */
 static void on_user_block(unsigned vcpu_index, void *udata)
 {
     (void)udata;
-    enter_block(vcpu_index);
+    struct vcpu *v = &vcpus[enter_block(vcpu_index)];
+    block_pc = read_reg(reg_pc);
+    if (v->at_el0)
+        enqueue(v, block_pc, 0, FETCH);
 }
 
-static void on_fetch(unsigned vcpu_index, void *udata)
+/* The block goes on into its next page, `udata` bytes from its start. */
+static void on_next_page(unsigned vcpu_index, void *udata)
 {
     struct vcpu *v = &vcpus[cpu_of(vcpu_index)];
     if (v->at_el0)
-        enqueue(v, (uint64_t)(uintptr_t)udata, 0, FETCH);
+        enqueue(v, block_pc + (uintptr_t)udata, 0, FETCH);
 }
 
 static void on_mark(unsigned vcpu_index, void *udata)
@@ -363,12 +389,11 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     (void)id;
     size_t n = qemu_plugin_tb_n_insns(tb);
-    bool user = !(qemu_plugin_tb_vaddr(tb) >> 63);
-    if (!user)
-        qemu_plugin_register_vcpu_tb_exec_cb(tb, drain, QEMU_PLUGIN_CB_R_REGS, NULL);
-    else if (cpu_from_tpidr)
-        qemu_plugin_register_vcpu_tb_exec_cb(tb, on_user_block, QEMU_PLUGIN_CB_R_REGS, NULL);
-    uint64_t page = UINT64_MAX;
+    uint64_t start = qemu_plugin_tb_vaddr(tb);
+    bool user = !(start >> 63);
+    qemu_plugin_register_vcpu_tb_exec_cb(tb, user ? on_user_block : drain, QEMU_PLUGIN_CB_R_REGS,
+                                         NULL);
+    uint64_t page = start >> 12;
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         uint32_t word = insn_word(insn);
@@ -385,8 +410,8 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         uint64_t va = qemu_plugin_insn_vaddr(insn);
         if (va >> 12 != page) {
             page = va >> 12;
-            qemu_plugin_register_vcpu_insn_exec_cb(insn, on_fetch, QEMU_PLUGIN_CB_NO_REGS,
-                                                   (void *)(uintptr_t)va);
+            qemu_plugin_register_vcpu_insn_exec_cb(insn, on_next_page, QEMU_PLUGIN_CB_NO_REGS,
+                                                   (void *)(uintptr_t)(va - start));
         }
         if (word == MARK_INSN)
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_mark, QEMU_PLUGIN_CB_R_REGS, NULL);
@@ -407,6 +432,8 @@ static void on_vcpu_init(qemu_plugin_id_t id, unsigned vcpu_index)
             char rest;
             if (sscanf(d[i].name, "x%u%c", &x, &rest) == 1 && x < 31)
                 reg_x[x] = d[i].handle;
+            else if (!strcmp(d[i].name, "pc"))
+                reg_pc = d[i].handle;
             else if (!strcmp(d[i].name, "TTBR0_EL1"))
                 reg_ttbr0 = d[i].handle;
             else if (!strcmp(d[i].name, "SPSR_EL1"))
@@ -415,8 +442,8 @@ static void on_vcpu_init(qemu_plugin_id_t id, unsigned vcpu_index)
                 reg_tpidr = d[i].handle;
         }
         g_array_free(regs, 1);
-        if (!reg_ttbr0 || !reg_spsr || !reg_tpidr || !reg_x[30]) {
-            fprintf(stderr, "tlb plugin: this QEMU shows no TTBR0_EL1, SPSR_EL1, TPIDR_EL1 "
+        if (!reg_pc || !reg_ttbr0 || !reg_spsr || !reg_tpidr || !reg_x[30]) {
+            fprintf(stderr, "tlb plugin: this QEMU shows no pc, TTBR0_EL1, SPSR_EL1, TPIDR_EL1 "
                             "or x0-x30\n");
             abort();
         }

@@ -94,37 +94,38 @@ static void fill(struct tlb_level *l, struct tlb_entry new, uint64_t va)
 }
 
 void tlb_model_access(struct tlb *t, uint16_t asid, uint64_t va, bool fetch,
-                tlb_walk_fn walk, void *ctx)
+                      tlb_walk_fn walk, void *ctx)
 {
     struct tlb_level *l1 = fetch ? &t->itlb : &t->dtlb;
-    if (fetch)
-        t->stats.itlb_access++;
-    else
-        t->stats.dtlb_access++;
-    if (lookup(l1, asid, va))
+    uint64_t *access = fetch ? &t->stats.itlb_access : &t->stats.dtlb_access;
+    uint64_t *miss = fetch ? &t->stats.itlb_miss : &t->stats.dtlb_miss;
+    if (lookup(l1, asid, va)) {
+        ++*access;
         return;
-    if (fetch)
-        t->stats.itlb_miss++;
-    else
-        t->stats.dtlb_miss++;
-
-    if (t->l2.e) {
-        t->stats.l2_access++;
-        struct tlb_entry *hit = lookup(&t->l2, asid, va);
-        if (hit) {
-            fill(l1, *hit, va);
+    }
+    struct tlb_entry *hit = t->l2.e ? lookup(&t->l2, asid, va) : NULL;
+    struct tlb_entry new;
+    if (hit) {
+        new = *hit;
+    } else {
+        struct tlb_fill f;
+        if (!walk(ctx, va, &f)) {
+            /* Nothing maps it: the access faults, and the kernel's
+             * handler makes it run again. It counts then. */
+            t->stats.faulted++;
             return;
         }
+        new = (struct tlb_entry){
+            .tag = va >> f.shift, .asid = asid, .shift = f.shift, .global = f.global};
+        if (t->l2.e)
+            fill(&t->l2, new, va);
+        t->stats.l2_miss++;
     }
-    t->stats.l2_miss++;
-    struct tlb_fill f;
-    if (!walk(ctx, va, &f))
-        return;
-    struct tlb_entry new = {
-        .tag = va >> f.shift, .asid = asid, .shift = f.shift, .global = f.global};
-    if (t->l2.e)
-        fill(&t->l2, new, va);
     fill(l1, new, va);
+    ++*access;
+    ++*miss;
+    if (t->l2.e)
+        t->stats.l2_access++;
 }
 
 static void level_flush(struct tlb_level *l, uint64_t start, uint64_t end,

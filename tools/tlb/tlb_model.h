@@ -63,6 +63,9 @@ struct tlb_stats {
     /* L1 misses that looked in L2, and those that missed it there and
      * walked the tables. */
     uint64_t l2_access, l2_miss;
+    /* Accesses whose walk found nothing: they fault, and are counted
+     * when the kernel's handler has them run again. */
+    uint64_t faulted;
 };
 
 struct tlb {
@@ -75,7 +78,8 @@ int tlb_model_init(struct tlb *t, struct tlb_geometry g);
 void tlb_model_free(struct tlb *t);
 
 /* One access by ASID `asid` to `va`: a fetch if `fetch`, else a load or
- * store. Counts it, and on a miss everywhere asks `walk`. */
+ * store. Counts it, and on a miss everywhere asks `walk`; if that finds
+ * nothing, counts a fault instead. */
 void tlb_model_access(struct tlb *t, uint16_t asid, uint64_t va, bool fetch,
                 tlb_walk_fn walk, void *ctx);
 

@@ -26,7 +26,8 @@
  * shmem_pmd_kb are the 2M mapping's smaps Rss and ShmemPmdMapped after the
  * populating store; realigned says the program had to move the view to
  * an aligned address; the switches and knobs are the settings it ran
- * with. Knobs it set are put back as they were at the end.
+ * with. Knobs it set are put back as they were at the end. The loop is
+ * window 1 for the TLB model (tlb-mark.h; make bench TLB=1).
  *
  *   seed000 [--set-knobs] [size=65536] [iters=1000]    (--help says this)
  */
@@ -37,6 +38,7 @@
 #include <time.h>
 
 #include "proc.h"
+#include "tlb-mark.h"
 
 #define PMDSIZE (1UL << 21)
 #define PAGESIZE (1UL << 12)
@@ -153,6 +155,7 @@ int main(int argc, char **argv)
 	struct timespec warm;
 	clock_gettime(CLOCK_MONOTONIC, &warm);
 	long total_time_ns = 0, faults = 0;
+	tlb_mark(TLB_BEGIN, 0);
 	for (long i = 0; i < iters; i++) {
 		struct timespec start, end;
 		long f0 = minflt();
@@ -168,6 +171,7 @@ int main(int argc, char **argv)
 		if (madvise(ptr, size, MADV_DONTNEED) != 0)
 			die("madvise");
 	}
+	tlb_mark(TLB_REPORT, 1);
 
 	/* What one fault maps: the view's Rss after one store. */
 	((volatile char *)ptr)[0] = 3;

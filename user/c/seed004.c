@@ -23,6 +23,9 @@
  *     workload (that accounting walks each, so the timed run is without
  *     it; the page cache, and so the folios, are the same).
  *
+ * The timed run of workload N (from 1) is window N for the TLB model
+ * (tlb-mark.h; make bench TLB=1).
+ *
  * One line per workload for scripts/bench-lib.sh's table:
  *
  *   result seed004 workload=NAME exec_enabled=0x2 mapping_align=0x0
@@ -44,6 +47,7 @@
 #include <time.h>
 
 #include "proc.h"
+#include "tlb-mark.h"
 
 static const char work_py[] =
 	"import json, re\n"
@@ -250,7 +254,9 @@ int main(int argc, char **argv)
 		struct rusage ru0, ru1;
 		getrusage(RUSAGE_CHILDREN, &ru0);
 		unsigned long t0 = now_ns();
+		tlb_mark(TLB_BEGIN, 0);
 		int status = run(cmd);
+		tlb_mark(TLB_REPORT, w + 1);
 		unsigned long t1 = now_ns();
 		getrusage(RUSAGE_CHILDREN, &ru1);
 		faults = vmstat("pgfault") - faults;

@@ -17,25 +17,22 @@
  * are those 64 loads. Then
  *   5  layout 2, one round, MADV_DONTNEED (the kernel's TLBI must take
  *      the block's entry out of the model), one round again: 2 misses.
+ *   6  one page of code run at one address, unmapped, and run again at
+ *      another: QEMU runs the same translation there (it translates
+ *      position-independently), and the model must see the fetch at the
+ *      new address, where a walk finds it (the log's faulted=0).
  *
- * The marks are `hint #114`, a NOP to every Arm CPU: x0 = 1 empties this
- * CPU's modelled TLBs, 2 starts counting, 3 reports under label x1.
+ * The windows are tlb-mark.h's.
  */
 #define _GNU_SOURCE
 #include <sys/mman.h>
 
 #include "proc.h"
+#include "tlb-mark.h"
 
 #define PAGE 4096UL
 #define CONT (16 * PAGE)
 #define PMD (1UL << 21)
-
-static void mark(unsigned long op, unsigned long label)
-{
-	register unsigned long x0 asm("x0") = op;
-	register unsigned long x1 asm("x1") = label;
-	asm volatile("hint #114" : : "r"(x0), "r"(x1) : "memory");
-}
 
 static void die(const char *msg)
 {
@@ -53,17 +50,17 @@ static void prefault(char *base, unsigned long stride)
 {
 	for (int i = 0; i < 16; i++)
 		((volatile char *)base)[i * stride] = 1;
-	mark(1, 0);
+	tlb_mark(TLB_FLUSH, 0);
 }
 
 /* Prefaults, then counts 4 rounds over the 16 pages at BASE + i * STRIDE. */
 static void sweep(int label, char *base, unsigned long stride)
 {
 	prefault(base, stride);
-	mark(2, 0);
+	tlb_mark(TLB_BEGIN, 0);
 	for (int r = 0; r < 4; r++)
 		one_round(base, stride);
-	mark(3, label);
+	tlb_mark(TLB_REPORT, label);
 	printf("layout %d at %p, stride %lu\n", label, base, stride);
 }
 
@@ -114,12 +111,28 @@ int main(void)
 
 	char *block = shmem(CONT);
 	prefault(block, PAGE);
-	mark(2, 0);
+	tlb_mark(TLB_BEGIN, 0);
 	one_round(block, PAGE);
 	if (madvise(block, CONT, MADV_DONTNEED) != 0)
 		die("madvise");
 	one_round(block, PAGE);
-	mark(3, 5);
+	tlb_mark(TLB_REPORT, 5);
 	printf("layout 5 at %p: a round, MADV_DONTNEED, a round\n", block);
+
+	int fd = memfd_create("tlb-code", MFD_CLOEXEC);
+	static const unsigned ret_insn = 0xd65f03c0;
+	if (fd < 0 || pwrite(fd, &ret_insn, 4, 0) != 4 || ftruncate(fd, PAGE) != 0)
+		die("memfd for code");
+	void *first = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	void *second = mmap(NULL, PAGE, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	if (first == MAP_FAILED || second == MAP_FAILED)
+		die("mmap code");
+	((void (*)(void))first)();
+	munmap(first, PAGE);
+	tlb_mark(TLB_FLUSH, 0);
+	tlb_mark(TLB_BEGIN, 0);
+	((void (*)(void))second)();
+	tlb_mark(TLB_REPORT, 6);
+	printf("layout 6: code at %p, then at %p\n", first, second);
 	return 0;
 }

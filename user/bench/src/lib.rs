@@ -28,6 +28,24 @@ pub fn now_ns() -> u64 {
     counter_ns()
 }
 
+/// Counts what `f` does as window `label` of the TLB model
+/// (`./qemu-run.sh --tlb`, tools/tlb; user/c/tlb-mark.h for the C
+/// programs): between two `hint #114`s, which every Arm CPU runs as NOPs,
+/// x0 = 2 starting the count and x0 = 3 reporting it under x1.
+pub fn tlb_window<T>(label: u64, f: impl FnOnce() -> T) -> T {
+    tlb_mark(2, 0);
+    let r = f();
+    tlb_mark(3, label);
+    r
+}
+
+/// One TLB-model mark; see `tlb_window`.
+fn tlb_mark(op: u64, label: u64) {
+    // SAFETY: a hint, which the architecture runs as a NOP; not `nomem`, so
+    // the window's accesses stay on their side of it.
+    unsafe { core::arch::asm!("hint #114", in("x0") op, in("x1") label, options(nostack)) };
+}
+
 /// The cost of one faulting access, `fault`, less that of the same access
 /// once mapped, timed with `counter_ns`: under `-icount shift=0` one
 /// nanosecond is one instruction, exception entry to return included.
