@@ -85,9 +85,10 @@ stress: build
 	scripts/stress.sh --seconds $(or $(SECONDS),600) --ng-seconds $(or $(NG_SECONDS),10)
 
 # The fault-path benchmarks under -icount (deterministic): a table, and
-# build/bench.csv.
+# build/bench.csv. TLB=1 adds the TLB model's dTLB and iTLB misses
+# (QEMU 10 with tools/tlb's plugin; scripts/bench-tlb.sh).
 bench: build
-	scripts/bench.sh
+	TLB="$(TLB)" scripts/bench.sh
 
 # The same benchmarks on Debian's Linux 6.12 arm64 kernel, same QEMU flags:
 # build/bench-linux.csv.

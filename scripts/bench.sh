@@ -6,8 +6,9 @@
 # targets, and writes them to build/bench.csv (tidy: one row per
 # benchmark, setting, metric and value; scripts/benchtable.py),
 # and draws them with Linux's (make bench-linux), if any, as build/bench.svg.
-# The boot line (virtual time from power-on to /init) is a row too.
-#   scripts/bench.sh [quick] [--console] [qemu-run.sh options...]
+# The boot line (virtual time from power-on to /init) is a row too. With
+# TLB=1, the TLB model's misses too (scripts/bench-tlb.sh).
+#   [TLB=1] scripts/bench.sh [quick] [--console] [qemu-run.sh options...]
 # `quick` runs each benchmark briefly (`make run`, `make test`), into
 # build/bench-quick.log and .csv, and draws nothing; --console
 # shows the whole console, not only the result lines.
@@ -46,6 +47,11 @@ scaling_boot() {
 [ "$mode" = quick ] || scaling_stages "$log" scaling_boot
 # Seed 004's table, on Debian's own programs (one boot per setting).
 [ "$mode" = quick ] || scripts/bench-seed004.sh "$log"
+# TLB=1 (make bench TLB=1): the TLB model's misses for seed000,
+# lat_pagefault and seed004 (QEMU 10, whatever QEMU the rest ran on).
+if [ "$mode" != quick ] && [ "${TLB:-0}" = 1 ]; then
+    scripts/bench-tlb.sh "$log" || exit 1
+fi
 
 results_table "$log" "$csv" faultline
 # `make run` and `make test` (quick) leave the picture of the full run.

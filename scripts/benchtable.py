@@ -4,6 +4,7 @@ takes in at a glance, and as a tidy CSV any spreadsheet (and
 tools/benchplot) reads as it is.
 
     scripts/benchtable.py LOG CSV KERNEL [LINUX_CSV]
+    scripts/benchtable.py --tlb NAME CONSOLE [SETTING=VALUE...]
 
 reads the `result NAME key=value ...` lines of LOG (a benchmark's console,
 as /bin/bench/bench and user/c/seed004.c print them; the single MTTCG
@@ -20,6 +21,12 @@ claims and issue 28's) and whether the row meets it. With LINUX_CSV (make bench-
 table beside Linux 6.12's: each kernel's time, their ratio, and where the
 time went (user and system, from getrusage of the workload's processes).
 
+With --tlb (scripts/bench-tlb.sh), it joins one boot's console under the
+TLB model (./qemu-run.sh --tlb) instead: the Nth `result` line with the
+model's report for window N (`tlb: mark=N ...`), printed as one `result
+tlb_NAME` line with the run's settings, the SETTING=VALUEs given, the
+model's counts and the benchmark's own time.
+
 scripts/docs-numbers.py imports this file to print the same tables in the
 book.
 """
@@ -29,7 +36,7 @@ import sys
 # Keys that say what was run (its parameters and faultline's switches);
 # every other key of a result line is something measured.
 SETTINGS = ["workload", "size", "pages", "mode", "tasks", "threads", "calls", "vdso", "pmu",
-            "shmem_enabled", "shmem_2m",
+            "shmem_enabled", "shmem_2m", "shmem_64k",
             "multi_page", "contpte", "fault_around_bytes", "vma_lock",
             "exec_enabled", "mapping_align", "fault_around"]
 
@@ -216,7 +223,42 @@ def tables(faultline, linux=()):
     return out + (extra + [""] if extra else [])
 
 
+# What a `result tlb_NAME` line keeps of the model's report, and of the
+# benchmark's own metrics (its time: under TCG it does not depend on the
+# TLB, which is why the model is there).
+TLB_METRICS = ["itlb_access", "itlb_miss", "dtlb_access", "dtlb_miss", "l2_miss", "faulted"]
+TLB_TIMES = ["ns_per_iter", "ns_per_page", "ns", "text_64k_aligned", "text_cont"]
+
+
+def tlb_lines(name, console, extra):
+    """`result tlb_NAME ...` lines: the Nth result line of CONSOLE joined
+    with the TLB model's window N. Raises ValueError if they do not pair."""
+    results = [pairs for _, pairs in records(console)]
+    marks = {}
+    for line in open(console, errors="replace"):
+        words = line.split()
+        if len(words) > 1 and words[0] == "tlb:" and words[1].startswith("mark="):
+            marks[int(words[1][5:])] = dict(w.split("=", 1) for w in words[2:] if "=" in w)
+    if len(results) != len(marks):
+        raise ValueError(f"{console}: {len(results)} result lines, {len(marks)} TLB windows")
+    out = []
+    for n, pairs in enumerate(results, 1):
+        got = dict(pairs)
+        words = list(extra) + [f"{k}={v}" for k, v in pairs if k in SETTINGS]
+        words += [f"{m}={marks[n][m]}" for m in TLB_METRICS]
+        words += [f"{m}={got[m]}" for m in TLB_TIMES if m in got]
+        out.append(f"result tlb_{name} " + " ".join(words))
+    return out
+
+
 def main(argv):
+    if len(argv) >= 4 and argv[1] == "--tlb":
+        try:
+            print("\n".join(tlb_lines(argv[2], argv[3], argv[4:])))
+        except (OSError, ValueError, KeyError) as e:
+            print(f"benchtable: --tlb: {e}", file=sys.stderr)
+            return 1
+        return 0
     if len(argv) not in (4, 5):
         print(__doc__.strip().split("\n\n")[1], file=sys.stderr)
         return 2

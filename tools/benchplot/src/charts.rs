@@ -207,6 +207,50 @@ const SPECS: &[Spec] = &[
         },
     },
     Spec {
+        bench: "tlb_seed000",
+        title: "TLB model (make bench TLB=1): seed 000's dTLB misses, 1000 iterations",
+        x_desc: "view of the folio",
+        y_desc: "dTLB misses (N1-sized TLBs)",
+        groups: Groups::ByColumns {
+            columns: &["size"],
+            name: view,
+            metric: "dtlb_miss",
+        },
+    },
+    Spec {
+        bench: "tlb_lat_pagefault",
+        title: "TLB model: lat_pagefault's dTLB misses, 4K and 64K shmem folios",
+        x_desc: "file size",
+        y_desc: "dTLB misses (N1-sized TLBs)",
+        groups: Groups::ByColumns {
+            columns: &["pages"],
+            name: pages,
+            metric: "dtlb_miss",
+        },
+    },
+    Spec {
+        bench: "tlb_seed004",
+        title: "TLB model: seed 004's iTLB misses, exec folios and mapping alignment",
+        x_desc: "workload",
+        y_desc: "iTLB misses (N1-sized TLBs)",
+        groups: Groups::ByColumns {
+            columns: &["workload"],
+            name: workload,
+            metric: "itlb_miss",
+        },
+    },
+    Spec {
+        bench: "tlb_seed004",
+        title: "TLB model: seed 004's table walks (L2 TLB misses)",
+        x_desc: "workload",
+        y_desc: "walks (N1-sized TLBs)",
+        groups: Groups::ByColumns {
+            columns: &["workload"],
+            name: workload,
+            metric: "l2_miss",
+        },
+    },
+    Spec {
         bench: "getppid1",
         title: "Control: getppid1, null system calls under -icount",
         x_desc: "tasks",
@@ -235,6 +279,7 @@ const SWITCHES: &[(&str, &str)] = &[
     ("exec_enabled", "exec"),
     ("mapping_align", "align"),
     ("fault_around", "fault-around"),
+    ("shmem_64k", "64K folios"),
     ("pmu", "PMU"),
 ];
 
@@ -478,6 +523,8 @@ mod tests {
             "seed004|workload=python3 exec_enabled=0x2 mapping_align=0x1 fault_around=65536|faults=6716 ns=496092384 text_64k_aligned=90 text_cont=88",
             "seed004|workload=bash_coreutils exec_enabled=0x0 mapping_align=0x0 fault_around=65536|faults=5437 ns=315771696 text_64k_aligned=3 text_cont=0",
             "seed004|workload=bash_coreutils exec_enabled=0x2 mapping_align=0x1 fault_around=65536|faults=5425 ns=316205680 text_64k_aligned=87 text_cont=85",
+            "tlb_lat_pagefault|shmem_64k=never pages=512 contpte=1|dtlb_miss=5149 itlb_miss=19 ns_per_page=116",
+            "tlb_lat_pagefault|shmem_64k=always pages=512 contpte=1|dtlb_miss=339 itlb_miss=19 ns_per_page=63",
             ],
         ))
         .unwrap();
@@ -523,6 +570,7 @@ mod tests {
                 "Seed 004's claim: share of mapped text in aligned 64K folios",
                 "Seed 004: share of mapped text under the contiguous bit",
                 "Seed 004: page faults running Debian's programs, per run",
+                "TLB model: lat_pagefault's dTLB misses, 4K and 64K shmem folios",
                 "Control: clock_gettime through the vDSO and as a system call",
             ]
         );
@@ -613,6 +661,20 @@ mod tests {
             ]
         );
         assert_eq!(chart.series[2].values, [Some(7907.0), None]);
+    }
+
+    #[test]
+    fn the_tlb_models_misses_by_folio_size() {
+        let charts = charts(&rows());
+        let chart = find(&charts, "TLB model: lat_pagefault");
+        assert_eq!(chart.groups, ["512 pages"]);
+        let labels: Vec<_> = chart.series.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(
+            labels,
+            ["faultline: 64K folios always", "faultline: 64K folios never"]
+        );
+        assert_eq!(chart.series[0].values, [Some(339.0)]);
+        assert_eq!(chart.series[1].values, [Some(5149.0)]);
     }
 
     #[test]
