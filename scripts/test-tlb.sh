@@ -3,8 +3,9 @@
 # Boots user/c/tlb-layouts under QEMU 10 with the plugin (./qemu-run.sh
 # --tlb), once with a 4-entry dTLB and no L2 and once with Neoverse-N1's
 # sizes, and checks each layout's reported misses against what its page
-# tables must cost (the layouts: user/c/tlb-layouts.c), and once on two
-# CPUs under -icount. One `tlb: NAME ...
+# tables must cost (the layouts: user/c/tlb-layouts.c), once on two CPUs
+# under -icount, and on `-cpu max` with range TLBI on and off. One `tlb:
+# NAME ...
 # ok|FAILED` line per check. Sets QEMU 10 up first (make setup QEMU=10)
 # if it is not; says so and skips when it cannot be had (no network).
 set -uo pipefail
@@ -75,3 +76,21 @@ QEMU=10 ./qemu-run.sh --smp 2 --icount --mem 512M --tlb \
 check "$smp" "2 CPUs, -icount" 1 64 16
 check "$smp" "2 CPUs, -icount" 2 64 1
 check "$smp" "2 CPUs, -icount" 5 32 2
+
+# QEMU's `max` has range invalidation (FEAT_TLBIRANGE): the kernel's
+# range TLBIs must reach the model as page-by-page ones do, and be used
+# only while tlbi_range is on.
+for off in "" "tlbi_range=off"; do
+    max=build/tlb-max${off:+-off}.log
+    QEMU=10 ./qemu-run.sh --cpu max --smp 1 --mem 512M --tlb --append "$off" \
+        --add build/tlb-layouts --run /bin/tlb-layouts --timeout 120 >"$max" 2>&1
+    check "$max" "max${off:+, $off}" 2 64 1
+    check "$max" "max${off:+, $off}" 5 32 2
+    ranges=$(sed -n 's/^tlb: tlbi .* range=\([0-9]*\).*/\1/p' "$max")
+    if [ -n "$off" ]; then want="none"; else want="some"; fi
+    name="tlb: max${off:+, $off}: the kernel's range TLBIs: $want"
+    case "$want/${ranges:-x}" in
+        none/0 | some/[1-9]*) echo "$name ... ok" ;;
+        *) echo "$name ... FAILED: range=${ranges:-none} (log: $max)" ;;
+    esac
+done

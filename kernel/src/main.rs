@@ -34,7 +34,7 @@ mod task;
 mod ustr;
 mod vmcoreinfo;
 
-use arch::{cpu, gic, irq, mmu, psci, semihosting, smp, trap};
+use arch::{cpu, cpufeature, gic, irq, mmu, psci, semihosting, smp, trap};
 use cmdline::Cmdline;
 use core::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use mm::addr::{phys_to_virt, virt_to_phys, PhysAddr, PAGE_SIZE};
@@ -89,7 +89,10 @@ pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
 
     random::seed(arch::timer::counter());
 
-    // 4. Interrupts, the tick, the scheduler, then the other CPUs.
+    // 4. What the MMU offers (before the other CPUs start, which turn on
+    //    the same), interrupts, the tick, the scheduler, the other CPUs.
+    cpufeature::init(&Cmdline(info.bootargs));
+    cpufeature::enable_this_cpu();
     psci::init(info.psci);
     gic::init(&info.gic);
     task::init_this_cpu();
@@ -217,6 +220,7 @@ pub extern "C" fn secondary_main(record: &smp::SecondaryBoot) -> ! {
     cpu::set_cpu_id(cpu);
     cpu::enable_fpsimd();
     trap::init_this_cpu();
+    cpufeature::enable_this_cpu();
     mmu::clear_ttbr0();
     task::init_this_cpu();
     irq::init_this_cpu(cpu, SECONDARY_TIMER_INTID.load(Relaxed));
@@ -242,6 +246,7 @@ fn print_banner(info: &dtb::BootInfo, boot_el: usize) {
         "  page tables: 4K granule, 48-bit VA, 4 levels; kernel in TTBR1: {} x 1G + {} x 2M blocks, {} x 4K pages (image W^X); {}-bit ASIDs for TTBR0",
         blocks_1g, blocks_2m, pages, mmu::asid_bits()
     );
+    println!("  MMU features in use: {}", cpufeature::describe());
     if info.nr_cpus_ignored > 0 {
         println!(
             "  {} CPUs beyond the first {} ignored",

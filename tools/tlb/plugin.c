@@ -15,7 +15,8 @@
  *        dtlb_miss=.. l2_access=.. l2_miss=.. faulted=..
  * when a program asks (below), and at exit such lines for each CPU
  * (`tlb: cpu=N ...`) and each address space that ran user code (`tlb:
- * mm=TABLE asid=A ...`, by its TTBR0 table).
+ * mm=TABLE asid=A ...`, by its TTBR0 table), and the TLBIs the kernel ran
+ * (`tlb: tlbi all=N asid=N va=N range=N`).
  *
  * A program marks a window with `hint #114`, which every Arm CPU runs as a
  * NOP: x0 = 1 empties this CPU's TLBs, 2 starts counting, 3 reports what
@@ -92,6 +93,8 @@ struct vcpu {
 static struct vcpu *vcpus;
 static unsigned nr_vcpus;
 static struct mm_stats mms[MAX_MMS];
+/* TLBIs executed, by scope: all, one ASID, one VA, a range. */
+static uint64_t tlbis[4];
 static unsigned mm_overflow;
 static struct tlb_geometry geometry;
 static uint64_t linear_map = 0xffff000000000000ull;
@@ -363,6 +366,7 @@ static void on_tlbi(unsigned vcpu_index, void *udata)
     }
     unsigned cpu = cpu_of(vcpu_index);
     pthread_mutex_lock(&lock);
+    tlbis[range ? 3 : op.op2 == 0 ? 0 : op.op2 == 2 ? 1 : 2]++;
     for (unsigned c = 0; c < nr_vcpus; c++) {
         if (!broadcast && c != cpu)
             continue;
@@ -466,6 +470,8 @@ static void at_exit(qemu_plugin_id_t id, void *udata)
         if (mms[i].table)
             report(what, mms[i].stats);
     }
+    outf("tlb: tlbi all=%" PRIu64 " asid=%" PRIu64 " va=%" PRIu64 " range=%" PRIu64 "\n", tlbis[0],
+         tlbis[1], tlbis[2], tlbis[3]);
     if (mm_overflow)
         outf("tlb: %u drains found no room for their mm's counts\n", mm_overflow);
     pthread_mutex_unlock(&lock);

@@ -39,6 +39,7 @@ pub mod arch {
         pub mod contpte;
         pub mod desc;
         pub mod esr;
+        pub mod tlbi_range;
     }
 }
 

@@ -100,7 +100,8 @@ impl PseudoFile for ThpFlags {
 /// An on/off file of faultline's (Linux has none of these): a switch, here
 /// so the benchmarks can show what each feature buys, or
 /// `thpmaps/exited`, which has `/proc/thpmaps` count exiting address spaces.
-struct SwitchFile(&'static AtomicBool);
+/// Writing 1 is EINVAL where the hardware lacks what it turns on.
+struct SwitchFile(&'static AtomicBool, fn() -> bool);
 
 impl PseudoFile for SwitchFile {
     fn show(&self) -> String {
@@ -111,7 +112,7 @@ impl PseudoFile for SwitchFile {
     }
     fn store(&self, data: &str) -> KResult<()> {
         let on = match data.trim() {
-            "1" => true,
+            "1" if (self.1)() => true,
             "0" => false,
             _ => return Err(Errno::EINVAL),
         };
@@ -381,10 +382,18 @@ pub fn build() -> Arc<Inode> {
     let mm = add_dir(&kernel, "mm");
     for switch in &SWITCHES {
         let (dir, file) = switch.sysfs.split_once('/').expect("DIR/FILE");
-        add_knob(&add_dir(&mm, dir), file, SwitchFile(switch.flag));
+        add_knob(
+            &add_dir(&mm, dir),
+            file,
+            SwitchFile(switch.flag, switch.available),
+        );
     }
     let thpmaps = add_dir(&mm, "thpmaps");
-    add_knob(&thpmaps, "exited", SwitchFile(&thpmaps::COUNT_EXITED));
+    add_knob(
+        &thpmaps,
+        "exited",
+        SwitchFile(&thpmaps::COUNT_EXITED, || true),
+    );
     let thp = add_dir(&mm, "transparent_hugepage");
     add_knob(&thp, "shmem_enabled", ShmemEnabledKnob(None));
     add_knob(&thp, "enabled", AnonEnabledKnob(None));

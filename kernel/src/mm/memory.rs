@@ -8,6 +8,7 @@ use alloc::vec::Vec;
 use core::ops::Range;
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use crate::arch::cpufeature::arch_wants_old_prefaulted_pte;
 use crate::arch::desc::{PgProt, Pte};
 use crate::arch::mmu;
 use crate::arch::pgtable::{get_and_clear_ptes, modify_prot_ptes, ptep_clear_flush, set_ptes};
@@ -23,9 +24,6 @@ use crate::mm::vma::Vma;
 use crate::mm::vma_tree::VmaTree;
 use crate::mm::vmstat;
 
-/// Above this many pages, one flush of the whole ASID beats page flushes.
-const FLUSH_ALL_THRESHOLD: usize = 64;
-
 /// Maps pages `page..page + nr` of `folio` from `addr`, all in the fault's
 /// PTE table, as the VMA allows: writable where it is writable and the
 /// page is shared or the process's own (an anonymous folio); a private
@@ -35,13 +33,31 @@ const FLUSH_ALL_THRESHOLD: usize = 64;
 /// valid needs no TLB flush, but the caller makes the new entries visible
 /// to the table walker with `mmu::publish_table_writes` once it has set
 /// them all (Linux: the barriers at the end of a batch of `set_ptes`).
-#[inline] // a store or a call, and two counts: every mapping path
+#[inline(always)] // every mapping path: left to itself the compiler calls it per folio
 pub fn set_pte_range(vmf: &VmFault, folio: &Folio, page: usize, nr: usize, addr: usize) {
     debug_assert!(Level::Pte.index(addr) + nr <= PTRS_PER_TABLE && page + nr <= folio.nr_pages());
     let prot = vmf.vma.page_prot(folio.is_anon());
-    let pte = Pte::page(folio.phys().add(page * PAGE_SIZE), prot);
+    let mut pte = Pte::page(folio.phys().add(page * PAGE_SIZE), prot);
+    if arch_wants_old_prefaulted_pte() {
+        pte = old_if_prefault(vmf, pte, addr, nr);
+    }
     set_ptes(vmf.mm, vmf.table(), addr, pte, nr, folio);
     folio.add_mappings(nr);
+}
+
+/// `pte` made old if its `nr` pages from `addr` are mapped ahead of need
+/// (fault-around), not for the fault itself: where the hardware sets the
+/// access flag, that tells the pages used apart from those only mapped
+/// (Linux: `set_pte_range`'s `prefault` test). Out of line, so CPUs
+/// without the feature pay one test of the switch.
+#[cold]
+#[inline(never)]
+fn old_if_prefault(vmf: &VmFault, pte: Pte, addr: usize, nr: usize) -> Pte {
+    if (addr..addr + nr * PAGE_SIZE).contains(&vmf.address) {
+        pte
+    } else {
+        pte.mkold()
+    }
 }
 
 /// Replaces a valid entry (a write fault upgrading or copying a page):
@@ -275,8 +291,8 @@ struct Gather<'a> {
     lo: usize,
     /// End of the cleared range (exclusive); 0 while nothing is gathered.
     hi: usize,
-    /// Pages cleared since the last flush; above `FLUSH_ALL_THRESHOLD` the
-    /// flush takes the whole ASID.
+    /// Pages cleared since the last flush; above `mmu::flush_range_limit`
+    /// the flush takes the whole ASID.
     pages: usize,
 }
 
@@ -340,8 +356,8 @@ impl<'a> Gather<'a> {
             return;
         }
         vmstat::TLB_RANGE_FLUSH.inc();
-        if self.pages > FLUSH_ALL_THRESHOLD || (self.hi - self.lo) / PAGE_SIZE > FLUSH_ALL_THRESHOLD
-        {
+        let limit = mmu::flush_range_limit();
+        if self.pages > limit || (self.hi - self.lo) / PAGE_SIZE > limit {
             mmu::flush_tlb_asid(self.mm.asid);
         } else {
             mmu::flush_tlb_user_range(self.mm.asid, self.lo, self.hi);

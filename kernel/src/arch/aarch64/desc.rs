@@ -42,7 +42,8 @@ register_bitfields! [u64,
         /// Shareability of Normal memory: RAM is inner shareable, kept coherent
         /// between all CPUs (Linux: `PTE_SHARED`).
         SH OFFSET(8) NUMBITS(2) [NonShareable = 0, Outer = 2, Inner = 3],
-        /// Access flag: clear = the first access faults (no hardware AF on A72).
+        /// Access flag: clear = the first access faults, or with TCR_EL1.HA
+        /// (FEAT_HAFDBS; not on A72) the hardware sets it.
         AF OFFSET(10) NUMBITS(1) [],
         /// Not global: the entry is tagged with the current ASID.
         NG OFFSET(11) NUMBITS(1) [],
@@ -248,6 +249,11 @@ impl Pte {
     /// access state is gathered into one entry (Linux: `contpte_ptep_get`).
     pub fn with_access_of(self, other: Pte) -> Pte {
         Pte(self.0 | (other.0 & (bits(LEAF_DESC::AF::SET) | bits(LEAF_DESC::SW_DIRTY::SET))))
+    }
+    /// The same entry with the access flag clear (Linux: `pte_mkold`): the
+    /// first access faults, or, with TCR_EL1.HA, the hardware sets it.
+    pub fn mkold(self) -> Pte {
+        Pte(self.0 & !bits(LEAF_DESC::AF::SET))
     }
     /// The same entry, old and clean: what two entries of one block must
     /// agree on besides the address (Linux: `pte_mkold(pte_mkclean(pte))`).

@@ -12,6 +12,10 @@ use core::arch::{asm, global_asm};
 use aarch64_cpu::asm::barrier;
 use aarch64_cpu::registers::{Readable, Writeable, ID_AA64MMFR0_EL1, PAR_EL1, TTBR0_EL1};
 
+use core::sync::atomic::Ordering::Relaxed;
+
+use super::cpufeature;
+use super::tlbi_range::{self, Tlbi};
 use crate::mm::addr::{virt_to_phys, PhysAddr};
 
 /// Makes page-table writes visible to the hardware walker (DSB ISHST), as
@@ -176,18 +180,40 @@ pub fn flush_tlb_user_page(asid: u16, va: usize) {
 
 /// Invalidates the TLB entries of user pages `[start, end)` of address
 /// space `asid` on all CPUs, with one barrier pair for the batch (Linux:
-/// `__flush_tlb_range` by pages).
+/// `__flush_tlb_range`): by range operations where the CPU has them and
+/// `tlbi_range` is on, else page by page.
 pub fn flush_tlb_user_range(asid: u16, start: usize, end: usize) {
-    let tag = (asid as u64) << 48;
+    let range = cpufeature::TLBI_RANGE.load(Relaxed);
+    let pages = ((end - start) / 4096) as u64;
     // The cleared entries are visible to walkers before any invalidation.
     barrier::dsb(barrier::ISHST);
-    for va in (start..end).step_by(4096) {
-        // SAFETY: TLB maintenance only.
-        unsafe { asm!("tlbi vale1is, {}", in(reg) tag | tlbi_page(va), options(nostack)) };
+    for op in tlbi_range::ops(asid, start as u64 >> 12, pages, range) {
+        match op {
+            // SAFETY: TLB maintenance only.
+            Tlbi::Page(x) => unsafe { asm!("tlbi vale1is, {}", in(reg) x, options(nostack)) },
+            // TLBI RVALE1IS, spelt as the SYS instruction it is, so no
+            // assembler extension is needed.
+            // SAFETY: TLB maintenance only; reached only on a CPU with
+            // FEAT_TLBIRANGE (elsewhere the instruction is undefined).
+            Tlbi::Range(x) => unsafe {
+                asm!("sys #0, c8, c2, #5, {}", in(reg) x, options(nostack))
+            },
+        }
     }
     // Every invalidation completes before we go on.
     barrier::dsb(barrier::ISH);
     barrier::isb(barrier::SY);
+}
+
+/// The most pages `flush_tlb_user_range` takes before flushing the whole
+/// ASID is cheaper: 64 single pages, or as many as one range operation
+/// covers (Linux: `MAX_DVM_OPS`, `MAX_TLBI_RANGE_PAGES`).
+pub fn flush_range_limit() -> usize {
+    if cpufeature::TLBI_RANGE.load(Relaxed) {
+        tlbi_range::MAX_TLBI_RANGE_PAGES as usize
+    } else {
+        64
+    }
 }
 
 /// Invalidates every TLB entry of address space `asid` on all CPUs (Linux:
