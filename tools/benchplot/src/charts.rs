@@ -671,7 +671,10 @@ mod tests {
         let labels: Vec<_> = chart.series.iter().map(|s| s.label.as_str()).collect();
         assert_eq!(
             labels,
-            ["faultline: 64K folios always", "faultline: 64K folios never"]
+            [
+                "faultline: 64K folios always",
+                "faultline: 64K folios never"
+            ]
         );
         assert_eq!(chart.series[0].values, [Some(339.0)]);
         assert_eq!(chart.series[1].values, [Some(5149.0)]);
