@@ -121,13 +121,24 @@ else
 fi
 
 # --- 3. stepping: `step` and `fl-step` from the fault to the PTE store ------
-for command in step fl-step; do
-    start_qemu "$logdir/$command.console" --run "/bin/bench/seed000 --set-knobs iters=1"
+steps() { # COMMAND: one boot, the steps into $logdir/COMMAND.gdb, checked
+    start_qemu "$logdir/$1.console" --run "/bin/bench/seed000 --set-knobs iters=1"
     timeout 120 gdb-multiarch -nx -batch -ex "file $kernel" -ex "source scripts/gdb/faultline-gdb.py" \
-        -ex "target remote :$port" -ex "python STEP_COMMAND = '$command'" \
-        -ex "source scripts/gdb/steps.py" >"$logdir/$command.gdb" 2>&1
+        -ex "target remote :$port" -ex "python STEP_COMMAND = '$1'" \
+        -ex "source scripts/gdb/steps.py" >"$logdir/$1.gdb" 2>&1
     stop_qemu
-    python3 scripts/gdb/check_steps.py "$command" "$logdir/$command.gdb" || failed=1
+    python3 scripts/gdb/check_steps.py "$1" "$logdir/$1.gdb" >"$logdir/$1.check"
+}
+for command in step fl-step; do
+    # A timer interrupt that falls due while gdb runs over a helper (real
+    # time: now and then) is followed into the tick, and that run says
+    # nothing about the fault's path: it runs once more.
+    if ! steps "$command" && grep -q "^@@step .*timer_interrupt" "$logdir/$command.gdb"; then
+        echo "    ($command: the tick came in while stepping; once more)"
+        steps "$command"
+    fi
+    grep -q FAILED "$logdir/$command.check" && failed=1
+    cat "$logdir/$command.check"
 done
 
 # --- 4. make gdb at a terminal: ^C, continue, the port, the exit status ----
