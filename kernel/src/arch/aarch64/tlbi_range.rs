@@ -2,8 +2,8 @@
 //! RVALE1IS`), as Linux's `__flush_tlb_range_op` builds them
 //! (`arch/arm64/include/asm/tlbflush.h`): one operation covers (NUM + 1)
 //! << (5 * SCALE + 1) pages from BaseADDR, so a run of pages goes as a few
-//! operations of growing scale, an odd page alone by page. Pure: the host
-//! tests it.
+//! operations, largest scale first (Linux 6.12's order), and a last odd
+//! page alone. Pure: the host tests it.
 
 /// One invalidation: a single page (`TLBI VALE1IS`) or a range (`TLBI
 /// RVALE1IS`), with its Xt operand.
