@@ -54,6 +54,8 @@ static const char *const switches[][2] = {
 	{ "contpte", "/sys/kernel/mm/contpte/enabled" },
 	{ "fault_around_bytes", "/sys/kernel/debug/fault_around_bytes" },
 	{ "vma_lock", "/sys/kernel/mm/vma_lock/enabled" },
+	{ "hw_af", "/sys/kernel/mm/hw_af/enabled" },
+	{ "tlbi_range", "/sys/kernel/mm/tlbi_range/enabled" },
 };
 
 static void die(const char *msg)

@@ -276,6 +276,8 @@ const SWITCHES: &[(&str, &str)] = &[
     ("contpte", "contpte"),
     ("fault_around_bytes", "fault-around"),
     ("vma_lock", "vma_lock"),
+    ("hw_af", "hardware AF"),
+    ("tlbi_range", "range TLBI"),
     ("exec_enabled", "exec"),
     ("mapping_align", "align"),
     ("fault_around", "fault-around"),
