@@ -37,7 +37,8 @@ import sys
 # every other key of a result line is something measured.
 SETTINGS = ["workload", "size", "pages", "mode", "tasks", "threads", "calls", "vdso", "pmu",
             "shmem_enabled", "shmem_2m", "shmem_64k",
-            "multi_page", "contpte", "fault_around_bytes", "vma_lock", "hw_af", "tlbi_range",
+            "multi_page", "contpte", "fault_around_bytes", "vma_lock", "hw_af", "hw_dirty",
+            "tlbi_range",
             "exec_enabled", "mapping_align", "fault_around"]
 
 # (benchmark, the settings a row must have, metric, "<=" or "==", bound,

@@ -162,11 +162,11 @@ if stage user; then
 run_suite "user[smp4,1G]" test "-- test" 240 --smp 4 --mem 1G
 run_suite "user[smp2,256M,gicv3,el2]" test "-- test" 240 --smp 2 --mem 256M --gic 3 --el2
 # QEMU's `max` has what cortex-a72 lacks and faultline then uses: the
-# hardware access flag (FEAT_HAFDBS) and range TLB invalidation
-# (FEAT_TLBIRANGE); the tests pass with both on and with both off.
+# hardware access flag and dirty state (FEAT_HAFDBS) and range TLB
+# invalidation (FEAT_TLBIRANGE); the tests pass with all on and all off.
 run_suite "user[smp2,512M,max]" test "-- test" 240 --smp 2 --mem 512M --cpu max
-run_suite "user[smp2,512M,max,hw_af=off,tlbi_range=off]" test "hw_af=off tlbi_range=off -- test" 240 \
-    --smp 2 --mem 512M --cpu max
+run_suite "user[smp2,512M,max,hw_af=off,hw_dirty=off,tlbi_range=off]" test \
+    "hw_af=off hw_dirty=off tlbi_range=off -- test" 240 --smp 2 --mem 512M --cpu max
 
 # The glibc test programs (user/c/tests/, built into build/ctests/ and
 # added to the initrd for their boot), whose expected values are Linux
@@ -175,10 +175,15 @@ for prog in build/ctests/*; do
     name=$(basename "$prog")
     run_suite "glibc:$name[smp2,512M]" glibc "-- run /bin/$name" 120 --smp 2 --mem 512M --add "$prog"
 done
-# Where the CPU sets the access flag, fault-around's pages start old.
+# Where the CPU sets the access flag, fault-around's pages start old;
+# where it sets the dirty state, a clean page's first write takes no fault.
 for off in "" "hw_af=off"; do
     run_suite "glibc:accessed[smp2,512M,max${off:+,$off}]" glibc "$off -- run /bin/accessed" 120 \
         --smp 2 --mem 512M --cpu max --add build/ctests/accessed
+done
+for off in "" "hw_dirty=off"; do
+    run_suite "glibc:dirty[smp2,512M,max${off:+,$off}]" glibc "$off -- run /bin/dirty" 120 \
+        --smp 2 --mem 512M --cpu max --add build/ctests/dirty
 done
 
 # A static glibc program (user/c/memfd-demo.c), as ET_EXEC and as

@@ -29,7 +29,7 @@ pub struct Switch {
 }
 
 /// Every switch.
-pub static SWITCHES: [Switch; 5] = [
+pub static SWITCHES: [Switch; 6] = [
     // Seed 000: finish_fault maps as much of a folio as it may.
     Switch {
         flag: &crate::mm::fault::FINISH_FAULT_MULTI,
@@ -62,6 +62,15 @@ pub static SWITCHES: [Switch; 5] = [
         off: "off",
         sysfs: "hw_af/enabled",
         available: crate::arch::cpufeature::hw_af_capable,
+    },
+    // FEAT_HAFDBS: the MMU sets the dirty state of clean writable entries
+    // (TCR_EL1.HD; each CPU follows the switch at its next tick).
+    Switch {
+        flag: &crate::arch::cpufeature::HW_DIRTY,
+        cmdline: "hw_dirty",
+        off: "off",
+        sysfs: "hw_dirty/enabled",
+        available: crate::arch::cpufeature::hw_dirty_capable,
     },
     // FEAT_TLBIRANGE: ranges of user pages invalidated by TLBI RVALE1IS.
     Switch {

@@ -137,7 +137,9 @@ def main(console_path, gdb_path):
     check("printers_show_addresses_folio_and_prot",
           re.search(r"vmf = 0x[0-9a-f]+", args) and "allowed = 0x7e0000000000..0x7e0000020000" in args
           and re.search(r"folio = Folio\(pfn 0x[0-9a-f]+, order 4 \(64K\), refcount \d+, mapcount 0,", args)
-          and re.search(r"= PgProt\(0x[0-9a-f]+: AttrIndx 1 Normal WB, AP 01 EL1 RW, EL0 RW,.* nG", args),
+          # The protection of the process's own copy is dirty: read-write,
+          # DBM set (a clean one would be read-only).
+          and re.search(r"= PgProt\(0x[0-9a-f]+: AttrIndx 1 Normal WB, AP 01 EL1 RW, EL0 RW,.* nG, DBM,.* dirty", args),
           args)
     pmd, table = "\n".join(seen.get("p pmd as Pte", [])), "\n".join(seen.get("p page table", []))
     check("pte_printer_decodes_a_table_descriptor_as_a_table",

@@ -15,7 +15,7 @@ import esr  # noqa: E402
 
 TABLE = 0x4123_4003
 KERNEL_BLOCK = 0x0060_0000_4020_0705  # PgProt::KERNEL, 2M block
-USER_RW_PAGE = 0x0060_0000_4123_4F47  # PgProt::user(true, false)
+USER_RW_PAGE = 0x0068_0000_4123_4FC7  # PgProt::user(true, false): clean, DBM set
 USER_RX_PAGE = 0x0020_0000_4097_1FC7  # read-only, executable, as exec maps text
 
 
@@ -32,7 +32,8 @@ class Descriptors(unittest.TestCase):
     def test_fields_by_arm_arm_name(self):
         fields = dict(desc.fields(USER_RW_PAGE, 3))
         self.assertEqual(fields["OA"], "0x41234000")
-        self.assertEqual(fields["AP"], "01 (EL1 RW, EL0 RW)")
+        self.assertEqual(fields["AP"], "11 (EL1 RO, EL0 RO)")
+        self.assertEqual(fields["DBM"], 1)
         self.assertEqual(fields["SH"], "11 (Inner Shareable)")
         self.assertEqual(fields["AttrIndx"], "1 (Normal WB)")
         self.assertEqual((fields["AF"], fields["nG"], fields["PXN"], fields["UXN"]), (1, 1, 1, 1))
@@ -45,6 +46,13 @@ class Descriptors(unittest.TestCase):
         self.assertEqual(desc.user_perms(USER_RW_PAGE), "rw-")
         self.assertEqual(desc.user_perms(USER_RX_PAGE), "r-x")
         self.assertEqual(desc.user_perms(KERNEL_BLOCK), "---")
+        self.assertEqual(desc.user_perms(USER_RW_PAGE & ~desc.DBM), "r--", "no DBM: read-only")
+
+    def test_dirty_in_software_or_hardware(self):
+        self.assertFalse(desc.is_dirty(USER_RW_PAGE))
+        self.assertTrue(desc.is_dirty(USER_RW_PAGE | desc.SW_DIRTY))
+        self.assertTrue(desc.is_dirty(USER_RW_PAGE & ~desc.RDONLY), "DBM with AP[2] clear")
+        self.assertFalse(desc.is_dirty(USER_RX_PAGE & ~desc.RDONLY), "no DBM: AP[2] is no dirty state")
 
     def test_index_per_level(self):
         va = 0x7E00_0001_2345
@@ -83,8 +91,11 @@ class Descriptors(unittest.TestCase):
         missing = list(good)
         missing[15] &= ~desc.CONT
         self.assertIn("entry 15 without the contiguous bit", desc.cont_block_problems(missing, 0x7E0000000000))
+        dirtied = list(good)
+        dirtied[7] &= ~desc.RDONLY  # the MMU made entry 7 dirty: allowed
+        self.assertEqual(desc.cont_block_problems(dirtied, 0x7E0000000000), [])
         readonly = list(good)
-        readonly[7] |= 1 << 7  # AP[2]: read-only
+        readonly[7] &= ~desc.DBM  # write-protected alone
         self.assertIn("entry 7 attributes differ from entry 0", desc.cont_block_problems(readonly, 0x7E0000000000))
         self.assertIn("block VA 0x7e0000001000 not 64K-aligned", desc.cont_block_problems(good, 0x7E0000001000))
 

@@ -55,6 +55,7 @@ static const char *const switches[][2] = {
 	{ "fault_around_bytes", "/sys/kernel/debug/fault_around_bytes" },
 	{ "vma_lock", "/sys/kernel/mm/vma_lock/enabled" },
 	{ "hw_af", "/sys/kernel/mm/hw_af/enabled" },
+	{ "hw_dirty", "/sys/kernel/mm/hw_dirty/enabled" },
 	{ "tlbi_range", "/sys/kernel/mm/tlbi_range/enabled" },
 };
 

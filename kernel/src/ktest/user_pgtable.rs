@@ -44,7 +44,8 @@ fn at(mm: &Mm, va: usize) -> (Option<PhysAddr>, Option<PhysAddr>) {
     (read, write)
 }
 
-/// Maps all of `folio` at `va` with one `set_ptes`, as `set_pte_range` does.
+/// Maps all of `folio` at `va` with one `set_ptes`, as `set_pte_range` does
+/// for a write fault: dirty, so a writable `prot` is read-write.
 fn map_pages(mm: &Mm, va: usize, folio: &Folio, prot: PgProt) -> TestResult {
     let mut mem = mm;
     let table = pgtable::table_for(&mut mem, mm.pgd, va, Level::Pte, Alloc::IfMissing)
@@ -54,7 +55,7 @@ fn map_pages(mm: &Mm, va: usize, folio: &Folio, prot: PgProt) -> TestResult {
         mm,
         table,
         va,
-        Pte::page(folio.phys(), prot),
+        Pte::page(folio.phys(), prot).mkdirty(),
         folio.nr_pages(),
         folio,
     );
@@ -139,7 +140,7 @@ fn pmd_block_seen_by_at() -> TestResult {
         let pmd = &pmds[Level::Pmd.index(va)];
         // SAFETY: `folio` is ours, referenced.
         let entry_ref = unsafe { Folio::from_pfn(folio.pfn()) };
-        memory::set_pmd(pmd, entry_ref, PgProt::user(true, false));
+        memory::set_pmd(pmd, entry_ref, PgProt::user(true, false), true);
     }
     let t = pgtable::translate(&&*mm, mm.pgd, va + 0x12_3456).ok_or("no translation")?;
     ensure!(t.level == Level::Pmd, "mapped at {:?}", t.level);

@@ -17,7 +17,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch::desc::Pte;
 use crate::arch::mmu;
-use crate::arch::pgtable::ptep_get;
+use crate::arch::pgtable::{pmdp_set_access_flags, ptep_get, ptep_set_access_flags};
 use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run};
 use crate::mm::folio::{self, Folio};
@@ -157,9 +157,9 @@ pub fn pte_alloc(vmf: &mut VmFault) -> Result<bool, FaultError> {
 /// The fault's level-2 entry `pmd` is no table (Linux: the PMD half of
 /// `__handle_mm_fault`): if empty, map an anonymous PMD block where one
 /// fits (a file's waits for its folio: `finish_fault`); a write to a
-/// read-only block copies or reuses it (`do_huge_pmd_wp_page`); any other
-/// fault on a block is spurious, or the block is being changed (an invalid
-/// entry), and the access retries. None: go on to the PTE level. Kept out
+/// read-only block copies or reuses it (`do_huge_pmd_wp_page`); a write to
+/// a clean one dirties it; any other fault on a block is spurious, or the
+/// block is being changed (an invalid entry), and the access retries. None: go on to the PTE level. Kept out
 /// of `handle_mm_fault`, whose PTE-level paths it must not slow.
 #[inline(never)]
 fn handle_pmd_fault(vmf: &VmFault, pmd: Pte) -> Option<Result<(), FaultError>> {
@@ -171,10 +171,24 @@ fn handle_pmd_fault(vmf: &VmFault, pmd: Pte) -> Option<Result<(), FaultError>> {
             Some(_) => None,
         };
     }
-    if !pmd.is_valid() || vmf.access != Access::Write || pmd.prot().is_writable() {
-        return Some(Ok(()));
+    if !pmd.is_valid() {
+        return Some(Ok(())); // being changed: retry
     }
-    do_huge_pmd_wp_page(vmf, pmd)
+    if vmf.access == Access::Write && !pmd.prot().is_writable() {
+        return do_huge_pmd_wp_page(vmf, pmd);
+    }
+    huge_pmd_set_accessed(vmf);
+    Some(Ok(()))
+}
+
+/// A fault on a valid block that needs no copy (Linux:
+/// `huge_pmd_set_accessed`): a write to a clean block where the MMU does
+/// not set the dirty state itself, or a spurious fault. The block is made
+/// young, and dirty for a write.
+fn huge_pmd_set_accessed(vmf: &VmFault) {
+    let _ptl = vmf.mm.page_table_lock.lock();
+    let haddr = vmf.address & !(PMD_SIZE - 1);
+    pmdp_set_access_flags(vmf.mm, vmf.pmd, haddr, vmf.access == Access::Write);
 }
 
 /// Decides by what the entry holds (Linux: `handle_pte_fault`): an empty
@@ -194,8 +208,21 @@ fn handle_pte_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
     if vmf.access == Access::Write && !vmf.orig_pte.prot().is_writable() {
         return do_wp_page(vmf);
     }
-    // Another thread mapped it first: nothing to do.
+    pte_set_accessed(vmf);
     Ok(())
+}
+
+/// A fault on a present entry that needs no copy (Linux: the end of
+/// `handle_pte_fault`): a write to a clean entry, where the MMU does not
+/// set the dirty state itself, or an entry another thread mapped first.
+/// The entry is made young, and dirty for a write. Out of line: the
+/// first-touch paths above must not pay for it.
+#[cold]
+#[inline(never)]
+fn pte_set_accessed(vmf: &VmFault) {
+    let _ptl = vmf.ptl();
+    let write = vmf.access == Access::Write;
+    ptep_set_access_flags(vmf.mm, vmf.table(), vmf.address, write);
 }
 
 /// May a shared file's 2M folio be mapped by one PMD block at this fault
@@ -224,10 +251,14 @@ pub fn do_set_pmd(vmf: &VmFault, folio: &Folio, page: usize) -> Option<Result<()
     if folio.order() != PMD_ORDER || page != (vmf.address - haddr) / PAGE_SIZE {
         return None;
     }
-    folio.mark_dirty();
     let _ptl = vmf.mm.page_table_lock.lock();
     if folio.is_cached() && vmf.pmd.load(Ordering::Acquire) == 0 {
-        set_pmd(vmf.pmd, folio.clone(), vmf.vma.page_prot(false));
+        set_pmd(
+            vmf.pmd,
+            folio.clone(),
+            vmf.vma.page_prot(false),
+            vmf.access == Access::Write,
+        );
     }
     Some(Ok(()))
 }
@@ -424,7 +455,7 @@ fn do_huge_pmd_wp_page(vmf: &VmFault, orig: Pte) -> Option<Result<(), FaultError
             || folio.refcount() == 2 && folio.mapcount() == 1);
     if reuse {
         folio.set_anon_exclusive(true);
-        let new = Pte::block(orig.addr(), vmf.vma.page_prot(true)).with_access_of(orig);
+        let new = Pte::block(orig.addr(), vmf.vma.page_prot(true));
         huge_memory::pmd::set_pmd_at(vmf.mm, vmf.pmd, haddr, new);
         return Some(Ok(()));
     }
@@ -458,13 +489,12 @@ fn do_shared_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
 }
 
 /// The file's page, from its `->fault`, mapped by `finish_fault` with as
-/// much of its folio as may be (dirty, where the mapping is writable: a
-/// shared one). `do_shared_fault`'s work, and `do_read_fault`'s when
+/// much of its folio as may be (dirty, for a write: a shared mapping's). `do_shared_fault`'s work, and `do_read_fault`'s when
 /// fault-around did not map the page.
 fn map_file_page(vmf: &mut VmFault) -> Result<(), FaultError> {
     let (folio, page) = __do_fault(vmf)?;
-    if vmf.vma.page_prot(false).is_writable() {
-        folio.mark_dirty(); // a shared page mapped writable
+    if vmf.access == Access::Write {
+        folio.mark_dirty(); // Linux: `fault_dirty_shared_page`
     }
     let vma_range = vmf.range.clone();
     finish_fault(vmf, vma_range, folio, page)

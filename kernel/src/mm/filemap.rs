@@ -292,8 +292,6 @@ pub fn filemap_map_pages(vmf: &mut VmFault, mapping: &AddressSpace, start: u64, 
         return;
     }
     let (vma, range, table) = (vmf.vma, &vmf.range, vmf.table());
-    // A shared page mapped writable is dirty from now on.
-    let dirty = vma.page_prot(false).is_writable();
     let none = |va| table[Level::Pte.index(va)].load(core::sync::atomic::Ordering::Relaxed) == 0;
     // The VA where file page `index` is mapped (may lie outside the window).
     let va_of = |index: u64| {
@@ -311,9 +309,6 @@ pub fn filemap_map_pages(vmf: &mut VmFault, mapping: &AddressSpace, start: u64, 
             // Linux: `filemap_map_order0_folio`. The page lies in the
             // window, as its index does.
             if none(folio_va) {
-                if dirty {
-                    folio.mark_dirty();
-                }
                 set_pte_range(vmf, folio, 0, 1, folio_va);
             }
             return;
@@ -329,9 +324,6 @@ pub fn filemap_map_pages(vmf: &mut VmFault, mapping: &AddressSpace, start: u64, 
             if run.is_empty() {
                 va += PAGE_SIZE;
                 continue;
-            }
-            if dirty {
-                folio.mark_dirty();
             }
             let page = (run.start - folio_va) / PAGE_SIZE;
             set_pte_range(vmf, folio, page, run.len() / PAGE_SIZE, run.start);

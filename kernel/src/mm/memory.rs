@@ -13,6 +13,7 @@ use crate::arch::desc::{PgProt, Pte};
 use crate::arch::mmu;
 use crate::arch::pgtable::{get_and_clear_ptes, modify_prot_ptes, ptep_clear_flush, set_ptes};
 use crate::mm::addr::{align_up, PhysAddr, PAGE_SIZE, PMD_SIZE, PTRS_PER_TABLE};
+use crate::mm::fault::Access;
 use crate::mm::folio::{self, Folio};
 use crate::mm::frame;
 use crate::mm::huge_memory::{pmd, split};
@@ -28,6 +29,8 @@ use crate::mm::vmstat;
 /// PTE table, as the VMA allows: writable where it is writable and the
 /// page is shared or the process's own (an anonymous folio); a private
 /// page-cache page starts read-only (Linux: `set_pte_range` -> `set_ptes`).
+/// Entries are dirty for a write fault and for anonymous memory (its
+/// protection is); a shared page read in stays clean until written.
 /// Each entry holds a folio reference of its own, taken here. The caller
 /// holds the table's lock and has checked the entries are none; none ->
 /// valid needs no TLB flush, but the caller makes the new entries visible
@@ -38,6 +41,9 @@ pub fn set_pte_range(vmf: &VmFault, folio: &Folio, page: usize, nr: usize, addr:
     debug_assert!(Level::Pte.index(addr) + nr <= PTRS_PER_TABLE && page + nr <= folio.nr_pages());
     let prot = vmf.vma.page_prot(folio.is_anon());
     let mut pte = Pte::page(folio.phys().add(page * PAGE_SIZE), prot);
+    if vmf.access == Access::Write {
+        pte = pte.mkdirty();
+    }
     if arch_wants_old_prefaulted_pte() {
         pte = old_if_prefault(vmf, pte, addr, nr);
     }
@@ -78,9 +84,14 @@ pub fn replace_pte(mm: &Mm, table: &PageTable, addr: usize, new: Pte) -> Folio {
 /// level-2 entry for a 2M-aligned VA (Linux: `do_set_pmd`), if the entry is
 /// still none: a fault elsewhere in the 2M may install a PTE table there
 /// without the page-table lock. The caller holds `mm.page_table_lock`. The
-/// block holds one folio reference, as a PTE does.
-pub fn set_pmd(pmd: &AtomicU64, folio: Folio, prot: PgProt) {
-    let block = Pte::block(folio.phys(), prot).0;
+/// block holds one folio reference, as a PTE does; it is dirty if a write
+/// maps it.
+pub fn set_pmd(pmd: &AtomicU64, folio: Folio, prot: PgProt, write: bool) {
+    let mut block = Pte::block(folio.phys(), prot);
+    if write {
+        block = block.mkdirty();
+    }
+    let block = block.0;
     if pmd
         .compare_exchange(0, block, Ordering::Release, Ordering::Relaxed)
         .is_err()

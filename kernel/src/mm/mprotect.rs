@@ -120,14 +120,21 @@ pub fn mprotect(mm: &Arc<Mm>, start: usize, len: usize, prot: u32) -> KResult<()
 fn change_protection(mm: &Mm, start: usize, end: usize, flags: u64) {
     let shared = flags & VM_SHARED != 0;
     memory::change_protection(mm, start, end, |pte| {
-        if flags & VM_ACCESS_FLAGS == 0 {
-            return Pte::page(pte.addr(), PgProt::user_none());
+        let prot = if flags & VM_ACCESS_FLAGS == 0 {
+            PgProt::user_none()
+        } else {
+            // A private page may become writable only if it is the
+            // process's own (Linux: `can_change_pte_writable`): after fork
+            // a shared page must still fault and be copied.
+            let own = shared || folio::page_anon_exclusive(pte.addr().pfn());
+            PgProt::user(flags & VM_WRITE != 0 && own, flags & VM_EXEC != 0)
+        };
+        let new = Pte::page(pte.addr(), prot);
+        // The dirty state survives (Linux: `pte_modify`).
+        if pte.is_dirty() {
+            new.mkdirty()
+        } else {
+            new
         }
-        // A private page may become writable only if it is the process's
-        // own (Linux: `can_change_pte_writable`): after fork a shared page
-        // must still fault and be copied.
-        let own = shared || folio::page_anon_exclusive(pte.addr().pfn());
-        let write = flags & VM_WRITE != 0 && own;
-        Pte::page(pte.addr(), PgProt::user(write, flags & VM_EXEC != 0))
     });
 }

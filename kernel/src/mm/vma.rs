@@ -131,10 +131,18 @@ impl Clone for AnonVma {
 }
 
 /// The protection a VMA with `flags` gives a page it maps (Linux:
-/// `vm_get_page_prot`, `maybe_mkwrite`).
+/// `vm_get_page_prot`, `maybe_mkwrite`). The process's own copy (an
+/// anonymous page) is dirty from the start, as only a write or a copy
+/// makes one (Linux: the `pte_mkdirty` of `do_anonymous_page` and
+/// `wp_page_copy`); any other page starts clean.
 fn vm_get_page_prot(flags: u64, own_copy: bool) -> PgProt {
     let write = flags & VM_WRITE != 0 && (flags & VM_SHARED != 0 || own_copy);
-    PgProt::user(write, flags & VM_EXEC != 0)
+    let prot = PgProt::user(write, flags & VM_EXEC != 0);
+    if own_copy {
+        prot.mkdirty()
+    } else {
+        prot
+    }
 }
 
 /// One mapping of a process (Linux's `struct vm_area_struct`); its range is
@@ -186,8 +194,9 @@ impl Vma {
     }
 
     /// The protection this VMA gives a page it maps (Linux: `vm_page_prot`,
-    /// and `maybe_mkwrite` for a page that is the process's own): private
-    /// pages start read-only unless they are the process's own copy.
+    /// and `maybe_mkwrite(pte_mkdirty())` for a page that is the process's
+    /// own): private pages start read-only unless they are the process's
+    /// own copy, which is dirty.
     #[inline]
     pub fn page_prot(&self, own_copy: bool) -> PgProt {
         debug_assert!(self.page_prot == [false, true].map(|own| vm_get_page_prot(self.flags, own)));

@@ -356,8 +356,8 @@ pub fn timer_interrupt(user: bool) {
 
 /// The tick's work (Linux: `scheduler_tick`, `update_process_times`):
 /// charge the tick to the running thread (`user`: it interrupted user
-/// space), run due timers, wake sleepers whose time has come, and ask for
-/// a reschedule when others wait.
+/// space), run due timers, follow the `hw_dirty` switch, wake sleepers
+/// whose time has come, and ask for a reschedule when others wait.
 fn tick(user: bool) {
     let cpu = this_cpu();
     cpu.ticks.fetch_add(1, Ordering::Relaxed);
@@ -377,6 +377,7 @@ fn tick(user: bool) {
         crate::task::timers::cpu_tick(&u.process, &t);
     }
     crate::task::timers::run_expired();
+    crate::arch::cpufeature::sync_hw_dirty();
     wake_sleepers(cpu, timer::counter());
     if !cpu.rq.lock().queue.is_empty() {
         cpu.need_resched.store(true, Ordering::Relaxed);

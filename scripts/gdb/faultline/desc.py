@@ -13,9 +13,10 @@ ENTRIES = 512
 VALID = 1 << 0
 TYPE = 1 << 1  # table (levels 0-2) or page (level 3); clear: block
 ADDR_MASK = 0x0000_FFFF_FFFF_F000
+RDONLY = 1 << 7  # AP[2]; with DBM set, clear means dirty (Linux PTE_RDONLY)
 AF = 1 << 10
 NG = 1 << 11
-DBM = 1 << 51
+DBM = 1 << 51  # may be written (Linux PTE_WRITE): clean while AP[2] is set
 CONT = 1 << 52
 PXN = 1 << 53
 UXN = 1 << 54
@@ -71,12 +72,19 @@ def prot(desc):
     return desc & ~(ADDR_MASK | VALID | TYPE)
 
 
+def is_dirty(desc):
+    """Written since mapped clean (Linux: `pte_dirty`): the software bit, or
+    the hardware's, DBM set with AP[2] clear."""
+    return bool(desc & SW_DIRTY) or desc & (DBM | RDONLY) == DBM
+
+
 def user_perms(desc):
-    """EL0's r/w/x, as /proc/PID/ptdump prints them."""
+    """EL0's r/w/x, as /proc/PID/ptdump prints them: writable is read-write
+    now, or clean with DBM set (read-write once written)."""
     ap = (desc >> 6) & 3
     return "".join((
         "r" if ap & 1 else "-",
-        "w" if ap == 1 else "-",
+        "w" if ap == 1 or (ap == 3 and desc & DBM) else "-",
         "-" if desc & UXN else "x",
     ))
 
@@ -134,8 +142,10 @@ def cont_block_problems(entries, first_va):
             continue
         if out_addr(desc) != base + (i << 12):
             problems.append(f"entry {i} maps {out_addr(desc):#x}, not {base + (i << 12):#x}")
-        # Access and dirty state may differ per entry; everything else may not.
-        if prot(desc) & ~(AF | SW_DIRTY) != prot(entries[0]) & ~(AF | SW_DIRTY):
+        # Access and dirty state may differ per entry (the hardware's dirty
+        # state is AP[2] where DBM is set); everything else may not.
+        state = AF | SW_DIRTY | (RDONLY if desc & entries[0] & DBM else 0)
+        if prot(desc) & ~state != prot(entries[0]) & ~state:
             problems.append(f"entry {i} attributes differ from entry 0")
     return problems
 
@@ -154,7 +164,7 @@ def ptdump_lines(leaves):
         extra = "".join((
             " cont" if desc & CONT else "",
             " young" if desc & AF else "",
-            " dirty" if desc & SW_DIRTY else "",
+            " dirty" if is_dirty(desc) else "",
         ))
         lines.append(f"{start:012x}-{end:012x} {name} pa={pa:x} {user_perms(desc)} user{extra}")
 

@@ -101,7 +101,7 @@ Usage: fl-pt VA [pid]     (pid: default, the process the selected CPU runs)"""
                 # What may differ between a block's entries; the rest is above.
                 print(f"    [{first + n:3}] {e:#018x} {desc.kind(e, 3)} OA={desc.out_addr(e):#x} "
                       f"Contiguous={int(bool(e & desc.CONT))} AF={int(bool(e & desc.AF))} "
-                      f"dirty(sw)={int(bool(e & desc.SW_DIRTY))}")
+                      f"dirty={int(desc.is_dirty(e))}")
             problems = desc.cont_block_problems(entries, base_va)
             print("  contiguous-bit rules: " + ("; ".join(problems) if problems else
                                                  "ok (aligned, consecutive, same attributes)"))

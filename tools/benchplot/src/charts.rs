@@ -277,6 +277,7 @@ const SWITCHES: &[(&str, &str)] = &[
     ("fault_around_bytes", "fault-around"),
     ("vma_lock", "vma_lock"),
     ("hw_af", "hardware AF"),
+    ("hw_dirty", "hardware dirty"),
     ("tlbi_range", "range TLBI"),
     ("exec_enabled", "exec"),
     ("mapping_align", "align"),

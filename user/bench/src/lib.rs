@@ -114,8 +114,8 @@ Options every benchmark takes:
                 hugepages-2048kB/shmem_enabled to always) before measuring;
                 without it the system's settings stay as they are
 The result line ends with the settings the run had: faultline's switches
-(multi_page, contpte, fault_around_bytes, vma_lock, hw_af, tlbi_range;
-absent on Linux) and
+(multi_page, contpte, fault_around_bytes, vma_lock, hw_af, hw_dirty,
+tlbi_range; absent on Linux) and
 the shmem knobs (shmem_enabled, shmem_2m).";
 
 /// `--help` among `args`: prints `usage` (what the benchmark measures and
@@ -135,7 +135,7 @@ pub fn set_knobs_asked(args: &ulib::Args) -> bool {
 }
 
 /// faultline's fault-path switches, as `report` names them.
-const SWITCHES: [(&str, &core::ffi::CStr); 6] = [
+const SWITCHES: [(&str, &core::ffi::CStr); 7] = [
     ("multi_page", c"/sys/kernel/mm/finish_fault/multi_page"),
     ("contpte", c"/sys/kernel/mm/contpte/enabled"),
     (
@@ -144,6 +144,7 @@ const SWITCHES: [(&str, &core::ffi::CStr); 6] = [
     ),
     ("vma_lock", c"/sys/kernel/mm/vma_lock/enabled"),
     ("hw_af", c"/sys/kernel/mm/hw_af/enabled"),
+    ("hw_dirty", c"/sys/kernel/mm/hw_dirty/enabled"),
     ("tlbi_range", c"/sys/kernel/mm/tlbi_range/enabled"),
 ];
 

@@ -71,14 +71,53 @@ fn take(slot: &AtomicU64) -> Pte {
     }
 }
 
+/// Makes the entry in `slot` young, and dirty if `dirty`, if it is still
+/// valid (Linux: `__ptep_set_access_flags`): a compare-and-swap, as the
+/// MMU may set the same bits meanwhile. Making a clean entry read-write
+/// relaxes a permission, which needs no break-before-make. Returns whether
+/// the entry changed.
+pub fn set_access_flags_one(slot: &AtomicU64, dirty: bool) -> bool {
+    slot.fetch_update(Ordering::AcqRel, Ordering::Acquire, |v| {
+        let old = Pte(v);
+        let young = old.mkyoung();
+        let new = if dirty { young.mkdirty() } else { young };
+        (old.is_valid() && new != old).then_some(new.0)
+    })
+    .is_ok()
+}
+
+/// [`set_access_flags_one`] for entry `idx`, and for every entry of its
+/// block if it is in one: a dirty-bit fault on one page of a block marks
+/// the whole 64K, the unit the TLB holds it in (Linux:
+/// `contpte_ptep_set_access_flags`).
+pub fn set_access_flags(table: &PageTable, idx: usize, dirty: bool) {
+    let entries = if load(table, idx).is_contiguous() {
+        block_of(idx)
+    } else {
+        idx..idx + 1
+    };
+    for i in entries {
+        set_access_flags_one(&table[i], dirty);
+    }
+}
+
 /// Entry `idx` as software should see it: for a block, young and dirty
 /// ORed over all 16 entries, since the hardware updates only the one it
 /// used (Linux: `contpte_ptep_get`).
+#[inline(always)]
 pub fn ptep_get(table: &PageTable, idx: usize) -> Pte {
     let pte = load(table, idx);
     if !pte.is_contiguous() {
         return pte;
     }
+    gather(table, idx, pte)
+}
+
+/// `pte`, entry `idx` of a block, with the young and dirty bits of the
+/// block's other entries (Linux: `contpte_ptep_get`'s loop). Out of line,
+/// so a fault on an empty entry pays one load and one test.
+#[inline(never)]
+fn gather(table: &PageTable, idx: usize, pte: Pte) -> Pte {
     block_of(idx).fold(pte, |acc, i| acc.with_access_of(load(table, i)))
 }
 
@@ -282,10 +321,11 @@ pub fn clear_range(
     }
 }
 
-/// Replaces each valid entry of `range` with `f(old)` (Linux:
-/// `change_pte_range` for mprotect). Each block's worth is cleared and
-/// flushed before the new entries are written. A block covered whole stays
-/// folded under its new attributes; one covered in part is unfolded first.
+/// Replaces each valid entry of `range` with `f(old)`, `old` carrying its
+/// block's young and dirty bits (Linux: `change_pte_range` for mprotect).
+/// Each block's worth is cleared and flushed before the new entries are
+/// written. A block covered whole stays folded under its new attributes;
+/// one covered in part is unfolded first.
 pub fn change_range(
     table: &PageTable,
     range: Range<usize>,
@@ -295,8 +335,12 @@ pub fn change_range(
     unfold_partial_ends(table, &range, ops);
     for chunk in chunks(range) {
         let mut old = [Pte::NONE; CONT_PTES];
+        let mut access = Pte::NONE;
         for (k, i) in chunk.clone().enumerate() {
             old[k] = take(&table[i]);
+            if old[k].is_contiguous() {
+                access = access.with_access_of(old[k]);
+            }
         }
         let n = chunk.len();
         if old[..n].iter().all(|p| !p.is_valid()) {
@@ -305,7 +349,7 @@ pub fn change_range(
         ops.flush(chunk.clone());
         let new: [Pte; CONT_PTES] = core::array::from_fn(|k| {
             if k < n && old[k].is_valid() {
-                f(old[k])
+                f(old[k].with_access_of(access))
             } else {
                 Pte::NONE
             }

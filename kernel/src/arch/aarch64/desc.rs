@@ -50,8 +50,11 @@ register_bitfields! [u64,
         /// Bits 47:12: the physical address of the page, or of the block (whose
         /// low bits are then zero).
         OUTPUT_ADDR OFFSET(12) NUMBITS(36) [],
-        /// Dirty Bit Modifier: with FEAT_HAFDBS the hardware makes a read-only
-        /// entry writable on the first write (Linux: `PTE_DBM`); never set here.
+        /// Dirty Bit Modifier, the software "may be written" bit (Linux:
+        /// `PTE_WRITE`, which is `PTE_DBM`): a writable user entry starts
+        /// read-only (clean), and its first write makes it read-write
+        /// (dirty): the MMU does it with TCR_EL1.HD (FEAT_HAFDBS), or the
+        /// write faults and the kernel does (`Pte::mkdirty`).
         DBM OFFSET(51) NUMBITS(1) [],
         /// One of 16 adjacent entries mapping a contiguous, aligned range.
         CONTIGUOUS OFFSET(52) NUMBITS(1) [],
@@ -93,6 +96,13 @@ const PROT_NORMAL: u64 =
 /// set; SH stays 0, which Device memory ignores (the base of Linux's
 /// `PROT_DEVICE_nGnRE`).
 const PROT_DEVICE: u64 = bits(LEAF_DESC::ATTR_INDX::Device) | bits(LEAF_DESC::AF::SET);
+/// AP[2], read-only (Linux: `PTE_RDONLY`): in an entry with DBM set, its
+/// being clear is the hardware's dirty state.
+const RDONLY: u64 = 1 << 7;
+/// The entry's dirty state in software (Linux: `PTE_DIRTY`).
+const SW_DIRTY: u64 = bits(LEAF_DESC::SW_DIRTY::SET);
+/// The software "may be written" bit (Linux: `PTE_WRITE`).
+const DBM: u64 = bits(LEAF_DESC::DBM::SET);
 /// Execute-never at every level: PXN (no EL1 instruction fetch) and UXN (no
 /// EL0 instruction fetch).
 const XN: u64 = bits(LEAF_DESC::PXN::SET) | bits(LEAF_DESC::UXN::SET);
@@ -110,15 +120,20 @@ impl PgProt {
 
     /// A user page (Linux: `PAGE_READONLY`, `PAGE_SHARED`,
     /// `PAGE_READONLY_EXEC`...): EL0-accessible, not global (tagged with the
-    /// ASID), never executable by the kernel.
+    /// ASID), never executable by the kernel. A writable one is clean:
+    /// read-only with DBM set, made read-write by its first write
+    /// (`Pte::mkdirty`), as Linux's `PAGE_SHARED` is.
     pub fn user(write: bool, exec: bool) -> PgProt {
-        let ap = if write {
-            LEAF_DESC::AP::RwEl0
-        } else {
-            LEAF_DESC::AP::RoEl0
-        };
+        let write = if write { DBM } else { 0 };
         let uxn = if exec { 0 } else { bits(LEAF_DESC::UXN::SET) };
-        PgProt(PROT_NORMAL | bits(ap) | bits(LEAF_DESC::NG::SET) | bits(LEAF_DESC::PXN::SET) | uxn)
+        PgProt(
+            PROT_NORMAL
+                | bits(LEAF_DESC::AP::RoEl0)
+                | write
+                | bits(LEAF_DESC::NG::SET)
+                | bits(LEAF_DESC::PXN::SET)
+                | uxn,
+        )
     }
 
     /// A user page made PROT_NONE: it keeps its frame, but EL0 may not
@@ -132,20 +147,28 @@ impl PgProt {
     pub fn is_user_readable(self) -> bool {
         Leaf::new(self.0).read(LEAF_DESC::AP) & 1 != 0
     }
-    /// EL0 may write: `AP[2:1]` = 0b01, read-write at EL0 and EL1.
+    /// EL0 may write: readable at EL0 and writable (read-write now, or
+    /// clean with DBM set, read-write once dirty).
     pub fn is_user_writable(self) -> bool {
-        Leaf::new(self.0).read(LEAF_DESC::AP) == 1
+        self.is_user_readable() && self.is_writable()
     }
     /// EL0 may execute (UXN clear).
     pub fn is_user_exec(self) -> bool {
         !Leaf::new(self.0).is_set(LEAF_DESC::UXN)
     }
 
-    /// Writable at all (`AP[2]` clear: `RwEl1` or `RwEl0`), whether or not EL0
-    /// may also write (Linux: `pte_write`).
+    /// Writable at all, whether or not EL0 may also write (Linux:
+    /// `pte_write`): DBM set, or `AP[2]` clear (a kernel entry, which has
+    /// no DBM).
     pub fn is_writable(self) -> bool {
-        let ap = Leaf::new(self.0).read(LEAF_DESC::AP);
-        ap == LEAF_DESC::AP::RwEl1.value >> 6 || ap == LEAF_DESC::AP::RwEl0.value >> 6
+        self.0 & DBM != 0 || self.0 & RDONLY == 0
+    }
+    /// The same protection, dirty: see [`Pte::mkdirty`].
+    #[inline(always)]
+    pub const fn mkdirty(self) -> PgProt {
+        // DBM (bit 51) moved down onto AP[2] (bit 7): no branch.
+        let rdonly = (self.0 >> (51 - 7)) & RDONLY;
+        PgProt((self.0 | SW_DIRTY) & !rdonly)
     }
     /// EL1 may execute (PXN clear): only kernel text is mapped so.
     pub fn is_kernel_exec(self) -> bool {
@@ -189,16 +212,11 @@ impl Pte {
         Pte(bits(LEAF_DESC::VALID::SET) | bits(ty) | prot.0 | (pa.0 & ADDR_MASK))
     }
 
-    /// The same mapping, read-only (for copy-on-write after fork).
+    /// The same mapping, read-only (for copy-on-write after fork), its
+    /// dirty state kept in the software bit (Linux: `pte_wrprotect`).
     pub fn wrprotect(self) -> Pte {
-        let mut leaf = Leaf::new(self.0);
-        let ap = if leaf.read(LEAF_DESC::AP) & 1 != 0 {
-            LEAF_DESC::AP::RoEl0
-        } else {
-            LEAF_DESC::AP::RoEl1
-        };
-        leaf.modify(ap);
-        Pte(leaf.get())
+        let dirty = if self.is_dirty() { SW_DIRTY } else { 0 };
+        Pte((self.0 | dirty | RDONLY) & !DBM)
     }
 
     /// The entry is empty, all 64 bits zero (Linux: `pte_none`): nothing is
@@ -230,9 +248,27 @@ impl Pte {
     pub fn is_young(self) -> bool {
         Leaf::new(self.0).is_set(LEAF_DESC::AF)
     }
-    /// Written through since it was mapped (the software dirty bit).
+    /// Written through since it was mapped clean (Linux: `pte_dirty`): the
+    /// software bit, or the hardware's (DBM set and `AP[2]` clear).
     pub fn is_dirty(self) -> bool {
-        Leaf::new(self.0).is_set(LEAF_DESC::SW_DIRTY)
+        self.0 & SW_DIRTY != 0 || self.0 & (DBM | RDONLY) == DBM
+    }
+    /// The same entry, dirty (Linux: `pte_mkdirty`): the software bit, and
+    /// read-write if it may be written at all.
+    #[inline(always)]
+    pub fn mkdirty(self) -> Pte {
+        // The bits it changes lie outside the address.
+        Pte(PgProt(self.0).mkdirty().0)
+    }
+    /// The same entry, clean (Linux: `pte_mkclean`): read-only again if it
+    /// may be written, so the next write shows.
+    pub fn mkclean(self) -> Pte {
+        let rdonly = if self.0 & DBM != 0 { RDONLY } else { 0 };
+        Pte((self.0 & !SW_DIRTY) | rdonly)
+    }
+    /// The same entry with the access flag set (Linux: `pte_mkyoung`).
+    pub fn mkyoung(self) -> Pte {
+        Pte(self.0 | bits(LEAF_DESC::AF::SET))
     }
     /// The same entry with the contiguous bit set or cleared (Linux:
     /// `pte_mkcont` / `pte_mknoncont`).
@@ -248,7 +284,12 @@ impl Pte {
     /// The same entry, also young and dirty where `other` is: how a block's
     /// access state is gathered into one entry (Linux: `contpte_ptep_get`).
     pub fn with_access_of(self, other: Pte) -> Pte {
-        Pte(self.0 | (other.0 & (bits(LEAF_DESC::AF::SET) | bits(LEAF_DESC::SW_DIRTY::SET))))
+        let pte = Pte(self.0 | (other.0 & bits(LEAF_DESC::AF::SET)));
+        if other.is_dirty() {
+            pte.mkdirty()
+        } else {
+            pte
+        }
     }
     /// The same entry with the access flag clear (Linux: `pte_mkold`): the
     /// first access faults, or, with TCR_EL1.HA, the hardware sets it.
@@ -258,7 +299,7 @@ impl Pte {
     /// The same entry, old and clean: what two entries of one block must
     /// agree on besides the address (Linux: `pte_mkold(pte_mkclean(pte))`).
     pub fn old_clean(self) -> Pte {
-        Pte(self.0 & !(bits(LEAF_DESC::AF::SET) | bits(LEAF_DESC::SW_DIRTY::SET)))
+        self.mkold().mkclean()
     }
     /// The same entry with the valid bit clear (Linux: `pmd_mkinvalid`):
     /// the walker faults through it, yet it is not none, so no fault
@@ -333,8 +374,10 @@ mod tests {
     fn user_protections() {
         let rw = PgProt::user(true, false);
         let p = Pte::page(PhysAddr(0x4123_4000), rw);
-        // AP = 01 (EL0 RW), nG, PXN, UXN, AF, SH inner, normal memory.
-        assert_eq!(p.0, 0x0060_0000_4123_4f47);
+        // AP = 11 (EL0 read-only until dirty), DBM, nG, PXN, UXN, AF, SH
+        // inner, normal memory.
+        assert_eq!(p.0, 0x0068_0000_4123_4fc7);
+        assert!(rw.is_user_writable() && !p.is_dirty());
         assert!(rw.is_writable() && !rw.is_kernel_exec());
         let rx = PgProt::user(false, true);
         assert!(!rx.is_writable());
@@ -366,6 +409,30 @@ mod tests {
         let moved = c.with_addr(PhysAddr(0x8000_0000));
         assert_eq!(moved.addr(), PhysAddr(0x8000_0000));
         assert_eq!(moved.prot(), c.prot());
+    }
+
+    #[test]
+    fn dirty_state_in_software_and_hardware() {
+        let clean = Pte::page(PhysAddr(0x4001_0000), PgProt::user(true, false));
+        // The first write: the kernel's mkdirty, or the MMU clearing AP[2].
+        let sw = clean.mkdirty();
+        assert_eq!(sw.0 & (1 << 7 | 1 << 55), 1 << 55, "read-write, SW_DIRTY");
+        let hw = Pte(clean.0 & !(1 << 7));
+        assert!(sw.is_dirty() && hw.is_dirty());
+        assert_eq!(sw.mkclean(), clean);
+        assert_eq!(hw.mkclean(), clean);
+        // Write-protecting keeps the dirty state in software.
+        for dirty in [sw, hw] {
+            let ro = dirty.wrprotect();
+            assert!(ro.is_dirty() && !ro.prot().is_writable() && ro.0 & (1 << 7) != 0);
+        }
+        assert!(!clean.wrprotect().is_dirty());
+        // A read-only entry made dirty stays read-only.
+        let ro = Pte::page(PhysAddr(0x4001_0000), PgProt::user(false, false)).mkdirty();
+        assert!(ro.is_dirty() && !ro.prot().is_writable());
+        // Gathering a block takes the hardware's dirty state too.
+        assert!(clean.with_access_of(hw).is_dirty());
+        assert_eq!(sw.old_clean(), clean.mkold());
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! range operations take table indices.
 
 use core::ops::Range;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::contpte::{self, ContpteOps};
 use super::desc::Pte;
@@ -80,6 +80,28 @@ pub fn set_ptes(mm: &Mm, table: &PageTable, addr: usize, pte: Pte, nr: usize, fo
     let whole = || folio.phys()..folio.phys().add(folio.size());
     let idx = Level::Pte.index(addr);
     contpte::set_ptes(table, idx, pte, nr, whole, &mut TableOps::new(mm, addr));
+}
+
+/// Marks the entry for `addr` young, and dirty for a write, with the rest
+/// of its block (Linux: `ptep_set_access_flags`): what a fault on a
+/// present entry does, such as a write to a clean one where the MMU does
+/// not set the dirty state itself. After a write, a stale read-only TLB
+/// entry for the page is dropped, even if another CPU's MMU made the entry
+/// dirty first: else the write would fault again.
+pub fn ptep_set_access_flags(mm: &Mm, table: &PageTable, addr: usize, dirty: bool) {
+    contpte::set_access_flags(table, Level::Pte.index(addr), dirty);
+    if dirty {
+        mmu::flush_tlb_user_page(mm.asid, addr);
+    }
+}
+
+/// [`ptep_set_access_flags`] for the PMD block `pmd` mapping the 2M at
+/// `haddr` (Linux: `pmdp_set_access_flags`).
+pub fn pmdp_set_access_flags(mm: &Mm, pmd: &AtomicU64, haddr: usize, dirty: bool) {
+    contpte::set_access_flags_one(pmd, dirty);
+    if dirty {
+        mmu::flush_tlb_user_page(mm.asid, haddr);
+    }
 }
 
 /// Clears the entry for `addr` and flushes it from the TLB, unfolding its

@@ -11,7 +11,7 @@
 
 use core::sync::atomic::Ordering;
 
-use crate::arch::desc::{PgProt, Pte};
+use crate::arch::desc::Pte;
 use crate::arch::mmu;
 use crate::errno::{Errno, KResult};
 use crate::mm::addr::{align_up, phys_to_virt, PAGE_SIZE, PMD_SIZE, PTRS_PER_TABLE};
@@ -20,7 +20,7 @@ use crate::mm::huge_memory::order::PMD_ORDER;
 use crate::mm::huge_memory::pmd;
 use crate::mm::mm_struct::Mm;
 use crate::mm::pgtable::{self, Alloc, Level, PageTable};
-use crate::mm::vma::{Vma, VM_EXEC, VM_NOHUGEPAGE, VM_WRITE};
+use crate::mm::vma::{Vma, VM_NOHUGEPAGE};
 use crate::mm::vmstat;
 
 /// Why a 2M range was not collapsed (Linux's `enum scan_result`, the ones
@@ -149,7 +149,8 @@ fn collapse_huge_page(mm: &Mm, vma: &Vma, haddr: usize) -> Result<(), Scan> {
         }
     }
     pmd::deposit(mm, entry.addr());
-    let prot = PgProt::user(vma.flags & VM_WRITE != 0, vma.flags & VM_EXEC != 0);
+    // The process's own copy: writable as the VMA is, and dirty.
+    let prot = vma.page_prot(true);
     slot.store(Pte::block(huge.phys(), prot).0, Ordering::Release);
     mmu::publish_table_writes();
     if huge.add_pmd_mapping() {

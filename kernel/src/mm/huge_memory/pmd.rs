@@ -52,7 +52,7 @@ pub fn withdraw(mm: &Mm) -> Option<PhysAddr> {
 /// level-2 entry of a 2M-aligned VA, and keeps `table` for its split
 /// (Linux: `__do_huge_pmd_anonymous_page`), unless a fault elsewhere in
 /// the 2M filled the entry first: then both go back. Takes
-/// `page_table_lock` itself.
+/// `page_table_lock` itself. `prot` is the VMA's for its own copy: dirty.
 pub fn set_huge_pmd(mm: &Mm, pmd: &AtomicU64, folio: Folio, prot: PgProt, table: PhysAddr) {
     let ptl = mm.page_table_lock.lock();
     let block = Pte::block(folio.phys(), prot).0;

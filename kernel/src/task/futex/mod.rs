@@ -291,7 +291,10 @@ impl Word {
         let mm = crate::task::current_mm()?;
         let _ptl = mm.page_table_lock.lock();
         let t = pgtable::translate(&&*mm, mm.pgd, self.uaddr)?;
-        if t.pa != self.pa || (self.access == Access::Write && !t.pte.prot().is_user_writable()) {
+        // A write needs the entry writable and dirty already: the word
+        // is written through the linear map, which dirties no entry.
+        let writable = t.pte.prot().is_user_writable() && t.pte.is_dirty();
+        if t.pa != self.pa || (self.access == Access::Write && !writable) {
             return None;
         }
         // SAFETY: pa is in the frame of a mapped user page, in the linear

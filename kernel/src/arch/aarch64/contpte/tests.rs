@@ -384,3 +384,36 @@ fn mprotect_keeps_whole_blocks_folded_and_unfolds_partial_ones() {
     assert!(conts(&t).iter().all(|c| !c));
     assert_blocks_legal(&t);
 }
+
+#[test]
+fn a_write_to_a_clean_block_dirties_all_of_it() {
+    let (t, mut log) = mapped_blocks(2);
+    assert!((0..32).all(|i| !load(&t, i).is_dirty()), "mapped clean");
+    set_access_flags(&t, 5, true);
+    assert!(
+        (0..16).all(|i| load(&t, i).is_dirty() && load(&t, i).prot().is_writable()),
+        "every entry of the block, read-write"
+    );
+    assert!(
+        (16..32).all(|i| !load(&t, i).is_dirty()),
+        "the next block stays clean"
+    );
+    assert_blocks_legal(&t);
+    // A plain entry alone; an empty one stays empty.
+    unfold(&t, 16, &mut log);
+    set_access_flags(&t, 20, true);
+    assert!((16..32).all(|i| load(&t, i).is_dirty() == (i == 20)));
+    set_access_flags(&t, 40, true);
+    assert!(load(&t, 40).is_none());
+}
+
+#[test]
+fn mprotect_keeps_a_block_the_mmu_dirtied_in_part() {
+    let (t, mut log) = mapped_blocks(1);
+    // The MMU made entry 3 dirty: AP[2] cleared, as TCR_EL1.HD does.
+    set_pte(&t[3], Pte(load(&t, 3).0 & !(1 << 7)));
+    change_range(&t, 0..16, &mut log, |p| p);
+    assert_eq!(log.unfolds, 0, "the entries still agree once gathered");
+    assert!((0..16).all(|i| load(&t, i).is_contiguous() && load(&t, i).is_dirty()));
+    assert_blocks_legal(&t);
+}
