@@ -15,8 +15,7 @@
 #include <errno.h>
 #include <sys/mman.h>
 
-#include "../proc.h"
-#include "check.h"
+#include "feature.h"
 
 #define PAGE 4096L
 #define WINDOW (16 * PAGE)
@@ -62,26 +61,7 @@ static int touch_and_check(int old)
 
 static int referenced_counts_what_was_used_where_the_cpu_marks_it(void)
 {
-	char was[8];
-	if (read_file(knob, was, sizeof(was)) != 0)
-		return touch_and_check(0); /* Linux: a CPU without hardware AF */
-	if (touch_and_check(was[0] == '1') != 0)
-		return -1;
-	/* Off: young as on a CPU without the feature. */
-	CHECK(write_file(knob, "0") == 0, "writing 0: %s", strerror(errno));
-	int off = touch_and_check(0);
-	/* On: refused where the CPU cannot, else old again. */
-	int on;
-	if (write_file(knob, "1") == 0) {
-		on = touch_and_check(1);
-	} else {
-		char now[8];
-		CHECK(errno == EINVAL, "writing 1: %s, want EINVAL or success", strerror(errno));
-		CHECK(read_file(knob, now, sizeof(now)) == 0 && now[0] == '0', "refused, yet reads %s", now);
-		on = 0;
-	}
-	write_file(knob, was[0] == '1' ? "1" : "0");
-	return off || on ? -1 : 0;
+	return with_feature_switch(knob, touch_and_check, 0);
 }
 
 int main(void)

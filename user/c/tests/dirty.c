@@ -17,8 +17,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 
-#include "../proc.h"
-#include "check.h"
+#include "feature.h"
 
 #define PAGE 4096L
 #define PAGES 16
@@ -102,32 +101,10 @@ static int dirty_state_survives_munmap(void)
 	return 0;
 }
 
+/* Each CPU follows the switch at its next tick: wait a few. */
 static int first_write_is_seen_by_the_mmu_or_the_kernel(void)
 {
-	char was[8];
-	if (read_file(knob, was, sizeof(was)) != 0)
-		return read_then_write(0); /* Linux: a CPU without hardware dirty */
-	if (read_then_write(was[0] == '1') != 0)
-		return -1;
-	/* Off: one fault per first write, as on a CPU without the feature.
-	 * Each CPU follows the switch at its next tick: wait a few. */
-	CHECK(write_file(knob, "0") == 0, "writing 0: %s", strerror(errno));
-	usleep(50000);
-	int off = read_then_write(0);
-	/* On: refused where the CPU cannot, else no fault again. */
-	int on;
-	if (write_file(knob, "1") == 0) {
-		usleep(50000);
-		on = read_then_write(1);
-	} else {
-		char now[8];
-		CHECK(errno == EINVAL, "writing 1: %s, want EINVAL or success", strerror(errno));
-		CHECK(read_file(knob, now, sizeof(now)) == 0 && now[0] == '0', "refused, yet reads %s", now);
-		on = 0;
-	}
-	write_file(knob, was[0] == '1' ? "1" : "0");
-	usleep(50000);
-	return off || on ? -1 : 0;
+	return with_feature_switch(knob, read_then_write, 50000);
 }
 
 int main(void)
