@@ -11,9 +11,12 @@
 //!
 //! The slots live in leaves of 64, as the xarray's do (`XA_CHUNK_SIZE`),
 //! each with a bitmap of the slots in use, so finding the last folio at or
-//! before a page is a mask and a count of leading zeros. A `BTreeMap` finds
-//! the leaves in place of the xarray's upper levels. A file's index costs
-//! about 25 bytes a page where it is dense; a fault-around reads one leaf.
+//! before a page is a mask and a count of leading zeros. Leaf 0, a file's
+//! first 64 pages, sits at the top, found with no search, as the xarray
+//! holds a file that small in one node at its head (`xa_head`); a
+//! `BTreeMap` finds the other leaves in place of the xarray's upper
+//! levels. A file's index costs about 25 bytes a page where it is dense;
+//! a fault-around reads one leaf.
 //!
 //! Which folios a truncation or hole punch removes is `mm::truncate`'s.
 //!
@@ -103,8 +106,10 @@ const fn leaf_of(index: u64) -> (u64, usize) {
 /// `i_pages` and `nrpages`).
 #[derive(Debug)]
 pub struct FolioIndex<T> {
-    /// The non-empty leaves by leaf number (page index >> `LEAF_SHIFT`),
-    /// standing in for the xarray's upper levels.
+    /// Leaf 0 (pages 0-63), if it has folios: most files need no more.
+    head: Option<Box<Leaf<T>>>,
+    /// The other non-empty leaves by leaf number (page index >>
+    /// `LEAF_SHIFT`), standing in for the xarray's upper levels.
     leaves: BTreeMap<u64, Box<Leaf<T>>>,
     /// Pages covered by all folios together, kept as they come and go so
     /// `nr_pages` needs no walk (Linux: `mapping->nrpages`).
@@ -135,6 +140,7 @@ impl<T> FolioIndex<T> {
     /// An empty index.
     pub const fn new() -> Self {
         FolioIndex {
+            head: None,
             leaves: BTreeMap::new(),
             nr_pages: 0,
             nr_folios: 0,
@@ -146,14 +152,28 @@ impl<T> FolioIndex<T> {
     /// is searched for first.
     fn last_at_or_before(&self, index: u64) -> Option<(u64, &Entry<T>)> {
         let (leaf_index, slot) = leaf_of(index);
-        if let Some(leaf) = self.leaves.get(&leaf_index) {
+        if let Some(leaf) = self.leaf(leaf_index) {
             let below = leaf.used & (u64::MAX >> (63 - slot));
             if below != 0 {
                 return Self::last_in(leaf_index, leaf, below);
             }
         }
-        let (&at, leaf) = self.leaves.range(..leaf_index).next_back()?;
+        let (at, leaf) = match self.leaves.range(..leaf_index).next_back() {
+            Some((&at, leaf)) => (at, &**leaf),
+            None if leaf_index > 0 => (0, self.head.as_deref()?),
+            None => return None,
+        };
         Self::last_in(at, leaf, leaf.used)
+    }
+
+    /// Leaf `at`, if it has folios.
+    #[inline(always)]
+    fn leaf(&self, at: u64) -> Option<&Leaf<T>> {
+        if at == 0 {
+            self.head.as_deref()
+        } else {
+            self.leaves.get(&at).map(|leaf| &**leaf)
+        }
     }
 
     /// The last folio of leaf `at` among the slots set in `used` (not 0).
@@ -189,12 +209,17 @@ impl<T> FolioIndex<T> {
             return Err((InsertError::Occupied, item));
         }
         let (leaf_index, slot) = leaf_of(start);
-        let leaf = self.leaves.entry(leaf_index).or_insert_with(|| {
+        let new_leaf = || {
             Box::new(Leaf {
                 used: 0,
                 slots: [const { None }; LEAF_SLOTS],
             })
-        });
+        };
+        let leaf = if leaf_index == 0 {
+            self.head.get_or_insert_with(new_leaf)
+        } else {
+            self.leaves.entry(leaf_index).or_insert_with(new_leaf)
+        };
         leaf.used |= 1 << slot;
         leaf.slots[slot] = Some(Entry { order, item });
         self.nr_pages += nr;
@@ -207,11 +232,19 @@ impl<T> FolioIndex<T> {
     /// `filemap_remove_folio`, which is handed the folio itself).
     pub fn remove(&mut self, start: u64) -> Option<(u8, T)> {
         let (leaf_index, slot) = leaf_of(start);
-        let leaf = self.leaves.get_mut(&leaf_index)?;
+        let leaf = if leaf_index == 0 {
+            self.head.as_deref_mut()?
+        } else {
+            self.leaves.get_mut(&leaf_index)?
+        };
         let entry = leaf.slots[slot].take()?;
         leaf.used &= !(1 << slot);
         if leaf.used == 0 {
-            self.leaves.remove(&leaf_index);
+            if leaf_index == 0 {
+                self.head = None;
+            } else {
+                self.leaves.remove(&leaf_index);
+            }
         }
         self.nr_pages -= folio_nr_pages(entry.order);
         self.nr_folios -= 1;
@@ -236,9 +269,21 @@ impl<T> FolioIndex<T> {
     }
 
     /// Every folio whose first page is in leaves [first, last], in index
-    /// order: (first index, entry).
+    /// order: (first index, entry). Leaf 0 comes from the head, the others
+    /// from the map.
     fn heads(&self, first: u64, last: u64) -> impl Iterator<Item = (u64, &Entry<T>)> {
-        self.leaves.range(first..=last).flat_map(|(&at, leaf)| {
+        let head = self
+            .head
+            .as_deref()
+            .filter(|_| first == 0)
+            .map(|leaf| (0, leaf));
+        let from = first.max(1);
+        // Leaf numbers stay far below u64::MAX, so `last + 1` is safe to cut.
+        let rest = self.leaves.range(from..last.saturating_add(1).max(from));
+        let leaves = head
+            .into_iter()
+            .chain(rest.map(|(&at, leaf)| (at, &**leaf)));
+        leaves.flat_map(|(at, leaf)| {
             Bits(leaf.used).filter_map(move |bit| {
                 let entry = leaf.slots[bit].as_ref()?;
                 Some(((at << LEAF_SHIFT) | bit as u64, entry))
@@ -269,7 +314,17 @@ impl<T> FolioIndex<T> {
             return;
         }
         let (last_leaf, last_slot) = leaf_of(end - 1);
-        for (&at, leaf) in self.leaves.range(..=last_leaf).rev() {
+        // The map's leaves, then the head's (leaf 0), in one loop.
+        let mut map = self.leaves.range(..=last_leaf).rev();
+        let mut head = self.head.as_deref();
+        loop {
+            let (at, leaf) = match map.next() {
+                Some((&at, leaf)) => (at, &**leaf),
+                None => match head.take() {
+                    Some(leaf) => (0, leaf),
+                    None => return,
+                },
+            };
             let mut used = if at == last_leaf {
                 leaf.used & (u64::MAX >> (63 - last_slot))
             } else {

@@ -451,3 +451,38 @@ fn random_operations_match_a_per_page_model() {
     // The walk must have reached a busy index, not stayed near empty.
     assert!(next_id > 1000);
 }
+
+#[test]
+fn leaf_zero_at_the_head_works_with_the_leaves_after_it() {
+    let mut index: FolioIndex<u32> = FolioIndex::new();
+    // Pages 0-127: leaf 0 (the head) and leaf 1 (the map) share a folio.
+    index.insert(0, 7, 1).unwrap();
+    assert_eq!(
+        index.lookup(100),
+        Some((0, 7, &1)),
+        "leaf 1 finds the head's folio"
+    );
+    index.insert(128, 0, 2).unwrap();
+    assert_eq!(heads(&index, 0, 200), [(0, 7), (128, 0)]);
+    let mut rev = Vec::new();
+    index.for_each_rev(0, 200, |head, order, _| rev.push((head, order)));
+    assert_eq!(rev, [(128, 0), (0, 7)]);
+    assert_eq!(index.remove(0), Some((7, 1)));
+    assert_eq!(index.lookup(5), None);
+    assert_eq!(index.next_data(0), Some(128));
+    index.insert(0, 0, 3).unwrap();
+    assert_eq!(
+        index.lookup(0),
+        Some((0, 0, &3)),
+        "a new head after the old one went"
+    );
+}
+
+#[test]
+fn a_range_in_leaf_zero_stops_there() {
+    let mut index: FolioIndex<u32> = FolioIndex::new();
+    index.insert(3, 0, 1).unwrap();
+    index.insert(64, 0, 2).unwrap();
+    assert_eq!(heads(&index, 0, 10), [(3, 0)], "leaf 1 is past the range");
+    assert_eq!(index.next_data(4), Some(64));
+}
