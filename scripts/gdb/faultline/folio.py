@@ -78,7 +78,9 @@ def cache_index(folio_pfn):
         if shmem is None:
             continue
         index = rust.spin(shmem["mapping"]["i_pages"])
-        for key, leaf in rust.btree(index["leaves"]):
+        # Leaf 0 sits at the index's head, the others in its map.
+        head = rust.option(index["head"])
+        for key, leaf in ([(0, head)] if head is not None else []) + list(rust.btree(index["leaves"])):
             if leaf.type.strip_typedefs().code == gdb.TYPE_CODE_PTR:
                 leaf = leaf.dereference()
             used = int(leaf["used"])
