@@ -159,8 +159,9 @@ pub fn pte_alloc(vmf: &mut VmFault) -> Result<bool, FaultError> {
 /// fits (a file's waits for its folio: `finish_fault`); a write to a
 /// read-only block copies or reuses it (`do_huge_pmd_wp_page`); a write to
 /// a clean one dirties it; any other fault on a block is spurious, or the
-/// block is being changed (an invalid entry), and the access retries. None: go on to the PTE level. Kept out
-/// of `handle_mm_fault`, whose PTE-level paths it must not slow.
+/// block is being changed (an invalid entry), and the access retries.
+/// None: go on to the PTE level. Kept out of `handle_mm_fault`, whose
+/// PTE-level paths it must not slow.
 #[inline(never)]
 fn handle_pmd_fault(vmf: &VmFault, pmd: Pte) -> Option<Result<(), FaultError>> {
     if pmd.is_none() {
@@ -489,8 +490,9 @@ fn do_shared_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
 }
 
 /// The file's page, from its `->fault`, mapped by `finish_fault` with as
-/// much of its folio as may be (dirty, for a write: a shared mapping's). `do_shared_fault`'s work, and `do_read_fault`'s when
-/// fault-around did not map the page.
+/// much of its folio as may be (dirty, for a write: a shared mapping's).
+/// `do_shared_fault`'s work, and `do_read_fault`'s when fault-around did
+/// not map the page.
 fn map_file_page(vmf: &mut VmFault) -> Result<(), FaultError> {
     let (folio, page) = __do_fault(vmf)?;
     if vmf.access == Access::Write {

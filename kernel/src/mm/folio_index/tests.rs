@@ -477,12 +477,3 @@ fn leaf_zero_at_the_head_works_with_the_leaves_after_it() {
         "a new head after the old one went"
     );
 }
-
-#[test]
-fn a_range_in_leaf_zero_stops_there() {
-    let mut index: FolioIndex<u32> = FolioIndex::new();
-    index.insert(3, 0, 1).unwrap();
-    index.insert(64, 0, 2).unwrap();
-    assert_eq!(heads(&index, 0, 10), [(3, 0)], "leaf 1 is past the range");
-    assert_eq!(index.next_data(4), Some(64));
-}
