@@ -104,7 +104,7 @@ def main(console_path, gdb_path):
     vmstat("fl_vmstat_matches_proc_vmstat", "fl-vmstat before", "vmstat before")
     vmas = "\n".join(seen.get("fl-vmas before", []))
     check("fl_vmas_shows_flags_and_the_vma_lock",
-          re.search(r"^7e0000000000-7e0000020000 rw-s .*\n    rd wr sh mr mw me ms; pgoff 0x0; vma 0x[0-9a-f]+; "
+          re.search(r"^7e0000000000-7e0000080000 rw-s .*\n    rd wr sh mr mw me ms; pgoff 0x0; vma 0x[0-9a-f]+; "
                     r"(never write-locked|unlocked \(vm_lock_seq \d+, mm_lock_seq \d+\)), readers 0, published$",
                     vmas, re.M), vmas[-600:])
     none = "\n".join(seen.get("fl-pt-none before", []))
@@ -135,7 +135,7 @@ def main(console_path, gdb_path):
                         gdb_text), brk)
     args = "\n".join(seen.get("info args", []) + seen.get("p page_prot", []))
     check("printers_show_addresses_folio_and_prot",
-          re.search(r"vmf = 0x[0-9a-f]+", args) and "allowed = 0x7e0000000000..0x7e0000020000" in args
+          re.search(r"vmf = 0x[0-9a-f]+", args) and "allowed = 0x7e0000000000..0x7e0000080000" in args
           and re.search(r"folio = Folio\(pfn 0x[0-9a-f]+, order 4 \(64K\), refcount \d+, mapcount 0,", args)
           # The protection of the process's own copy is dirty: read-write,
           # DBM set (a clean one would be read-only).
@@ -186,6 +186,11 @@ def main(console_path, gdb_path):
               and re.search(r"page cache: ino \d+ .*index 0x0-0xf", text)
               and re.search(rf"pid {pid} \(gdb-target\) 0x7e0000000000-0x7e0000010000: 16 PTEs, contiguous bit",
                             text), text)
+
+    leaf1 = "\n".join(seen.get("fl-folio leaf1", []))
+    check("fl_folio_finds_a_folio_in_the_page_cache_tree",
+          "order 4 (64K, 16 pages)" in leaf1 and re.search(r"page cache: ino \d+ .*index 0x40-0x4f", leaf1),
+          leaf1)
 
     print(f"{sum(results)} passed, {len(results) - sum(results)} failed")
     return 0 if all(results) else 1

@@ -10,6 +10,7 @@ import gdb
 from faultline import pgtable, tasks
 
 MARK_SHMEM = 0x7E0000000000
+MARK_SHMEM_LEAF1 = MARK_SHMEM + (256 << 10)
 MARK_ANON = 0x7E0000100000
 
 
@@ -69,6 +70,9 @@ def run():
     leaf = pgtable.walk(pgtable.user_pgd(tasks.mm_of(tasks.current_process())), MARK_SHMEM)[-1][3]
     block("fl-folio after", f"fl-folio {leaf & 0xFFFFFFFFF000:#x}")
     block("fl-folio pfn", f"fl-folio pfn {(leaf & 0xFFFFFFFFF000) >> 12:#x}")
+    # Page 64 of the file: its folio hangs in the index's tree, not at the head.
+    leaf1 = pgtable.walk(pgtable.user_pgd(tasks.mm_of(tasks.current_process())), MARK_SHMEM_LEAF1)[-1][3]
+    block("fl-folio leaf1", f"fl-folio {leaf1 & 0xFFFFFFFFF000:#x}")
     gdb.execute("delete")
     print("@@session done")
 

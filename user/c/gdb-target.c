@@ -1,7 +1,7 @@
 /*
  * The program make test's gdb stage (scripts/gdb-test.sh) stops in, to
  * check gdb's helpers (scripts/gdb/faultline/) against what the kernel
- * itself reports at the same moment. It maps 128K of shared anonymous
+ * itself reports at the same moment. It maps 512K of shared anonymous
  * memory at MARK_SHMEM (64K shmem folios: hugepages-64kB/shmem_enabled is
  * set to always through sysfs) and a private page at MARK_ANON, then
  * prints blocks of what /proc says, each between `@@begin NAME` and
@@ -11,7 +11,8 @@
  *
  *   @@pid N
  *   blocks, tagged "before"; the first store at MARK_SHMEM (gdb stop 1:
- *     the helpers must show what the blocks show);
+ *     the helpers must show what the blocks show), then one at
+ *     MARK_SHMEM_LEAF1, a page the page cache keeps past its first 64;
  *   blocks, tagged "after"; the first store at MARK_ANON (gdb stop 2: the
  *     64K block at MARK_SHMEM is now mapped with the contiguous bit);
  *   @@done
@@ -32,6 +33,7 @@
 #include "proc.h"
 
 #define MARK_SHMEM ((char *)0x7e0000000000UL)
+#define MARK_SHMEM_LEAF1 (MARK_SHMEM + (256 << 10))
 #define MARK_ANON ((char *)0x7e0000100000UL)
 #define KNOB THP "hugepages-64kB/shmem_enabled"
 
@@ -90,7 +92,7 @@ int main(void)
 	char saved[32];
 	if (knob_value(KNOB, saved, sizeof(saved)) != 0 || write_file(KNOB, "always") != 0)
 		die(KNOB);
-	if (mmap(MARK_SHMEM, 128 << 10, PROT_READ | PROT_WRITE,
+	if (mmap(MARK_SHMEM, 512 << 10, PROT_READ | PROT_WRITE,
 		 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != MARK_SHMEM)
 		die("mmap MARK_SHMEM");
 	if (mmap(MARK_ANON, 4096, PROT_READ | PROT_WRITE,
@@ -109,6 +111,7 @@ int main(void)
 
 	report("before");
 	*(volatile char *)MARK_SHMEM = 1;
+	*(volatile char *)MARK_SHMEM_LEAF1 = 1;
 	report("after");
 	*(volatile char *)MARK_ANON = 1;
 

@@ -25,6 +25,7 @@ const FAULT_PATH: &[&str] = &[
     "kernel/src/mm/filemap.rs",
     "kernel/src/mm/folio.rs",
     "kernel/src/mm/folio_index.rs",
+    "kernel/src/mm/folio_index/xa_node.rs",
     "kernel/src/mm/frame.rs",
     "kernel/src/mm/huge_memory",
     "kernel/src/mm/memory.rs",

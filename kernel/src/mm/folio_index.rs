@@ -13,9 +13,9 @@
 //! each with a bitmap of the slots in use, so finding the last folio at or
 //! before a page is a mask and a count of leading zeros. Leaf 0, a file's
 //! first 64 pages, sits at the top, found with no search, as the xarray
-//! holds a file that small in one node at its head (`xa_head`); a
-//! `BTreeMap` finds the other leaves in place of the xarray's upper
-//! levels. A file's index costs about 25 bytes a page where it is dense;
+//! holds a file that small in one node at its head (`xa_head`); the
+//! others hang in a tree of nodes of 64 slots, as the xarray's upper
+//! levels do (`xa_node.rs`). A file's index costs about 25 bytes a page where it is dense;
 //! a fault-around reads one leaf.
 //!
 //! Which folios a truncation or hole punch removes is `mm::truncate`'s.
@@ -26,9 +26,11 @@
 //! range is zeroed and kept whole.
 
 use alloc::boxed::Box;
-use alloc::collections::BTreeMap;
 
 use crate::mm::addr::PAGE_SHIFT;
+
+mod xa_node;
+use xa_node::LeafTree;
 
 /// Largest folio the page cache holds: 2^9 pages, one 2 MiB PMD (Linux:
 /// `MAX_PAGECACHE_ORDER`, which is `HPAGE_PMD_ORDER` with 4K pages).
@@ -109,8 +111,8 @@ pub struct FolioIndex<T> {
     /// Leaf 0 (pages 0-63), if it has folios: most files need no more.
     head: Option<Box<Leaf<T>>>,
     /// The other non-empty leaves by leaf number (page index >>
-    /// `LEAF_SHIFT`), standing in for the xarray's upper levels.
-    leaves: BTreeMap<u64, Box<Leaf<T>>>,
+    /// `LEAF_SHIFT`): the xarray's upper levels.
+    leaves: LeafTree<Leaf<T>>,
     /// Pages covered by all folios together, kept as they come and go so
     /// `nr_pages` needs no walk (Linux: `mapping->nrpages`).
     nr_pages: u64,
@@ -141,7 +143,7 @@ impl<T> FolioIndex<T> {
     pub const fn new() -> Self {
         FolioIndex {
             head: None,
-            leaves: BTreeMap::new(),
+            leaves: LeafTree::new(),
             nr_pages: 0,
             nr_folios: 0,
         }
@@ -158,12 +160,28 @@ impl<T> FolioIndex<T> {
                 return Self::last_in(leaf_index, leaf, below);
             }
         }
-        let (at, leaf) = match self.leaves.range(..leaf_index).next_back() {
-            Some((&at, leaf)) => (at, &**leaf),
-            None if leaf_index > 0 => (0, self.head.as_deref()?),
-            None => return None,
-        };
+        let (at, leaf) = self.leaf_at_or_before(leaf_index.checked_sub(1)?)?;
         Self::last_in(at, leaf, leaf.used)
+    }
+
+    /// The non-empty leaf numbered last at or before `at`: most often `at`
+    /// itself, found by a plain lookup; else searched for in the tree, else
+    /// the head.
+    fn leaf_at_or_before(&self, at: u64) -> Option<(u64, &Leaf<T>)> {
+        if let Some(leaf) = self.leaf(at) {
+            return Some((at, leaf));
+        }
+        self.leaves
+            .last_at_or_before(at)
+            .or_else(|| Some((0, self.head.as_deref()?)))
+    }
+
+    /// The non-empty leaf numbered first at or after `at`.
+    fn leaf_at_or_after(&self, at: u64) -> Option<(u64, &Leaf<T>)> {
+        match self.head.as_deref() {
+            Some(head) if at == 0 => Some((0, head)),
+            _ => self.leaves.first_at_or_after(at.max(1)),
+        }
     }
 
     /// Leaf `at`, if it has folios.
@@ -172,7 +190,7 @@ impl<T> FolioIndex<T> {
         if at == 0 {
             self.head.as_deref()
         } else {
-            self.leaves.get(&at).map(|leaf| &**leaf)
+            self.leaves.get(at)
         }
     }
 
@@ -209,16 +227,14 @@ impl<T> FolioIndex<T> {
             return Err((InsertError::Occupied, item));
         }
         let (leaf_index, slot) = leaf_of(start);
-        let new_leaf = || {
-            Box::new(Leaf {
-                used: 0,
-                slots: [const { None }; LEAF_SLOTS],
-            })
+        let new_leaf = || Leaf {
+            used: 0,
+            slots: [const { None }; LEAF_SLOTS],
         };
         let leaf = if leaf_index == 0 {
-            self.head.get_or_insert_with(new_leaf)
+            self.head.get_or_insert_with(|| Box::new(new_leaf()))
         } else {
-            self.leaves.entry(leaf_index).or_insert_with(new_leaf)
+            self.leaves.get_or_insert_with(leaf_index, new_leaf)
         };
         leaf.used |= 1 << slot;
         leaf.slots[slot] = Some(Entry { order, item });
@@ -235,7 +251,7 @@ impl<T> FolioIndex<T> {
         let leaf = if leaf_index == 0 {
             self.head.as_deref_mut()?
         } else {
-            self.leaves.get_mut(&leaf_index)?
+            self.leaves.get_mut(leaf_index)?
         };
         let entry = leaf.slots[slot].take()?;
         leaf.used &= !(1 << slot);
@@ -243,7 +259,7 @@ impl<T> FolioIndex<T> {
             if leaf_index == 0 {
                 self.head = None;
             } else {
-                self.leaves.remove(&leaf_index);
+                self.leaves.remove(leaf_index);
             }
         }
         self.nr_pages -= folio_nr_pages(entry.order);
@@ -269,20 +285,17 @@ impl<T> FolioIndex<T> {
     }
 
     /// Every folio whose first page is in leaves [first, last], in index
-    /// order: (first index, entry). Leaf 0 comes from the head, the others
-    /// from the map.
+    /// order: (first index, entry).
     fn heads(&self, first: u64, last: u64) -> impl Iterator<Item = (u64, &Entry<T>)> {
-        let head = self
-            .head
-            .as_deref()
-            .filter(|_| first == 0)
-            .map(|leaf| (0, leaf));
-        let from = first.max(1);
-        // Leaf numbers stay far below u64::MAX, so `last + 1` is safe to cut.
-        let rest = self.leaves.range(from..last.saturating_add(1).max(from));
-        let leaves = head
-            .into_iter()
-            .chain(rest.map(|(&at, leaf)| (at, &**leaf)));
+        let in_range = move |(at, _): &(u64, &Leaf<T>)| *at <= last;
+        let mut next = self.leaf_at_or_after(first).filter(in_range);
+        let leaves = core::iter::from_fn(move || {
+            let (at, leaf) = next?;
+            next = (at.checked_add(1))
+                .and_then(|after| self.leaf_at_or_after(after))
+                .filter(in_range);
+            Some((at, leaf))
+        });
         leaves.flat_map(|(at, leaf)| {
             Bits(leaf.used).filter_map(move |bit| {
                 let entry = leaf.slots[bit].as_ref()?;
@@ -314,17 +327,8 @@ impl<T> FolioIndex<T> {
             return;
         }
         let (last_leaf, last_slot) = leaf_of(end - 1);
-        // The map's leaves, then the head's (leaf 0), in one loop.
-        let mut map = self.leaves.range(..=last_leaf).rev();
-        let mut head = self.head.as_deref();
-        loop {
-            let (at, leaf) = match map.next() {
-                Some((&at, leaf)) => (at, &**leaf),
-                None => match head.take() {
-                    Some(leaf) => (0, leaf),
-                    None => return,
-                },
-            };
+        let mut next = self.leaf_at_or_before(last_leaf);
+        while let Some((at, leaf)) = next {
             let mut used = if at == last_leaf {
                 leaf.used & (u64::MAX >> (63 - last_slot))
             } else {
@@ -343,6 +347,9 @@ impl<T> FolioIndex<T> {
                 }
                 f(head, entry.order, &entry.item);
             }
+            next = at
+                .checked_sub(1)
+                .and_then(|below| self.leaf_at_or_before(below));
         }
     }
 

@@ -58,6 +58,38 @@ def buddy_page(pfn):
     return int(page["flags"]), int(page["order"])
 
 
+def _boxed(value):
+    """The `T` of a `Box<T>`, which gdb shows as a pointer."""
+    return value.dereference() if value.type.strip_typedefs().code == gdb.TYPE_CODE_PTR else value
+
+
+def _node_leaves(node, base):
+    """(leaf number, leaf) under an `xa_node::Node` whose first leaf number
+    is `base`, in order."""
+    shift, used = int(node["shift"]), int(node["used"])
+    kind, slots = rust.variant(node["slots"])
+    for slot in range(64):
+        child = rust.option(slots["__0"][slot]) if used >> slot & 1 else None
+        if child is None:
+            continue
+        first = base + (slot << shift)
+        if kind == "Leaves":
+            yield first, _boxed(child)
+        else:
+            yield from _node_leaves(_boxed(child), first)
+
+
+def index_leaves(index):
+    """(leaf number, leaf) of each leaf of a `FolioIndex`, in order: leaf 0
+    at its head, the others in its tree of nodes."""
+    head = rust.option(index["head"])
+    if head is not None:
+        yield 0, _boxed(head)
+    root = rust.option(index["leaves"]["root"])
+    if root is not None:
+        yield from _node_leaves(_boxed(root), 0)
+
+
 def cache_index(folio_pfn):
     """(path or "", inode number, first index) of the file whose page
     cache holds the folio, searched among the files linked in the tree and
@@ -78,11 +110,7 @@ def cache_index(folio_pfn):
         if shmem is None:
             continue
         index = rust.spin(shmem["mapping"]["i_pages"])
-        # Leaf 0 sits at the index's head, the others in its map.
-        head = rust.option(index["head"])
-        for key, leaf in ([(0, head)] if head is not None else []) + list(rust.btree(index["leaves"])):
-            if leaf.type.strip_typedefs().code == gdb.TYPE_CODE_PTR:
-                leaf = leaf.dereference()
+        for key, leaf in index_leaves(index):
             used = int(leaf["used"])
             for slot in range(64):
                 if not used >> slot & 1:

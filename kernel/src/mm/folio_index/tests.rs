@@ -477,3 +477,47 @@ fn leaf_zero_at_the_head_works_with_the_leaves_after_it() {
         "a new head after the old one went"
     );
 }
+
+#[test]
+fn folios_far_apart_are_found_through_every_level_of_nodes() {
+    // Leaves 1, 64 and 4096 sit one, two and three node levels down; the
+    // last folio ends at the last index a file can have.
+    let folios = [
+        (0, 0),
+        (64, 6),
+        (64 * 64 + 8, 3),
+        (64 * 4096, 9),
+        (1 << 40, 0),
+        (MAX_INDEX - 511, 9),
+    ];
+    let mut index = index_of(&folios);
+    for &(head, order) in &folios {
+        for page in [head, head + (1 << order) - 1] {
+            assert_eq!(
+                index.lookup(page).map(|(h, o, _)| (h, o)),
+                Some((head, order)),
+                "{page}"
+            );
+        }
+        assert_eq!(
+            index.lookup(head + (1 << order)).map(|(h, _, _)| h),
+            (head + (1 << order) == 64).then_some(64)
+        );
+    }
+    assert_eq!(heads(&index, 0, u64::MAX), folios);
+    let mut backwards = Vec::new();
+    index.for_each_rev(0, u64::MAX, |head, order, _| backwards.push((head, order)));
+    backwards.reverse();
+    assert_eq!(backwards, folios);
+    assert_eq!(index.next_data(200), Some(64 * 64 + 8));
+    assert_eq!(index.next_hole(64), 128);
+    assert!(index.range_is_empty(128, 64 * 64 - 120));
+    assert!(!index.range_is_empty(128, 64 * 64 - 119));
+    for &(head, order) in folios.iter().rev() {
+        assert_eq!(index.remove(head).map(|(o, _)| o), Some(order));
+    }
+    assert_eq!((index.nr_folios(), index.nr_pages()), (0, 0));
+    assert_eq!(heads(&index, 0, u64::MAX), []);
+    index.insert(1 << 20, 0, 0).unwrap();
+    assert_eq!(index.lookup(1 << 20).map(|(h, _, _)| h), Some(1 << 20));
+}
