@@ -11,7 +11,7 @@
 //! last put returns the frames to the page allocator.
 
 use core::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicPtr, AtomicU16, AtomicU32, AtomicU8, AtomicUsize, Ordering,
+    AtomicBool, AtomicPtr, AtomicU16, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering,
 };
 
 use crate::mm::addr::{phys_to_virt, PhysAddr, PAGE_SIZE};
@@ -54,12 +54,15 @@ pub const FOLIO_FLAG_NAMES: [(&str, u32); 4] = [
 /// 0): how boot sets the whole array, with one memset.
 #[repr(C, align(16))]
 pub struct FolioMeta {
-    /// References to the folio (Linux's `_refcount`): one per `Folio` value and
-    /// one per page-table entry mapping a page of it; the last put frees it.
-    refcount: AtomicU32,
-    /// Page-table entries mapping pages of this folio (Linux: the folio's
-    /// total mapcount).
-    mapcount: AtomicI32,
+    /// Two counts in one word. Low half: references to the folio (Linux's
+    /// `_refcount`), one per `Folio` value and one per page-table entry
+    /// mapping a page of it; the last put frees it. High half, an `i32`:
+    /// page-table entries mapping pages of this folio (Linux: the folio's
+    /// total mapcount). Where we differ: Linux keeps them apart, but
+    /// mapping or unmapping pages changes both, and together that is one
+    /// atomic instruction instead of two, each a load-exclusive and
+    /// store-exclusive loop on a CPU without LSE atomics (cortex-a72).
+    counts: AtomicU64,
     /// `PG_*` bits above (Linux's `flags`).
     flags: AtomicU32,
     /// This frame's distance from its folio's head, in frames.
@@ -71,6 +74,21 @@ pub struct FolioMeta {
 }
 
 const _: () = assert!(core::mem::size_of::<FolioMeta>() == 16);
+
+/// One reference, in `FolioMeta::counts`.
+const REF: u64 = 1;
+/// One mapping, in `FolioMeta::counts`.
+const MAP: u64 = 1 << 32;
+
+/// The references in a `counts` word.
+const fn refs(counts: u64) -> u32 {
+    counts as u32
+}
+
+/// The mappings in a `counts` word.
+const fn maps(counts: u64) -> i32 {
+    (counts >> 32) as i32
+}
 
 /// The per-frame folio state (Linux: `mem_map`), set once at boot. Plain
 /// statics rather than a `Once`: every folio operation on the fault path
@@ -179,18 +197,19 @@ pub fn folio_page(pfn: usize) -> Option<crate::mm::page_flags::FolioPage> {
     let order = head.order.load(Ordering::Relaxed);
     // A stale offset left by a freed folio leads to a head that is free, or
     // that heads a folio too small to hold `pfn`.
-    if head.refcount.load(Ordering::Relaxed) == 0 || pfn >= head_pfn + (1 << order) {
+    let counts = head.counts.load(Ordering::Relaxed);
+    if refs(counts) == 0 || pfn >= head_pfn + (1 << order) {
         return None;
     }
     let flags = head.flags.load(Ordering::Relaxed);
     let entire = match order {
         0 => 0,
-        _ => meta(head_pfn + 1).mapcount.load(Ordering::Relaxed).max(0) as u32,
+        _ => maps(meta(head_pfn + 1).counts.load(Ordering::Relaxed)).max(0) as u32,
     };
     Some(crate::mm::page_flags::FolioPage {
         head: head_pfn == pfn,
         order,
-        mapcount: head.mapcount.load(Ordering::Relaxed).max(0) as u32,
+        mapcount: maps(counts).max(0) as u32,
         entire_mapcount: entire,
         zero: is_zero_pfn(pfn),
         anon: flags & PG_ANON != 0,
@@ -227,12 +246,11 @@ impl Folio {
         };
         let pfn = pa.pfn();
         let head = meta(pfn);
-        head.refcount.store(1, Ordering::Relaxed);
-        head.mapcount.store(0, Ordering::Relaxed);
+        head.counts.store(REF, Ordering::Relaxed);
         head.flags.store(0, Ordering::Relaxed);
         head.order.store(order, Ordering::Relaxed);
         if order > 0 {
-            meta(pfn + 1).mapcount.store(0, Ordering::Relaxed); // no PMD maps it
+            meta(pfn + 1).counts.store(0, Ordering::Relaxed); // no PMD maps it
         }
         for i in 0..1usize << order {
             let page = meta(pfn + i);
@@ -257,7 +275,7 @@ impl Folio {
         // SAFETY: the caller's frame belongs to a live folio; the reference
         // this `Folio` stands for is the one added on the next line.
         let folio = unsafe { Folio::from_mapped_pfn(pfn) };
-        folio.head().refcount.fetch_add(1, Ordering::Relaxed);
+        folio.head().counts.fetch_add(REF, Ordering::Relaxed);
         folio
     }
 
@@ -276,56 +294,58 @@ impl Folio {
     /// the folio (the entry keeps it until `from_mapped_pfn` takes it back),
     /// and counts the mapping.
     pub fn into_mapping(self) {
-        self.head().mapcount.fetch_add(1, Ordering::Relaxed);
+        self.head().counts.fetch_add(MAP, Ordering::Relaxed);
         core::mem::forget(self);
     }
 
     /// New references for `nr` entries that now map pages of this folio,
     /// counted as mappings (Linux: `folio_ref_add` +
-    /// `folio_add_file_rmap_ptes`).
+    /// `folio_add_file_rmap_ptes`), in one atomic add.
     pub fn add_mappings(&self, nr: usize) {
-        let head = self.head();
-        head.refcount.fetch_add(nr as u32, Ordering::Relaxed);
-        head.mapcount.fetch_add(nr as i32, Ordering::Relaxed);
+        let nr = nr as u64;
+        self.head()
+            .counts
+            .fetch_add(nr * (REF + MAP), Ordering::Relaxed);
     }
 
     /// Takes back the references of `nr` entries that mapped pages of this
     /// folio and were cleared (and flushed), `self` being one of them.
     pub fn unmapped_many(self, nr: usize) {
-        let head = self.head();
-        head.mapcount.fetch_sub(nr as i32, Ordering::Relaxed);
-        // We hold `nr`; this leaves the one `self` drops.
-        head.refcount.fetch_sub(nr as u32 - 1, Ordering::Relaxed);
+        let nr = nr as u64;
+        // We hold `nr` references; this leaves the one `self` drops.
+        self.head()
+            .counts
+            .fetch_sub(nr * MAP + (nr - 1) * REF, Ordering::Relaxed);
     }
 
     /// Page-table entries mapping this folio, in every address space.
     pub fn mapcount(&self) -> u32 {
-        self.head().mapcount.load(Ordering::Relaxed).max(0) as u32
+        maps(self.head().counts.load(Ordering::Relaxed)).max(0) as u32
     }
 
     /// An entry stopped mapping a page of this folio.
     pub fn unmapped(&self) {
-        self.head().mapcount.fetch_sub(1, Ordering::Relaxed);
+        self.head().counts.fetch_sub(MAP, Ordering::Relaxed);
     }
 
     /// PMD blocks mapping this large folio whole (Linux: `_entire_mapcount`,
     /// which it keeps in the folio's second page as we do); each also
     /// counts once in `mapcount`.
-    fn entire(&self) -> &'static AtomicI32 {
+    fn entire(&self) -> &'static AtomicU64 {
         debug_assert!(self.order() > 0);
-        &meta(self.pfn() + 1).mapcount
+        &meta(self.pfn() + 1).counts
     }
 
     /// A PMD block now maps this large folio (Linux:
     /// `folio_add_anon_rmap_pmd`); true if it is the first.
     pub fn add_pmd_mapping(&self) -> bool {
-        self.entire().fetch_add(1, Ordering::Relaxed) == 0
+        maps(self.entire().fetch_add(MAP, Ordering::Relaxed)) == 0
     }
 
     /// A PMD block stopped mapping this large folio (Linux:
     /// `folio_remove_rmap_pmd`); true if it was the last.
     pub fn remove_pmd_mapping(&self) -> bool {
-        self.entire().fetch_sub(1, Ordering::Relaxed) == 1
+        maps(self.entire().fetch_sub(MAP, Ordering::Relaxed)) == 1
     }
 
     /// The head frame's state, where the whole folio's state lives.
@@ -359,7 +379,7 @@ impl Folio {
     }
     /// References held right now (Linux's `folio_ref_count`); only a snapshot.
     pub fn refcount(&self) -> u32 {
-        self.head().refcount.load(Ordering::Relaxed)
+        refs(self.head().counts.load(Ordering::Relaxed))
     }
     /// Whether every byte holds the file's data (Linux's
     /// `folio_test_uptodate`); acquire, so once true the data reads back.
@@ -424,7 +444,7 @@ impl Folio {
         frame::split_pages(self.phys(), order as usize, new_order as usize);
         let nr = 1usize << new_order;
         for first in (0..1usize << order).step_by(nr) {
-            let refs: u32 = (first..first + nr).map(&mapped).sum();
+            let entries: u32 = (first..first + nr).map(&mapped).sum();
             for i in first..first + nr {
                 meta(pfn + i)
                     .head_offset
@@ -432,16 +452,16 @@ impl Folio {
             }
             let head = meta(pfn + first);
             head.order.store(new_order, Ordering::Relaxed);
-            head.mapcount.store(refs as i32, Ordering::Relaxed);
             let own = head.flags.load(Ordering::Relaxed) & PG_ANON_EXCLUSIVE;
             head.flags.store(flags | own, Ordering::Relaxed);
             if new_order > 0 {
-                meta(pfn + first + 1).mapcount.store(0, Ordering::Relaxed);
+                meta(pfn + first + 1).counts.store(0, Ordering::Relaxed);
             }
-            // `self`'s reference is on the first.
-            let refs = refs + u32::from(first == 0);
-            head.refcount.store(refs, Ordering::Release);
-            if refs == 0 {
+            // As many mappings as entries, and `self`'s reference on the first.
+            let held = entries + u32::from(first == 0);
+            let counts = u64::from(entries) * MAP + u64::from(held) * REF;
+            head.counts.store(counts, Ordering::Release);
+            if held == 0 {
                 let pa = PhysAddr::from_pfn(pfn + first);
                 frame::free_pages(pa, new_order as usize).expect("a split folio freed twice");
             }
@@ -518,14 +538,14 @@ impl Folio {
 
 impl Clone for Folio {
     fn clone(&self) -> Self {
-        self.head().refcount.fetch_add(1, Ordering::Relaxed);
+        self.head().counts.fetch_add(REF, Ordering::Relaxed);
         Folio { head: self.head }
     }
 }
 
 impl Drop for Folio {
     fn drop(&mut self) {
-        if self.head().refcount.fetch_sub(1, Ordering::AcqRel) == 1 {
+        if refs(self.head().counts.fetch_sub(REF, Ordering::AcqRel)) == 1 {
             frame::free_pages(self.phys(), self.order() as usize).expect("folio freed twice");
         }
     }

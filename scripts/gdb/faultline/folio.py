@@ -29,6 +29,14 @@ def meta(pfn):
     return ptr.cast(gdb.lookup_type("faultline::mm::folio::FolioMeta").pointer()).dereference()
 
 
+def counts(m):
+    """(refcount, mapcount) of a `FolioMeta`: one word holds both, the
+    references in its low half and the mappings, signed, in its high half."""
+    word = rust.atomic(m["counts"])
+    mapcount = word >> 32
+    return word & 0xFFFFFFFF, mapcount - (1 << 32) if mapcount >> 31 else mapcount
+
+
 def pfn_of_meta(address):
     base, base_pfn, _ = _meta_base()
     return base_pfn + (address - base) // META_SIZE
@@ -178,7 +186,7 @@ Usage: fl-folio EXPR     a Folio (e.g. `fl-folio folio` in finish_fault),
             raise gdb.GdbError("usage: fl-folio EXPR | fl-folio pfn N")
         head = head_pfn(pfn)
         m = meta(head)
-        refcount = rust.atomic(m["refcount"])
+        refcount, mapcount = counts(m)
         page_flags, page_order = buddy_page(head)
         buddy = kernel.flags_text(page_flags, "page_flags")
         if refcount == 0:
@@ -193,7 +201,7 @@ Usage: fl-folio EXPR     a Folio (e.g. `fl-folio folio` in finish_fault),
               f"order {order} ({size_text}, {nr} page{'s' if nr > 1 else ''})"
               + (f"; frame {pfn:#x} is page {pfn - head}" if pfn != head else ""))
         flags = rust.atomic(m["flags"])
-        print(f"  refcount {refcount}, mapcount {rust.atomic(m['mapcount'])}, "
+        print(f"  refcount {refcount}, mapcount {mapcount}, "
               f"flags {kernel.flags_text(flags, 'folio_flags')}, buddy page flags {buddy}")
         cached = dict(kernel.flag_names("folio_flags"))["cached"]
         if flags & cached:

@@ -69,9 +69,9 @@ class FolioPrinter:
         order = rust.atomic(m["order"])
         size = 4 << order
         flags = kernel.flags_text(rust.atomic(m["flags"]), "folio_flags").replace(" ", "|")
+        refcount, mapcount = folio.counts(m)
         return (f"Folio(pfn {pfn:#x}, order {order} ({size if size < 1024 else size >> 10}"
-                f"{'K' if size < 1024 else 'M'}), refcount {rust.atomic(m['refcount'])}, "
-                f"mapcount {rust.atomic(m['mapcount'])}, {flags})")
+                f"{'K' if size < 1024 else 'M'}), refcount {refcount}, mapcount {mapcount}, {flags})")
 
 
 class VmaPrinter:
