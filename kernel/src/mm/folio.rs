@@ -99,6 +99,12 @@ static META_LEN: AtomicUsize = AtomicUsize::new(0);
 /// The PFN `META[0]` describes: the first frame of RAM.
 static BASE_PFN: AtomicUsize = AtomicUsize::new(0);
 
+/// `BASE_PFN` less `META`'s address in `FolioMeta`s (wrapping): a state's
+/// address in those units plus this is its frame's PFN, one load where
+/// `META` and `BASE_PFN` would be two (Linux: arm64's `vmemmap`, placed so
+/// that `page_to_pfn` is one subtraction).
+static PFN_BIAS: AtomicUsize = AtomicUsize::new(0);
+
 /// The zero page's frame once it exists, else 0 (Linux: `zero_pfn`).
 static ZERO_PFN: AtomicUsize = AtomicUsize::new(0);
 
@@ -141,6 +147,8 @@ pub fn is_zero_pfn(pfn: usize) -> bool {
 pub(super) fn init(base_pfn: usize, meta: &'static [FolioMeta]) {
     BASE_PFN.store(base_pfn, Ordering::Relaxed);
     META_LEN.store(meta.len(), Ordering::Relaxed);
+    let meta_units = meta.as_ptr() as usize / core::mem::size_of::<FolioMeta>();
+    PFN_BIAS.store(base_pfn.wrapping_sub(meta_units), Ordering::Relaxed);
     META.store(meta.as_ptr() as *mut FolioMeta, Ordering::Release);
 }
 
@@ -229,9 +237,8 @@ pub struct Folio {
 
 /// The frame whose state is `head` (Linux: `folio_pfn`).
 fn pfn_of(head: &'static FolioMeta) -> usize {
-    let base = META.load(Ordering::Relaxed) as usize;
-    let i = (head as *const FolioMeta as usize - base) / core::mem::size_of::<FolioMeta>();
-    BASE_PFN.load(Ordering::Relaxed) + i
+    let units = head as *const FolioMeta as usize / core::mem::size_of::<FolioMeta>();
+    units.wrapping_add(PFN_BIAS.load(Ordering::Relaxed))
 }
 
 impl Folio {
