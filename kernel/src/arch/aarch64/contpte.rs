@@ -124,10 +124,11 @@ fn gather(table: &PageTable, idx: usize, pte: Pte) -> Pte {
 /// Writes `nr` entries from `idx` mapping consecutive frames from
 /// `pte.addr()` onto entries that were none (Linux: `set_ptes`). Every
 /// block the run covers whole, at a 64K-aligned PA, gets the contiguous
-/// bit. A single write that completes a block (entry 15) folds it if all
-/// 16 now map `folio` (its PA range, asked for only then) in order, as
-/// Linux's `contpte_try_fold` does. No TLB flush: the entries were none.
-/// Inlined, as Linux's is: one entry is a store and a test.
+/// bit. A single write that completes a block (entry 15, mapping frame
+/// 15 of a 64K-aligned run) folds it if all 16 now map `folio` (its PA
+/// range, asked for only then) in order, as Linux's `contpte_try_fold`
+/// does. No TLB flush: the entries were none. Inlined, as Linux's is: one
+/// entry is a store and a test.
 #[inline]
 pub fn set_ptes(
     table: &PageTable,
@@ -138,9 +139,12 @@ pub fn set_ptes(
     ops: &mut impl ContpteOps,
 ) {
     if nr == 1 {
-        // One page is never a whole block: no bit, but it may complete one.
+        // One page is never a whole block: no bit, but it may complete one,
+        // if it is the last of a block both in the table and in memory
+        // (Linux: `contpte_try_fold`'s `valign` and `palign`).
         set_pte(&table[idx], pte.with_cont(false));
-        if (idx + 1).is_multiple_of(CONT_PTES) {
+        let last_of_block = |i: usize| (i + 1).is_multiple_of(CONT_PTES);
+        if last_of_block(idx) && last_of_block(pte.addr().pfn()) {
             try_fold(table, idx, folio(), ops);
         }
         return;
