@@ -52,19 +52,29 @@ const BUCKETS: &[(&str, &[&str])] = &[
         "page-cache lookup",
         &["filemap::", "folio_index", "fault_folio", "file_folio"],
     ),
-    ("vma lookup", &["vma_tree::", "VmaTree"]),
+    ("vma lookup", &["vma_tree::", "VmaTree", "vma_lock::"]),
     (
         "vmstat/rusage counters",
         &["vmstat", "count_minor_fault", "rusage"],
     ),
     ("zap_range", &["zap_range", "flush_user_range"]),
-    ("fault logic", &["mm::fault::", "fault_range::"]),
+    (
+        "fault logic",
+        &["mm::fault::", "fault_range::", "aarch64::fault::"],
+    ),
     ("madvise/mmap logic", &["mm::mmap::"]),
     ("clock", &["clock", "timer", "time::"]),
     ("signals/exit_to_user", &["exit_to_user", "signal::"]),
     (
         "current task/mm",
-        &["current_mm", "current", "percpu", "cpu_id"],
+        &[
+            "current_mm",
+            "current_ref",
+            "current_process",
+            "sched::current",
+            "percpu",
+            "cpu_id",
+        ],
     ),
     ("syscall dispatch", &["syscall::"]),
     (
@@ -400,6 +410,20 @@ mod tests {
         assert_eq!(
             bucket(&names(&["mm::fault::flush_tlb_page"])),
             "TLB flush/barriers"
+        );
+        // arm64's fault.c is fault logic, its `do_current_fault` no lookup
+        // of the current task; the per-VMA lock is the VMA lookup's.
+        assert_eq!(
+            bucket(&names(&["arch::aarch64::fault::do_current_fault"])),
+            "fault logic"
+        );
+        assert_eq!(
+            bucket(&names(&["mm::vma_lock::lock_vma_under_rcu"])),
+            "vma lookup"
+        );
+        assert_eq!(
+            bucket(&names(&["do_current_fault", "task::sched::current_ref"])),
+            "current task/mm"
         );
         assert_eq!(bucket(&names(&["core::ptr::write"])), "other");
         assert_eq!(bucket(&[]), "other");
