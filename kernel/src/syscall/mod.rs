@@ -539,6 +539,7 @@ pub fn syscall(tf: &mut TrapFrame) {
         if let Some(u) = &crate::task::current().user {
             u.restart_x0.store(a[0], Ordering::Relaxed);
             u.restart_pending.store(true, Ordering::Relaxed);
+            u.set_sigpending();
         }
     }
     if let Some(given) = traced {

@@ -77,8 +77,7 @@ fn set_user_sigmask(umask: usize, sigsetsize: usize) -> KResult<bool> {
     let u = me.user.as_ref().ok_or(Errno::EINVAL)?;
     u.saved_sigmask
         .store(u.sigmask.load(Ordering::Acquire), Ordering::Relaxed);
-    u.sigmask
-        .store(set & !SIG_KERNEL_ONLY_MASK, Ordering::Release);
+    u.set_sigmask(set & !SIG_KERNEL_ONLY_MASK);
     Ok(true)
 }
 
@@ -93,9 +92,9 @@ fn restore_user_sigmask<T>(set: bool, result: &KResult<T>) {
     let Some(u) = &me.user else { return };
     if matches!(result, Err(Errno::EINTR)) {
         u.restore_sigmask.store(true, Ordering::Relaxed);
+        u.set_sigpending();
     } else {
-        u.sigmask
-            .store(u.saved_sigmask.load(Ordering::Relaxed), Ordering::Release);
+        u.set_sigmask(u.saved_sigmask.load(Ordering::Relaxed));
     }
 }
 

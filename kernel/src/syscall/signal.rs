@@ -238,8 +238,7 @@ pub fn rt_sigsuspend(umask: usize, sigsetsize: usize) -> SysResult {
     let old = u.sigmask.load(Ordering::Acquire);
     u.saved_sigmask.store(old, Ordering::Relaxed);
     u.restore_sigmask.store(true, Ordering::Relaxed);
-    u.sigmask
-        .store(set & !SIG_KERNEL_ONLY_MASK, Ordering::Release);
+    u.set_sigmask(set & !SIG_KERNEL_ONLY_MASK);
     while !signal::signal_pending() {
         crate::task::sleep_until(u64::MAX, signal::signal_pending);
     }
@@ -265,8 +264,7 @@ pub fn rt_sigprocmask(how: i32, unew: usize, uold: usize, sigsetsize: usize) -> 
             SIG_SETMASK => set,
             _ => return Err(Errno::EINVAL),
         };
-        u.sigmask
-            .store(new & !SIG_KERNEL_ONLY_MASK, Ordering::Release);
+        u.set_sigmask(new & !SIG_KERNEL_ONLY_MASK);
     }
     if uold != 0 {
         write_user(uold, &old)?;

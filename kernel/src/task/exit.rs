@@ -96,6 +96,7 @@ pub fn do_group_exit(status: u32) -> ! {
             if let Some(u) = &t.user {
                 u.pending
                     .fetch_or(sigmask(signal::SIGKILL), Ordering::AcqRel);
+                u.set_sigpending();
             }
             crate::task::wake_up(&t);
         }

@@ -302,6 +302,13 @@ pub struct UserThread {
     /// `saved_sigmask` is to be put back once the pending signal has been
     /// handled (Linux: TIF_RESTORE_SIGMASK).
     pub restore_sigmask: AtomicBool,
+    /// There may be work for `do_signal` on the way back to user space: a
+    /// signal queued, the mask changed, a stop or an exit to join, a call
+    /// to restart, a mask to put back (Linux: TIF_SIGPENDING). Set by
+    /// whoever makes the work, after making it (`set_sigpending`); taken
+    /// down by the thread itself before it looks. Only a hint, so that
+    /// every return to user space tests one flag: the fields above decide.
+    pub sigpending: AtomicBool,
     /// sigaltstack(2): the alternate signal stack (Linux: `sas_ss_sp`,
     /// `sas_ss_size`, `sas_ss_flags`); `flags` holds only SS_DISABLE or
     /// SS_AUTODISARM, SS_ONSTACK is computed from the stack pointer.
@@ -721,6 +728,21 @@ pub fn forget_process(pid: u32) {
 }
 
 impl UserThread {
+    /// Tells the thread to look at its signals on its next way back to
+    /// user space (Linux: `set_tsk_thread_flag(t, TIF_SIGPENDING)`). The
+    /// caller has made the work it is to find.
+    pub fn set_sigpending(&self) {
+        self.sigpending.store(true, Ordering::Release);
+    }
+
+    /// Makes `mask` the signals the thread blocks; one it unblocks may be
+    /// pending, so the thread looks on its way out (Linux:
+    /// `set_current_blocked`, whose `recalc_sigpending` sets the flag).
+    pub fn set_sigmask(&self, mask: u64) {
+        self.sigmask.store(mask, Ordering::Release);
+        self.set_sigpending();
+    }
+
     /// A new thread `tid` of `process`, blocking `sigmask`: nothing pending,
     /// no alternate signal stack, an empty `comm`.
     pub fn new(process: Arc<Process>, tid: u32, sigmask: u64) -> UserThread {
@@ -739,6 +761,9 @@ impl UserThread {
             restart_pending: AtomicBool::new(false),
             saved_sigmask: AtomicU64::new(0),
             restore_sigmask: AtomicBool::new(false),
+            // Whatever was sent before the thread could be found is looked
+            // for on its first return to user space.
+            sigpending: AtomicBool::new(true),
             altstack: SpinLock::new(AltStack::DISABLED),
             waiting_for: AtomicU64::new(0),
             comm: SpinLock::new([0; TASK_COMM_LEN]),

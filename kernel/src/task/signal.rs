@@ -177,6 +177,10 @@ pub fn queue_signal(p: &Arc<Process>, sig: u32, info: SigInfo) -> bool {
             .as_ref()
             .is_some_and(|u| u.sigmask.load(Ordering::Acquire) & sigmask(sig) != 0);
         let chosen = target.as_ref().is_some_and(|c| Arc::ptr_eq(c, t));
+        // Any thread may take it (or, for SIGKILL, leave).
+        if let Some(u) = &t.user {
+            u.set_sigpending();
+        }
         if sig == SIGKILL || chosen || blocks {
             crate::task::wake_up(t);
         }
@@ -247,6 +251,7 @@ pub fn queue_for_thread(t: &Arc<Thread>, sig: u32, info: SigInfo) -> bool {
     }
     u.info.lock()[sig as usize - 1] = Some(info);
     u.pending.fetch_or(sigmask(sig), Ordering::AcqRel);
+    u.set_sigpending();
     crate::task::wake_up(t);
     true
 }
@@ -274,6 +279,7 @@ pub fn force_fault_signal(sig: u32, code: i32, addr: u64) {
     drop(actions);
     u.info.lock()[sig as usize - 1] = Some(SigInfo::fault(sig, code, addr));
     u.pending.fetch_or(sigmask(sig), Ordering::AcqRel);
+    u.set_sigpending();
 }
 
 /// The signals pending for `u`, its own and its process's, that it does
@@ -299,14 +305,14 @@ pub fn ignored_or_blocked(sig: u32) -> bool {
 /// Does the current thread have a signal to take, a stop to join or a
 /// process to leave? Interruptible waits end early when it does.
 pub fn signal_pending() -> bool {
-    match &current().user {
-        Some(u) => {
-            deliverable(u) != 0
-                || u.process.exiting.load(Ordering::Acquire)
-                || u.process.stopped.load(Ordering::Acquire)
-        }
-        None => false,
-    }
+    current().user.as_ref().is_some_and(pending_for)
+}
+
+/// `signal_pending` for the thread `u`.
+fn pending_for(u: &UserThread) -> bool {
+    deliverable(u) != 0
+        || u.process.exiting.load(Ordering::Acquire)
+        || u.process.stopped.load(Ordering::Acquire)
 }
 
 /// Takes the lowest deliverable signal: thread-directed first.
@@ -363,42 +369,55 @@ fn take_pending(u: &UserThread, set: u64) -> Option<(u32, SigInfo)> {
 }
 
 /// On every return to user space: leave if the process is exiting, else
-/// act on one pending signal (Linux: `do_signal` / `get_signal`).
-#[inline(always)] // nearly always a few loads that find nothing to do
+/// act on one pending signal (Linux: `do_signal` / `get_signal`), if the
+/// thread's `sigpending` flag says there may be something to do (Linux:
+/// `exit_to_user_mode_loop`'s test of `_TIF_SIGPENDING`).
+#[inline(always)] // nearly always one load that finds nothing to do
 pub fn do_signal(tf: &mut TrapFrame) {
-    // Find that out without references, and with plain loads: this only
-    // decides whether to look properly, and `do_signal_work` reads each
-    // again in order (Linux tests its thread flags the same way). An
-    // acquire load takes an instruction more for its address.
-    let quiet = crate::task::current_ref().user.as_ref().is_none_or(|u| {
-        let p = &u.process;
-        let pending = u.pending.load(Ordering::Relaxed) | p.shared_pending.load(Ordering::Relaxed);
-        pending & !u.sigmask.load(Ordering::Relaxed) == 0
-            && !p.exiting.load(Ordering::Relaxed)
-            && !p.stopped.load(Ordering::Relaxed)
-            && !u.restart_pending.load(Ordering::Relaxed)
-            && !u.restore_sigmask.load(Ordering::Relaxed)
-    });
-    if !quiet {
-        do_signal_work(tf);
+    let current = crate::task::current_ref();
+    if let Some(u) = &current.user {
+        if u.sigpending.load(Ordering::Relaxed) {
+            do_signal_work(tf);
+        }
     }
 }
 
-/// `do_signal` with something to do. Out of line: its frame is large.
+/// Has the thread `u` a signal it does not block, an exit or a stop to
+/// join, or a system call or mask to put back?
+fn signal_work(u: &UserThread) -> bool {
+    pending_for(u)
+        || u.restart_pending.load(Ordering::Relaxed)
+        || u.restore_sigmask.load(Ordering::Relaxed)
+}
+
+/// `do_signal` with its flag up. Out of line: its frame is large.
 #[cold]
 #[inline(never)]
 fn do_signal_work(tf: &mut TrapFrame) {
+    {
+        let current = crate::task::current_ref();
+        let Some(u) = &current.user else { return };
+        // Down before looking: work made from now on raises it again, and
+        // the acquire sees the work of whoever raised it so far.
+        if !u.sigpending.swap(false, Ordering::Acquire) || !signal_work(u) {
+            return;
+        }
+    }
     // Decide with the thread's references held, die without them: a
     // thread that exits never returns here to drop them.
     if let Some(status) = get_signal(tf) {
         do_group_exit(status);
     }
-    // rt_sigsuspend ended, and no handler's frame took its old mask (the
-    // signal was ignored, or another thread took it): put it back now.
     if let Some(u) = &crate::task::current_ref().user {
+        // rt_sigsuspend ended, and no handler's frame took its old mask
+        // (the signal was ignored, or another thread took it): put it back.
         if u.restore_sigmask.swap(false, Ordering::Relaxed) {
             u.sigmask
                 .store(u.saved_sigmask.load(Ordering::Relaxed), Ordering::Release);
+        }
+        // One signal is delivered per return; the next waits for the next.
+        if signal_work(u) {
+            u.set_sigpending();
         }
     }
 }
@@ -453,7 +472,11 @@ fn get_signal(tf: &mut TrapFrame) -> Option<u32> {
                     if u.process.set_stopped(true) {
                         u.process.stop_report.store(sig, Ordering::Release);
                         u.process.continued_report.store(false, Ordering::Release);
+                        // Each thread joins the stop on its way out.
                         for t in u.process.live_threads() {
+                            if let Some(other) = &t.user {
+                                other.set_sigpending();
+                            }
                             crate::task::wake_up(&t);
                         }
                         notify_parent_cldstop(&u.process, CLD_STOPPED, sig);
@@ -607,8 +630,7 @@ fn setup_frame(
     if act.flags & SA_NODEFER == 0 {
         mask |= sigmask(sig);
     }
-    u.sigmask
-        .store(mask & !SIG_KERNEL_ONLY_MASK, Ordering::Release);
+    u.set_sigmask(mask & !SIG_KERNEL_ONLY_MASK);
     if act.flags & SA_RESETHAND != 0 {
         u.process.actions.lock()[sig as usize - 1].handler = SIG_DFL;
     }
@@ -647,7 +669,7 @@ pub fn sigreturn(tf: &mut TrapFrame) {
     tf.set_pc(regs.pc);
     tf.set_pstate(regs.pstate);
     if head_read {
-        u.sigmask.store(blocked, Ordering::Release);
+        u.set_sigmask(blocked);
     }
     let tail = &mut bytes[RT_SIGFRAME_REGS_END..];
     let tail_read = copy_from_user(tail, frame_sp as usize + RT_SIGFRAME_REGS_END).is_ok();
