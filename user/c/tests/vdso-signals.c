@@ -391,6 +391,34 @@ static uintptr_t forged_return(int how, struct segv_report *r)
 	return sp;
 }
 
+/*
+ * A signal sent while blocked waits; the call that unblocks it delivers
+ * it on its own way back to user space, before the next instruction, as
+ * on Linux (set_current_blocked recomputes TIF_SIGPENDING). The raw
+ * system call leaves no other kernel entry in between.
+ */
+static int unblocking_a_pending_signal_delivers_it_on_return(void)
+{
+	struct sigaction sa = { .sa_handler = count_signal }, old;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGUSR2, &sa, &old);
+	sigset_t usr2, before;
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &usr2, &before);
+	handled = 0;
+	raise(SIGUSR2);
+	int while_blocked = handled;
+	long rc = syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &usr2, NULL, 8);
+	int after_unblock = handled;
+	sigprocmask(SIG_SETMASK, &before, NULL);
+	sigaction(SIGUSR2, &old, NULL);
+	CHECK(while_blocked == 0, "a blocked signal was handled");
+	CHECK(rc == 0 && after_unblock == 1, "rt_sigprocmask: %ld, handled %d after it", rc,
+	      after_unblock);
+	return 0;
+}
+
 static int a_refused_sigreturn_raises_sigsegv_as_linux_does(void)
 {
 	struct segv_report r;
@@ -423,6 +451,7 @@ static const struct test tests[] = {
 	TEST(the_vdso_is_an_elf_image_announced_by_the_auxv),
 	TEST(the_clocks_agree_with_the_system_calls),
 	TEST(sigsuspend_waits_and_restores_the_mask),
+	TEST(unblocking_a_pending_signal_delivers_it_on_return),
 	TEST(a_refused_sigreturn_raises_sigsegv_as_linux_does),
 	TEST(the_vdso_gives_random_bytes_a_fork_does_not_repeat),
 };
