@@ -15,8 +15,8 @@
 //! first 64 pages, sits at the top, found with no search, as the xarray
 //! holds a file that small in one node at its head (`xa_head`); the
 //! others hang in a tree of nodes of 64 slots, as the xarray's upper
-//! levels do (`xa_node.rs`). A file's index costs about 25 bytes a page where it is dense;
-//! a fault-around reads one leaf.
+//! levels do (`xa_node.rs`). A file's index costs about 25 bytes a page
+//! where it is dense; a fault-around reads one leaf.
 //!
 //! Which folios a truncation or hole punch removes is `mm::truncate`'s.
 //!
@@ -291,7 +291,8 @@ impl<T> FolioIndex<T> {
         let mut next = self.leaf_at_or_after(first).filter(in_range);
         let leaves = core::iter::from_fn(move || {
             let (at, leaf) = next?;
-            next = (at.checked_add(1))
+            next = at
+                .checked_add(1)
                 .and_then(|after| self.leaf_at_or_after(after))
                 .filter(in_range);
             Some((at, leaf))

@@ -174,18 +174,11 @@ impl<L> Default for LeafTree<L> {
 
 impl<L> core::fmt::Debug for LeafTree<L> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let height = |mut node: &Node<L>| {
-            let mut levels = 1;
-            while let Slots::Nodes(nodes) = &node.slots {
-                let Some(next) = nodes.iter().flatten().next() else {
-                    break;
-                };
-                node = next;
-                levels += 1;
-            }
-            levels
-        };
-        let levels = self.root.as_deref().map_or(0, height);
+        // Its shape; the leaves show through `FolioIndex`'s methods.
+        let levels = self
+            .root
+            .as_deref()
+            .map_or(0, |root| root.shift / NODE_SHIFT + 1);
         write!(f, "LeafTree {{ levels: {levels} }}")
     }
 }
