@@ -17,7 +17,7 @@ use crate::mm::fault::{do_set_pmd, pte_alloc};
 use crate::mm::fault_range::none_run;
 use crate::mm::folio::Folio;
 use crate::mm::folio_index::FolioIndex;
-use crate::mm::memory::{self, set_pte_range};
+use crate::mm::memory::{self, FaultProt};
 use crate::mm::mm_struct::Mm;
 use crate::mm::pgtable::Level;
 use crate::mm::truncate::{undo_range_plan, UndoAction};
@@ -299,6 +299,8 @@ pub fn filemap_map_pages(vmf: &mut VmFault, mapping: &AddressSpace, start: u64, 
         range.start.wrapping_add(pages.wrapping_mul(PAGE_SIZE))
     };
     let window = va_of(start)..va_of(end) + PAGE_SIZE;
+    // Page-cache folios are never anonymous: one protection for them all.
+    let prot = FaultProt::new(vmf, false);
     let _ptl = vmf.ptl();
     mapping.for_each_folio(start, end + 1, |head, folio| {
         if !folio.is_uptodate() {
@@ -309,7 +311,7 @@ pub fn filemap_map_pages(vmf: &mut VmFault, mapping: &AddressSpace, start: u64, 
             // Linux: `filemap_map_order0_folio`. The page lies in the
             // window, as its index does.
             if none(folio_va) {
-                set_pte_range(vmf, folio, 0, 1, folio_va);
+                prot.set_pte_range(vmf, folio, 0, 1, folio_va);
             }
             return;
         }
@@ -326,7 +328,7 @@ pub fn filemap_map_pages(vmf: &mut VmFault, mapping: &AddressSpace, start: u64, 
                 continue;
             }
             let page = (run.start - folio_va) / PAGE_SIZE;
-            set_pte_range(vmf, folio, page, run.len() / PAGE_SIZE, run.start);
+            prot.set_pte_range(vmf, folio, page, run.len() / PAGE_SIZE, run.start);
             va = run.end;
         }
     });

@@ -38,17 +38,50 @@ use crate::mm::vmstat;
 /// them all (Linux: the barriers at the end of a batch of `set_ptes`).
 #[inline(always)] // every mapping path: left to itself the compiler calls it per folio
 pub fn set_pte_range(vmf: &VmFault, folio: &Folio, page: usize, nr: usize, addr: usize) {
-    debug_assert!(Level::Pte.index(addr) + nr <= PTRS_PER_TABLE && page + nr <= folio.nr_pages());
-    let prot = vmf.vma.page_prot(folio.is_anon());
-    let mut pte = Pte::page(folio.phys().add(page * PAGE_SIZE), prot);
-    if vmf.access == Access::Write {
-        pte = pte.mkdirty();
+    FaultProt::new(vmf, folio.is_anon()).set_pte_range(vmf, folio, page, nr, addr);
+}
+
+/// What `set_pte_range` takes from the fault alone, the same for every
+/// folio it maps: the protection and whether prefaulted entries start old.
+/// Linux works it out inside `set_pte_range`, per call; fault-around, which
+/// maps up to 16 folios in one fault, works it out once, before its loop.
+#[derive(Clone, Copy)]
+pub struct FaultProt {
+    /// The VMA's protection for the folios' kind, dirty for a write fault.
+    prot: PgProt,
+    /// Entries mapped ahead of need start old (Linux:
+    /// `arch_wants_old_prefaulted_pte`).
+    old_prefault: bool,
+}
+
+impl FaultProt {
+    /// For `vmf`'s folios: anonymous ones (`anon`), or the page cache's.
+    #[inline(always)]
+    pub fn new(vmf: &VmFault, anon: bool) -> Self {
+        let prot = vmf.vma.page_prot(anon);
+        FaultProt {
+            prot: if vmf.access == Access::Write {
+                prot.mkdirty()
+            } else {
+                prot
+            },
+            old_prefault: arch_wants_old_prefaulted_pte(),
+        }
     }
-    if arch_wants_old_prefaulted_pte() {
-        pte = old_if_prefault(vmf, pte, addr, nr);
+
+    /// [`set_pte_range`] with this protection, for a folio of its kind.
+    #[inline(always)]
+    pub fn set_pte_range(self, vmf: &VmFault, folio: &Folio, page: usize, nr: usize, addr: usize) {
+        debug_assert!(
+            Level::Pte.index(addr) + nr <= PTRS_PER_TABLE && page + nr <= folio.nr_pages()
+        );
+        let mut pte = Pte::page(folio.phys().add(page * PAGE_SIZE), self.prot);
+        if self.old_prefault {
+            pte = old_if_prefault(vmf, pte, addr, nr);
+        }
+        set_ptes(vmf.mm, vmf.table(), addr, pte, nr, folio);
+        folio.add_mappings(nr);
     }
-    set_ptes(vmf.mm, vmf.table(), addr, pte, nr, folio);
-    folio.add_mappings(nr);
 }
 
 /// `pte` made old if its `nr` pages from `addr` are mapped ahead of need
