@@ -318,6 +318,7 @@ fn finish_fault(
         let first = page - (addr - run.start) / PAGE_SIZE;
         let nr = run.len() / PAGE_SIZE;
         set_pte_range(vmf, &folio, first, nr, run.start);
+        folio.into_mappings(nr); // the fault's reference is the first entry's
         mmu::publish_table_writes();
     }
     Ok(())

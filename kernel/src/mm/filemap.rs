@@ -312,6 +312,7 @@ pub fn filemap_map_pages(vmf: &mut VmFault, mapping: &AddressSpace, start: u64, 
             // window, as its index does.
             if none(folio_va) {
                 prot.set_pte_range(vmf, folio, 0, 1, folio_va);
+                folio.add_mappings(1);
             }
             return;
         }
@@ -328,7 +329,9 @@ pub fn filemap_map_pages(vmf: &mut VmFault, mapping: &AddressSpace, start: u64, 
                 continue;
             }
             let page = (run.start - folio_va) / PAGE_SIZE;
-            prot.set_pte_range(vmf, folio, page, run.len() / PAGE_SIZE, run.start);
+            let nr = run.len() / PAGE_SIZE;
+            prot.set_pte_range(vmf, folio, page, nr, run.start);
+            folio.add_mappings(nr);
             va = run.end;
         }
     });

@@ -301,7 +301,18 @@ impl Folio {
     /// the folio (the entry keeps it until `from_mapped_pfn` takes it back),
     /// and counts the mapping.
     pub fn into_mapping(self) {
-        self.head().counts.fetch_add(MAP, Ordering::Relaxed);
+        self.into_mappings(1);
+    }
+
+    /// [`Folio::into_mapping`] for `nr` new entries at once: the caller's
+    /// reference becomes the first one's and `nr - 1` more are taken
+    /// (Linux: `finish_fault`'s `folio_ref_add(folio, nr_pages - 1)`), in
+    /// one atomic add with the mappings.
+    pub fn into_mappings(self, nr: usize) {
+        let nr = nr as u64;
+        self.head()
+            .counts
+            .fetch_add(nr * MAP + (nr - 1) * REF, Ordering::Relaxed);
         core::mem::forget(self);
     }
 

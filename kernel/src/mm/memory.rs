@@ -31,7 +31,9 @@ use crate::mm::vmstat;
 /// page-cache page starts read-only (Linux: `set_pte_range` -> `set_ptes`).
 /// Entries are dirty for a write fault and for anonymous memory (its
 /// protection is); a shared page read in stays clean until written.
-/// Each entry holds a folio reference of its own, taken here. The caller
+/// Each entry holds a folio reference of its own, which the caller takes
+/// and counts with the mappings (`Folio::add_mappings`, `into_mappings`),
+/// as Linux's callers take them (`folio_ref_add`). The caller
 /// holds the table's lock and has checked the entries are none; none ->
 /// valid needs no TLB flush, but the caller makes the new entries visible
 /// to the table walker with `mmu::publish_table_writes` once it has set
@@ -80,7 +82,6 @@ impl FaultProt {
             pte = old_if_prefault(vmf, pte, addr, nr);
         }
         set_ptes(vmf.mm, vmf.table(), addr, pte, nr, folio);
-        folio.add_mappings(nr);
     }
 }
 

@@ -369,24 +369,44 @@ impl ShmemFile {
         if punching {
             return Err(Errno::EAGAIN);
         }
+        match self.find_cached(index)? {
+            Some(found) => Ok(found),
+            None => self.fault_hole(index, vma_hugepage, &vma_fits),
+        }
+    }
+
+    /// The cached folio holding page `index`, if any; EFAULT past the end
+    /// of the file.
+    #[inline(always)] // the common fault's whole lookup
+    fn find_cached(&self, index: u64) -> KResult<Option<(Folio, usize)>> {
+        if index >= self.size().div_ceil(PAGE_SIZE as u64) {
+            return Err(Errno::EFAULT);
+        }
+        Ok(self.mapping.get_folio(index))
+    }
+
+    /// `fault_folio` on a hole: fill it, unless another thread does first,
+    /// then take what is there. Out of line, so that the common fault, on
+    /// a cached page, pays nothing for the policy.
+    #[inline(never)]
+    fn fault_hole(
+        &self,
+        index: u64,
+        vma_hugepage: bool,
+        vma_fits: &dyn Fn(u8) -> bool,
+    ) -> KResult<(Folio, usize)> {
         loop {
-            let size = self.size();
-            if index >= size.div_ceil(PAGE_SIZE as u64) {
-                return Err(Errno::EFAULT);
-            }
-            if let Some(found) = self.mapping.get_folio(index) {
+            if let Some(found) = self.fault_alloc(self.size(), index, vma_hugepage, vma_fits)? {
                 return Ok(found);
             }
-            if let Some(found) = self.fault_alloc(size, index, vma_hugepage, &vma_fits)? {
+            if let Some(found) = self.find_cached(index)? {
                 return Ok(found);
             }
         }
     }
 
-    /// `fault_folio` on a hole: the new folio, or None if another thread
-    /// filled the range first. Kept out of line, so that the common fault,
-    /// on a cached page, pays nothing for the policy.
-    #[inline(never)]
+    /// `fault_hole`'s allocation: the new folio, or None if another thread
+    /// filled the range first.
     fn fault_alloc(
         &self,
         size: u64,
