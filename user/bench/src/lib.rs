@@ -235,6 +235,15 @@ fn selected(text: &str) -> Option<&str> {
     Some(&text[start..start + len])
 }
 
+/// Writes `value` to the sysfs or debugfs knob `knob`; a knob the kernel
+/// lacks (Linux has none of faultline's switches) is left alone.
+pub fn set_knob(knob: &core::ffi::CStr, value: &str) {
+    if let Ok(fd) = open(knob, O_WRONLY | O_CLOEXEC, 0) {
+        let _ = write(fd, value.as_bytes());
+        let _ = close(fd);
+    }
+}
+
 /// The integer value of argument `key=` in `args`, or `default`.
 pub fn arg(args: &ulib::Args, key: &str, default: u64) -> u64 {
     args.clone()

@@ -10,10 +10,9 @@ extern crate alloc;
 use alloc::ffi::CString;
 use alloc::vec::Vec;
 use core::ffi::CStr;
-use ulib::fs::*;
 use ulib::process::{execve, exit_group, fork, wait_for};
 
-use faultline_user_bench::help_asked;
+use faultline_user_bench::{help_asked, set_knob};
 
 ulib::entry!(main);
 
@@ -23,13 +22,6 @@ const SHMEM_ENABLED: &CStr = c"/sys/kernel/mm/transparent_hugepage/shmem_enabled
 const THP_2M: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/shmem_enabled";
 const MAPPING_ALIGN: &CStr = c"/sys/kernel/mm/transparent_hugepage/thp_mapping_align";
 const VMA_LOCK: &CStr = c"/sys/kernel/mm/vma_lock/enabled";
-
-fn set(knob: &CStr, value: &str) {
-    if let Ok(fd) = open(knob, O_WRONLY | O_CLOEXEC, 0) {
-        let _ = write(fd, value.as_bytes());
-        let _ = close(fd);
-    }
-}
 
 /// Runs `/bin/bench/<name> args...` to the end; false if it failed.
 fn run(name: &str, args: &[&str]) -> bool {
@@ -70,24 +62,24 @@ fn main(args: ulib::Args) -> i32 {
     let mut ok = true;
     // Views under 2M go at 64K boundaries, where 64K folios can map with
     // contiguous PTEs (off by default, as in seed 004).
-    set(MAPPING_ALIGN, "0x1");
+    set_knob(MAPPING_ALIGN, "0x1");
     // Seed 000: a 2M folio, 64K and 32K views, one page vs the whole range;
     // the Rust benchmark and the seed's own steps in C (seed000), which set
     // the knobs themselves when asked (--set-knobs).
     for multi in ["0", "1"] {
-        set(MULTI, multi);
+        set_knob(MULTI, multi);
         for size in ["size=65536", "size=32768"] {
             ok &= run("finish_fault", &["--set-knobs", size, iters]);
             ok &= run("seed000", &["--set-knobs", size, iters]);
         }
     }
-    set(SHMEM_ENABLED, "never");
-    set(THP_2M, "inherit");
-    set(MULTI, "1");
+    set_knob(SHMEM_ENABLED, "never");
+    set_knob(THP_2M, "inherit");
+    set_knob(MULTI, "1");
     // Fault-around off and on, over a page cache of 4K pages.
     let lat_iters = if quick { "iters=2" } else { "iters=10" };
     for around in ["4096", "65536"] {
-        set(AROUND, around);
+        set_knob(AROUND, around);
         ok &= run("lat_pagefault", &["pages=512", lat_iters]);
     }
     // Seed 002: threads fault while others mmap and munmap, under
@@ -101,7 +93,7 @@ fn main(args: ulib::Args) -> i32 {
         (["warmup_ms=20", "ms=100"], "size=134217728")
     };
     for vma_lock in ["0", "1"] {
-        set(VMA_LOCK, vma_lock);
+        set_knob(VMA_LOCK, vma_lock);
         for tasks in ["tasks=1", "tasks=2", "tasks=4"] {
             ok &= run(
                 "page_fault4",
@@ -121,7 +113,7 @@ fn main(args: ulib::Args) -> i32 {
     ok &= run("spin", &["tasks=1", "mode=threads", time[0], time[1]]);
     // A clock read through glibc (the vDSO) and as a system call.
     ok &= run("clock_gettime", &[iters]);
-    set(MAPPING_ALIGN, "0x0");
+    set_knob(MAPPING_ALIGN, "0x0");
     if ok {
         0
     } else {

@@ -16,15 +16,19 @@ ulib::entry!(main);
 
 /// What `--help` prints.
 const HELP: &str = "\
-lat_pagefault [pages=N] [iters=N]
+lat_pagefault [pages=N] [iters=N] [around=BYTES]
 lmbench's lat_pagefault: a memfd of N pages (default 512) written through,
 mapped read-only and touched in a fixed pseudo-random order, iters times
 (default 10). Reports ns per page touched, faults per page and one
-fault's cost (fault_ns). Fault-around is /sys/kernel/debug/fault_around_bytes.";
+fault's cost (fault_ns). Fault-around is /sys/kernel/debug/fault_around_bytes;
+around=BYTES writes it first (4096 turns it off; faultline only).";
 
 fn main(args: ulib::Args) -> i32 {
     if help_asked(&args, HELP) {
         return 0;
+    }
+    if let Some(bytes) = args.clone().find_map(|a| a.strip_prefix("around=")) {
+        set_knob(c"/sys/kernel/debug/fault_around_bytes", bytes);
     }
     let pages = arg(&args, "pages", 512) as usize;
     let iters = arg(&args, "iters", 10);
