@@ -17,7 +17,6 @@ use faultline_user_bench::{help_asked, set_knob};
 ulib::entry!(main);
 
 const MULTI: &CStr = c"/sys/kernel/mm/finish_fault/multi_page";
-const AROUND: &CStr = c"/sys/kernel/debug/fault_around_bytes";
 const SHMEM_ENABLED: &CStr = c"/sys/kernel/mm/transparent_hugepage/shmem_enabled";
 const THP_2M: &CStr = c"/sys/kernel/mm/transparent_hugepage/hugepages-2048kB/shmem_enabled";
 const MAPPING_ALIGN: &CStr = c"/sys/kernel/mm/transparent_hugepage/thp_mapping_align";
@@ -78,9 +77,8 @@ fn main(args: ulib::Args) -> i32 {
     set_knob(MULTI, "1");
     // Fault-around off and on, over a page cache of 4K pages.
     let lat_iters = if quick { "iters=2" } else { "iters=10" };
-    for around in ["4096", "65536"] {
-        set_knob(AROUND, around);
-        ok &= run("lat_pagefault", &["pages=512", lat_iters]);
+    for around in ["around=4096", "around=65536"] {
+        ok &= run("lat_pagefault", &["pages=512", lat_iters, around]);
     }
     // Seed 002: threads fault while others mmap and munmap, under
     // mmap_lock (per-VMA locks off) and under their VMAs' locks.
