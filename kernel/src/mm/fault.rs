@@ -294,22 +294,32 @@ fn finish_fault(
     // anonymous folio is mapped whole whatever it says, as Linux's
     // do_anonymous_page maps all it allocates (`allowed` is the folio, or
     // the one page of a private copy).
-    let range = if FINISH_FAULT_MULTI.load(Ordering::Relaxed) || folio.is_anon() {
+    let one_page =
+        folio.order() == 0 || !(FINISH_FAULT_MULTI.load(Ordering::Relaxed) || folio.is_anon());
+    let range = if one_page {
+        addr..addr + PAGE_SIZE
+    } else {
         // No EOF bound: a shmem folio maps whole even where it reaches past
         // i_size (Linux's shmem exception); its tail reads as zeros.
         let folio_va = folio_start..folio_start + folio.size();
         finish_fault_range(addr, allowed, folio_va, usize::MAX)
-    } else {
-        addr..addr + PAGE_SIZE
     };
     let none = |va| table[Level::Pte.index(va)].load(Ordering::Relaxed) == 0;
     let _ptl = vmf.ptl();
     if !folio.is_anon() && !folio.is_cached() {
         return Ok(()); // truncated since we found it: the access faults again
     }
-    // Most often every entry is empty: one look, under the lock, says so
-    // (Linux: `pte_range_none`); else the run of empty ones around `addr`.
-    let run = if all_none(table, range.clone()) {
+    // One page needs one look at its entry (Linux: `vmf_pte_changed`).
+    // Most often a range's entries are all empty too: one look, under the
+    // lock, says so (Linux: `pte_range_none`); else the run of empty ones
+    // around `addr`.
+    let run = if one_page {
+        if none(addr) {
+            range
+        } else {
+            addr..addr
+        }
+    } else if all_none(table, range.clone()) {
         range
     } else {
         none_run(range, addr, none)
