@@ -49,7 +49,7 @@ const SECONDARY_STACK_ORDER: usize = 4;
 /// The boot CPU's story, from the MMU being on to the first thread.
 #[no_mangle]
 pub extern "C" fn kernel_main(dtb_pa: usize, boot_el: usize) -> ! {
-    cpu::set_cpu_id(0);
+    task::set_this_cpu(0);
     cpu::enable_fpsimd();
     trap::init_this_cpu();
 
@@ -217,7 +217,7 @@ fn start_secondary(cpu: usize) {
 #[no_mangle]
 pub extern "C" fn secondary_main(record: &smp::SecondaryBoot) -> ! {
     let cpu = record.cpu.load(Relaxed) as usize;
-    cpu::set_cpu_id(cpu);
+    task::set_this_cpu(cpu);
     cpu::enable_fpsimd();
     trap::init_this_cpu();
     cpufeature::enable_this_cpu();

@@ -32,8 +32,9 @@ use crate::arch::trap::TrapFrame;
 use crate::mm::mm_struct::Mm;
 pub use sched::{
     cpu_online, cpu_stat, current, current_ref, exit_current_thread, idle_ticks, init_this_cpu,
-    msleep, nr_cpus_online, nr_running, preempt_on_irq_exit, set_need_resched, sleep_until,
-    start_idle_loop, this_cpu_ticks, tick_interval, timer_interrupt, wake_up, yield_now, HZ,
+    msleep, nr_cpus_online, nr_running, preempt_on_irq_exit, set_need_resched, set_this_cpu,
+    sleep_until, start_idle_loop, this_cpu_ticks, tick_interval, timer_interrupt, wake_up,
+    yield_now, HZ,
 };
 pub use thread::{spawn, spawn_on, spawn_user, Thread};
 pub use wait::WaitQueue;

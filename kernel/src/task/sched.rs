@@ -10,7 +10,7 @@ use core::ptr::NonNull;
 use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicUsize, Ordering};
 
 use crate::arch::context::switch_to;
-use crate::arch::cpu::{cpu_id, local_irq_restore, local_irq_save, wait_for_interrupt};
+use crate::arch::cpu::{self, cpu_id, local_irq_restore, local_irq_save, wait_for_interrupt};
 use crate::arch::{smp, timer};
 use crate::config::NR_CPUS;
 use crate::sync::SpinLock;
@@ -99,10 +99,21 @@ static CPUS: [Cpu; NR_CPUS] = [CPU_INIT; NR_CPUS];
 /// How many CPUs have come online.
 static NR_ONLINE: AtomicUsize = AtomicUsize::new(0);
 
+/// Makes CPU `id` the one the caller runs on: its number and its entry of
+/// [`CPUS`], for `this_cpu`. The first thing each CPU does.
+pub fn set_this_cpu(id: usize) {
+    const { assert!(align_of::<Cpu>() >= NR_CPUS) };
+    cpu::set_cpu(id, &CPUS[id] as *const Cpu as usize);
+}
+
 /// The scheduler state of the CPU the caller runs on. Threads never
 /// change CPU, so the answer stays right after a preemption.
+#[inline(always)]
 fn this_cpu() -> &'static Cpu {
-    &CPUS[cpu_id()]
+    // SAFETY: `set_this_cpu` recorded this CPU's entry of the static
+    // `CPUS` before anything else ran here; it is never written through
+    // a pointer, only through its atomics and locks.
+    unsafe { &*(cpu::cpu_local() as *const Cpu) }
 }
 
 /// Makes the code running on this CPU its idle thread and marks the CPU

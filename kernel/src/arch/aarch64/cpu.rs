@@ -1,6 +1,8 @@
 //! Per-CPU register access: interrupt masking, the CPU number, waiting.
 //!
-//! TPIDR_EL1 holds this CPU's number (Linux keeps its per-CPU offset there).
+//! TPIDR_EL1 holds this CPU's number in its low bits and, above them, the
+//! address of the scheduler's state for this CPU, so finding `current` is
+//! one register read and one load (Linux keeps its per-CPU offset there).
 //!
 //! System registers go through aarch64-cpu's typed registers. Interrupt
 //! masking stays `asm!`: the crate has no form of `msr daifset/daifclr, #imm`,
@@ -62,13 +64,22 @@ pub fn cpu_id() -> usize {
     TPIDR_EL1.get() as usize % NR_CPUS
 }
 
-/// Records this CPU's logical number, once, at its bring-up.
-pub fn set_cpu_id(id: usize) {
-    // SAFETY: a safe write that memory safety still rests on: the run
-    // queues are indexed by cpu_id(), and two CPUs with one number would
-    // resume the same thread's context and stack at once. `id` is this
-    // CPU's alone (main.rs hands out each once).
-    TPIDR_EL1.set(id as u64);
+/// Records this CPU's logical number and the address of its own state in
+/// the layer above (`cpu_local`), once, at its bring-up. `local` is a
+/// multiple of `NR_CPUS`, so the number fits below it.
+pub fn set_cpu(id: usize, local: usize) {
+    assert!(id < NR_CPUS && local.is_multiple_of(NR_CPUS));
+    // A safe write that memory safety still rests on: the run queues are
+    // indexed by cpu_id() and found through cpu_local(), and two CPUs
+    // with one number would resume the same thread's context and stack at
+    // once. `id` is this CPU's alone (main.rs hands out each once).
+    TPIDR_EL1.set((local | id) as u64);
+}
+
+/// The address `set_cpu` recorded for this CPU (Linux: `__my_cpu_offset`).
+#[inline(always)]
+pub fn cpu_local() -> usize {
+    TPIDR_EL1.get() as usize & !(NR_CPUS - 1)
 }
 
 /// MPIDR_EL1 affinity fields (Aff3..Aff0), as the DTB's cpu `reg` gives them.

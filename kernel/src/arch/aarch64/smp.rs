@@ -24,7 +24,7 @@ pub struct SecondaryBoot {
     /// `enable_mmu` installs in TTBR1_EL1.
     pub ttbr1: AtomicU64,
     /// Offset 16: the CPU's logical number, which `secondary_main` records
-    /// with `set_cpu_id`.
+    /// with `set_this_cpu`.
     pub cpu: AtomicU64,
 }
 
