@@ -64,6 +64,11 @@ transcript() {
 }
 if [ "$mode" = update ]; then
     transcript >"$logdir/walk"
+    # A helper that broke prints a Python traceback: never into the book.
+    if grep -E "Python Exception|Error occurred in Python" "$logdir/walk"; then
+        echo "gdb-test: a helper failed; docs/gdb.md left as it was" >&2
+        exit 1
+    fi
     exec python3 scripts/gdb/fill-transcript.py docs/gdb.md "$logdir/walk"
 fi
 

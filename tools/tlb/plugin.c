@@ -108,8 +108,8 @@ static struct qemu_plugin_register *reg_x[31], *reg_pc, *reg_ttbr0, *reg_spsr, *
  * vCPU that translated the block, not of the one running it, when vCPUs
  * share one thread (round-robin TCG, as under -icount), and it shows
  * plugins no MPIDR_EL1. So with more than one CPU, the first callback of
- * each block reads TPIDR_EL1, where faultline keeps the CPU's number
- * (arch/aarch64/cpu.rs), into this_cpu, which the block's other callbacks
+ * each block reads TPIDR_EL1, whose low 6 bits hold faultline's CPU
+ * number (arch/aarch64/cpu.rs: CPU_ID_MASK), into this_cpu, which the block's other callbacks
  * use. Thread-local, so each vCPU thread of multi-threaded TCG keeps its
  * own.
  */
@@ -127,7 +127,7 @@ static unsigned cpu_of(unsigned vcpu_index)
 static unsigned enter_block(unsigned vcpu_index)
 {
     if (cpu_from_tpidr) {
-        this_cpu = read_reg(reg_tpidr) % nr_vcpus;
+        this_cpu = (read_reg(reg_tpidr) & 63) % nr_vcpus;
     }
     return cpu_of(vcpu_index);
 }

@@ -102,7 +102,7 @@ static NR_ONLINE: AtomicUsize = AtomicUsize::new(0);
 /// Makes CPU `id` the one the caller runs on: its number and its entry of
 /// [`CPUS`], for `this_cpu`. The first thing each CPU does.
 pub fn set_this_cpu(id: usize) {
-    const { assert!(align_of::<Cpu>() >= NR_CPUS) };
+    const { assert!(align_of::<Cpu>() > cpu::CPU_ID_MASK) };
     cpu::set_cpu(id, &CPUS[id] as *const Cpu as usize);
 }
 

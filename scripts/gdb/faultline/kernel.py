@@ -4,8 +4,8 @@ through the linear map, and which CPU a gdb thread is.
 
 QEMU's gdb stub shows each vCPU as a thread: `thread 2` is the second
 CPU. Its registers include the system registers, so `$TTBR0_EL1`,
-`$FAR_EL1` and `$TPIDR_EL1` (which holds the kernel's CPU number, see
-`arch::cpu::cpu_id`) are per CPU. Memory, too, is read through the
+`$FAR_EL1` and `$TPIDR_EL1` (whose low 6 bits hold the kernel's CPU
+number, see `arch::cpu::cpu_id`) are per CPU. Memory, too, is read through the
 selected CPU's MMU, at its exception level: a CPU stopped in user space
 cannot read kernel memory, so the helpers read through one stopped in
 the kernel (`kernel_reads`).
@@ -98,7 +98,13 @@ _user_cpu = None
 def selected_cpu():
     """The kernel's number for the CPU gdb has selected (the user's choice,
     also while a helper reads memory through another)."""
-    return _user_cpu if _user_cpu is not None else register("TPIDR_EL1")
+    return _user_cpu if _user_cpu is not None else _tpidr_cpu()
+
+
+def _tpidr_cpu():
+    # The low 6 bits: the rest is the address of the CPU's scheduler state
+    # (arch::cpu::CPU_ID_MASK).
+    return register("TPIDR_EL1") & 63
 
 
 def exception_level():
@@ -155,7 +161,7 @@ def _cpu_of_gdb_thread(thread):
     selected = gdb.selected_thread()
     try:
         thread.switch()
-        return register("TPIDR_EL1")
+        return _tpidr_cpu()
     finally:
         selected.switch()
 

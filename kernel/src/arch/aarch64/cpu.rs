@@ -1,8 +1,10 @@
 //! Per-CPU register access: interrupt masking, the CPU number, waiting.
 //!
-//! TPIDR_EL1 holds this CPU's number in its low bits and, above them, the
-//! address of the scheduler's state for this CPU, so finding `current` is
-//! one register read and one load (Linux keeps its per-CPU offset there).
+//! TPIDR_EL1 holds this CPU's number in its low 6 bits (`CPU_ID_MASK`)
+//! and, above them, the address of the scheduler's state for this CPU, so
+//! finding `current` is one register read and one load (Linux keeps its
+//! per-CPU offset there). The gdb helpers and the TLB plugin read the
+//! number the same way.
 //!
 //! System registers go through aarch64-cpu's typed registers. Interrupt
 //! masking stays `asm!`: the crate has no form of `msr daifset/daifclr, #imm`,
@@ -54,21 +56,25 @@ pub fn local_irq_enable() {
     unsafe { asm!("msr daifclr, #2", options(nostack)) }
 }
 
+/// The bits of TPIDR_EL1 that hold the CPU number.
+pub const CPU_ID_MASK: usize = 63;
+
 /// This CPU's logical number (0 = boot CPU), below `NR_CPUS`: main.rs
 /// hands out no other. The modulo (an AND, `NR_CPUS` being a power of
-/// two) says so to the compiler, which then indexes the per-CPU arrays
-/// (run queues, vmstat slots) with no bounds check on every fault.
+/// two no larger than the mask) says so to the compiler, which then
+/// indexes the per-CPU arrays (run queues, vmstat slots) with no bounds
+/// check on every fault.
 #[inline(always)]
 pub fn cpu_id() -> usize {
-    const { assert!(NR_CPUS.is_power_of_two()) };
+    const { assert!(NR_CPUS.is_power_of_two() && NR_CPUS <= CPU_ID_MASK + 1) };
     TPIDR_EL1.get() as usize % NR_CPUS
 }
 
 /// Records this CPU's logical number and the address of its own state in
-/// the layer above (`cpu_local`), once, at its bring-up. `local` is a
-/// multiple of `NR_CPUS`, so the number fits below it.
+/// the layer above (`cpu_local`), once, at its bring-up. `local` is
+/// aligned to 64 bytes, so the number fits below it.
 pub fn set_cpu(id: usize, local: usize) {
-    assert!(id < NR_CPUS && local.is_multiple_of(NR_CPUS));
+    assert!(id < NR_CPUS && local & CPU_ID_MASK == 0);
     // A safe write that memory safety still rests on: the run queues are
     // indexed by cpu_id() and found through cpu_local(), and two CPUs
     // with one number would resume the same thread's context and stack at
@@ -79,7 +85,7 @@ pub fn set_cpu(id: usize, local: usize) {
 /// The address `set_cpu` recorded for this CPU (Linux: `__my_cpu_offset`).
 #[inline(always)]
 pub fn cpu_local() -> usize {
-    TPIDR_EL1.get() as usize & !(NR_CPUS - 1)
+    TPIDR_EL1.get() as usize & !CPU_ID_MASK
 }
 
 /// MPIDR_EL1 affinity fields (Aff3..Aff0), as the DTB's cpu `reg` gives them.
