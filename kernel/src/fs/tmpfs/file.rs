@@ -595,14 +595,12 @@ impl VmOperations for ShmemFile {
 pub fn shmem_fault(file: &ShmemFile, vmf: &VmFault) -> Result<(Folio, usize), FaultError> {
     exec_readahead(file, vmf);
     let vma = vmf.vma;
-    let hugepage = vma.flags & VM_HUGEPAGE != 0;
     // Linux: `shmem_allowable_huge_orders` asks `vma_thp_disabled` too.
-    let nohuge = vma.thp_disabled();
     let fits = |order| {
-        (order == 0 || !nohuge)
+        (order == 0 || !vma.thp_disabled())
             && thp_vma_suitable(vmf.address, vmf.range.clone(), vma.pgoff, order)
     };
-    file.fault_folio(vmf.pgoff, hugepage, fits)
+    file.fault_folio(vmf.pgoff, vma.flags & VM_HUGEPAGE != 0, fits)
         .map_err(|e| match e {
             Errno::EAGAIN => FaultError::Retry,
             _ => FaultError::PAST_EOF,
