@@ -28,6 +28,7 @@ pub mod mm {
     pub mod page;
     pub mod page_flags;
     pub mod pgtable;
+    pub mod pmd_cache;
     pub mod slab;
     pub mod vma_tree;
 }

@@ -18,7 +18,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::arch::desc::Pte;
 use crate::arch::mmu;
 use crate::arch::pgtable::{pmdp_set_access_flags, ptep_get, ptep_set_access_flags};
-use crate::mm::addr::{PAGE_SIZE, PMD_SIZE};
+use crate::mm::addr::{PhysAddr, PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run};
 use crate::mm::folio::{self, Folio};
 use crate::mm::huge_memory;
@@ -92,13 +92,12 @@ pub fn handle_mm_fault(
     access: Access,
 ) -> Result<(), FaultError> {
     // One walk down to the PMD, shared by the PMD and the PTE cases
-    // (Linux: `pgd_offset`, `pud_alloc`, `pmd_alloc`).
-    let mut mem: &Mm = mm;
-    let walk = |mem: &mut &Mm, table, level| {
-        pgtable::table_below(mem, table, level, addr, Alloc::IfMissing).ok_or(FaultError::Oom)
+    // (Linux: `pgd_offset`, `pud_alloc`, `pmd_alloc`), most often
+    // remembered from an earlier fault in the same 1G.
+    let pmds = match mm.pmd_cache.get(addr) {
+        Some(pmds) => pmds,
+        None => walk_to_pmd(mm, addr)?,
     };
-    let puds = walk(&mut mem, mm.pgd, Level::Pgd)?;
-    let pmds = walk(&mut mem, puds, Level::Pud)?;
     let mut vmf = VmFault {
         mm,
         vma,
@@ -125,6 +124,21 @@ pub fn handle_mm_fault(
         return Ok(()); // a block another thread installed meanwhile
     }
     handle_pte_fault(&mut vmf)
+}
+
+/// `handle_mm_fault`'s walk from the PGD to the PMD table for `addr`,
+/// allocating what is missing, which it then remembers. Out of line: most
+/// faults find the table in `mm.pmd_cache`.
+#[inline(never)]
+fn walk_to_pmd(mm: &Mm, addr: usize) -> Result<PhysAddr, FaultError> {
+    let mut mem = mm;
+    let mut walk = |table, level| {
+        pgtable::table_below(&mut mem, table, level, addr, Alloc::IfMissing).ok_or(FaultError::Oom)
+    };
+    let puds = walk(mm.pgd, Level::Pgd)?;
+    let pmds = walk(puds, Level::Pud)?;
+    mm.pmd_cache.set(addr, pmds);
+    Ok(pmds)
 }
 
 /// Finds or installs the PTE table under the fault's PMD entry (Linux:

@@ -17,6 +17,7 @@ use crate::mm::addr::{phys_to_virt, PhysAddr};
 use crate::mm::frame;
 use crate::mm::memory;
 use crate::mm::pgtable::{PageTable, PgtableMem};
+use crate::mm::pmd_cache::PmdCache;
 use crate::mm::vma::Vma;
 use crate::mm::vma_lock::{PublishedVmas, VmaSnapshot};
 use crate::mm::vma_tree::VmaTree;
@@ -66,6 +67,9 @@ pub struct Mm {
     /// has its own lock for its entries (`mm/ptlock.rs`; Linux: the
     /// mm-wide `page_table_lock` and the split PTE locks).
     pub page_table_lock: SpinLock<()>,
+    /// The PMD tables faults walked to lately, where the next fault's walk
+    /// starts (`mm/pmd_cache.rs`).
+    pub pmd_cache: PmdCache,
     /// Page-table pages allocated, pgd included.
     pub pt_pages: AtomicUsize,
     /// `MMF_*` bits (Linux: `mm->flags`): what prctl(PR_SET_MDWE) set.
@@ -125,6 +129,7 @@ impl Mm {
                 def_flags: 0,
             }),
             vmas_published: PublishedVmas::new(),
+            pmd_cache: PmdCache::new(),
             mm_lock_seq: AtomicU64::new(0),
             page_table_lock: SpinLock::new(()),
             pt_pages: AtomicUsize::new(1),

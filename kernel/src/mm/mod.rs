@@ -52,6 +52,7 @@ pub mod page_flags;
 pub mod pagemap;
 pub mod pcp;
 pub mod pgtable;
+pub mod pmd_cache;
 pub mod ptdump;
 pub mod ptlock;
 pub mod remote;
