@@ -505,7 +505,7 @@ pub fn wait4(pid: i32, ustatus: usize, options: u32, urusage: usize) -> SysResul
         write_user(ustatus, &(r.status as i32))?;
     }
     if urusage != 0 {
-        write_user(urusage, &rusage_words(r.utime, r.stime, 0))?;
+        write_user(urusage, &rusage_words(r.utime, r.stime, r.min_flt))?;
     }
     Ok(r.pid as i64)
 }
@@ -567,8 +567,8 @@ pub fn waitid(idtype: i32, id: i32, uinfo: usize, options: u32, urusage: usize) 
         copy_to_user(uinfo, &info[..28])?;
     }
     if urusage != 0 {
-        let (u, st) = r.map_or((0, 0), |r| (r.utime, r.stime));
-        write_user(urusage, &rusage_words(u, st, 0))?;
+        let (u, st, mf) = r.map_or((0, 0, 0), |r| (r.utime, r.stime, r.min_flt));
+        write_user(urusage, &rusage_words(u, st, mf))?;
     }
     Ok(0)
 }
@@ -1135,19 +1135,19 @@ pub fn reboot(magic1: u32, magic2: u32, cmd: u32) -> SysResult {
 /// thread, or the reaped children.
 pub fn getrusage(who: i32, uaddr: usize) -> SysResult {
     let p = current_process().ok_or(Errno::EINVAL)?;
-    let minflt = p.minflt.load(Ordering::Relaxed);
     let words = match who {
         RUSAGE_SELF => {
             let (u, s) = p.cputime();
-            rusage_words(u, s, minflt)
+            rusage_words(u, s, p.min_flt())
         }
         RUSAGE_THREAD => {
-            let (u, s) = current().cputime();
-            rusage_words(u, s, minflt)
+            let me = current();
+            let (u, s) = me.cputime();
+            rusage_words(u, s, me.min_flt())
         }
         RUSAGE_CHILDREN => {
             let t = *p.times.lock();
-            rusage_words(t.cutime, t.cstime, 0)
+            rusage_words(t.cutime, t.cstime, t.cmin_flt)
         }
         _ => return Err(Errno::EINVAL),
     };

@@ -49,6 +49,7 @@ fn exit_thread(status: u32) {
         let (utime, stime) = me.cputime();
         times.utime += utime;
         times.stime += stime;
+        times.min_flt += me.min_flt();
         process::unregister_thread(&me);
     }
     process::release_vfork_parent(user);
@@ -235,6 +236,8 @@ pub struct WaitResult {
     pub utime: u64,
     /// The child's system CPU time and its reaped children's, in nanoseconds.
     pub stime: u64,
+    /// The child's minor faults and its reaped children's.
+    pub min_flt: u64,
 }
 
 /// Is `c` one of the children `which` picks, and of the kind `options`
@@ -257,11 +260,13 @@ fn reportable(c: &Process, options: u32) -> bool {
         || (options & WCONTINUED != 0 && c.continued_report.load(Ordering::Acquire))
 }
 
-/// The child's CPU time with its reaped children's.
-fn child_times(c: &Process) -> (u64, u64) {
+/// The child's CPU time and minor faults with its reaped children's
+/// (Linux: `getrusage(p, RUSAGE_BOTH)`).
+fn child_usage(c: &Process) -> (u64, u64, u64) {
     let (u, s) = c.cputime();
+    let min_flt = c.min_flt();
     let t = *c.times.lock();
-    (u + t.cutime, s + t.cstime)
+    (u + t.cutime, s + t.cstime, min_flt + t.cmin_flt)
 }
 
 /// Takes what child `c` has to report (Linux: `wait_task_zombie`,
@@ -269,11 +274,12 @@ fn child_times(c: &Process) -> (u64, u64) {
 /// report unless WNOWAIT.
 fn take_report(c: &Arc<Process>, options: u32) -> Option<WaitResult> {
     let keep = options & WNOWAIT != 0;
-    let (utime, stime) = child_times(c);
+    let (utime, stime, min_flt) = child_usage(c);
     let mut r = WaitResult {
         pid: c.pid,
         utime,
         stime,
+        min_flt,
         ..WaitResult::default()
     };
     if options & WEXITED != 0 && c.zombie.load(Ordering::Acquire) {
@@ -346,6 +352,7 @@ pub fn do_wait(which: WaitFor, options: u32) -> KResult<Option<WaitResult>> {
                     let mut t = me.times.lock();
                     t.cutime += r.utime;
                     t.cstime += r.stime;
+                    t.cmin_flt += r.min_flt;
                 }
                 return Ok(Some(r));
             }

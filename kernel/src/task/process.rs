@@ -93,8 +93,6 @@ pub struct Process {
     /// Pollers of the process's pidfds, woken when it becomes a zombie
     /// (Linux: `struct pid`'s `wait_pidfd`).
     pub pidfd_wait: PollQueue,
-    /// Minor page faults (getrusage's `ru_minflt`).
-    pub minflt: AtomicU64,
     /// Resource limits, (soft, hard) per RLIMIT_* (Linux: `signal->rlim`).
     pub rlimits: SpinLock<[[u64; 2]; RLIM_NLIMITS]>,
     /// Threads not yet exited; the one that takes it to 0 ends the process.
@@ -157,8 +155,9 @@ pub struct Process {
     pub timers: SpinLock<crate::task::timers::ProcessTimers>,
 }
 
-/// CPU time in nanoseconds that no live thread carries any more (Linux:
-/// `signal->utime`, `stime`, `cutime`, `cstime`).
+/// CPU time in nanoseconds, and minor faults, that no live thread carries
+/// any more (Linux: `signal->utime`, `stime`, `cutime`, `cstime`,
+/// `min_flt`, `cmin_flt`).
 #[derive(Copy, Clone, Default)]
 pub struct ProcessTimes {
     /// Threads of this process that have exited.
@@ -169,6 +168,11 @@ pub struct ProcessTimes {
     pub cutime: u64,
     /// System time of the children this process waited for.
     pub cstime: u64,
+    /// Minor faults of the threads of this process that have exited.
+    pub min_flt: u64,
+    /// Minor faults of the children this process waited for, theirs
+    /// included.
+    pub cmin_flt: u64,
 }
 
 /// What exec leaves for /proc to show (Linux keeps `mm->exe_file` and
@@ -309,6 +313,10 @@ pub struct UserThread {
     /// down by the thread itself before it looks. Only a hint, so that
     /// every return to user space tests one flag: the fields above decide.
     pub sigpending: AtomicBool,
+    /// Minor page faults this thread has taken (Linux: `task->min_flt`).
+    /// Only the thread itself adds to it, so a load and a store do, with
+    /// no atomic read-modify-write; others only read it.
+    pub min_flt: AtomicU64,
     /// sigaltstack(2): the alternate signal stack (Linux: `sas_ss_sp`,
     /// `sas_ss_size`, `sas_ss_flags`); `flags` holds only SS_DISABLE or
     /// SS_AUTODISARM, SS_ONSTACK is computed from the stack pointer.
@@ -436,7 +444,6 @@ impl Process {
             zombie: AtomicBool::new(false),
             child_wait: WaitQueue::new(),
             pidfd_wait: PollQueue::new(),
-            minflt: AtomicU64::new(0),
             rlimits: SpinLock::new(default_rlimits()),
             cred: SpinLock::new(Cred::root()),
             no_new_privs: AtomicBool::new(false),
@@ -523,6 +530,14 @@ impl Process {
             stime += s;
         }
         (utime, stime)
+    }
+
+    /// The process's minor faults so far: its exited threads' and its live
+    /// threads' (Linux: `getrusage`'s sum over the thread group).
+    pub fn min_flt(&self) -> u64 {
+        let times = self.times.lock();
+        let live = self.live_threads().iter().map(|t| t.min_flt()).sum::<u64>();
+        times.min_flt + live
     }
 
     /// Is the process a zombie or on its way out?
@@ -764,6 +779,7 @@ impl UserThread {
             // Whatever was sent before the thread could be found is looked
             // for on its first return to user space.
             sigpending: AtomicBool::new(true),
+            min_flt: AtomicU64::new(0),
             altstack: SpinLock::new(AltStack::DISABLED),
             waiting_for: AtomicU64::new(0),
             comm: SpinLock::new([0; TASK_COMM_LEN]),

@@ -143,6 +143,13 @@ impl Thread {
         crate::task::clock::counter_to_ns(a.sum_exec + running)
     }
 
+    /// Minor page faults the thread has taken; none for a kernel thread.
+    pub fn min_flt(&self) -> u64 {
+        self.user
+            .as_ref()
+            .map_or(0, |u| u.min_flt.load(Ordering::Relaxed))
+    }
+
     /// (user, system) nanoseconds: the runtime split as the ticks were
     /// (Linux: `cputime_adjust`, which also gives all of it to one side
     /// when the other saw no tick).

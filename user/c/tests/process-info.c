@@ -5,7 +5,8 @@
  * resource limits (inherited across fork),
  * sysinfo, its CPU affinity and CPU count (and /sys/devices/system/cpu/
  * online, which glibc reads, and the per-CPU directories), gettimeofday,
- * and fsync/fdatasync/syncfs. A static glibc program: make test runs it
+ * fsync/fdatasync/syncfs, and its minor faults as getrusage and wait4
+ * count them. A static glibc program: make test runs it
  * on faultline, make test-linux on Debian's Linux 6.12 (as root, like
  * faultline's processes), and the values it expects are Linux's.
  *
@@ -15,10 +16,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysinfo.h>
@@ -321,6 +324,55 @@ static int gettimeofday_is_the_realtime_clock(void)
 	return 0;
 }
 
+/* Pages each faulting side below writes: one minor fault apiece. */
+#define FAULT_PAGES 64
+
+/* Writes FAULT_PAGES pages of a new private mapping, each with a fault of
+ * its own: small folios only, so no fault maps more than its page. */
+static void *fault_in_pages(void *unused)
+{
+	(void)unused;
+	long len = FAULT_PAGES * 4096L;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, len, MADV_NOHUGEPAGE);
+	for (long off = 0; off < len; off += 4096)
+		p[off] = 1;
+	munmap(p, len);
+	return NULL;
+}
+
+static int minor_faults_count_per_thread_and_for_children(void)
+{
+	struct rusage self0, self1, thread0, thread1, waited, children;
+	getrusage(RUSAGE_SELF, &self0);
+	getrusage(RUSAGE_THREAD, &thread0);
+	pthread_t t;
+	CHECK(pthread_create(&t, NULL, fault_in_pages, NULL) == 0, "pthread_create");
+	pthread_join(t, NULL);
+	getrusage(RUSAGE_THREAD, &thread1);
+	getrusage(RUSAGE_SELF, &self1);
+	/* The exited thread's faults stay the process's; they were never the
+	 * calling thread's. */
+	CHECK(self1.ru_minflt - self0.ru_minflt >= FAULT_PAGES, "RUSAGE_SELF grew by %ld",
+	      self1.ru_minflt - self0.ru_minflt);
+	CHECK(thread1.ru_minflt - thread0.ru_minflt < FAULT_PAGES / 2,
+	      "RUSAGE_THREAD grew by %ld while another thread faulted",
+	      thread1.ru_minflt - thread0.ru_minflt);
+	pid_t pid = fork();
+	if (pid == 0) {
+		fault_in_pages(NULL);
+		_exit(0);
+	}
+	CHECK(wait4(pid, NULL, 0, &waited) == pid, "wait4: %s", strerror(errno));
+	CHECK(waited.ru_minflt >= FAULT_PAGES, "wait4's ru_minflt %ld", waited.ru_minflt);
+	getrusage(RUSAGE_CHILDREN, &children);
+	CHECK(children.ru_minflt >= waited.ru_minflt, "RUSAGE_CHILDREN's ru_minflt %ld < %ld",
+	      children.ru_minflt, waited.ru_minflt);
+	return 0;
+}
+
 static int fsync_succeeds_on_files_and_refuses_pipes(void)
 {
 	mkdir("/tmp", 01777);
@@ -356,6 +408,7 @@ static const struct test tests[] = {
 	TEST(every_cpu_has_a_sysfs_directory),
 	TEST(gettimeofday_is_the_realtime_clock),
 	TEST(fsync_succeeds_on_files_and_refuses_pipes),
+	TEST(minor_faults_count_per_thread_and_for_children),
 };
 
 int main(void)

@@ -66,17 +66,18 @@ pub fn do_uaccess_fault(addr: usize, access: Access) -> bool {
 }
 
 /// A fault of the current thread (user or uaccess) in its process's `mm`,
-/// counted in `pgfault` and the process's `minflt` when it succeeds;
+/// counted in `pgfault` and the thread's `min_flt` when it succeeds;
 /// SEGV_MAPERR for a kernel thread.
 fn do_current_fault(addr: usize, access: Access) -> Result<(), FaultError> {
     let no_mm = FaultError::Segv(signal::SEGV_MAPERR);
     let current = crate::task::current_ref();
-    let process = &current.user.as_ref().ok_or(no_mm)?.process;
-    let mm = process.mm.borrow().ok_or(no_mm)?;
+    let user = current.user.as_ref().ok_or(no_mm)?;
+    let mm = user.process.mm.borrow().ok_or(no_mm)?;
     do_page_fault(&mm, addr, access)?;
     // Counted once per fault, never per attempt (Linux: `mm_account_fault`).
     vmstat::PGFAULT.inc();
-    process.minflt.fetch_add(1, Ordering::Relaxed);
+    let min_flt = &user.min_flt; // written by this thread alone
+    min_flt.store(min_flt.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
     Ok(())
 }
 

@@ -432,9 +432,9 @@ fn stat(p: &Process) -> String {
     let ppid = p.parent().map_or(0, |q| q.pid);
     let (tty_nr, tpgid) = crate::fs::tty::console().stat_fields(p);
     let (utime, stime) = p.cputime();
-    let (cutime, cstime) = {
+    let (cutime, cstime, cmin_flt) = {
         let t = p.times.lock();
-        (t.cutime, t.cstime)
+        (t.cutime, t.cstime, t.cmin_flt)
     };
     let threads = p.live_threads();
     let (blocked, pending, cpu) = threads.first().map_or((0, 0, 0), |t| {
@@ -468,7 +468,7 @@ fn stat(p: &Process) -> String {
         0
     };
     format!(
-        "{} ({}) {} {} {} {} {} {} 0 {} 0 0 0 {} {} {} {} {} {} {} 0 {} {} {} {} {} {} {} 0 0 {} {} {} {} \
+        "{} ({}) {} {} {} {} {} {} 0 {} {} 0 0 {} {} {} {} {} {} {} 0 {} {} {} {} {} {} {} 0 0 {} {} {} {} \
          0 0 0 17 {} 0 0 0 0 0 0 0 {} 0 0 0 0 {}\n",
         p.pid,
         p.comm(),
@@ -478,7 +478,8 @@ fn stat(p: &Process) -> String {
         p.sid.load(Ordering::Acquire),
         tty_nr,
         tpgid,
-        p.minflt.load(Ordering::Relaxed),
+        p.min_flt(),
+        cmin_flt,
         ticks(utime),
         ticks(stime),
         ticks(cutime),
