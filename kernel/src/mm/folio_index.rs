@@ -151,10 +151,14 @@ impl<T> FolioIndex<T> {
 
     /// The folio starting last at or before page `index`: the only one
     /// that can cover it. Most lookups end in the page's own leaf, so that
-    /// is searched for first.
+    /// is searched for first, and most of those in the page's own slot, as
+    /// the page is a folio's first (every page of a small folio is).
     fn last_at_or_before(&self, index: u64) -> Option<(u64, &Entry<T>)> {
         let (leaf_index, slot) = leaf_of(index);
         if let Some(leaf) = self.leaf(leaf_index) {
+            if let Some(entry) = &leaf.slots[slot] {
+                return Some((index, entry));
+            }
             let below = leaf.used & (u64::MAX >> (63 - slot));
             if below != 0 {
                 return Self::last_in(leaf_index, leaf, below);
