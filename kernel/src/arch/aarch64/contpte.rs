@@ -171,6 +171,13 @@ fn contpte_set_ptes(table: &PageTable, idx: usize, pte: Pte, nr: usize, enabled:
         write_run(&table[idx..end], pte.with_cont(false).0);
         return;
     }
+    // The usual run, a 64K folio's: exactly one block.
+    if let Ok(block) = <&[AtomicU64; CONT_PTES]>::try_from(&table[idx..end]) {
+        if idx.is_multiple_of(CONT_PTES) {
+            write_run(block, pte.with_cont(true).0);
+            return;
+        }
+    }
     // A block (or the part of one the run covers) at a time.
     let mut i = idx;
     while i < end {
