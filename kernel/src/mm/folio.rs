@@ -414,9 +414,13 @@ impl Folio {
     pub fn is_dirty(&self) -> bool {
         self.head().flags.load(Ordering::Relaxed) & PG_DIRTY != 0
     }
-    /// Marks the folio written (Linux's `folio_mark_dirty`).
+    /// Marks the folio written (Linux's `folio_mark_dirty`), looking first,
+    /// as Linux's `noop_dirty_folio` does: most writes find it dirty
+    /// already, and a load is cheaper than an atomic OR.
     pub fn mark_dirty(&self) {
-        self.head().flags.fetch_or(PG_DIRTY, Ordering::Relaxed);
+        if !self.is_dirty() {
+            self.head().flags.fetch_or(PG_DIRTY, Ordering::Relaxed);
+        }
     }
     /// Whether the folio is anonymous memory, not page cache (Linux's
     /// `folio_test_anon`).
