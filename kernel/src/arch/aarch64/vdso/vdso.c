@@ -107,12 +107,13 @@ static int64_t offset(long clock)
 	const volatile struct vdso_data *vd = &_vdso_data;
 	uint32_t seq;
 	int64_t off;
+	/* The monotonic clocks add nothing, so have nothing to read. */
+	if (clock != CLOCK_REALTIME && clock != CLOCK_REALTIME_COARSE && clock != CLOCK_TAI)
+		return 0;
 	do {
 		while ((seq = __atomic_load_n(&vd->seq, __ATOMIC_ACQUIRE)) & 1)
 			;
-		off = 0;
-		if (clock == CLOCK_REALTIME || clock == CLOCK_REALTIME_COARSE || clock == CLOCK_TAI)
-			off = vd->realtime_offset;
+		off = vd->realtime_offset;
 		if (clock == CLOCK_TAI)
 			off += vd->tai_offset * (int64_t)NSEC_PER_SEC;
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
