@@ -274,23 +274,28 @@ fn child_usage(c: &Process) -> (u64, u64, u64) {
 /// report unless WNOWAIT.
 fn take_report(c: &Arc<Process>, options: u32) -> Option<WaitResult> {
     let keep = options & WNOWAIT != 0;
-    let (utime, stime, min_flt) = child_usage(c);
-    let mut r = WaitResult {
-        pid: c.pid,
-        utime,
-        stime,
-        min_flt,
-        ..WaitResult::default()
+    // The usage is summed over the child's threads: only for a child that
+    // has something to report, as a wait looks at every candidate.
+    let report = |status: u32, code: i32, si_status: i32| {
+        let (utime, stime, min_flt) = child_usage(c);
+        Some(WaitResult {
+            pid: c.pid,
+            status,
+            code,
+            si_status,
+            utime,
+            stime,
+            min_flt,
+        })
     };
     if options & WEXITED != 0 && c.zombie.load(Ordering::Acquire) {
         let status = c.exit_status.load(Ordering::Acquire);
-        r.status = status;
-        (r.code, r.si_status) = match status & 0x7f {
+        let (code, si_status) = match status & 0x7f {
             0 => (CLD_EXITED, ((status >> 8) & 0xff) as i32),
             sig if status & 0x80 != 0 => (CLD_DUMPED, sig as i32),
             sig => (CLD_KILLED, sig as i32),
         };
-        return Some(r);
+        return report(status, code, si_status);
     }
     if options & WSTOPPED != 0 {
         let sig = if keep {
@@ -299,9 +304,7 @@ fn take_report(c: &Arc<Process>, options: u32) -> Option<WaitResult> {
             c.stop_report.swap(0, Ordering::AcqRel)
         };
         if sig != 0 {
-            r.status = stopped(sig) as u32;
-            (r.code, r.si_status) = (CLD_STOPPED, sig as i32);
-            return Some(r);
+            return report(stopped(sig) as u32, CLD_STOPPED, sig as i32);
         }
     }
     if options & WCONTINUED != 0 {
@@ -311,9 +314,7 @@ fn take_report(c: &Arc<Process>, options: u32) -> Option<WaitResult> {
             c.continued_report.swap(false, Ordering::AcqRel)
         };
         if cont {
-            r.status = CONTINUED_STATUS as u32;
-            (r.code, r.si_status) = (CLD_CONTINUED, SIGCONT as i32);
-            return Some(r);
+            return report(CONTINUED_STATUS as u32, CLD_CONTINUED, SIGCONT as i32);
         }
     }
     None
