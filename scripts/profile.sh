@@ -8,7 +8,7 @@
 #                      [qemu-run.sh options ...]
 #
 # e.g. scripts/profile.sh --smp 1 --mem 1G --icount \
-#          --append "thp_shmem=2M:always -- run /bin/bench/finish_fault size=65536 iters=20"
+#          --append "thp_shmem=2M:always -- run /bin/bench/finish_fault size=65536 iters=20 align=0x1"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p profile

@@ -64,9 +64,9 @@ totals are comparable with the benchmarks' ns figures.
 Examples (smp 1 keeps the stream to one CPU; use few iterations: QEMU
 logs ~600K instructions/s this way, boot is ~15M):
   scripts/profile.sh --smp 1 --mem 1G --icount \\
-      --append \"thp_shmem=2M:always -- run /bin/bench/finish_fault size=65536 iters=20\"
+      --append \"thp_shmem=2M:always -- run /bin/bench/finish_fault size=65536 iters=20 align=0x1\"
   scripts/profile.sh --iter-syscall 222 --smp 1 --mem 1G --icount \\
-      --append \"-- run /bin/bench/lat_pagefault pages=512 iters=3\"
+      --append \"-- run /bin/bench/lat_pagefault pages=512 iters=3 samples=3\"
 (finish_fault: the bench driver sets hugepages-2048kB/shmem_enabled to
 `always`, which `thp_shmem=2M:always` does at boot; fault-around is
 `fault_around_bytes=65536` by default, 4096 turns it off via /sys.)

@@ -16,11 +16,12 @@ ulib::entry!(main);
 
 /// What `--help` prints.
 const HELP: &str = "\
-lat_pagefault [pages=N] [iters=N] [around=BYTES]
+lat_pagefault [pages=N] [iters=N] [samples=N] [around=BYTES]
 lmbench's lat_pagefault: a memfd of N pages (default 512) written through,
 mapped read-only and touched in a fixed pseudo-random order, iters times
 (default 10). Reports ns per page touched, faults per page and one
-fault's cost (fault_ns, the mean of 100 faults, each in a fresh view). Fault-around is /sys/kernel/debug/fault_around_bytes;
+fault's cost (fault_ns, the mean of samples faults, default 100, each in
+a fresh view). Fault-around is /sys/kernel/debug/fault_around_bytes;
 around=BYTES writes it first (4096 turns it off; faultline only).";
 
 fn main(args: ulib::Args) -> i32 {
@@ -66,13 +67,13 @@ fn main(args: ulib::Args) -> i32 {
     }
     // Then one read fault (with what fault-around maps) alone, timed on
     // the counter, once a first fault has made the page table.
-    // A hundred of them, whatever `iters` is: a mean of ten moved by
-    // +-15 ns from one kernel build to the next (lat_pagefault iters=2,
-    // 10, 40, 160 gave 536, 539, 548, 543), and each costs a few
+    // A hundred of them by default, whatever `iters` is: a mean of ten
+    // moved by +-15 ns from one kernel build to the next (lat_pagefault
+    // iters=2, 10, 40, 160 gave 536, 539, 548, 543), and each costs a few
     // microseconds, not a pass over the file.
-    const SAMPLES: i64 = 100;
+    let samples = arg(&args, "samples", 100).max(1) as i64;
     let mut fault_ns = 0;
-    for _ in 0..SAMPLES {
+    for _ in 0..samples {
         // SAFETY: a new read-only view the kernel places.
         let Ok(addr) = (unsafe { mmap(0, len, PROT_READ, MAP_SHARED, fd, 0) }) else {
             return 1;
@@ -96,7 +97,7 @@ fn main(args: ulib::Args) -> i32 {
             ("pages", &pages),
             ("ns_per_page", &(ns / touched)),
             ("faults_per_page", &Hundredths(faults * 100 / touched)),
-            ("fault_ns", &(fault_ns / SAMPLES)),
+            ("fault_ns", &(fault_ns / samples)),
         ],
     );
     0
