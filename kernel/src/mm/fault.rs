@@ -112,16 +112,22 @@ pub fn handle_mm_fault(
         orig_pte: Pte(0),
     };
     let pmd = Pte(vmf.pmd.load(Ordering::Acquire));
-    if !pmd.is_table() {
+    if pmd.is_table() {
+        // The usual fault: the entry just read names the PTE table (Linux:
+        // `pte_offset_map` from the `pmdval` it read).
+        // SAFETY: a table of this mm's, as its own PMD entry says; the
+        // VMA we hold locked keeps it in place.
+        vmf.pte = Some(unsafe { mm.table_at(pmd.addr()) });
+    } else {
         if let Some(done) = handle_pmd_fault(&vmf, pmd) {
             return done;
         }
-    }
-    // Where a file fault may still map a PMD block, the PTE table waits
-    // for `finish_fault` (Linux: `vmf->pte` stays NULL).
-    let block_may_fit = pmd.is_none() && pmd_block_fits(&vmf);
-    if !block_may_fit && !pte_alloc(&mut vmf)? {
-        return Ok(()); // a block another thread installed meanwhile
+        // Where a file fault may still map a PMD block, the PTE table
+        // waits for `finish_fault` (Linux: `vmf->pte` stays NULL).
+        let block_may_fit = pmd.is_none() && pmd_block_fits(&vmf);
+        if !block_may_fit && !pte_alloc(&mut vmf)? {
+            return Ok(()); // a block another thread installed meanwhile
+        }
     }
     handle_pte_fault(&mut vmf)
 }
