@@ -28,6 +28,10 @@ pub const TESTS: &[Test] = &[
         name: "user_pmd_block_seen_by_at",
         run: pmd_block_seen_by_at,
     },
+    Test {
+        name: "user_pmd_cache_names_the_walks_table_across_munmap",
+        run: pmd_cache_names_the_walks_table_across_munmap,
+    },
 ];
 
 /// A 64K-aligned user address, away from anything.
@@ -159,5 +163,42 @@ fn pmd_block_seen_by_at() -> TestResult {
         folio.mapcount() == 0,
         "the block's reference was not dropped"
     );
+    Ok(())
+}
+
+/// `Mm::pmd_cache` holds, after a fault, the PMD table the walk finds, and
+/// still does after the whole mapping is unmapped and mapped again: it is
+/// never invalidated, so this fails if unmapping ever frees a PMD table.
+fn pmd_cache_names_the_walks_table_across_munmap() -> TestResult {
+    use crate::arch::fault::do_page_fault;
+    use crate::mm::fault::Access;
+    use crate::mm::mmap::{self, MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, PROT_READ, PROT_WRITE};
+    let mm: Arc<Mm> = Mm::new().map_err(|e| format!("{e:?}"))?;
+    let walk = |mm: &Mm| {
+        let mut mem = mm;
+        let puds = pgtable::table_below(&mut mem, mm.pgd, Level::Pgd, VA, Alloc::Never)?;
+        pgtable::table_below(&mut mem, puds, Level::Pud, VA, Alloc::Never)
+    };
+    let flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+    let len = 4 * PMD_SIZE;
+    ensure!(mm.pmd_cache.get(VA).is_none(), "a new Mm remembers a table");
+    let mut tables = alloc::vec::Vec::new();
+    for round in 0..2 {
+        mmap::mmap(&mm, VA, len, PROT_READ | PROT_WRITE, flags, None, 0)
+            .map_err(|e| format!("mmap: {e:?}"))?;
+        do_page_fault(&mm, VA, Access::Write).map_err(|f| format!("fault: {f:?}"))?;
+        let (cached, walked) = (mm.pmd_cache.get(VA), walk(&mm));
+        ensure!(
+            cached.is_some() && cached == walked,
+            "round {round}: cache {cached:?}, walk {walked:?}"
+        );
+        tables.push(cached);
+        mmap::munmap(&mm, VA, len).map_err(|e| format!("munmap: {e:?}"))?;
+        ensure!(
+            walk(&mm) == cached,
+            "round {round}: munmap changed the PMD table the cache names"
+        );
+    }
+    ensure!(tables[0] == tables[1], "a second PMD table for one region");
     Ok(())
 }

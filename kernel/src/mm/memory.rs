@@ -208,7 +208,8 @@ fn pte_indices(va: usize, level: Level, start: usize, end: usize) -> Range<usize
 /// too, its table with it, when no VMA of `vmas` (the VMAs that stay) meets
 /// it (Linux: `free_pgtables` between the neighbours' `floor` and
 /// `ceiling`), so a later mapping there starts with an empty PMD entry,
-/// where a PMD block may go.
+/// where a PMD block may go. PMD and PUD tables stay until the `Mm` goes:
+/// `mm/pmd_cache.rs` relies on it.
 pub fn unmap_range<'a>(
     mm: &'a Mm,
     start: usize,

@@ -1,8 +1,8 @@
 //! The PMD tables an address space's faults found lately, by the 1G region
 //! each maps, so that a fault's walk starts at the PMD instead of the PGD
 //! (`handle_mm_fault`). Linux walks all four levels every time; the upper
-//! two are loads its CPU caches make cheap, but here they were a fifth of
-//! the walk's instructions on every fault.
+//! two are loads its CPU caches make cheap, but here they were about 9
+//! instructions of every fault.
 //!
 //! Nothing ever has to be forgotten: an address space's PUD and PMD tables
 //! stay from the fault that installs them until the whole address space is
