@@ -15,6 +15,8 @@ use alloc::sync::Arc;
 use core::ops::Range;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
+use crate::arch::cont_block;
+use crate::arch::contpte::CONT_PTES;
 use crate::arch::desc::Pte;
 use crate::arch::mmu;
 use crate::arch::pgtable::{pmdp_set_access_flags, ptep_get, ptep_set_access_flags};
@@ -380,10 +382,10 @@ fn all_none(table: &PageTable, range: Range<usize>) -> bool {
     let first = Level::Pte.index(range.start);
     let entries = &table[first..first + range.len() / PAGE_SIZE];
     let load = |e: &AtomicU64| e.load(Ordering::Relaxed);
-    // The usual case, a 64K folio's 16 entries: all ORed, no early exit,
-    // a fixed count the compiler unrolls.
-    if let Ok(block) = <&[AtomicU64; 16]>::try_from(entries) {
-        return block.iter().fold(0, |acc, e| acc | load(e)) == 0;
+    // The usual case, a 64K folio's 16 entries: read in pairs, all ORed,
+    // no early exit.
+    if let Ok(block) = <&[AtomicU64; CONT_PTES]>::try_from(entries) {
+        return cont_block::none(block);
     }
     entries.iter().all(|e| load(e) == 0)
 }

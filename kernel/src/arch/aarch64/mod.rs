@@ -4,6 +4,7 @@
 //! never writes `asm!` itself.
 
 pub mod asid;
+pub mod cont_block;
 pub mod context;
 pub mod contpte;
 pub mod cpu;
