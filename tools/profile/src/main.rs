@@ -72,7 +72,9 @@ logs ~600K instructions/s this way, boot is ~15M):
 `fault_around_bytes=65536` by default, 4096 turns it off via /sys.)
 Output: a report on stdout, and with --out DIR also DIR/report.txt and
 DIR/stacks.txt (folded stacks \"class;f1;f2;... count\", summed over all
-the iterations, flamegraph.pl-compatible). Run with --smp 1: the stack
+the iterations, flamegraph.pl-compatible) and DIR/pcs.txt (kernel
+instructions by address, \"class;pc count\", to read beside objdump -d;
+spaces in class names become _). Run with --smp 1: the stack
 tracking follows one CPU.";
 
 /// How many lines of the console to show when qemu-run.sh fails.
@@ -190,7 +192,7 @@ fn profile(options: &Options) -> Result<ExitCode, String> {
     };
     match report::report(&profile, &symbols, settings) {
         Report::NoIteration(line) => println!("{line}"),
-        Report::Done { text, folded } => {
+        Report::Done { text, folded, pcs } => {
             println!("{text}");
             if let Some(dir) = &options.out {
                 let write = |name: &str, contents: &str| {
@@ -200,6 +202,7 @@ fn profile(options: &Options) -> Result<ExitCode, String> {
                 fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
                 write("report.txt", &format!("{text}\n"))?;
                 write("stacks.txt", &folded)?;
+                write("pcs.txt", &pcs)?;
             }
         }
     }

@@ -120,13 +120,16 @@ pub struct Settings {
 pub enum Report {
     /// Fewer than two iteration boundaries were seen: only this line.
     NoIteration(String),
-    /// The report's text, and the folded stacks ("class;f1;f2;... count",
-    /// largest first) summed over all the iterations.
+    /// The report's text, the folded stacks ("class;f1;f2;... count",
+    /// largest first) and the kernel instructions by pc ("class;pc
+    /// count"), summed over all the iterations.
     Done {
         /// The report, one line per line, without a final newline.
         text: String,
         /// flamegraph.pl's input, one stack per line.
         folded: String,
+        /// Counts by instruction, to read beside `objdump -d`.
+        pcs: String,
     },
 }
 
@@ -206,6 +209,7 @@ pub fn report(profile: &Profile, symbols: &dyn Symbols, settings: Settings) -> R
     let mut all_exclusive: HashMap<String, u64> = HashMap::new();
     let mut symbol_exclusive: HashMap<String, u64> = HashMap::new();
     let mut folded: HashMap<String, u64> = HashMap::new();
+    let mut by_pc: HashMap<String, u64> = HashMap::new();
     for (&(class, stack, pc), &v) in &profile.total.insns {
         let c = class_name(class);
         bump(&mut class_total, c, v);
@@ -219,6 +223,7 @@ pub fn report(profile: &Profile, symbols: &dyn Symbols, settings: Settings) -> R
             bump(&mut folded, format!("{USER_CLASS};{name}"), v);
             continue;
         }
+        bump(&mut by_pc, format!("{};{pc:#x}", c.replace(' ', "_")), v);
         let names = full_stack(&profile.stacks[stack], pc);
         let innermost = names.last().cloned().unwrap_or_default();
         bump(exclusive.entry(c).or_default(), innermost.clone(), v);
@@ -378,9 +383,14 @@ pub fn report(profile: &Profile, symbols: &dyn Symbols, settings: Settings) -> R
     for (stack, count) in most_common(&folded) {
         let _ = writeln!(stacks, "{stack} {count}");
     }
+    let mut pcs = String::new();
+    for (class_pc, count) in most_common(&by_pc) {
+        let _ = writeln!(pcs, "{class_pc} {count}");
+    }
     Report::Done {
         text,
         folded: stacks,
+        pcs,
     }
 }
 
@@ -506,7 +516,7 @@ mod tests {
     /// The text and folded stacks of a finished report.
     fn done(report: Report) -> (String, String) {
         match report {
-            Report::Done { text, folded } => (text, folded),
+            Report::Done { text, folded, .. } => (text, folded),
             other => panic!("{other:?}"),
         }
     }
@@ -604,6 +614,21 @@ mod tests {
              sys madvise;exception_vectors;mm::fault::do_page_fault;mm::fault::handle_pte;sync::spinlock::SpinLock::lock 6\n\
              sys madvise;exception_vectors;mm::fault::do_page_fault 4\n\
              sys madvise;exception_vectors 2\n"
+        );
+    }
+
+    #[test]
+    fn counts_kernel_instructions_by_pc() {
+        let Report::Done { pcs, .. } = report(&profile(), &FakeSymbols, SETTINGS) else {
+            panic!("no report");
+        };
+        // Kernel pcs only, largest first; the class's space becomes _.
+        assert_eq!(
+            pcs,
+            format!(
+                "sys_madvise;{G:#x} 6\nsys_madvise;{F:#x} 4\nsys_madvise;{:#x} 2\n",
+                V + 0x400
+            )
         );
     }
 
