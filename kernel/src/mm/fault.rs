@@ -18,7 +18,6 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::arch::cont_block;
 use crate::arch::contpte::CONT_PTES;
 use crate::arch::desc::Pte;
-use crate::arch::mmu;
 use crate::arch::pgtable::{pmdp_set_access_flags, ptep_get, ptep_set_access_flags};
 use crate::mm::addr::{PhysAddr, PAGE_SIZE, PMD_SIZE};
 use crate::mm::fault_range::{fault_around_window, finish_fault_range, none_run};
@@ -351,8 +350,11 @@ fn finish_fault(
         let nr = run.len() / PAGE_SIZE;
         set_pte_range(vmf, &folio, first, nr, run.start);
         folio.into_mappings(nr); // the fault's reference is the first entry's
-        mmu::publish_table_writes();
     }
+    // No barrier to make the entries visible to the walker: Linux's
+    // `__set_pte` has one for kernel entries only. The access that faulted
+    // runs again after the eret; should the walker not see its entry yet,
+    // it faults once more and finds the entry there (`pte_set_accessed`).
     Ok(())
 }
 

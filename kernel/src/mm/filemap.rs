@@ -11,7 +11,6 @@ use alloc::collections::BTreeMap;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 
-use crate::arch::mmu;
 use crate::mm::addr::{PAGE_SHIFT, PAGE_SIZE};
 use crate::mm::fault::{do_set_pmd, pte_alloc};
 use crate::mm::fault_range::none_run;
@@ -335,5 +334,5 @@ pub fn filemap_map_pages(vmf: &mut VmFault, mapping: &AddressSpace, start: u64, 
             va = run.end;
         }
     });
-    mmu::publish_table_writes();
+    // No barrier after the entries, as after `finish_fault`'s.
 }

@@ -35,9 +35,9 @@ use crate::mm::vmstat;
 /// and counts with the mappings (`Folio::add_mappings`, `into_mappings`),
 /// as Linux's callers take them (`folio_ref_add`). The caller
 /// holds the table's lock and has checked the entries are none; none ->
-/// valid needs no TLB flush, but the caller makes the new entries visible
-/// to the table walker with `mmu::publish_table_writes` once it has set
-/// them all (Linux: the barriers at the end of a batch of `set_ptes`).
+/// valid needs no TLB flush, and a fault's entries need no barrier either
+/// (Linux's `__set_pte` has one for kernel entries only): an access that
+/// beats the walker to them faults again and finds them.
 #[inline(always)] // every mapping path: left to itself the compiler calls it per folio
 pub fn set_pte_range(vmf: &VmFault, folio: &Folio, page: usize, nr: usize, addr: usize) {
     FaultProt::new(vmf, folio.is_anon()).set_pte_range(vmf, folio, page, nr, addr);
