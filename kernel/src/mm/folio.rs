@@ -166,8 +166,17 @@ fn meta(pfn: usize) -> &'static FolioMeta {
 
 /// The lock of the page-table page at frame `pfn` (Linux keeps it in the
 /// page's `struct ptdesc`, which overlays `struct page` as ours does).
-pub fn table_lock(pfn: usize) -> &'static AtomicBool {
-    &meta(pfn).ptl
+/// Every fault takes one, so it is found by arithmetic alone, without
+/// `meta`'s bounds check, as Linux's `virt_to_ptdesc` is.
+///
+/// # Safety
+/// `pfn` must be a frame of RAM: a page table in the linear map is.
+pub unsafe fn table_lock(pfn: usize) -> &'static AtomicBool {
+    let i = pfn.wrapping_sub(BASE_PFN.load(Ordering::Relaxed));
+    // SAFETY: `init` stored a 'static slice with an entry for every frame
+    // of RAM from `BASE_PFN` on, set before any frame was allocated; the
+    // caller's frame is one of them.
+    unsafe { &(*META.load(Ordering::Relaxed).add(i)).ptl }
 }
 
 /// Is page `pfn` of an anonymous folio mapped by one private entry only

@@ -24,7 +24,8 @@ pub struct PteLockGuard {
 
 /// Takes the lock of the PTE table `table` (Linux: `pte_offset_map_lock`).
 pub fn pte_lock(table: &PageTable) -> PteLockGuard {
-    let lock = folio::table_lock(virt_to_phys(table.as_ptr() as usize).pfn());
+    // SAFETY: the linear map, where every table lies, maps RAM alone.
+    let lock = unsafe { folio::table_lock(virt_to_phys(table.as_ptr() as usize).pfn()) };
     let daif = local_irq_save();
     while lock
         .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
