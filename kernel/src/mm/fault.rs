@@ -327,7 +327,7 @@ fn finish_fault(
     };
     let none = |va| table[Level::Pte.index(va)].load(Ordering::Relaxed) == 0;
     let _ptl = vmf.ptl();
-    if !folio.is_anon() && !folio.is_cached() {
+    if !folio.has_mapping() {
         return Ok(()); // truncated since we found it: the access faults again
     }
     // One page needs one look at its entry (Linux: `vmf_pte_changed`).

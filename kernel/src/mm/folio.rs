@@ -504,6 +504,12 @@ impl Folio {
     pub fn is_cached(&self) -> bool {
         self.head().flags.load(Ordering::Acquire) & PG_CACHED != 0
     }
+    /// Whether the folio is still anonymous or in a page cache (Linux:
+    /// `folio->mapping` not NULL): what `finish_fault` rechecks under the
+    /// page-table lock, in one load.
+    pub fn has_mapping(&self) -> bool {
+        self.head().flags.load(Ordering::Acquire) & (PG_ANON | PG_CACHED) != 0
+    }
     /// Sets or clears `PG_CACHED` as the page cache adds or removes the folio
     /// (Linux sets and clears `folio->mapping`).
     pub fn set_cached(&self, cached: bool) {
