@@ -24,14 +24,20 @@ use crate::mm::vma_lock::{lock_vma_under_rcu, PER_VMA_LOCK};
 use crate::mm::{mmap, oom_kill, vmstat};
 use crate::task::signal::{self, force_fault_signal};
 
-/// What a data or instruction abort asked for.
-pub fn access_of(esr: Esr) -> Access {
-    if esr.is_instr_abort() {
-        Access::Exec
-    } else if esr.is_write() {
-        Access::Write
+/// What an abort asked for; None if `esr` is no data or instruction
+/// abort. The data abort, the usual fault, is asked about first.
+#[inline(always)]
+pub fn access_of(esr: Esr) -> Option<Access> {
+    if esr.is_data_abort() {
+        Some(if esr.is_write() {
+            Access::Write
+        } else {
+            Access::Read
+        })
+    } else if esr.is_instr_abort() {
+        Some(Access::Exec)
     } else {
-        Access::Read
+        None
     }
 }
 

@@ -215,8 +215,10 @@ extern "C" fn handle_el1_sync(tf: &mut TrapFrame, _kind: u64) {
             if tf.spsr & PSR_I == 0 {
                 super::cpu::local_irq_enable();
             }
-            let user = (far as usize) < USER_TOP;
-            let resolved = user && do_uaccess_fault(far as usize, access_of(esr));
+            let resolved = match access_of(esr) {
+                Some(access) if (far as usize) < USER_TOP => do_uaccess_fault(far as usize, access),
+                _ => false,
+            };
             super::cpu::local_irq_save();
             if !resolved {
                 tf.elr = fixup;
@@ -261,8 +263,8 @@ fn el0_svc(tf: &mut TrapFrame) {
 fn el0_other(tf: &mut TrapFrame, esr: Esr, far: u64) {
     use crate::task::signal::{self, force_fault_signal};
     // An abort from EL0 is EL0's, whichever of the two classes it has.
-    if esr.is_data_abort() || esr.is_instr_abort() {
-        do_user_fault(far as usize, access_of(esr));
+    if let Some(access) = access_of(esr) {
+        do_user_fault(far as usize, access);
         crate::task::exit_to_user(tf);
         return;
     }
