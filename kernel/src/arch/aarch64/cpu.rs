@@ -67,12 +67,31 @@ pub const CPU_ID_MASK: usize = 63;
 #[inline(always)]
 pub fn cpu_id() -> usize {
     const { assert!(NR_CPUS.is_power_of_two() && NR_CPUS <= CPU_ID_MASK + 1) };
-    TPIDR_EL1.get() as usize % NR_CPUS
+    tpidr() % NR_CPUS
+}
+
+/// TPIDR_EL1, read so that the compiler may reuse one read for the rest
+/// of the function (`pure`, `nomem`): the value is fixed for the thread,
+/// which never changes CPU, and set once before anything reads it (Linux's
+/// `__my_cpu_offset` is cached for the same reason). aarch64-cpu's reader
+/// is never merged, so a fault that asks for `current`, a counter's slot
+/// and the reschedule flag would read the register three times.
+#[inline(always)]
+fn tpidr() -> usize {
+    let value: usize;
+    // SAFETY: reads a system register; touches no memory.
+    unsafe {
+        asm!("mrs {}, tpidr_el1", out(reg) value, options(pure, nomem, nostack, preserves_flags));
+    }
+    value
 }
 
 /// Records this CPU's logical number and the address of its own state in
 /// the layer above (`cpu_local`), once, at its bring-up. `local` is
-/// aligned to 64 bytes, so the number fits below it.
+/// aligned to 64 bytes, so the number fits below it. Out of line, and
+/// first thing in each CPU's entry function: the reads (`tpidr`) are free
+/// to move, so none shares a function body with this write.
+#[inline(never)]
 pub fn set_cpu(id: usize, local: usize) {
     assert!(id < NR_CPUS && local & CPU_ID_MASK == 0);
     // A safe write that memory safety still rests on: the run queues are
@@ -85,7 +104,7 @@ pub fn set_cpu(id: usize, local: usize) {
 /// The address `set_cpu` recorded for this CPU (Linux: `__my_cpu_offset`).
 #[inline(always)]
 pub fn cpu_local() -> usize {
-    TPIDR_EL1.get() as usize & !CPU_ID_MASK
+    tpidr() & !CPU_ID_MASK
 }
 
 /// MPIDR_EL1 affinity fields (Aff3..Aff0), as the DTB's cpu `reg` gives them.
