@@ -11,7 +11,6 @@
 //! (fault-around). Read it top to bottom: find or allocate the page table,
 //! then decide by what the entry holds.
 
-use alloc::sync::Arc;
 use core::ops::Range;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
@@ -86,7 +85,7 @@ impl FaultError {
 /// (`do_huge_pmd_wp_page`), else go on to the PTE level, with the PTE
 /// table unless a file's 2M folio may yet be mapped by a block.
 pub fn handle_mm_fault(
-    mm: &Arc<Mm>,
+    mm: &Mm,
     vma: &Vma,
     range: Range<usize>,
     addr: usize,

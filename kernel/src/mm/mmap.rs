@@ -532,7 +532,7 @@ const STACK_GUARD_GAP: usize = 256 * PAGE_SIZE;
 /// cover its page (Linux: `expand_stack` -> `expand_downwards`); false if
 /// it may not: no such VMA, a file mapping, the stack would pass
 /// `limit` bytes, or come within the guard gap of the mapping below.
-pub fn expand_stack(mm: &Arc<Mm>, addr: usize, limit: u64) -> bool {
+pub fn expand_stack(mm: &Mm, addr: usize, limit: u64) -> bool {
     let new_start = addr & !(PAGE_SIZE - 1);
     let mut map = mm.mmap_write_lock();
     let Some((start, end, vma)) = map.vmas.find_from(addr) else {

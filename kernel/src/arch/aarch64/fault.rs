@@ -13,7 +13,6 @@
 //! (no killable waits, no userfaultfd), and the fault is counted once
 //! here rather than by `mm_account_fault`'s perf events.
 
-use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
 
 use super::esr::Esr;
@@ -90,7 +89,7 @@ fn do_current_fault(addr: usize, access: Access) -> Result<(), FaultError> {
 /// The locking around one fault (Linux: arm64 `do_page_fault`): under the
 /// VMA's lock if it can be had, else, or if that attempt asks to retry,
 /// under `mmap_lock`.
-pub fn do_page_fault(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
+pub fn do_page_fault(mm: &Mm, addr: usize, access: Access) -> Result<(), FaultError> {
     let page = addr & !(PAGE_SIZE - 1);
     if PER_VMA_LOCK.load(Ordering::Relaxed) {
         if let Some(locked) = lock_vma_under_rcu(mm, addr) {
@@ -120,7 +119,7 @@ pub fn do_page_fault(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), Fa
 /// `lock_mm_and_find_vma`, then `handle_mm_fault`): find the VMA, growing
 /// a stack `addr` is just below, check the access, and handle the fault;
 /// `Retry` has dropped the lock for the caller to wait and try again.
-fn fault_under_mmap_lock(mm: &Arc<Mm>, addr: usize, access: Access) -> Result<(), FaultError> {
+fn fault_under_mmap_lock(mm: &Mm, addr: usize, access: Access) -> Result<(), FaultError> {
     let map = mm.mmap_lock_readonly();
     let Some((start, end, vma)) = map.vmas.find(addr) else {
         drop(map);
