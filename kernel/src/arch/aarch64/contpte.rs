@@ -321,6 +321,14 @@ pub fn clear_range(
 ) {
     unfold_partial_ends(table, &range, ops);
     for chunk in chunks(range) {
+        // Unmapped stretches are common (a library's pages never touched):
+        // those are only looked at.
+        if table[chunk.clone()]
+            .iter()
+            .all(|e| e.load(Ordering::Relaxed) == 0)
+        {
+            continue;
+        }
         let mut old = [Pte::NONE; CONT_PTES];
         let mut access = Pte::NONE;
         for (k, i) in chunk.clone().enumerate() {
