@@ -290,22 +290,27 @@ impl Drop for MmapWriteGuard<'_> {
         let seq = self.mm.mm_lock_seq.load(Ordering::Relaxed);
         if self.changed {
             let new = VmaSnapshot::of(&self.map.vmas);
-            let old = self.mm.vmas_published.publish(new);
-            // Both lists are in address order: one walk down each, not a
-            // search of the tree per old VMA.
-            let mut now = self.map.vmas.iter().peekable();
-            for (start, end, vma) in old.iter() {
-                while now.next_if(|&(s, _, _)| s < start).is_some() {}
-                let kept = now
-                    .peek()
-                    .is_some_and(|&(s, e, v)| (s, e) == (start, end) && Arc::ptr_eq(v, vma));
-                if !kept {
-                    // A fault may have found it in the old copy; it must
-                    // have been write-locked before it changed.
-                    assert!(vma.lock.is_write_locked(seq), "VMA changed unlocked");
-                    vma.lock.detach();
+            // The VMAs that left are detached before the new copy goes
+            // out: a fault that finds one in the old copy cannot lock it
+            // meanwhile, since it is write-locked until `mm_lock_seq`
+            // moves on below. Both copies are arrays in address order:
+            // one walk down each.
+            self.mm.vmas_published.read(|old| {
+                let mut now = new.iter().peekable();
+                for (start, end, vma) in old.iter() {
+                    while now.next_if(|&(s, _, _)| s < start).is_some() {}
+                    let kept = now
+                        .peek()
+                        .is_some_and(|&(s, e, v)| (s, e) == (start, end) && Arc::ptr_eq(v, vma));
+                    if !kept {
+                        // A fault may have found it in the old copy; it
+                        // must have been write-locked before it changed.
+                        assert!(vma.lock.is_write_locked(seq), "VMA changed unlocked");
+                        vma.lock.detach();
+                    }
                 }
-            }
+            });
+            drop(self.mm.vmas_published.publish(new));
         }
         self.mm.mm_lock_seq.store(seq + 1, Ordering::Release);
     }
