@@ -94,10 +94,46 @@ pub fn handle_mm_fault(
     // One walk down to the PMD, shared by the PMD and the PTE cases
     // (Linux: `pgd_offset`, `pud_alloc`, `pmd_alloc`), most often
     // remembered from an earlier fault in the same 1G.
-    let pmds = match mm.pmd_cache.get(addr) {
-        Some(pmds) => pmds,
-        None => walk_to_pmd(mm, addr)?,
+    match mm.pmd_cache.get(addr) {
+        Some(pmds) => handle_mm_fault_at(mm, vma, range, addr, access, pmds),
+        None => walk_to_pmd(mm, vma, range, addr, access),
+    }
+}
+
+/// `handle_mm_fault`'s walk from the PGD to the PMD table for `addr`,
+/// allocating what is missing, which it then remembers, before going on.
+/// Out of line, and ending in the rest of the fault rather than returning
+/// to it: most faults find the table in `mm.pmd_cache`, and need keep no
+/// registers across a walk they do not make.
+#[cold]
+#[inline(never)]
+fn walk_to_pmd(
+    mm: &Mm,
+    vma: &Vma,
+    range: Range<usize>,
+    addr: usize,
+    access: Access,
+) -> Result<(), FaultError> {
+    let mut mem = mm;
+    let mut walk = |table, level| {
+        pgtable::table_below(&mut mem, table, level, addr, Alloc::IfMissing).ok_or(FaultError::Oom)
     };
+    let puds = walk(mm.pgd, Level::Pgd)?;
+    let pmds = walk(puds, Level::Pud)?;
+    mm.pmd_cache.set(addr, pmds);
+    handle_mm_fault_at(mm, vma, range, addr, access, pmds)
+}
+
+/// [`handle_mm_fault`] from the PMD table `pmds` on.
+#[inline(always)]
+fn handle_mm_fault_at(
+    mm: &Mm,
+    vma: &Vma,
+    range: Range<usize>,
+    addr: usize,
+    access: Access,
+    pmds: PhysAddr,
+) -> Result<(), FaultError> {
     let mut vmf = VmFault {
         mm,
         vma,
@@ -118,33 +154,33 @@ pub fn handle_mm_fault(
         // SAFETY: a table of this mm's, as its own PMD entry says; the
         // VMA we hold locked keeps it in place.
         vmf.pte = Some(unsafe { mm.table_at(pmd.addr()) });
-    } else {
-        if let Some(done) = handle_pmd_fault(&vmf, pmd) {
-            return done;
-        }
-        // Where a file fault may still map a PMD block, the PTE table
-        // waits for `finish_fault` (Linux: `vmf->pte` stays NULL).
-        let block_may_fit = pmd.is_none() && pmd_block_fits(&vmf);
-        if !block_may_fit && !pte_alloc(&mut vmf)? {
-            return Ok(()); // a block another thread installed meanwhile
-        }
+    } else if let Some(done) = handle_pmd_level(&mut vmf, pmd) {
+        return done;
     }
     handle_pte_fault(&mut vmf)
 }
 
-/// `handle_mm_fault`'s walk from the PGD to the PMD table for `addr`,
-/// allocating what is missing, which it then remembers. Out of line: most
-/// faults find the table in `mm.pmd_cache`.
+/// `handle_mm_fault` where the PMD entry `pmd` names no PTE table: a
+/// block's fault, or the first fault in this 2M. Some: the fault ends
+/// here; None: go on at the PTE level. Out of line, as are the other
+/// paths the usual fault does not take, so that it saves few registers.
+#[cold]
 #[inline(never)]
-fn walk_to_pmd(mm: &Mm, addr: usize) -> Result<PhysAddr, FaultError> {
-    let mut mem = mm;
-    let mut walk = |table, level| {
-        pgtable::table_below(&mut mem, table, level, addr, Alloc::IfMissing).ok_or(FaultError::Oom)
-    };
-    let puds = walk(mm.pgd, Level::Pgd)?;
-    let pmds = walk(puds, Level::Pud)?;
-    mm.pmd_cache.set(addr, pmds);
-    Ok(pmds)
+fn handle_pmd_level(vmf: &mut VmFault, pmd: Pte) -> Option<Result<(), FaultError>> {
+    if let Some(done) = handle_pmd_fault(vmf, pmd) {
+        return Some(done);
+    }
+    // Where a file fault may still map a PMD block, the PTE table
+    // waits for `finish_fault` (Linux: `vmf->pte` stays NULL).
+    let block_may_fit = pmd.is_none() && pmd_block_fits(vmf);
+    if block_may_fit {
+        return None;
+    }
+    match pte_alloc(vmf) {
+        Ok(true) => None,
+        Ok(false) => Some(Ok(())), // a block another thread installed meanwhile
+        Err(e) => Some(Err(e)),
+    }
 }
 
 /// Finds or installs the PTE table under the fault's PMD entry (Linux:
@@ -405,7 +441,8 @@ fn finish_fault_one(vmf: &mut VmFault, folio: Folio) -> Result<(), FaultError> {
 /// short, down to one page. It is mapped whole, so 64K comes as one
 /// contiguous block. Where we simplify: a copy-on-write of a large
 /// anonymous folio copies one page at a time and never reuses the folio in
-/// place.
+/// place. Out of line, as `do_wp_page`: see `handle_pmd_level`.
+#[inline(never)]
 fn do_anonymous_page(vmf: &mut VmFault) -> Result<(), FaultError> {
     let (vma, addr) = (vmf.vma, vmf.address);
     vma.anon_vma.prepare();
@@ -602,6 +639,7 @@ fn do_cow_fault(vmf: &mut VmFault) -> Result<(), FaultError> {
 /// (Linux: `do_wp_page`). An anonymous page nobody else maps is reused in
 /// place; anything else (a page-cache page, a page shared since fork) is
 /// copied.
+#[inline(never)]
 fn do_wp_page(vmf: &VmFault) -> Result<(), FaultError> {
     vmf.vma.anon_vma.prepare();
     let (mm, table, addr) = (vmf.mm, vmf.table(), vmf.address);
