@@ -96,23 +96,25 @@ pub fn handle_mm_fault(
     // remembered from an earlier fault in the same 1G.
     match mm.pmd_cache.get(addr) {
         Some(pmds) => handle_mm_fault_at(mm, vma, range, addr, access, pmds),
-        None => walk_to_pmd(mm, vma, range, addr, access),
+        // By value (`move`): borrowing the arguments would put them in
+        // memory on the usual fault's path too.
+        None => walk_to_pmd(mm, addr, move |pmds| {
+            handle_mm_fault_at(mm, vma, range, addr, access, pmds)
+        }),
     }
 }
 
 /// `handle_mm_fault`'s walk from the PGD to the PMD table for `addr`,
-/// allocating what is missing, which it then remembers, before going on.
-/// Out of line, and ending in the rest of the fault rather than returning
-/// to it: most faults find the table in `mm.pmd_cache`, and need keep no
-/// registers across a walk they do not make.
+/// allocating what is missing, which it then remembers, before going on
+/// with `go_on`. Out of line, and ending in the rest of the fault rather
+/// than returning to it: most faults find the table in `mm.pmd_cache`,
+/// and need keep no registers across a walk they do not make.
 #[cold]
 #[inline(never)]
 fn walk_to_pmd(
     mm: &Mm,
-    vma: &Vma,
-    range: Range<usize>,
     addr: usize,
-    access: Access,
+    go_on: impl FnOnce(PhysAddr) -> Result<(), FaultError>,
 ) -> Result<(), FaultError> {
     let mut mem = mm;
     let mut walk = |table, level| {
@@ -121,7 +123,7 @@ fn walk_to_pmd(
     let puds = walk(mm.pgd, Level::Pgd)?;
     let pmds = walk(puds, Level::Pud)?;
     mm.pmd_cache.set(addr, pmds);
-    handle_mm_fault_at(mm, vma, range, addr, access, pmds)
+    go_on(pmds)
 }
 
 /// [`handle_mm_fault`] from the PMD table `pmds` on.
