@@ -1,7 +1,10 @@
 //! The live kernel page tables, read back by the MMU itself (`AT S1E1R/W`
 //! into PAR_EL1) and by the software walker.
 
+use core::sync::atomic::{AtomicU64, Ordering};
+
 use super::{ensure, Test, TestResult};
+use crate::arch::cont_block;
 use crate::arch::desc::PgProt;
 use crate::arch::esr::FaultStatus;
 use crate::arch::mmu::{at_translate, AtAccess};
@@ -36,6 +39,10 @@ pub const TESTS: &[Test] = &[
     Test {
         name: "kmap_map_and_unmap_page_and_block",
         run: map_and_unmap,
+    },
+    Test {
+        name: "cont_block_pairs_cover_all_16_entries",
+        run: cont_block_pairs_cover_all_16_entries,
     },
 ];
 
@@ -218,4 +225,25 @@ fn map_and_unmap() -> TestResult {
     frame::free_pages(page, 0).map_err(|e| alloc::format!("{:?}", e))?;
     frame::free_pages(block, 9).map_err(|e| alloc::format!("{:?}", e))?;
     result
+}
+
+/// `cont_block`'s pairs of loads and stores reach each of the 16 entries:
+/// `write` gives entry k the first value plus k pages, and `none` sees a
+/// single non-zero entry wherever it is.
+fn cont_block_pairs_cover_all_16_entries() -> TestResult {
+    let block: [AtomicU64; 16] = core::array::from_fn(|_| AtomicU64::new(0));
+    ensure!(cont_block::none(&block), "an empty block read as used");
+    for k in 0..16 {
+        block[k].store(1 << 12, Ordering::Relaxed);
+        ensure!(!cont_block::none(&block), "entry {k} alone went unseen");
+        block[k].store(0, Ordering::Relaxed);
+    }
+    let first = 0x4000_0000_0743;
+    cont_block::write(&block, first);
+    for (k, entry) in block.iter().enumerate() {
+        let want = first + (k * PAGE_SIZE) as u64;
+        let got = entry.load(Ordering::Relaxed);
+        ensure!(got == want, "entry {k}: {got:#x}, not {want:#x}");
+    }
+    Ok(())
 }
