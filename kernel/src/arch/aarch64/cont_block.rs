@@ -19,7 +19,7 @@ use crate::mm::addr::PAGE_SIZE;
 
 /// Are all 16 entries of `block` none (Linux: `pte_range_none` over one
 /// block)? Relaxed loads, as `ptep_get`'s: the caller holds the table's
-/// lock, so no entry becomes none or stops being none meanwhile.
+/// lock, or nothing can reach the table, so the answer stays true.
 #[inline(always)]
 pub fn none(block: &[AtomicU64; CONT_PTES]) -> bool {
     let any: u64;
